@@ -1,0 +1,1 @@
+"""HTTP handlers: thin, one module per resource."""

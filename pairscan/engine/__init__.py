@@ -1,0 +1,1 @@
+"""The computation engine: candles in memory, panels, metrics, filter, backtests."""

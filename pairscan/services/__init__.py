@@ -1,0 +1,1 @@
+"""Domain services: accounts, quota, screen, snapshot, peg, watchlist. No HTTP here."""

@@ -1,0 +1,268 @@
+"""Batched augmented Dickey-Fuller p-values, equal to statsmodels' ``adfuller`` to 1e-9.
+
+``adfuller(x, regression="c", autolag="AIC")`` fits ``maxlag + 1`` OLS regressions per series
+(lag search on a common sample, then a re-fit with the chosen lag on the full sample). Doing
+that with statsmodels for thousands of pairs costs tens of ms each, so here every pair of a
+chunk is solved at once from Cholesky factors of small Gram matrices:
+
+* The constant is removed by centring every column over the sample (Frisch-Waugh-Lovell),
+  after shifting each series by its mean so the centring correction is small.
+* The lag columns are shifts of one series, so their Gram block is built from one row of
+  dot products and rank-one updates down its diagonals (see ``_Products.of``); the re-fit's
+  sample only adds the first ``maxlag - lag`` rows to the search's.
+* The lag search regressions are nested (level, lag 1, ..., lag k), so one Cholesky factor of
+  the Gram matrix of ``[level, lag_1..lag_maxlag, y]`` gives every SSR at once: the SSR of the
+  first ``c`` regressors is the sum of squares of the last row of the factor from ``c`` on.
+* In the re-fit the level is ordered last, so its t-statistic is
+  ``L[y, level] * sqrt(df) / L[y, y]`` with no inversion; lags beyond a pair's choice are
+  decoupled so that one factorisation serves every lag length.
+
+Rows where this shortcut could disagree with statsmodels (a constant or near-collinear
+column, where statsmodels' pseudo-inverse and rank logic take over, or two lag lengths whose
+AIC tie to within rounding) are recomputed with statsmodels itself, so the answer is always
+statsmodels' answer.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from scipy.special import ndtr
+
+# MacKinnon (1994, 2010) response-surface coefficients for the ADF t-statistic with a
+# constant and one I(1) series, as tabulated in statsmodels.tsa.adfvalues (same scaling).
+_TAU_MAX_C = 2.74
+_TAU_MIN_C = -18.83
+_TAU_STAR_C = -1.61
+_TAU_C_SMALLP = np.array([2.1659, 1.4412, 3.8269]) * np.array([1, 1, 1e-2])
+_TAU_C_LARGEP = np.array([1.7339, 9.3202, -1.2745, -1.0368]) * np.array([1, 1e-1, 1e-1, 1e-2])
+
+# A pivot of the Cholesky factor below this fraction of its column's norm means the
+# regressors are (numerically) collinear: statsmodels' pinv/rank handling decides then.
+_COLLINEAR_RTOL = 1e-10
+# Two lag lengths whose AIC differ by less than this may be ordered differently by rounding.
+_AIC_TIE_ATOL = 1e-7
+# Pairs per chunk: the largest design is chunk x nobs x (maxlag + 2) doubles (~22 MB at 540).
+_CHUNK = 256
+
+
+def mackinnon_pvalue(tstat: np.ndarray) -> np.ndarray:
+    """MacKinnon's approximate p-value of ADF t-statistics (regression "c", N=1), vectorised.
+
+    The same piecewise formula as ``statsmodels.tsa.adfvalues.mackinnonp``: 1 above the
+    table's maximum, 0 below its minimum, otherwise the normal CDF of a polynomial in the
+    statistic (small-p coefficients at or below the cut-off, large-p ones above it).
+    """
+    t = np.asarray(tstat, dtype=float)
+    small = ndtr(np.polyval(_TAU_C_SMALLP[::-1], t))
+    large = ndtr(np.polyval(_TAU_C_LARGEP[::-1], t))
+    p = np.where(t <= _TAU_STAR_C, small, large)
+    p = np.where(t > _TAU_MAX_C, 1.0, p)
+    p = np.where(t < _TAU_MIN_C, 0.0, p)
+    return np.where(np.isnan(t), np.nan, p)
+
+
+def default_maxlag(nobs: int) -> int:
+    """statsmodels' default maximum lag for ``regression="c"`` (Schwert's rule, capped)."""
+    maxlag = int(np.ceil(12.0 * np.power(nobs / 100.0, 1 / 4.0)))
+    return min(nobs // 2 - 1 - 1, maxlag)
+
+
+def adf_pvalues(x: np.ndarray) -> np.ndarray:
+    """ADF p-value of every row of ``x`` (pairs, days); a constant row gives 1.0.
+
+    Equal to ``adfuller(row, regression="c", autolag="AIC")[1]`` to 1e-9 (in practice to
+    ~1e-14); the constant-row convention is pairscan-rmr's ``adf_pvalue``.
+    """
+    x = np.ascontiguousarray(x, dtype=float)
+    n_pairs, n = x.shape
+    out = np.full(n_pairs, np.nan)
+    constant = x.max(axis=1) == x.min(axis=1)
+    out[constant] = 1.0
+    todo = np.flatnonzero(~constant & np.isfinite(x).all(axis=1))
+    if n < 8:  # too short for any lag search; let statsmodels say what it says
+        out[todo] = [_statsmodels_pvalue(x[i]) for i in todo]
+        return out
+    for start in range(0, todo.size, _CHUNK):
+        rows = todo[start : start + _CHUNK]
+        out[rows] = _adf_chunk(x[rows])
+    return out
+
+
+def _adf_chunk(x: np.ndarray) -> np.ndarray:
+    n = x.shape[1]
+    maxlag = default_maxlag(n)
+    # Shifting a series by a constant changes nothing in a regression with a constant; it
+    # keeps the centring corrections below small, so they cost no precision.
+    level = x - x.mean(axis=1, keepdims=True)
+    diffs = np.diff(x, axis=1)
+    diffs -= diffs.mean(axis=1, keepdims=True)
+    search = _Products.of(level, diffs, maxlag)
+    bestlag, unsure = _search_lags(search, maxlag)
+    tstat, bad = _final_tstat(search, level, diffs, maxlag, bestlag)
+    unsure |= bad
+    p = mackinnon_pvalue(tstat)
+    for i in np.flatnonzero(unsure):
+        p[i] = _statsmodels_pvalue(x[i])
+    return p
+
+
+class _Products:
+    """Uncentred cross products ``z z'``, column sums and row counts of the design
+    ``z = [level x[t], dx[t-1], ..., dx[t-maxlag], dx[t]]`` over a sample of rows."""
+
+    def __init__(self, gram: np.ndarray, sums: np.ndarray, nobs: np.ndarray) -> None:
+        self.gram, self.sums, self.nobs = gram, sums, nobs
+
+    @classmethod
+    def of(cls, level: np.ndarray, diffs: np.ndarray, maxlag: int) -> _Products:
+        """The products over the search sample, rows ``t >= maxlag``.
+
+        The lag columns are shifted copies of one series, so their cross products form a
+        near-Toeplitz block: one row of dot products (``sum dx[t] dx[t-h]``) plus, down each
+        diagonal, the rank-one terms of the rows that enter and leave as the lags shift
+        (``D[i+1, j+1] = D[i, j] + dx[K-1-i] dx[K-1-j] - dx[N-1-i] dx[N-1-j]``). Two rows of
+        dots instead of a full Gram product: about ten times less arithmetic, no copies.
+        """
+        n_pairs, n_diffs = diffs.shape
+        k = maxlag
+        nobs = n_diffs - k
+        lagged = sliding_window_view(diffs, nobs, axis=1)[:, ::-1]  # [:, h] = dx[t - h]
+        current = diffs[:, k:]
+        lev = level[:, k : k + nobs]
+        first_row = np.einsum("pt,pht->ph", current, lagged)
+        level_row = np.einsum("pt,pht->ph", lev, lagged)
+
+        r = np.arange(k)[:, None]
+        h = np.arange(k + 1)[None, :]
+        head, tail = k - 1 - r, n_diffs - 1 - r  # the row entering / leaving at shift r + 1
+        corrections = (
+            diffs[:, head] * diffs[:, np.maximum(head - h, 0)] - diffs[:, tail] * diffs[:, tail - h]
+        )
+        corrections *= head - h >= 0
+        shifted = np.cumsum(corrections, axis=1)  # [:, i - 1, h]: total change after i shifts
+
+        i_idx, h_idx = np.nonzero(np.add.outer(np.arange(k + 1), np.arange(k + 1)) <= k)
+        values = first_row[:, h_idx] + np.where(
+            i_idx > 0, shifted[:, np.maximum(i_idx - 1, 0), h_idx], 0.0
+        )
+        lags = np.empty((n_pairs, k + 1, k + 1))  # lag-by-lag products, lag 0 = regressand
+        lags[:, i_idx, i_idx + h_idx] = values
+        lags[:, i_idx + h_idx, i_idx] = values
+
+        # Design order: level, lag 1..k, regressand (lag 0).
+        order = [*range(1, k + 1), 0]
+        gram = np.empty((n_pairs, k + 2, k + 2))
+        gram[:, 1:, 1:] = lags[:, order][:, :, order]
+        gram[:, 0, 0] = np.einsum("pt,pt->p", lev, lev)
+        gram[:, 0, 1:] = level_row[:, order]
+        gram[:, 1:, 0] = level_row[:, order]
+
+        prefix = np.concatenate([np.zeros((n_pairs, 1)), np.cumsum(diffs, axis=1)], axis=1)
+        lag_sums = prefix[:, n_diffs - np.arange(k + 1)] - prefix[:, k - np.arange(k + 1)]
+        sums = np.concatenate([lev.sum(axis=1)[:, None], lag_sums[:, order]], axis=1)
+        return cls(gram, sums, np.full(n_pairs, float(nobs)))
+
+    def centred(self) -> np.ndarray:
+        """The Gram matrix of the columns centred over the sample (the constant partialled
+        out, Frisch-Waugh-Lovell)."""
+        outer = self.sums[:, :, None] * self.sums[:, None, :]
+        return self.gram - outer / self.nobs[:, None, None]
+
+
+def _cholesky(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cholesky factors of the Gram matrices, and a flag for (near-)collinear columns."""
+    diag = np.diagonal(gram, axis1=1, axis2=2)
+    bad = ~(diag > 0).all(axis=1)
+    safe = gram.copy()
+    if bad.any():  # keep the batch factorisable; those rows are recomputed anyway
+        safe[bad] = np.eye(gram.shape[1])
+    try:
+        chol = np.linalg.cholesky(safe)
+    except np.linalg.LinAlgError:
+        chol = np.empty_like(safe)
+        for i in range(safe.shape[0]):
+            try:
+                chol[i] = np.linalg.cholesky(safe[i])
+            except np.linalg.LinAlgError:
+                chol[i] = np.eye(safe.shape[1])
+                bad[i] = True
+    pivots = np.diagonal(chol, axis1=1, axis2=2)
+    ratio = pivots**2 / np.where(diag > 0, diag, 1.0)
+    # The regressand's pivot is the residual, which may legitimately be small.
+    bad |= (ratio[:, :-1] < _COLLINEAR_RTOL).any(axis=1)
+    return chol, bad
+
+
+def _search_lags(search: _Products, maxlag: int) -> tuple[np.ndarray, np.ndarray]:
+    """statsmodels' AIC lag choice on the common sample; also flags rows to recompute.
+
+    The candidate regressions are nested (level, lag 1, ..., lag k), so one Cholesky factor
+    gives every SSR: that of the first ``c`` regressors is the sum of squares of the
+    regressand's row of the factor from column ``c`` on.
+    """
+    nobs = search.nobs[0]
+    chol, bad = _cholesky(search.centred())
+    yrow = chol[:, -1, :-1]  # the regressand's coordinates on the orthogonalised regressors
+    resid2 = chol[:, -1, -1] ** 2
+    # ssr of the model with regressors 0..c-1 (level + c-1 lags), c = 1..maxlag+1.
+    tail = np.cumsum((yrow**2)[:, ::-1], axis=1)[:, ::-1]  # tail[:, c] = sum_{j>=c} yrow_j^2
+    ssr = np.concatenate([tail[:, 1:], np.zeros((yrow.shape[0], 1))], axis=1) + resid2[:, None]
+    nobs2 = nobs / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        llf = -nobs2 * np.log(2 * np.pi) - nobs2 * np.log(ssr / nobs) - nobs2
+    k_params = np.arange(maxlag + 1) + 2.0  # constant + level + lags
+    aic = -2 * llf + 2 * k_params
+    best = np.argmin(aic, axis=1)
+    ordered = np.sort(aic, axis=1)
+    unsure = bad | ~np.isfinite(ordered[:, 0]) | (ordered[:, 1] - ordered[:, 0] < _AIC_TIE_ATOL)
+    return best, unsure
+
+
+def _final_tstat(
+    search: _Products, level: np.ndarray, diffs: np.ndarray, maxlag: int, lags: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """t-statistic of the lagged level in each pair's re-fit with its ``lags`` on the full
+    sample (rows ``t >= lags``), and a flag for rows to recompute.
+
+    The re-fit's sample is the search sample plus the rows ``lags..maxlag-1``, so its products
+    are the search's plus those few rows'. Lags beyond a pair's choice are decoupled (unit
+    diagonal, zero elsewhere): one batched factorisation serves every lag length. With the
+    level ordered just before the regressand, its t-statistic is ``L[y, level] sqrt(df) /
+    L[y, y]``: no inversion.
+    """
+    n_pairs = level.shape[0]
+    rows = np.arange(maxlag)
+    extra = np.zeros((n_pairs, maxlag + 2, maxlag))  # the rows t < maxlag of the design
+    extra[:, 0] = level[:, :maxlag]
+    for j in range(1, maxlag + 1):
+        extra[:, j, j:] = diffs[:, : maxlag - j]
+    extra[:, maxlag + 1] = diffs[:, :maxlag]
+    extra *= rows[None, None, :] >= lags[:, None, None]  # only rows t >= the pair's lags
+    full = _Products(
+        search.gram + extra @ np.swapaxes(extra, 1, 2),
+        search.sums + extra.sum(axis=2),
+        search.nobs + (maxlag - lags),
+    )
+    order = [*range(1, maxlag + 1), 0, maxlag + 1]  # lags, level, regressand
+    gram = full.centred()[:, order][:, :, order]
+    dropped = np.arange(1, maxlag + 1)[None, :] > lags[:, None]
+    keep = np.concatenate([~dropped, np.ones((n_pairs, 2), dtype=bool)], axis=1)
+    gram *= keep[:, :, None] & keep[:, None, :]
+    gram[:, np.arange(maxlag), np.arange(maxlag)] += dropped
+    chol, bad = _cholesky(gram)
+    df = full.nobs - (lags + 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = chol[:, -1, -2] * np.sqrt(df) / chol[:, -1, -1]
+    return t, bad | ~np.isfinite(t)
+
+
+def _statsmodels_pvalue(row: np.ndarray) -> float:
+    """The reference itself, for the rare rows the batched shortcut cannot vouch for."""
+    from statsmodels.tsa.stattools import adfuller
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(adfuller(row, regression="c", autolag="AIC")[1])

@@ -1,0 +1,1 @@
+"""Test helpers (not tests): the contract checker, live servers, data builders."""

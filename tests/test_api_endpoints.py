@@ -1,0 +1,190 @@
+"""Every endpoint over HTTP against the real app and a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pairscan.db.connection import database
+from pairscan.db.models import PegEvent
+from pairscan import clock
+from datetime import timedelta
+
+BASE = "/api/v1"
+
+
+def test_me_shows_account_and_quota(client, keys):
+    r = client.get(f"{BASE}/me", keys.personal)
+    assert r.status_code == 200
+    body = r.json()
+    assert body["email"] == "personal@example.com"
+    assert body["tier"] == "personal"
+    assert body["is_lifetime"] is False
+    assert body["quota"] == {
+        "limit_per_day": 200,
+        "used_today": 0,
+        "remaining_today": 200,
+        "resets_at": body["quota"]["resets_at"],
+    }
+    assert body["quota"]["resets_at"].endswith("T00:00:00+00:00 (resets daily at 00:00 UTC)")
+    pro = client.get(f"{BASE}/me", keys.pro).json()
+    assert pro["tier"] == "pro" and pro["is_lifetime"] is True
+    assert pro["quota"]["limit_per_day"] == 2000
+
+
+def test_screen_latest_has_survivors_with_full_structure(client, keys):
+    r = client.get(f"{BASE}/screen/latest", keys.personal)
+    assert r.status_code == 200
+    screen = r.json()
+    assert screen["n_pairs_screened"] >= 100
+    assert 0 < screen["n_survivors"] == len(screen["survivors"]) < screen["n_pairs_screened"]
+    assert "synthetic" in screen["data_source"]
+    rejected = screen["rejected"]
+    assert sum(rejected.values()) + screen["n_survivors"] == screen["n_pairs_screened"]
+    for code in ("insufficient_history", "hurst", "adf", "range_width", "touches"):
+        assert rejected[code] > 0, code
+    scores = [s["score"] for s in screen["survivors"]]
+    assert scores == sorted(scores, reverse=True)
+    first = screen["survivors"][0]
+    assert set(first["backtest"]) == {"A", "B"}
+    assert first["metrics"]["hurst"] < 0.5 and first["metrics"]["adf_pvalue"] < 0.7
+
+
+def test_pairs_is_the_compact_survivor_list(client, keys):
+    screen = client.get(f"{BASE}/screen/latest", keys.personal).json()
+    r = client.get(f"{BASE}/pairs", keys.personal)
+    assert r.status_code == 200
+    body = r.json()
+    assert body["count"] == screen["n_survivors"] == len(body["pairs"])
+    assert body["generated_at"] == screen["generated_at"]
+    top = body["pairs"][0]
+    s = screen["survivors"][0]
+    assert top == {
+        "pair": f"{s['pair'][0]}/{s['pair'][1]}",
+        "a": s["pair"][0],
+        "b": s["pair"][1],
+        "sector": s["sector"],
+        "zone": s["metrics"]["zone"],
+        "position": s["metrics"]["position"],
+        "score": s["score"],
+    }
+
+
+def test_screen_404_before_first_screen(empty_runtime):
+    from tests.conftest import make_client
+    from pairscan.services import accounts
+
+    with database.connection_context():
+        accounts.create_user("a@example.com", "pro", lifetime=True)
+        key = accounts.rotate_key("a@example.com")
+    c = make_client(empty_runtime)
+    with c.client:
+        for path in ("/screen/latest", "/pairs"):
+            r = c.get(BASE + path, key)
+            assert r.status_code == 404
+            assert "No screen has been published yet" in r.text
+
+
+@pytest.mark.parametrize("bt", [90, 180, 360])
+def test_pair_snapshot_all_fields(client, keys, bt):
+    r = client.get(f"{BASE}/pair/ETH/BTC", keys.personal, params={"bt": bt})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["pair"] == "ETH/BTC" and body["base_a"] == "ETH" and body["base_b"] == "BTC"
+    assert body["asset_class_a"] == body["asset_class_b"] == "crypto"
+    assert body["backtest"]["history_days"] == bt
+    assert body["backtest"]["A"]["base_leg"] == "ETH"
+    assert body["backtest"]["B"]["base_leg"] == "BTC"
+    assert body["backtest"]["A"]["buy_hold"] is not None
+    assert body["peg"] == {"A": None, "B": None}
+    m = body["metrics"]
+    assert m["zone"] in ("bottom", "mid", "top")
+    assert m["p5"] <= m["p15"] <= m["p85"] <= m["p95"]
+    assert (body["filter_reason"] == "") == body["passes_filter"]
+    assert "RateLimit" in r.headers and "RateLimit-Policy" in r.headers
+
+
+def test_pair_any_orientation_and_case_insensitive(client, keys):
+    ab = client.get(f"{BASE}/pair/ETH/BTC", keys.personal).json()
+    ba = client.get(f"{BASE}/pair/btc/eth", keys.personal).json()
+    assert ba["pair"] == "BTC/ETH"
+    assert ba["metrics"]["position"] == pytest.approx(1 - ab["metrics"]["position"], abs=1e-9)
+    assert ba["metrics"]["r_current"] == pytest.approx(-ab["metrics"]["r_current"], abs=1e-12)
+
+
+def test_snapshot_agrees_with_screen(client, keys):
+    screen = client.get(f"{BASE}/screen/latest", keys.personal).json()
+    s = screen["survivors"][0]
+    snap = client.get(f"{BASE}/pair/{s['pair'][0]}/{s['pair'][1]}", keys.personal).json()
+    assert snap["passes_filter"] is True and snap["filter_reason"] == ""
+    for name in ("position", "hurst", "adf_pvalue", "z_score", "r_current", "touches_low"):
+        assert snap["metrics"][name] == s["metrics"][name], name
+    for leg in ("A", "B"):
+        for name in ("growth_pct", "n_trades", "max_drawdown_pct"):
+            assert snap["backtest"][leg][name] == s["backtest"][leg][name]
+
+
+def test_tokenized_leg_has_peg_status(client, keys):
+    r = client.get(f"{BASE}/pair/PAXG/BTC", keys.personal)
+    assert r.status_code == 200
+    body = r.json()
+    assert body["asset_class_a"] == "tokenized_metal"
+    assert body["peg"]["B"] is None
+    peg = body["peg"]["A"]
+    assert peg["status"] in ("unknown", "healthy", "unhealthy")
+    assert peg["threshold_pct"] == 1.0
+
+
+def test_unknown_ticker_404_and_same_leg_400(client, keys):
+    r = client.get(f"{BASE}/pair/NOPE/BTC", keys.personal)
+    assert r.status_code == 404 and "Unknown ticker" in r.text
+    r = client.get(f"{BASE}/pair/BTC/BTC", keys.personal)
+    assert r.status_code == 400 and "two different assets" in r.text
+
+
+def test_watchlist_shows_only_own_items(client, keys, runtime):
+    from pairscan.services import watchlist
+
+    with database.connection_context():
+        watchlist.add_item(runtime.universe, "personal@example.com", "ETH/BTC")
+        watchlist.add_item(runtime.universe, "personal@example.com", "sol/eth", approach=False)
+        watchlist.add_item(runtime.universe, "pro@example.com", "PAXG/XAUT")
+    mine = client.get(f"{BASE}/watchlist", keys.personal).json()
+    assert mine["count"] == 2
+    assert [i["pair"] for i in mine["items"]] == ["ETH/BTC", "SOL/ETH"]
+    assert mine["items"][1]["notify_approach"] is False
+    assert all(i["last_notified_state"] == "none" for i in mine["items"])
+    theirs = client.get(f"{BASE}/watchlist", keys.pro).json()
+    assert [i["pair"] for i in theirs["items"]] == ["PAXG/XAUT"]
+
+
+def test_peg_events_pro_only_and_lists_active_events(client, keys):
+    assert client.get(f"{BASE}/peg-events", keys.personal).status_code == 403
+    r = client.get(f"{BASE}/peg-events", keys.pro)
+    assert r.status_code == 200
+    assert r.json()["events"] == []
+    now = clock.now()
+    with database.connection_context():
+        PegEvent.create(
+            ticker="PAXG",
+            asset_class="tokenized_metal",
+            first_unhealthy=now - timedelta(hours=20),
+            last_unhealthy=now,
+            median_drift_pct=-2.5,
+            sample_count=21,
+            reference_source="demo",
+        )
+        PegEvent.create(
+            ticker="XAUT",
+            asset_class="tokenized_metal",
+            first_unhealthy=now - timedelta(hours=40),
+            last_unhealthy=now - timedelta(hours=30),
+            median_drift_pct=1.5,
+            sample_count=8,
+            reference_source="demo",
+            active=False,
+        )
+    events = client.get(f"{BASE}/peg-events", keys.pro).json()["events"]
+    assert [e["ticker"] for e in events] == ["PAXG"]
+    assert events[0]["hours_unhealthy"] == pytest.approx(20.0)

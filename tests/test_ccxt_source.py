@@ -1,0 +1,360 @@
+"""The ``ccxt`` market source, tested at the network edge.
+
+A local HTTP server answers like Binance's public REST API from the recordings in
+``tests/fixtures/ccxt/`` (``/api/v3/exchangeInfo``; ``/api/v3/klines`` sliced by
+``startTime``/``endTime``/``limit`` as Binance does), and the real ccxt ``binance`` exchange
+is pointed at it through ``exchange_config.urls``. Everything between ccxt's HTTP request
+and the stored candles is the production code path.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+import numpy as np
+import pytest
+
+from pairscan import Asset
+
+ccxt = pytest.importorskip("ccxt", reason="the ccxt extra is not installed")
+from pairscan_plugins.market import ccxt_source  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ccxt"
+DAY_MS = 86_400_000
+FIRST, LAST = date(2023, 1, 1), date(2023, 12, 31)
+GAP = [date(2023, 6, 10), date(2023, 6, 11), date(2023, 6, 12)]
+
+
+def ms(day: date) -> int:
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp() * 1000)
+
+
+def recorded_klines(symbol: str) -> list[list]:
+    return json.loads((FIXTURES / f"binance_klines_{symbol}.json").read_text())
+
+
+@dataclass
+class Exchange:
+    """What the fake Binance serves and what it was asked."""
+
+    base: str = ""
+    max_limit: int = 1000  # Binance's spot maximum; lower it to mimic a stingier exchange
+    refusals: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # symbol -> [(status, Retry-After)]
+    requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+
+    def klines_requests(self, symbol: str) -> list[dict[str, str]]:
+        return [q for p, q in self.requests if p == "/api/v3/klines" and q.get("symbol") == symbol]
+
+
+class BinanceRecording(BaseHTTPRequestHandler):
+    exchange: Exchange
+
+    def log_message(self, *args: object) -> None:  # keep pytest output clean
+        pass
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json;charset=UTF-8")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        ex = self.exchange
+        ex.requests.append((url.path, query))
+        if url.path == "/api/v3/exchangeInfo":
+            self._send(200, (FIXTURES / "binance_exchangeInfo.json").read_bytes())
+        elif url.path == "/api/v3/klines":
+            self._klines(query)
+        else:
+            ex.unexpected.append(self.path)
+            self._send(404, b'{"code":-1,"msg":"not recorded"}')
+
+    def _klines(self, query: dict[str, str]) -> None:
+        ex = self.exchange
+        symbol = query.get("symbol", "")
+        pending = ex.refusals.get(symbol)
+        if pending:
+            status, retry_after = pending.pop(0)
+            body = (FIXTURES / "binance_error_too_many_requests.json").read_bytes()
+            self._send(status, body, {"Retry-After": retry_after})
+            return
+        path = FIXTURES / f"binance_klines_{symbol}.json"
+        if not path.is_file():
+            self._send(400, (FIXTURES / "binance_error_invalid_symbol.json").read_bytes())
+            return
+        assert query.get("interval") == "1d", query
+        rows = json.loads(path.read_text())
+        start = int(query.get("startTime", 0))
+        end = int(query.get("endTime", 2**62))
+        limit = min(int(query.get("limit", 500)), ex.max_limit)
+        page = [r for r in rows if start <= r[0] <= end][:limit]
+        self._send(200, json.dumps(page).encode())
+
+
+@pytest.fixture()
+def exchange(monkeypatch: pytest.MonkeyPatch) -> Iterator[Exchange]:
+    state = Exchange()
+    handler = type("Handler", (BinanceRecording,), {"exchange": state})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    state.base = f"http://127.0.0.1:{server.server_address[1]}"
+    # Every day of the recordings is closed: "today" is the day after the last one.
+    monkeypatch.setattr(ccxt_source, "utc_today", lambda: LAST + timedelta(days=1))
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert state.unexpected == [], "ccxt asked for endpoints that were not recorded"
+
+
+def local_urls(base: str) -> dict[str, str]:
+    """Binance's API URLs with the scheme and host replaced by the local server's."""
+    local = urlsplit(base)
+    urls = {}
+    for name, url in ccxt.binance().urls["api"].items():
+        if isinstance(url, str):
+            parts = urlsplit(url)
+            urls[name] = urlunsplit((local.scheme, local.netloc, parts.path, "", ""))
+    return urls
+
+
+def options(server: Exchange, /, **extra: object) -> dict[str, object]:
+    return {
+        "exchange": "binance",
+        "quote": "USDT",
+        "timeframe": "1d",
+        "history_days": 365,
+        "backoff_seconds": 0.01,
+        "exchange_config": {
+            "urls": {"api": local_urls(server.base)},
+            "options": {"fetchMarkets": {"types": ["spot"]}},
+        },
+        **extra,
+    }
+
+
+def fetch(server: Exchange, assets: list[Asset], /, *, since: dict | None = None,
+          until: date = LAST, **extra: object) -> dict[str, object]:
+    source = ccxt_source.CcxtMarketSource()
+    out = source.fetch_candles(assets, options(server, **extra), since=since or {}, until=until)
+    return {c.ticker: c for c in out}
+
+
+BTC = Asset("BTC", "majors")
+ETH = Asset("ETH", "majors")
+SOL = Asset("SOL", "majors")
+
+
+def test_full_history_in_pages_with_quote_volume(exchange: Exchange):
+    got = fetch(exchange, [BTC, ETH], page_limit=100)
+    for ticker, symbol in (("BTC", "BTCUSDT"), ("ETH", "ETHUSDT")):
+        rows = recorded_klines(symbol)
+        candles = got[ticker]
+        assert len(candles.dates) == 365
+        assert candles.dates[0] == np.datetime64(FIRST) and candles.dates[-1] == np.datetime64(LAST)
+        close = np.array([float(r[4]) for r in rows])
+        base_volume = np.array([float(r[5]) for r in rows])
+        np.testing.assert_array_equal(candles.close, close)
+        np.testing.assert_array_equal(candles.volume, base_volume * close)
+        starts = [int(q["startTime"]) for q in exchange.klines_requests(symbol)]
+        assert starts == [ms(FIRST) + k * 100 * DAY_MS for k in range(4)]
+        assert {q["limit"] for q in exchange.klines_requests(symbol)} == {"100"}
+
+
+def test_pages_shorter_than_asked_still_cover_the_range(exchange: Exchange):
+    exchange.max_limit = 150  # the exchange sends at most 150 candles whatever we ask
+    got = fetch(exchange, [BTC])
+    assert len(got["BTC"].dates) == 365
+    assert len(exchange.klines_requests("BTCUSDT")) == 3
+
+
+def test_incremental_sync_asks_only_for_new_days(exchange: Exchange):
+    got = fetch(exchange, [BTC, ETH], since={"BTC": date(2023, 12, 20), "ETH": LAST})
+    assert "ETH" not in got
+    assert got["BTC"].dates.tolist() == [date(2023, 12, d) for d in range(21, 32)]
+    assert [q["startTime"] for q in exchange.klines_requests("BTCUSDT")] == [str(ms(date(2023, 12, 21)))]
+    assert exchange.klines_requests("ETHUSDT") == []
+    exchange.requests.clear()
+    assert fetch(exchange, [BTC], since={"BTC": LAST}) == {}
+    assert exchange.requests == [], "nothing new to fetch: not even the markets are loaded"
+
+
+def test_todays_forming_candle_is_never_stored(exchange: Exchange, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(ccxt_source, "utc_today", lambda: LAST)  # the last recorded day is forming
+    got = fetch(exchange, [BTC], since={"BTC": date(2023, 12, 1)}, until=LAST)
+    assert got["BTC"].dates[-1] == np.datetime64(LAST - timedelta(days=1))
+    # The next day's sync picks it up, final, and only it.
+    monkeypatch.setattr(ccxt_source, "utc_today", lambda: LAST + timedelta(days=1))
+    got = fetch(exchange, [BTC], since={"BTC": LAST - timedelta(days=1)})
+    assert got["BTC"].dates.tolist() == [LAST]
+
+
+def test_until_caps_the_range(exchange: Exchange):
+    got = fetch(exchange, [BTC], until=date(2023, 3, 31), history_days=31)
+    assert got["BTC"].dates.tolist() == [date(2023, 3, d) for d in range(1, 32)]
+
+
+def test_gaps_stay_gaps(exchange: Exchange):
+    got = fetch(exchange, [SOL], page_limit=100)
+    days = got["SOL"].dates.astype(object).tolist()
+    assert len(days) == 365 - len(GAP)
+    assert not set(GAP) & set(days)
+    assert days == sorted(set(days))
+    assert days[days.index(date(2023, 6, 9)) + 1] == date(2023, 6, 13)
+
+
+def test_delisted_and_unknown_symbols_are_skipped(exchange: Exchange, caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.WARNING)
+    luna = Asset("LUNA", "majors")  # listed with status BREAK; klines answers -1121
+    old = Asset("OLD", "majors")  # not listed at all
+    got = fetch(exchange, [luna, BTC, old])
+    assert set(got) == {"BTC"} and len(got["BTC"].dates) == 365
+    assert "LUNA (LUNA/USDT) is refused by the exchange" in caplog.text
+    assert "OLD (OLD/USDT) is not listed" in caplog.text
+    assert len(exchange.klines_requests("LUNAUSDT")) == 1, "a refused symbol is not retried"
+
+
+def test_symbol_mapping_from_the_universe(exchange: Exchange):
+    ether = Asset("ETHER", "majors", symbol="ETH/USDT")  # a full ccxt symbol is used as is
+    bitcoin = Asset("XBT", "majors", symbol="BTC")  # a base currency gets /<quote>
+    got = fetch(exchange, [ether, bitcoin], since={"ETHER": date(2023, 12, 30), "XBT": date(2023, 12, 30)})
+    assert set(got) == {"ETHER", "XBT"}
+    assert got["ETHER"].close[-1] == float(recorded_klines("ETHUSDT")[-1][4])
+    assert got["XBT"].close[-1] == float(recorded_klines("BTCUSDT")[-1][4])
+
+
+def test_rate_limit_answers_are_retried_after_backoff(exchange: Exchange, caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.WARNING)
+    exchange.refusals["BTCUSDT"] = [(429, "0"), (429, "0")]
+    exchange.refusals["ETHUSDT"] = [(418, "0")]  # Binance's ban answer: DDoSProtection
+    got = fetch(exchange, [BTC, ETH], page_limit=200)
+    assert len(got["BTC"].dates) == 365 and len(got["ETH"].dates) == 365
+    np.testing.assert_array_equal(got["BTC"].close, [float(r[4]) for r in recorded_klines("BTCUSDT")])
+    assert len(exchange.klines_requests("BTCUSDT")) == 2 + 2  # two refusals, then two pages
+    assert len(exchange.klines_requests("ETHUSDT")) == 1 + 2
+    assert caplog.text.count("retry 1 of 5") == 2 and caplog.text.count("retry 2 of 5") == 1
+
+
+def test_retry_after_is_honoured(exchange: Exchange):
+    exchange.refusals["BTCUSDT"] = [(429, "1")]
+    started = time.monotonic()
+    got = fetch(exchange, [BTC], since={"BTC": date(2023, 12, 30)})
+    assert time.monotonic() - started >= 1.0
+    assert got["BTC"].dates.tolist() == [LAST]
+
+
+def test_persistent_rate_limiting_skips_the_asset_then_fails_the_sync(exchange: Exchange):
+    exchange.refusals["BTCUSDT"] = [(429, "0")] * 10
+    got = fetch(exchange, [BTC, ETH], max_retries=2)
+    assert set(got) == {"ETH"}, "the other assets go on"
+    assert len(exchange.klines_requests("BTCUSDT")) == 3  # the first try and two retries
+    exchange.refusals["BTCUSDT"] = [(429, "0")] * 10
+    with pytest.raises(ConnectionError, match="failed for every asset"):
+        fetch(exchange, [BTC], max_retries=2)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"exchange": ""}, "set exchange"),
+        ({"exchange": "no_such_exchange"}, "not a ccxt exchange id"),
+        ({"timeframe": "1h"}, "timeframe must be"),
+        ({"volume": "notional"}, "volume must be"),
+        ({"page_limit": 0}, "must be positive"),
+    ],
+)
+def test_bad_options_are_one_clear_error(exchange: Exchange, bad: dict, message: str):
+    with pytest.raises(ValueError, match=message):
+        fetch(exchange, [BTC], **bad)
+
+
+def test_the_plugin_loads_without_ccxt_and_says_what_to_install():
+    script = (
+        "import sys; sys.modules['ccxt'] = None\n"
+        "from datetime import date\n"
+        "from pairscan.hooks import Plugins\n"
+        "from pairscan.plugins import load_plugins\n"
+        "source = Plugins(load_plugins()).market_sources.get('ccxt')\n"
+        "try:\n"
+        "    list(source.fetch_candles([], {'exchange': 'binance'}, since={}, until=date.today()))\n"
+        "    list(source.fetch_candles([__import__('pairscan').Asset('BTC', 'm')],\n"
+        "                              {'exchange': 'binance'}, since={}, until=date.today()))\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'pairscan[ccxt]'" in done.stdout
+
+
+def test_data_sync_from_a_universe_file_is_incremental(exchange: Exchange, empty_runtime, tmp_path):
+    """The whole path: a ccxt universe file, ``sync_candles`` into the database, then a re-sync."""
+    from pairscan.db.connection import database
+    from pairscan.db.models import Candle
+    from pairscan.services.market_data import sync_candles
+    from pairscan.universe import load_universe_file
+
+    api = "\n".join(f'{name} = "{url}"' for name, url in local_urls(exchange.base).items())
+    path = tmp_path / "universe.toml"
+    path.write_text(
+        f"""
+label = "recorded Binance answers"
+
+[market]
+source = "ccxt"
+exchange = "binance"
+quote = "USDT"
+history_days = 365
+backoff_seconds = 0.01
+
+[market.exchange_config.options.fetchMarkets]
+types = ["spot"]
+
+[market.exchange_config.urls.api]
+{api}
+
+[[asset]]
+ticker = "BTC"
+sector = "majors"
+
+[[asset]]
+ticker = "ETHER"
+sector = "majors"
+symbol = "ETH/USDT"
+
+[[asset]]
+ticker = "LUNA"
+sector = "majors"
+"""
+    )
+    universe = load_universe_file(path)
+    first = sync_candles(universe, empty_runtime.plugins, until=LAST)
+    assert first.inserted == {"BTC": 365, "ETHER": 365}
+    assert first.missing == ("LUNA",)
+    with database.connection_context():
+        assert Candle.select().count() == 730
+        last = Candle.get((Candle.ticker == "ETHER") & (Candle.day == LAST))
+    assert last.close == float(recorded_klines("ETHUSDT")[-1][4])
+    exchange.requests.clear()
+    again = sync_candles(universe, empty_runtime.plugins, until=LAST)
+    assert not again.changed
+    assert exchange.klines_requests("BTCUSDT") == exchange.klines_requests("ETHUSDT") == []

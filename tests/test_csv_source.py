@@ -1,0 +1,144 @@
+"""The ``csv`` market source: tolerant of messy files, clear about what it skipped."""
+
+from __future__ import annotations
+
+import logging
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pairscan_plugins.market import csv_source
+
+from pairscan import Asset
+from pairscan.db.connection import database, init_database
+from pairscan.db.models import Candle
+from pairscan.hooks import Plugins
+from pairscan.plugins import new_plugin_manager
+from pairscan.services.market_data import load_candles, sync_candles
+from pairscan.universe import load_universe_file
+
+UNTIL = date(2025, 1, 31)
+
+
+def _write(folder: Path, symbol: str, text: str) -> Path:
+    path = folder / f"{symbol}.csv"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _fetch(folder: Path, assets, since=None, until=UNTIL):
+    source = csv_source.CsvMarketSource()
+    return {
+        c.ticker: c
+        for c in source.fetch_candles(assets, {"path": str(folder)}, since=since or {},
+                                      until=until)
+    }
+
+
+def test_hook_registers_the_csv_source():
+    (source,) = csv_source.pairscan_register_market_sources()
+    assert source.name == "csv"
+
+
+def test_rows_sorted_duplicates_keep_last_bad_rows_dropped(tmp_path, caplog):
+    _write(tmp_path, "BTC", (
+        "date,close,volume\n"
+        "2025-01-03,103,1000\n"
+        "2025-01-01,101,1000\n"
+        "2025-01-02,102,1000\n"
+        "2025-01-02,102.5,1500\n"  # line 5: a correction of line 4
+        "2025-01-04,-1,1000\n"  # line 6: non-positive close
+        "2025-01-05,nan,1000\n"  # line 7: NaN close
+        "2025-01-06,,1000\n"  # line 8: empty close
+        "yesterday,99,1000\n"  # line 9: bad date
+        "2025-01-07,107,\n"  # line 10: empty volume reads as 0
+        "2025-01-08T00:00:00Z,108,800\n"  # a timestamp counts as its UTC day
+        "\n"
+        "2025-02-01,999,1\n"  # after `until`
+    ))
+    with caplog.at_level(logging.WARNING):
+        got = _fetch(tmp_path, [Asset("BTC", "majors")])["BTC"]
+    assert [str(d) for d in got.dates] == [
+        "2025-01-01", "2025-01-02", "2025-01-03", "2025-01-07", "2025-01-08"]
+    np.testing.assert_array_equal(got.close, [101, 102.5, 103, 107, 108])
+    np.testing.assert_array_equal(got.volume, [1000, 1500, 1000, 0, 800])
+    for line in (6, 7, 8, 9):
+        assert f"BTC.csv line {line}" in caplog.text
+    assert "BTC.csv line 5" not in caplog.text
+
+
+def test_header_order_is_free_and_symbols_come_from_the_asset(tmp_path):
+    _write(tmp_path, "XBT", "Volume, Date ,CLOSE,note\n5,2025-01-01,10,x\n6,2025-01-02,11,y\n")
+    got = _fetch(tmp_path, [Asset("BTC", "majors", symbol="XBT")])["BTC"]
+    np.testing.assert_array_equal(got.close, [10, 11])
+    np.testing.assert_array_equal(got.volume, [5, 6])
+
+
+def test_missing_file_is_skipped_with_a_warning(tmp_path, caplog):
+    _write(tmp_path, "ETH", "date,close,volume\n2025-01-01,3000,1\n")
+    with caplog.at_level(logging.WARNING):
+        got = _fetch(tmp_path, [Asset("BTC", "majors"), Asset("ETH", "majors")])
+    assert list(got) == ["ETH"]
+    assert "BTC" in caplog.text and "BTC.csv" in caplog.text
+
+
+@pytest.mark.parametrize("header", ["day,close,volume", "date;close;volume", "", "date,close"])
+def test_malformed_header_names_the_file(tmp_path, header):
+    _write(tmp_path, "BTC", f"{header}\n2025-01-01,1,1\n" if header else "")
+    with pytest.raises(ValueError, match=r"BTC\.csv.*date,close,volume"):
+        _fetch(tmp_path, [Asset("BTC", "majors")])
+
+
+def test_bad_options_are_clear(tmp_path):
+    source = csv_source.CsvMarketSource()
+    with pytest.raises(ValueError, match="path"):
+        list(source.fetch_candles([Asset("BTC", "x")], {}, since={}, until=UNTIL))
+    with pytest.raises(ValueError, match="does not exist"):
+        list(source.fetch_candles([Asset("BTC", "x")], {"path": str(tmp_path / "nope")},
+                                  since={}, until=UNTIL))
+
+
+def test_since_returns_only_later_days(tmp_path):
+    _write(tmp_path, "BTC", "date,close,volume\n" + "".join(
+        f"2025-01-{d:02d},{100 + d},1\n" for d in range(1, 11)))
+    got = _fetch(tmp_path, [Asset("BTC", "majors")], since={"BTC": date(2025, 1, 8)})["BTC"]
+    np.testing.assert_array_equal(got.close, [109, 110])
+    nothing = _fetch(tmp_path, [Asset("BTC", "majors")], since={"BTC": date(2025, 1, 10)})
+    assert nothing == {}
+
+
+def test_incremental_sync_from_a_universe_file(tmp_path):
+    prices = tmp_path / "prices"
+    prices.mkdir()
+    for symbol, base in (("BTC", 100.0), ("ETH", 10.0)):
+        _write(prices, symbol, "date,close,volume\n" + "".join(
+            f"2025-01-{d:02d},{base + d},{d * 1000}\n" for d in range(1, 21)))
+    universe_file = tmp_path / "universe.toml"
+    universe_file.write_text(
+        '[market]\nsource = "csv"\npath = "prices"\n\n'
+        '[[asset]]\nticker = "BTC"\nsector = "majors"\n\n'
+        '[[asset]]\nticker = "ETH"\nsector = "majors"\n',
+        encoding="utf-8",
+    )
+    universe = load_universe_file(universe_file)
+    pm = new_plugin_manager()
+    pm.register(csv_source)
+    plugins = Plugins(pm)
+    init_database("sqlite:///" + str(tmp_path / "t.sqlite3"))
+    try:
+        first = sync_candles(universe, plugins, until=date(2025, 1, 31))
+        assert first.inserted == {"BTC": 20, "ETH": 20}
+        with (prices / "BTC.csv").open("a", encoding="utf-8") as handle:
+            handle.write("2025-01-05,999,1\n")  # an old day: not asked for again
+            handle.write("2025-01-21,121,21000\n2025-01-22,122,22000\n")
+        second = sync_candles(universe, plugins, until=date(2025, 1, 31))
+        assert second.inserted == {"BTC": 2}
+        stored = load_candles()
+        assert len(stored["BTC"].dates) == 22 and len(stored["ETH"].dates) == 20
+        assert stored["BTC"].close[4] == 105.0
+        assert stored["BTC"].close[-1] == 122.0
+        with database.connection_context():
+            assert Candle.select().count() == 42
+    finally:
+        database.close()

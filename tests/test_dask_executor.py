@@ -1,0 +1,159 @@
+"""The Dask executor: a LocalCluster of 2 worker processes gives the local executor's screen."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from pairscan import MetricField, clock, hookimpl
+from pairscan.db.connection import database
+from pairscan.db.models import Screen
+from pairscan.services import screening
+
+distributed = pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[object]:
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as local_cluster:
+        yield local_cluster
+
+
+def _worker_state(address: str) -> dict[str, tuple[int, bool]]:
+    """Per worker: its process id and whether it has loaded the plugins."""
+    from pairscan.engine import dask_executor
+
+    def state() -> tuple[int, bool]:
+        return os.getpid(), dask_executor._worker_plugins is not None
+
+    with distributed.Client(address, set_as_default=False) as client:
+        return client.run(state)
+
+
+def test_dask_screen_is_identical_to_local(runtime, cluster):
+    at = clock.now()
+    with database.connection_context():
+        local = screening.compute_screen(runtime, at, processes=1)
+        # Small chunks so that both workers get many of them and order matters.
+        on_dask = screening.compute_screen(
+            runtime, at, chunk_rows=23, executor="dask", scheduler=cluster.scheduler_address
+        )
+    assert local["n_survivors"] > 0
+    assert json.dumps(on_dask) == json.dumps(local)
+    workers = _worker_state(cluster.scheduler_address)
+    assert len(workers) == 2
+    assert os.getpid() not in {pid for pid, _ in workers.values()}
+    assert all(loaded for _, loaded in workers.values()), "every worker ran chunks"
+
+
+def test_cli_screen_run_on_dask_publishes_the_local_screen(runtime, database_url, cluster, tmp_path):
+    with database.connection_context():
+        expected = screening.compute_screen(runtime, clock.now(), processes=1)
+        before = Screen.select().count()
+    database.close()
+    env = {**os.environ, "DATABASE_URL": database_url, "PAIRSCAN_DATA_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pairscan", "screen", "run", "--no-sync",
+         "--executor", "dask", "--scheduler", cluster.scheduler_address],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"{expected['n_survivors']} survivors" in done.stdout
+    with database.connection_context():
+        assert Screen.select().count() == before + 1
+        published = json.loads(screening.latest_screen_json())
+    for payload in (published, expected):
+        payload.pop("generated_at")
+    assert json.dumps(published) == json.dumps(expected)
+
+
+def test_cli_dask_without_scheduler_is_a_one_line_error(database_url, tmp_path):
+    env = {**os.environ, "DATABASE_URL": database_url, "PAIRSCAN_DATA_DIR": str(tmp_path)}
+    env.pop("PAIRSCAN_DASK_SCHEDULER", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pairscan", "screen", "run", "--no-sync", "--executor", "dask"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0
+    assert "--scheduler" in done.stderr
+
+
+EXTRA_METRIC_NAME = "client_only_metric"
+
+
+class ClientOnlyMetric:
+    """A metric the client has and the workers do not: the screen must refuse, not differ."""
+
+    name = EXTRA_METRIC_NAME
+    fields = (MetricField("client_only_value"),)
+
+    def compute(self, panel):  # type: ignore[no-untyped-def]
+        return {"client_only_value": np.zeros(panel.n_pairs)}
+
+
+class ClientOnlyPlugin:
+    @hookimpl
+    def pairscan_register_metrics(self):  # type: ignore[no-untyped-def]
+        return [ClientOnlyMetric()]
+
+
+def test_workers_with_other_plugins_refuse_the_screen(runtime, cluster):
+    from pairscan.engine.dask_executor import PluginMismatch
+    from pairscan.runtime import build_runtime
+
+    client_rt = build_runtime(runtime.settings, migrate=False, extra_plugins=(ClientOnlyPlugin(),))
+    with database.connection_context(), pytest.raises(PluginMismatch, match="client_only_value"):
+        screening.compute_screen(
+            client_rt, clock.now(), executor="dask", scheduler=cluster.scheduler_address
+        )
+
+
+def test_unknown_executor_is_refused(runtime):
+    with database.connection_context(), pytest.raises(ValueError, match="executor"):
+        screening.compute_screen(runtime, clock.now(), executor="spark")
+
+
+def test_a_chunk_is_rebuilt_on_the_worker_from_the_same_candles_only(runtime):
+    """Workers rebuild panels from the candles; other numbers than the client's are refused."""
+    from dataclasses import replace
+
+    from pairscan.engine.dask_executor import ChunkRecipe
+    from pairscan.engine.evaluate import FilterRules
+    from pairscan.engine.panels import align, panel_of
+    from pairscan.engine.screen_chunks import ChunkJob
+
+    with database.connection_context():
+        candles = runtime.candles.get()
+    pairs = [align(candles["ETH"], candles["BTC"]), align(candles["SOL"], candles["ETH"])]
+    days = min(p.n_days for p in pairs)
+    job = ChunkJob(
+        panel=panel_of(pairs, days, 540),
+        history_days=np.array([p.n_days for p in pairs]),
+        depegged=np.array([False, False]),
+        rules=FilterRules(),
+        strategy="accumulation",
+        scorer="score",
+        bt_days=360,
+    )
+    recipe = ChunkRecipe.of(job)
+    rebuilt = recipe.job(candles)
+    for name in ("dates", "close_a", "close_b", "volume_a", "volume_b"):
+        assert np.array_equal(getattr(rebuilt.panel, name), getattr(job.panel, name))
+    assert (rebuilt.panel.a, rebuilt.panel.b) == (job.panel.a, job.panel.b)
+    assert rebuilt.history_days is job.history_days or np.array_equal(rebuilt.history_days, job.history_days)
+    nudged = {**candles, "BTC": replace(candles["BTC"], close=candles["BTC"].close * (1 + 1e-9))}
+    with pytest.raises(RuntimeError, match="other numbers"):
+        recipe.job(nudged)

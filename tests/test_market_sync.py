@@ -1,0 +1,164 @@
+"""Syncing candles from a market source into the database, and reading them back."""
+
+from __future__ import annotations
+
+import logging
+from datetime import date, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pairscan_plugins.market import demo
+
+from pairscan.config import load_settings
+from pairscan.db.connection import database, init_database
+from pairscan.db.models import AssetRow, Candle, DataVersion
+from pairscan.hooks import Plugins
+from pairscan.plugins import new_plugin_manager
+from pairscan.services.market_data import load_candles, sync_candles
+from pairscan.services.universe_loader import load_universe
+from pairscan.universe import load_universe_file
+
+END = date(2026, 3, 14)
+DAYS = 300
+
+UNIVERSE = f"""
+label = "sync test"
+
+[market]
+source = "demo"
+days = {DAYS}
+
+[[asset]]
+ticker = "BTC"
+sector = "majors"
+
+[[asset]]
+ticker = "ETH"
+sector = "majors"
+
+[[asset]]
+ticker = "BERA"
+sector = "layer1"
+
+[[asset]]
+ticker = "PAXG"
+sector = "gold"
+asset_class = "tokenized_metal"
+peg = {{ reference = "XAU", sources = ["demo"] }}
+"""
+
+
+@pytest.fixture()
+def universe(tmp_path: Path):
+    path = tmp_path / "universe.toml"
+    path.write_text(UNIVERSE, encoding="utf-8")
+    return load_universe_file(path)
+
+
+@pytest.fixture()
+def plugins() -> Plugins:
+    pm = new_plugin_manager()
+    pm.register(demo)
+    return Plugins(pm)
+
+
+@pytest.fixture()
+def db(tmp_path: Path):
+    init_database("sqlite:///" + str(tmp_path / "t.sqlite3"))
+    yield
+    database.close()
+
+
+def _version() -> int:
+    with database.connection_context():
+        row = DataVersion.get_or_none(DataVersion.name == "candles")
+        return row.version if row else 0
+
+
+def test_sync_is_incremental_and_versions_changes(universe, plugins, db):
+    first = sync_candles(universe, plugins, until=END)
+    assert first.inserted == {"BTC": DAYS, "ETH": DAYS, "BERA": 120, "PAXG": DAYS}
+    assert first.total == 3 * DAYS + 120
+    assert first.data_version == 1 and _version() == 1
+    assert first.assets_changed == 4
+    assert "new candles" in first.summary()
+    with database.connection_context():
+        assets = {r.ticker: (r.sector, r.asset_class) for r in AssetRow.select()}
+    assert assets["PAXG"] == ("gold", "tokenized_metal")
+    assert assets["BTC"] == ("majors", "crypto")
+
+    again = sync_candles(universe, plugins, until=END)
+    assert again.total == 0 and not again.changed and again.data_version is None
+    assert _version() == 1
+    assert "up to date" in again.summary()
+
+    next_day = sync_candles(universe, plugins, until=END + timedelta(days=1))
+    assert next_day.inserted == {"BTC": 1, "ETH": 1, "BERA": 1, "PAXG": 1}
+    assert next_day.data_version == 2 and _version() == 2
+    with database.connection_context():
+        assert Candle.select().count() == 3 * DAYS + 120 + 4
+        newest = Candle.select().where(Candle.day == END + timedelta(days=1)).count()
+    assert newest == 4
+
+
+def test_load_candles_round_trips(universe, plugins, db):
+    sync_candles(universe, plugins, until=END)
+    expected = {
+        c.ticker: c
+        for c in demo.DemoMarketSource().fetch_candles(
+            universe.assets, universe.market_options, since={}, until=END)
+    }
+    stored = load_candles()
+    assert set(stored) == set(expected)
+    for ticker, c in expected.items():
+        got = stored[ticker]
+        assert got.ticker == ticker
+        assert got.dates.dtype == np.dtype("datetime64[D]")
+        np.testing.assert_array_equal(got.dates, c.dates)
+        np.testing.assert_array_equal(got.close, c.close)
+        np.testing.assert_array_equal(got.volume, c.volume)
+    subset = load_candles(["PAXG", "BTC", "NOPE"])
+    assert set(subset) == {"PAXG", "BTC"}
+    assert load_candles([]) == {}
+
+
+def test_changed_asset_metadata_bumps_the_version(universe, plugins, db, tmp_path):
+    sync_candles(universe, plugins, until=END)
+    moved = tmp_path / "moved.toml"
+    moved.write_text(UNIVERSE.replace('ticker = "ETH"\nsector = "majors"',
+                                      'ticker = "ETH"\nsector = "platforms"'), encoding="utf-8")
+    report = sync_candles(load_universe_file(moved), plugins, until=END)
+    assert report.total == 0 and report.assets_changed == 1 and report.data_version == 2
+    with database.connection_context():
+        assert AssetRow.get(AssetRow.ticker == "ETH").sector == "platforms"
+
+
+def test_assets_the_source_does_not_know_are_reported(tmp_path, plugins, db, caplog):
+    path = tmp_path / "u.toml"
+    path.write_text(UNIVERSE + '\n[[asset]]\nticker = "GHOST"\nsector = "majors"\n',
+                    encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        report = sync_candles(load_universe_file(path), plugins, until=END)
+    assert report.missing == ("GHOST",)
+    assert "GHOST" not in report.inserted
+    assert "GHOST" in caplog.text and "no data for GHOST" in report.summary()
+
+
+def test_sync_inside_an_open_connection_keeps_it_open(universe, plugins, db):
+    database.connect(reuse_if_open=True)
+    sync_candles(universe, plugins, until=END)
+    assert not database.is_closed()
+    assert len(load_candles(["BTC"])["BTC"].dates) == DAYS
+    assert not database.is_closed()
+
+
+def test_load_universe_defaults_to_the_packaged_demo(tmp_path, universe, monkeypatch):
+    monkeypatch.delenv("PAIRSCAN_UNIVERSE", raising=False)
+    settings = load_settings(data_dir=tmp_path, database_url="sqlite:///:memory:")
+    assert settings.universe_path is None
+    default = load_universe(settings)
+    assert default.label == "synthetic demo market" and default.market_source == "demo"
+    explicit = load_settings(data_dir=tmp_path, database_url="sqlite:///:memory:",
+                             universe=tmp_path / "universe.toml")
+    assert load_universe(explicit).label == "sync test"

@@ -1,0 +1,87 @@
+"""The notification commands: channels set / disable / list, notify run / deliver, and their
+one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from pairscan.cli import main
+from pairscan.db.connection import database
+from pairscan.db.models import Outbox
+
+
+@pytest.fixture()
+def cli(database_url, capsys):  # type: ignore[no-untyped-def]
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main(["--database-url", database_url, *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    yield run
+    database.close()
+
+
+def test_channels_set_disable_list(cli):
+    assert cli("users", "create", "ann@example.com", "--tier", "pro", "--lifetime")[0] == 0
+    code, out, _ = cli("channels", "list", "ann@example.com")
+    assert code == 0 and "email     ann@example.com  enabled (account address)" in out
+
+    code, out, _ = cli(
+        "channels", "set", "ann@example.com",
+        "--email", "alerts@ann.example.com", "--telegram", "-1001234567890",
+        "--webhook", "https://hooks.example.com/ann", "--depeg-alerts",
+    )
+    assert code == 0, out
+    assert "email     alerts@ann.example.com  enabled  depeg alerts: all assets" in out
+    assert "telegram  -1001234567890  enabled" in out
+    assert "webhook   https://hooks.example.com/ann  enabled" in out
+
+    code, out, _ = cli("channels", "disable", "ann@example.com", "telegram")
+    assert code == 0 and "telegram  -1001234567890  disabled" in out
+    code, out, _ = cli("channels", "set", "ann@example.com", "--no-depeg-alerts")
+    assert code == 0 and "depeg alerts" not in out
+    # Setting a channel again turns it back on.
+    code, out, _ = cli("channels", "set", "ann@example.com", "--telegram", "@ann_alerts")
+    assert "telegram  @ann_alerts  enabled" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("channels", "set", "nobody@example.com", "--email", "a@b.example"), "no user"),
+        (("channels", "set", "bob@example.com", "--webhook", "ftp://x"), "http:// or https://"),
+        (("channels", "set", "bob@example.com", "--email", "not-an-address"), "e-mail address"),
+        (("channels", "set", "bob@example.com", "--telegram", "chat me"), "chat id"),
+        (("channels", "set", "bob@example.com", "--depeg-alerts"), "Pro"),
+        (("channels", "set", "bob@example.com"), "nothing to set"),
+        (("channels", "disable", "bob@example.com", "webhook"), "has no webhook channel"),
+    ],
+)
+def test_bad_input_is_a_one_line_error(cli, argv, message):
+    cli("users", "create", "bob@example.com", "--tier", "personal")
+    code, _, err = cli(*argv)
+    assert code == 2
+    assert err.startswith("pairscan: error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_notify_run_and_deliver(cli, monkeypatch):
+    monkeypatch.delenv("PAIRSCAN_SMTP_URL", raising=False)
+    cli("users", "create", "cat@example.com", "--tier", "personal")
+    cli("watchlist", "add", "cat@example.com", "ETH/BTC")
+    cli("watchlist", "add", "cat@example.com", "BTC/ETH")
+    code, out, _ = cli("notify", "run")
+    assert code == 0
+    assert out.startswith("2 watchlist items, 2 with a position")
+    queued = int(out.split(", ")[3].split()[0])
+    code, out, _ = cli("notify", "run")
+    assert out.strip().endswith("0 changed state, 0 notifications queued")
+    # No SMTP server configured: nothing is lost, everything waits for a retry.
+    code, out, _ = cli("notify", "deliver")
+    assert code == 0
+    assert out.startswith(f"0 sent, {queued} to retry, 0 failed")
+    assert f"outbox: {queued} pending" in out
+    with database.connection_context():
+        assert {r.last_error for r in Outbox.select()} <= {
+            "e-mail is not configured: set PAIRSCAN_SMTP_URL"
+        }

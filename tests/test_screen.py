@@ -1,0 +1,92 @@
+"""The screen: atomic publication, crash safety, identical results on any executor."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pairscan import clock
+from pairscan.db.connection import database
+from pairscan.db.models import Screen
+from pairscan.services import screening
+
+
+def test_parallel_screen_equals_single_process(runtime):
+    at = clock.now()
+    with database.connection_context():
+        one = screening.compute_screen(runtime, at, processes=1, chunk_rows=1000)
+        two = screening.compute_screen(runtime, at, processes=2, chunk_rows=37)
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+
+
+def test_screen_counts_add_up_and_every_reason_occurs(runtime):
+    with database.connection_context():
+        screen = screening.compute_screen(runtime, clock.now())
+    assert screen["n_pairs_screened"] == len(runtime.universe.screened_pairs())
+    assert sum(screen["rejected"].values()) + screen["n_survivors"] == screen["n_pairs_screened"]
+    share = screen["n_survivors"] / screen["n_pairs_screened"]
+    assert 0.02 < share < 0.3, share
+    print(f"\ndemo screen: {screen['n_survivors']} of {screen['n_pairs_screened']} survive; rejected {screen['rejected']}")
+
+
+def test_failed_screen_leaves_previous_screen_served(runtime, monkeypatch):
+    with database.connection_context():
+        before = screening.latest_screen_json()
+
+        def crash(*args, **kwargs):
+            raise RuntimeError("crash mid-screen")
+
+        monkeypatch.setattr(screening, "run_local", crash)
+        with pytest.raises(RuntimeError):
+            screening.run_screen(runtime)
+        assert screening.latest_screen_json() == before
+
+
+SLOW_METRIC = """
+import time
+from pairscan import MetricField, hookimpl
+
+class Slow:
+    name = "slow"
+    fields = (MetricField("slow_value"),)
+
+    def compute(self, panel):
+        time.sleep(60)
+        raise AssertionError("killed before this")
+
+@hookimpl
+def pairscan_register_metrics():
+    return [Slow()]
+"""
+
+
+@pytest.mark.slow
+def test_killed_screen_process_leaves_previous_screen_intact(runtime, database_url, tmp_path):
+    """R18: SIGKILL during `pairscan screen run`; the previous screen is still served."""
+    with database.connection_context():
+        before = screening.latest_screen_json()
+        count = Screen.select().count()
+    database.close()
+    plugins = tmp_path / "slow_plugins"
+    plugins.mkdir()
+    (plugins / "slow.py").write_text(SLOW_METRIC)
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "PAIRSCAN_PLUGINS_DIR": str(plugins),
+        "PAIRSCAN_SCREEN_PROCESSES": "1",
+    }
+    proc = subprocess.Popen([sys.executable, "-m", "pairscan", "screen", "run", "--no-sync"], env=env)
+    time.sleep(4.0)
+    assert proc.poll() is None, "the screen should still be computing"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with database.connection_context():
+        assert Screen.select().count() == count
+        assert screening.latest_screen_json() == before
