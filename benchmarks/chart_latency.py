@@ -25,67 +25,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
+from _harness import Timings, hammer, live_server, prepare, sequential, summary
+
 TARGET_MS = 150.0
 SIZES = ("desktop", "phone")
-
-
-def prepare(folder: Path) -> tuple[str, str, list[tuple[str, str]]]:
-    """A demo database; returns its URL, a Pro key and the pairs to chart."""
-    import json
-
-    os.environ["PAIRSCAN_LOAD_PLUGINS"] = ""
-    from pairscan.config import load_settings
-    from pairscan.db.connection import database
-    from pairscan.runtime import build_runtime
-    from pairscan.services.demo_setup import prepare_demo
-    from pairscan.services.screening import latest_screen_json
-
-    url = f"sqlite:///{folder / 'pairscan.sqlite3'}"
-    rt = build_runtime(load_settings(data_dir=folder, database_url=url))
-    with database.connection_context():
-        setup = prepare_demo(rt)
-        survivors = json.loads(latest_screen_json())["survivors"]
-    database.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-    database.close()
-    pairs = [("ETH", "BTC")] + [tuple(s["pair"]) for s in survivors[:3]]
-    return url, setup.pro_key, pairs  # type: ignore[return-value]
-
-
-class Timings:
-    """Wall-clock and process-CPU milliseconds of repeated calls."""
-
-    def __init__(self) -> None:
-        self.wall: list[float] = []
-        self.cpu: list[float] = []
-
-    def run(self, call: Callable[[], object], repeat: int) -> None:
-        call()  # warm-up
-        for _ in range(repeat):
-            wall, cpu = time.perf_counter(), time.process_time()
-            call()
-            self.cpu.append((time.process_time() - cpu) * 1000)
-            self.wall.append((time.perf_counter() - wall) * 1000)
-
-    def __str__(self) -> str:
-        return f"{summary(self.wall)}   CPU median {statistics.median(self.cpu):6.1f} ms"
-
-
-def summary(ms: list[float]) -> str:
-    ordered = sorted(ms)
-    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
-    return f"median {statistics.median(ordered):7.1f} ms   p90 {p90:7.1f} ms   (n={len(ordered)})"
 
 
 def in_process(
@@ -122,79 +70,6 @@ def in_process(
     return medians
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def cpu_ms(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far, in milliseconds (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
-
-
-@contextmanager
-def live_server(url: str) -> Iterator[tuple[str, int]]:
-    import httpx
-
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": url,
-        "PAIRSCAN_LOAD_PLUGINS": "",
-        "PAIRSCAN_DAILY_LIMIT_PRO": "1000000",
-        "PAIRSCAN_IN_FLIGHT_PRO": "64",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pairscan", "serve", "--port", str(port), "--workers", "1"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}/api/v1"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited:\n{proc.stdout.read() if proc.stdout else ''}")
-            try:
-                httpx.get(f"{base}/openapi.json", timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        yield base, proc.pid
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def sequential(
-    client, pid: int, paths: list[str], repeat: int, media_type: str
-) -> tuple[list[float], float, int]:  # type: ignore[no-untyped-def]
-    """One client, requests one after another: latencies, server CPU per request, failures."""
-    for path in paths:  # warm-up: candle cache, fonts, code paths
-        client.get(path)
-    ms: list[float] = []
-    failures = 0
-    cpu_before = cpu_ms(pid)
-    for i in range(repeat):
-        start = time.perf_counter()
-        r = client.get(paths[i % len(paths)])
-        ms.append((time.perf_counter() - start) * 1000)
-        if r.status_code != 200 or r.headers.get("content-type") != media_type:
-            failures += 1
-    return ms, (cpu_ms(pid) - cpu_before) / repeat, failures
-
-
 def end_to_end(
     base: str, pid: int, key: str, pairs: list[tuple[str, str]], repeat: int
 ) -> tuple[dict[str, float], int]:
@@ -226,36 +101,6 @@ def end_to_end(
             f"{len(latencies) / wall:5.1f} charts/s"
         )
     return medians, failures
-
-
-def hammer(
-    paths: list[str], headers: dict[str, str], *, clients: int, each: int
-) -> tuple[list[float], int, float]:
-    """``clients`` threads GET ``each`` paths one after another; latencies, failures, wall."""
-    import httpx
-
-    latencies: list[float] = []
-    failures = 0
-    lock = threading.Lock()
-
-    def worker(offset: int) -> None:
-        nonlocal failures
-        with httpx.Client(headers=headers, timeout=60) as client:
-            for i in range(each):
-                start = time.perf_counter()
-                r = client.get(paths[(i + offset) % len(paths)])
-                elapsed = (time.perf_counter() - start) * 1000
-                with lock:
-                    latencies.append(elapsed)
-                    failures += r.status_code != 200
-
-    began = time.perf_counter()
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return latencies, failures, time.perf_counter() - began
 
 
 def main(argv: list[str] | None = None) -> int:

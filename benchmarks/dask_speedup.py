@@ -58,8 +58,14 @@ def write_universe(folder: Path, n_assets: int, seed: int = 7) -> Path:
     end = clock.today() - timedelta(days=1)
     days = [end - timedelta(days=DAYS - 1 - i) for i in range(DAYS)]
     market = np.cumsum(rng.normal(0.0003, 0.03, DAYS))
-    lines = ['label = "synthetic benchmark universe"', "", "[market]", 'source = "csv"',
-             'path = "prices"', ""]
+    lines = [
+        'label = "synthetic benchmark universe"',
+        "",
+        "[market]",
+        'source = "csv"',
+        'path = "prices"',
+        "",
+    ]
     for k in range(n_assets):
         ticker = f"A{k:03d}"
         if k % 2 == 0:  # an Ornstein-Uhlenbeck level: pairs of two of these mean-revert
@@ -72,7 +78,9 @@ def write_universe(folder: Path, n_assets: int, seed: int = 7) -> Path:
             own = np.cumsum(drift + rng.normal(0, 0.02, DAYS))
         close = 10 ** rng.uniform(-1, 4) * np.exp(market + own)
         volume = close * rng.uniform(1e4, 1e6) * np.exp(rng.normal(0, 0.3, DAYS))
-        rows = "\n".join(f"{d.isoformat()},{c:.10g},{v:.6g}" for d, c, v in zip(days, close, volume))
+        rows = "\n".join(
+            f"{d.isoformat()},{c:.10g},{v:.6g}" for d, c, v in zip(days, close, volume, strict=True)
+        )
         (prices / f"{ticker}.csv").write_text("date,close,volume\n" + rows + "\n")
         lines += ["[[asset]]", f'ticker = "{ticker}"', 'sector = "bench"', ""]
     path = folder / "universe.toml"
@@ -116,19 +124,28 @@ def main() -> None:
         n_pairs = len(rt.universe.screened_pairs())
         at = clock.now()
         cores = os.cpu_count() or 1
-        print(f"universe: {args.assets} assets, {n_pairs} pairs, {DAYS} days; {cores} cores "
-              f"(load average {os.getloadavg()[0]:.1f} before the runs); best of {args.repeat}")
+        print(
+            f"universe: {args.assets} assets, {n_pairs} pairs, {DAYS} days; {cores} cores "
+            f"(load average {os.getloadavg()[0]:.1f} before the runs); best of {args.repeat}"
+        )
 
         screen(rt, at, processes=1)  # warm-up: imports, caches
         t_one, one = best_of(args.repeat, lambda: screen(rt, at, processes=1))
         t_pool, pool = best_of(args.repeat, lambda: screen(rt, at, processes=cores))
-        with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address=None) as cluster:
+        with LocalCluster(
+            n_workers=args.workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster:
             address = cluster.scheduler_address
             started = time.perf_counter()
             cold = screen(rt, at, executor="dask", scheduler=address)
             t_cold = time.perf_counter() - started
-            t_dask, warm = best_of(args.repeat, lambda: screen(rt, at, executor="dask", scheduler=address))
+            t_dask, warm = best_of(
+                args.repeat, lambda: screen(rt, at, executor="dask", scheduler=address)
+            )
 
         reference = json.dumps(one)
         identical = all(json.dumps(r) == reference for r in (pool, cold, warm))
@@ -141,8 +158,10 @@ def main() -> None:
         ]
         for label, seconds in rows:
             print(f"  {label:<40} {seconds:7.2f} s  {n_pairs / seconds:8.0f} pairs/s")
-        print(f"speed-up of dask ({args.workers} workers, warm) over local 1 process: "
-              f"{t_one / t_dask:.2f}x; over the local {cores}-process pool: {t_pool / t_dask:.2f}x")
+        print(
+            f"speed-up of dask ({args.workers} workers, warm) over local 1 process: "
+            f"{t_one / t_dask:.2f}x; over the local {cores}-process pool: {t_pool / t_dask:.2f}x"
+        )
         if not identical:
             sys.exit("the executors disagree")
 

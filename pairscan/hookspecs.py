@@ -114,7 +114,9 @@ def pairscan_register_peg_sources() -> list[PegSource]:
 def pairscan_peg_event_changed(event: PegEventChange) -> None:
     """Called once for every depeg event that opens or closes (all implementations run).
 
-    The built-in notification plugin uses it to queue depeg e-mails in the outbox.
+    The framework's own implementation (``DepegAlertsPlugin`` in
+    ``pairscan/services/depeg_alerts.py``) queues the depeg e-mails in the outbox; a plugin's
+    implementation runs beside it (to page someone, say) and cannot stop it.
     """
 
 

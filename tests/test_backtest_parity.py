@@ -189,3 +189,24 @@ def test_rolling_percentiles_handle_an_inconsistent_mirror() -> None:
     for start in range(36):
         assert mirrored[1, start] == np.percentile(mirror[1, start : start + 25], 5.0)
         assert got[2, start] == np.percentile(values[2, start : start + 25], 5.0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_few_rows_partition_path_equals_pointer_walk(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot's one-row panel takes the partition path; it must equal the pointer walk
+    bit for bit, also with ties and with a mirror computed apart (not an exact negation)."""
+    from pairscan_plugins.strategies import _rolling
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(300, 950))
+    window = int(rng.integers(20, m - 10))
+    values = np.cumsum(rng.normal(size=(1, m)), axis=1)
+    if seed % 4 == 0:
+        values = np.round(values, 1)  # ties
+    mirror = np.log(1.0 / np.exp(values)) if seed % 2 else -values
+    pcts = [5.0, 15.0, 85.0, 95.0]
+    fast, fast_mirror = rolling_percentiles(values, window, pcts, mirror)
+    monkeypatch.setattr(_rolling, "_FEW_ROWS", 0)
+    walk, walk_mirror = rolling_percentiles(values, window, pcts, mirror)
+    assert np.array_equal(fast, walk)
+    assert np.array_equal(fast_mirror, walk_mirror)

@@ -22,6 +22,7 @@ from pairscan.db.connection import database
 from pairscan.services import accounts
 from tests.support.live_server import serving
 from tests.support.probe import Probe
+from tests.conftest import CONTRACT
 from tests.support.tcp_proxy import TcpProxy
 
 TEXT = "text/plain; charset=utf-8"
@@ -53,6 +54,7 @@ def assert_fast_503(r: httpx.Response, elapsed: float) -> None:
     assert r.headers["content-type"] == TEXT and r.headers["Retry-After"] == "1"
     assert "database" in r.text and "Traceback" not in r.text
     assert elapsed < FAST_SECONDS, f"a 503 took {elapsed:.2f} s"
+    CONTRACT.check("GET", r.request.url.path, r.status_code, dict(r.headers), r.content)
 
 
 @pytest.mark.slow
@@ -126,8 +128,7 @@ def test_database_errors_are_plain_503s_that_cost_nothing(client, keys, monkeypa
         raise error
 
     monkeypatch.setattr(pair, "compute_snapshot", fail)
-    # The raw client: openapi.yaml documents no 503 yet, so the contract checker would object.
-    r = client.client.get("/api/v1/pair/ETH/BTC", headers={"Authorization": f"Bearer {keys.personal}"})
+    r = client.get("/api/v1/pair/ETH/BTC", keys.personal)  # checked against openapi.yaml's 503
     assert r.status_code == 503 and r.headers["content-type"] == TEXT
     assert r.headers["Retry-After"] == "1" and "closed" not in r.text
     assert client.get("/api/v1/me", keys.personal).json()["quota"]["used_today"] == 0

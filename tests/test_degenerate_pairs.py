@@ -1,0 +1,82 @@
+"""A pair whose ratio never moves (two dollar stablecoins at exactly 1.0) has no z-score and no
+Hurst exponent: the snapshot answers 200 with those null, as openapi.yaml documents, rather than
+a 500 or a number the data cannot give (its position is 0.5, mid; its ADF p-value 1.0)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import numpy as np
+import pytest
+
+from pairscan import clock
+from pairscan.config import load_settings
+from pairscan.db.connection import database
+from pairscan.runtime import build_runtime
+from pairscan.services import accounts
+from pairscan.services.market_data import sync_candles
+from tests.conftest import make_client
+
+DAYS = 700
+NULL_WHEN_CONSTANT = ("z_score", "hurst")
+
+
+def _write_universe(folder) -> None:  # type: ignore[no-untyped-def]
+    prices = folder / "prices"
+    prices.mkdir()
+    end = clock.now().date() - timedelta(days=1)
+    days = [end - timedelta(days=DAYS - 1 - i) for i in range(DAYS)]
+    rng = np.random.default_rng(3)
+    btc = 30000 * np.exp(np.cumsum(rng.normal(0, 0.03, DAYS)))
+    for ticker, closes in (("USDC", np.ones(DAYS)), ("USDT", np.ones(DAYS)), ("BTC", btc)):
+        rows = "".join(f"{d.isoformat()},{float(c)!r},1000000\n" for d, c in zip(days, closes, strict=True))
+        (prices / f"{ticker}.csv").write_text("date,close,volume\n" + rows, encoding="utf-8")
+    assets = "".join(f'[[asset]]\nticker = "{t}"\nsector = "dollars"\n\n' for t in ("USDC", "USDT", "BTC"))
+    (folder / "universe.toml").write_text(
+        '[market]\nsource = "csv"\npath = "prices"\n\n' + assets, encoding="utf-8"
+    )
+
+
+@pytest.fixture()
+def stable_runtime(tmp_path):  # type: ignore[no-untyped-def]
+    _write_universe(tmp_path)
+    settings = load_settings(
+        data_dir=tmp_path,
+        database_url=f"sqlite:///{tmp_path / 'stable.sqlite3'}",
+        universe=tmp_path / "universe.toml",
+    )
+    rt = build_runtime(settings)
+    with database.connection_context():
+        sync_candles(rt.universe, rt.plugins, until=date.today())
+        accounts.create_user("stable@example.com", "pro", lifetime=True)
+        key = accounts.rotate_key("stable@example.com")
+    yield rt, key
+    database.close()
+
+
+def test_constant_ratio_gives_nulls_not_errors(stable_runtime) -> None:  # type: ignore[no-untyped-def]
+    rt, key = stable_runtime
+    client = make_client(rt)
+    with client.client:
+        r = client.get("/api/v1/pair/USDC/USDT", key)  # validated against openapi.yaml
+        assert r.status_code == 200, r.text
+        body = r.json()
+        for name in NULL_WHEN_CONSTANT:
+            assert body["metrics"][name] is None, name
+        assert body["metrics"]["range_width"] == 0.0
+        assert body["metrics"]["adf_pvalue"] == 1.0
+        assert body["metrics"]["position"] == 0.5 and body["metrics"]["zone"] == "mid"
+        assert body["passes_filter"] is False and body["filter_reason"]
+        assert body["backtest"]["A"]["n_trades"] == 0
+        moving = client.get("/api/v1/pair/BTC/USDT", key)
+        assert moving.status_code == 200
+        assert all(moving.json()["metrics"][name] is not None for name in NULL_WHEN_CONSTANT)
+
+
+def test_constant_ratio_still_charts(stable_runtime) -> None:  # type: ignore[no-untyped-def]
+    rt, key = stable_runtime
+    client = make_client(rt)
+    with client.client:
+        r = client.get("/api/v1/pair/USDC/USDT/chart.png?size=phone", key)
+        assert r.status_code == 200, r.text
+        assert r.content.startswith(b"\x89PNG\r\n\x1a\n")
