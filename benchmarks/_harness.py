@@ -11,6 +11,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -79,45 +80,58 @@ def cpu_ms(pid: int) -> float:
 
 
 @contextmanager
-def live_server(url: str) -> Iterator[tuple[str, int]]:
+def server_process(
+    cmd: list[str], env: dict[str, str], probe: str, headers: dict[str, str] | None = None
+) -> Iterator[int]:
+    """Start a server, wait until ``probe`` answers, yield its pid; stop it afterwards.
+
+    Its output goes to a file, not a pipe: nobody reads it while the server runs, and a full
+    pipe would block the server the moment it logs.
+    """
     import httpx
 
+    with tempfile.TemporaryFile("a+") as output:
+        proc = subprocess.Popen(
+            cmd, env={**os.environ, **env}, stdout=output, stderr=subprocess.STDOUT, text=True
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if proc.poll() is not None:
+                    output.seek(0)
+                    raise RuntimeError(f"server exited early:\n{output.read()}")
+                try:
+                    httpx.get(probe, headers=headers or {}, timeout=2)
+                    break
+                except httpx.HTTPError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            yield proc.pid
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextmanager
+def live_server(url: str) -> Iterator[tuple[str, int]]:
+    """``pairscan serve`` (one uvicorn worker) on ``url``, limits raised so a benchmark
+    measures the service and not its 429s and 409s; yields (API base URL, pid)."""
     port = free_port()
     env = {
-        **os.environ,
         "DATABASE_URL": url,
         "PAIRSCAN_LOAD_PLUGINS": "",
         "PAIRSCAN_DAILY_LIMIT_PRO": "1000000",
         "PAIRSCAN_IN_FLIGHT_PRO": "64",
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pairscan", "serve", "--port", str(port), "--workers", "1"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    cmd = [sys.executable, "-m", "pairscan", "serve", "--port", str(port), "--workers", "1"]
     base = f"http://127.0.0.1:{port}/api/v1"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited:\n{proc.stdout.read() if proc.stdout else ''}")
-            try:
-                httpx.get(f"{base}/openapi.json", timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        yield base, proc.pid
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with server_process(cmd, env, f"{base}/openapi.json") as pid:
+        yield base, pid
 
 
 def sequential(

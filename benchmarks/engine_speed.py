@@ -4,9 +4,10 @@ Builds a panel of 4,950 pairs x 900 days of random (mean-reverting and random-wa
 times every built-in metric plus both 360-day accumulation legs on it in one process (BLAS
 limited to one thread, so "one process" means one core), then times pairscan-rmr's
 ``is_mean_reverting`` + ``current_signal`` + both ``walk_forward_backtest`` legs on a sample
-of pairs, checks that the two agree on that sample, and prints pairs/s, the ratio and the
-peak RSS. ``--processes 2`` also runs the panel split across two worker processes (the
-screen's chunked executor does the same).
+of pairs, checks that the two agree on that sample, and prints pairs/s, the ratio, the peak
+RSS and the engine time of one live snapshot (a panel of one pair). ``--processes 2`` also
+runs the panel split across two worker processes (the screen's chunked executor does the
+same).
 
     .venv/bin/python benchmarks/engine_speed.py [--pairs 4950] [--days 900] [--sample 20]
 """
@@ -22,6 +23,7 @@ import argparse
 import importlib.util
 import itertools
 import multiprocessing
+import statistics
 import sys
 import time
 import warnings
@@ -192,6 +194,17 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"peak RSS of this process: {rss_peak:.0f} MB (panel and imports {rss_before:.0f} MB; "
         "pairscan-rmr's runs and statsmodels included)"
+    )
+    one_pair = build_panel(1, args.days, args.seed)
+    snapshot_ms = []
+    for _ in range(50):
+        fresh = replace(one_pair, cache={})
+        t0 = time.perf_counter()
+        run_plugins(fresh)
+        snapshot_ms.append((time.perf_counter() - t0) * 1000)
+    print(
+        f"one /pair computation (a panel of one pair, every metric, both legs): "
+        f"median {statistics.median(snapshot_ms):.2f} ms of 50 (target <= 5 ms)"
     )
     spawn = multiprocessing.get_context("spawn")  # fresh workers: their RSS is their own
     with ProcessPoolExecutor(1, mp_context=spawn) as pool:

@@ -37,16 +37,15 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from _harness import free_port, prepare, server_process
 
 REPO = Path(__file__).resolve().parents[1]
 PAYLOADS_ENV = "PAIRSCAN_BENCH_PAYLOADS"
@@ -97,65 +96,6 @@ def bare_app():  # type: ignore[no-untyped-def]
 
 
 # --------------------------------------------------------------------------- servers
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_ready(proc: subprocess.Popen, url: str, headers: dict[str, str]) -> None:
-    import httpx
-
-    deadline = time.monotonic() + 60
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited early:\n{proc.stdout.read() if proc.stdout else ''}")
-        try:
-            httpx.get(url, headers=headers, timeout=2)
-            return
-        except httpx.HTTPError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
-@contextmanager
-def serve(
-    cmd: list[str], env: dict[str, str], probe: str, headers: dict[str, str]
-) -> Iterator[int]:
-    """Start a server (one uvicorn process: ``--workers 1`` serves in-process); yields its pid."""
-    proc = subprocess.Popen(
-        cmd, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
-        _wait_ready(proc, probe, headers)
-        yield proc.pid
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def prepare_demo_database(folder: Path) -> tuple[str, str]:
-    """A fresh demo database; returns (database URL, a Pro key)."""
-    os.environ["PAIRSCAN_LOAD_PLUGINS"] = ""
-    from pairscan.config import load_settings
-    from pairscan.db.connection import database
-    from pairscan.runtime import build_runtime
-    from pairscan.services.demo_setup import prepare_demo
-
-    url = f"sqlite:///{folder / 'pairscan.sqlite3'}"
-    rt = build_runtime(load_settings(data_dir=folder, database_url=url))
-    with database.connection_context():
-        setup = prepare_demo(rt)
-    database.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-    database.close()
-    return url, setup.pro_key
 
 
 # --------------------------------------------------------------------------- load generators
@@ -331,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="pairscan-load-"))
     try:
         print(f"preparing the demo database in {folder} ...", flush=True)
-        url, key = prepare_demo_database(folder)
+        url, key, _ = prepare(folder)
         headers = {"Authorization": f"Bearer {key}"}
         ids = operation_ids()
         py = sys.executable
@@ -354,7 +294,9 @@ def main(argv: list[str] | None = None) -> int:
             "--workers",
             "1",
         ]
-        with serve(pairscan_cmd, pairscan_env, f"{pairscan_base}/me", headers) as pairscan_pid:
+        with server_process(
+            pairscan_cmd, pairscan_env, f"{pairscan_base}/me", headers
+        ) as pairscan_pid:
             a, b = pick_pair(pairscan_base, headers)
             paths = {
                 "/pairs": "/pairs",
@@ -375,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
                 "--log-level", "warning", "--no-access-log",
             ]  # fmt: skip
             bare_env = {PAYLOADS_ENV: str(payload_file), "PYTHONPATH": str(REPO)}
-            with serve(bare_cmd, bare_env, f"{bare_base}/pairs", headers) as bare_pid:
+            with server_process(bare_cmd, bare_env, f"{bare_base}/pairs", headers) as bare_pid:
                 servers = (("pairscan", pairscan_base, pairscan_pid), ("bare", bare_base, bare_pid))
                 print(
                     f"load: {tool}, {args.connections} connections, {args.rounds} alternating "
