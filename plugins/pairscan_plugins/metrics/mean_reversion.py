@@ -31,7 +31,7 @@ _RS_MIN_LAG = 10
 _RS_MIN_POINTS = 4
 _RS_BLOCK = 512  # pairs per block of the transposed R/S: ~2 MB work buffers
 _BLOCK = 512  # pairs per block of the variance ratio
-_FEW_ROWS = 8  # up to this many pairs (a live snapshot), row-wise numpy beats the batch layout
+_FEW_ROWS = 8  # up to this many pairs (a live snapshot), add.accumulate beats row-by-row adds
 
 
 def _sum_in_order(a: np.ndarray) -> np.ndarray:
@@ -46,6 +46,16 @@ def _sum_in_order(a: np.ndarray) -> np.ndarray:
     return total
 
 
+def _at_least_two_rows(x: np.ndarray) -> np.ndarray:
+    """``x`` with its one row doubled, so that the days-first layout keeps a strided axis.
+
+    With one pair, the days-first array is contiguous along days and numpy then sums it
+    pairwise instead of in order: the last digits would depend on the panel's width, and a
+    live snapshot would disagree with the screen. Two identical rows take the batch path.
+    """
+    return np.repeat(x, 2, axis=0) if x.shape[0] == 1 else x
+
+
 def variance_ratio(y: np.ndarray, q: int = VR_LAGS) -> tuple[np.ndarray, np.ndarray]:
     """Debiased overlapping variance ratio at ``q`` and its robust two-sided p-value, per row.
 
@@ -58,7 +68,9 @@ def variance_ratio(y: np.ndarray, q: int = VR_LAGS) -> tuple[np.ndarray, np.ndar
     pvalue = np.empty(y.shape[0])
     for start in range(0, y.shape[0], _BLOCK):
         rows = slice(start, start + _BLOCK)
-        vr[rows], pvalue[rows] = _variance_ratio_block(y[rows], q)
+        block_vr, block_p = _variance_ratio_block(_at_least_two_rows(y[rows]), q)
+        n = min(_BLOCK, y.shape[0] - start)
+        vr[rows], pvalue[rows] = block_vr[:n], block_p[:n]
     return vr, pvalue
 
 
@@ -127,18 +139,34 @@ def hurst_rs(series: np.ndarray, max_lag: int = RS_MAX_LAG) -> np.ndarray:
     out = np.full(n_pairs, np.nan)
     constant = x.max(axis=1) == x.min(axis=1)
     careful = _has_run(x, min(lags) if lags else n) & ~constant
-    if n_pairs <= _FEW_ROWS:
-        careful = ~constant  # the reference's own arithmetic costs least for a few rows
     fast = ~careful & ~constant
     if not lags:
         return out
     if fast.any():
-        log_rs = _log_rs_transposed(x[fast], lags)
+        log_rs = _log_rs_transposed(_at_least_two_rows(x[fast]), lags)[: int(fast.sum())]
         if len(lags) >= _RS_MIN_POINTS:
-            out[fast] = np.polyfit(np.log(lags), log_rs.T, 1)[0]
+            out[fast] = _slopes(np.log(lags), log_rs)
     for i in np.flatnonzero(careful):
         out[i] = _hurst_rs_row(x[i], lags)
     return out
+
+
+def _slopes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least-squares slope of every row of ``y`` on ``x``, with sums over ``x`` in order.
+
+    ``np.polyfit`` fits many rows through one multi-column lstsq whose last digits depend
+    on how many rows it is given; element-wise sums give every row the same bits in any
+    panel (and agree with polyfit within ~1e-15).
+    """
+    centred = x - x.mean()
+    mean_y = y[:, 0].copy()
+    for j in range(1, x.size):
+        mean_y += y[:, j]
+    mean_y /= x.size
+    covariance = np.zeros(y.shape[0])
+    for j in range(x.size):
+        covariance += centred[j] * (y[:, j] - mean_y)
+    return covariance / float(centred @ centred)
 
 
 def _has_run(x: np.ndarray, length: int) -> np.ndarray:
