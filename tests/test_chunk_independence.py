@@ -40,6 +40,5 @@ def test_every_number_is_the_same_in_any_panel_width(width: int) -> None:
             expected = whole[name][start : start + width]
             nan_ok = values.dtype.kind == "f"
             assert np.array_equal(values, expected, equal_nan=nan_ok), (
-                f"{name} differs in a panel of {width} from rows {start}..: "
-                f"{values} != {expected}"
+                f"{name} differs in a panel of {width} from rows {start}..: {values} != {expected}"
             )

@@ -29,9 +29,13 @@ def _write_universe(folder) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(3)
     btc = 30000 * np.exp(np.cumsum(rng.normal(0, 0.03, DAYS)))
     for ticker, closes in (("USDC", np.ones(DAYS)), ("USDT", np.ones(DAYS)), ("BTC", btc)):
-        rows = "".join(f"{d.isoformat()},{float(c)!r},1000000\n" for d, c in zip(days, closes, strict=True))
+        rows = "".join(
+            f"{d.isoformat()},{float(c)!r},1000000\n" for d, c in zip(days, closes, strict=True)
+        )
         (prices / f"{ticker}.csv").write_text("date,close,volume\n" + rows, encoding="utf-8")
-    assets = "".join(f'[[asset]]\nticker = "{t}"\nsector = "dollars"\n\n' for t in ("USDC", "USDT", "BTC"))
+    assets = "".join(
+        f'[[asset]]\nticker = "{t}"\nsector = "dollars"\n\n' for t in ("USDC", "USDT", "BTC")
+    )
     (folder / "universe.toml").write_text(
         '[market]\nsource = "csv"\npath = "prices"\n\n' + assets, encoding="utf-8"
     )
