@@ -31,7 +31,7 @@ _RS_MIN_LAG = 10
 _RS_MIN_POINTS = 4
 _RS_BLOCK = 512  # pairs per block of the transposed R/S: ~2 MB work buffers
 _BLOCK = 512  # pairs per block of the variance ratio
-_FEW_ROWS = 8  # up to this many pairs (a live snapshot), add.accumulate beats row-by-row adds
+_FEW_ROWS = 8  # up to this many pairs (a live snapshot), whole-axis accumulations beat loops
 
 
 def _sum_in_order(a: np.ndarray) -> np.ndarray:
@@ -203,13 +203,18 @@ def _log_rs_transposed(x: np.ndarray, lags: list[int]) -> np.ndarray:
             chunks = days_first[:used].reshape(-1, lag, block.shape[0])
             dev = deviations[:used].reshape(chunks.shape)
             np.subtract(chunks, (chunks.sum(axis=1) / lag)[:, None, :], out=dev)
-            running = dev[:, 0].copy()
-            high = running.copy()
-            low = running.copy()
-            for k in range(1, lag):
-                running += dev[:, k]
-                np.maximum(high, running, out=high)
-                np.minimum(low, running, out=low)
+            if block.shape[0] <= _FEW_ROWS:
+                # cumsum is sequential, so these are the loop's sums; max and min are exact.
+                cumulative = np.cumsum(dev, axis=1)
+                high, low = cumulative.max(axis=1), cumulative.min(axis=1)
+            else:
+                running = dev[:, 0].copy()
+                high = running.copy()
+                low = running.copy()
+                for k in range(1, lag):
+                    running += dev[:, k]
+                    np.maximum(high, running, out=high)
+                    np.minimum(low, running, out=low)
             stds = np.sqrt(np.einsum("ckp,ckp->cp", dev, dev) / (lag - 1))
             out[start : start + block.shape[0], j] = np.log(((high - low) / stds).mean(axis=0))
     return out

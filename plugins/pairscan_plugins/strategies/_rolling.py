@@ -18,6 +18,8 @@ bit-identical to ``np.percentile(window, pct)``.
 
 from __future__ import annotations
 
+import bisect
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -106,32 +108,55 @@ def _row_percentiles(
     result: np.ndarray,
     result_mirror: np.ndarray | None,
 ) -> None:
-    """One row by partitioning every window: (len(pcts), windows) into ``result``.
+    """One row: (len(pcts), windows) into ``result`` (and the mirror's into ``result_mirror``).
 
     The order statistics are exact whatever the method, and the same ``lerp`` as numpy's
-    makes the values bit-identical to the pointer walk. The mirror reads the positions of the
-    row's own order statistics when it sorts strictly opposite (checked), else its own pass.
+    makes the values bit-identical to the pointer walk. The mirror maps the row's own order
+    statistics when it sorts strictly opposite (checked), else it gets its own pass.
     """
     neighbours = [percentile_neighbours(window, pct) for pct in pcts]
     ranks = sorted({k for lo, hi, _ in neighbours for k in (lo, hi)})
-    windows = np.lib.stride_tricks.sliding_window_view(values, window)
     if mirror is not None:
         ranks = sorted(set(ranks) | {window - 1 - k for k in ranks})
-    chosen = np.argpartition(windows, ranks, axis=1)[:, ranks]
-    starts = np.arange(windows.shape[0])[:, None]
-    picked = dict(zip(ranks, (values[chosen + starts]).T, strict=True))
+    stats = _window_order_stats(values, window, ranks)
+    picked = dict(zip(ranks, stats.T, strict=True))
     for i, (lo, hi, gamma) in enumerate(neighbours):
         lerp(picked[lo], picked[hi], gamma, out=result[i])
     if mirror is None or result_mirror is None:
         return
     order = np.argsort(values, kind="stable")
     if (np.diff(values[order]) > 0).all() and not (np.diff(mirror[order]) > 0).any():
-        from_row = dict(zip(ranks, (mirror[chosen + starts]).T, strict=True))
+        # Distinct values: each order statistic names one element, whose mirror is the
+        # mirror's order statistic of the opposite rank.
+        to_mirror = dict(zip(values.tolist(), mirror.tolist(), strict=True))
         for i, (lo, hi, gamma) in enumerate(neighbours):
             lo_m, hi_m = window - 1 - lo, window - 1 - hi
-            lerp(from_row[lo_m], from_row[hi_m], gamma, out=result_mirror[i])
+            lower = np.array([to_mirror[v] for v in picked[lo_m].tolist()])
+            upper = np.array([to_mirror[v] for v in picked[hi_m].tolist()])
+            lerp(lower, upper, gamma, out=result_mirror[i])
     else:
         _row_percentiles(mirror, window, pcts, None, result_mirror, None)
+
+
+def _window_order_stats(values: np.ndarray, window: int, ranks: list[int]) -> np.ndarray:
+    """The ``ranks``-th smallest value of every window of one row: (windows, len(ranks)).
+
+    A sorted list that loses one value and gains one a day (bisect): about 1.5 µs a day,
+    where partitioning every window costs 2 ms a row. Non-finite values (which do not sort)
+    take the partition.
+    """
+    if not np.isfinite(values).all():
+        windows = np.lib.stride_tricks.sliding_window_view(values, window)
+        return np.partition(windows, ranks, axis=1)[:, ranks]
+    row = values.tolist()
+    current = sorted(row[:window])
+    take = operator.itemgetter(*ranks)
+    picked = [take(current)]
+    for start in range(1, len(row) - window + 1):
+        del current[bisect.bisect_left(current, row[start - 1])]
+        bisect.insort(current, row[start + window - 1])
+        picked.append(take(current))
+    return np.array(picked, dtype=float).reshape(len(picked), len(ranks))
 
 
 def _chunk_percentiles(
