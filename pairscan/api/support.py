@@ -65,7 +65,7 @@ async def in_thread(fn: Callable[..., T], *args: Any, pool: str = "io") -> T:
 
     ``io``: short database work (key lookups, admission, reads); ``compute``: computations.
     """
-    return await _lane(pool).run(contextvars.copy_context().run, _in_connection, fn, *args)
+    return await _lane(pool).run(contextvars.copy_context().run, in_connection, fn, *args)
 
 
 async def run_compute(token_info: dict, work: Callable[[], T]) -> tuple[T, dict[str, str]]:
@@ -89,7 +89,8 @@ async def run_compute(token_info: dict, work: Callable[[], T]) -> tuple[T, dict[
     return result, headers
 
 
-def _in_connection(fn: Callable[..., T], *args: Any) -> T:
+def in_connection(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in this thread, inside its request connection."""
     with request_connection():
         return fn(*args)
 
