@@ -41,6 +41,18 @@ def prepare(folder: Path) -> tuple[str, str, list[tuple[str, str]]]:
     return url, setup.pro_key, pairs  # type: ignore[return-value]
 
 
+@contextmanager
+def demo_database(name: str) -> Iterator[tuple[Path, str, str, list[tuple[str, str]]]]:
+    """A demo database in a temporary folder for the benchmark ``name``; yields (folder, URL,
+    a Pro key, the pairs to time) and says how busy the machine is."""
+    with tempfile.TemporaryDirectory(prefix=f"pairscan-{name}-bench-") as tmp:
+        folder = Path(tmp)
+        print("preparing a demo database ...", flush=True)
+        url, key, pairs = prepare(folder)
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+        yield folder, url, key, pairs
+
+
 class Timings:
     """Wall-clock and process-CPU milliseconds of repeated calls."""
 

@@ -24,13 +24,11 @@ Timings depend on the machine's load: run it on a quiet machine.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import tempfile
 from functools import partial
 from pathlib import Path
 
-from _harness import Timings, hammer, live_server, prepare, sequential, summary
+from _harness import Timings, demo_database, hammer, live_server, sequential, summary
 
 TARGET_MS = 150.0
 SIZES = ("desktop", "phone")
@@ -114,11 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    with tempfile.TemporaryDirectory(prefix="pairscan-chart-bench-") as tmp:
-        folder = Path(tmp)
-        print("preparing a demo database ...", flush=True)
-        url, key, pairs = prepare(folder)
-        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    with demo_database("chart") as (folder, url, key, pairs):
         medians = in_process(url, folder, pairs, args.requests)
         failures = 0
         if not args.no_live:

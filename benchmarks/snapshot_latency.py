@@ -24,13 +24,11 @@ or any request did not answer 200. Timings depend on the machine's load.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import tempfile
 from functools import partial
 from pathlib import Path
 
-from _harness import Timings, hammer, live_server, prepare, sequential, summary
+from _harness import Timings, demo_database, hammer, live_server, sequential, summary
 
 ENGINE_TARGET_MS = 5.0
 END_TO_END_TARGET_MS = 25.0
@@ -103,11 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
 
-    with tempfile.TemporaryDirectory(prefix="pairscan-snapshot-bench-") as tmp:
-        folder = Path(tmp)
-        print("preparing a demo database ...", flush=True)
-        url, key, pairs = prepare(folder)
-        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    with demo_database("snapshot") as (folder, url, key, pairs):
         engine_ms = in_process(url, folder, pairs, args.requests)
         e2e_ms, failures = None, 0
         if not args.no_live:
