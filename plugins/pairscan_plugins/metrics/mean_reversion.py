@@ -143,7 +143,10 @@ def hurst_rs(series: np.ndarray, max_lag: int = RS_MAX_LAG) -> np.ndarray:
     if not lags:
         return out
     if fast.any():
-        log_rs = _log_rs_transposed(_at_least_two_rows(x[fast]), lags)[: int(fast.sum())]
+        if fast.sum() <= _FEW_ROWS:
+            log_rs = _log_rs_few(x[fast], lags)
+        else:
+            log_rs = _log_rs_transposed(x[fast], lags)
         if len(lags) >= _RS_MIN_POINTS:
             out[fast] = _slopes(np.log(lags), log_rs)
     for i in np.flatnonzero(careful):
@@ -203,20 +206,36 @@ def _log_rs_transposed(x: np.ndarray, lags: list[int]) -> np.ndarray:
             chunks = days_first[:used].reshape(-1, lag, block.shape[0])
             dev = deviations[:used].reshape(chunks.shape)
             np.subtract(chunks, (chunks.sum(axis=1) / lag)[:, None, :], out=dev)
-            if block.shape[0] <= _FEW_ROWS:
-                # cumsum is sequential, so these are the loop's sums; max and min are exact.
-                cumulative = np.cumsum(dev, axis=1)
-                high, low = cumulative.max(axis=1), cumulative.min(axis=1)
-            else:
-                running = dev[:, 0].copy()
-                high = running.copy()
-                low = running.copy()
-                for k in range(1, lag):
-                    running += dev[:, k]
-                    np.maximum(high, running, out=high)
-                    np.minimum(low, running, out=low)
+            running = dev[:, 0].copy()
+            high = running.copy()
+            low = running.copy()
+            for k in range(1, lag):
+                running += dev[:, k]
+                np.maximum(high, running, out=high)
+                np.minimum(low, running, out=low)
             stds = np.sqrt(np.einsum("ckp,ckp->cp", dev, dev) / (lag - 1))
             out[start : start + block.shape[0], j] = np.log(((high - low) / stds).mean(axis=0))
+    return out
+
+
+def _log_rs_few(x: np.ndarray, lags: list[int]) -> np.ndarray:
+    """:func:`_log_rs_transposed` for a few rows (a live snapshot), with the same bits.
+
+    Rows first, so each chunk is contiguous and one ``cumsum`` per quantity replaces the
+    per-position loop. ``cumsum`` adds in order, exactly like the days-first reductions
+    across pairs, so each sum is the batch path's to the bit (tests/test_chunk_independence.py
+    compares the two); max and min are exact in any order.
+    """
+    out = np.empty((x.shape[0], len(lags)))
+    n = x.shape[1]
+    for j, lag in enumerate(lags):
+        chunks = x[:, : (n // lag) * lag].reshape(x.shape[0], -1, lag)
+        dev = chunks - (np.cumsum(chunks, axis=2)[..., -1] / lag)[..., None]
+        cumulative = np.cumsum(dev, axis=2)
+        spread = cumulative.max(axis=2) - cumulative.min(axis=2)
+        stds = np.sqrt(np.cumsum(dev * dev, axis=2)[..., -1] / (lag - 1))
+        ratios = spread / stds
+        out[:, j] = np.log(np.cumsum(ratios, axis=1)[:, -1] / ratios.shape[1])
     return out
 
 
