@@ -37,23 +37,10 @@ BT_DAYS = 360
 
 def engine_once(rt, a: str, b: str) -> None:  # type: ignore[no-untyped-def]
     """The engine part of a snapshot: panel, metrics, filter, both legs (no I/O)."""
-    import numpy as np
-
-    from pairscan.engine.evaluate import FilterRules, compute_metrics, filter_reasons, run_legs
-    from pairscan.engine.panels import panel_of
-    from pairscan.services.snapshot import resolve_pair
+    from pairscan.services.snapshot import evaluate_pair, resolve_pair
 
     _, _, pair = resolve_pair(rt, a, b)
-    window = rt.settings.window_days
-    panel = panel_of([pair], min(pair.n_days, window + BT_DAYS), window)
-    metrics = compute_metrics(rt.plugins, panel)
-    filter_reasons(
-        metrics.values,
-        np.array([pair.n_days]),
-        np.array([False]),
-        FilterRules(min_history_days=rt.settings.min_history_days),
-    )
-    run_legs(rt.plugins.strategies.get(rt.settings.strategy), panel, BT_DAYS)
+    evaluate_pair(rt, pair, depegged=False, bt=BT_DAYS)
 
 
 def in_process(url: str, folder: Path, pairs: list[tuple[str, str]], repeat: int) -> float:

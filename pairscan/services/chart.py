@@ -24,9 +24,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from pairscan.engine.evaluate import compute_metrics, run_legs
-from pairscan.engine.panels import panel_of
 from pairscan.runtime import Runtime
-from pairscan.services.snapshot import resolve_pair
+from pairscan.services.snapshot import resolve_pair, snapshot_panel
 from pairscan.types import BacktestBatch, ChartData, PairPanel, Trade
 
 log = logging.getLogger(__name__)
@@ -52,7 +51,7 @@ def chart_data(rt: Runtime, a: str, b: str, bt: int) -> ChartData:
     """Everything the renderer draws for one pair, from the snapshot's computation."""
     asset_a, asset_b, pair = resolve_pair(rt, a, b)
     settings = rt.settings
-    panel = panel_of([pair], min(pair.n_days, settings.window_days + bt), settings.window_days)
+    panel = snapshot_panel(rt, pair, bt)
     legs = run_legs(rt.plugins.strategies.get(settings.strategy), panel, bt, with_trades=True)
     start = panel.n_days - int(legs["A"].history_days[0])
     r = panel.log_ratio[0]

@@ -3,6 +3,7 @@ as the screen (metrics, filter, both backtest legs) plus each leg's peg status."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
@@ -13,7 +14,7 @@ from pairscan.engine.panels import AlignedPair, align, panel_of
 from pairscan.errors import BadRequest, NotFound
 from pairscan.runtime import Runtime
 from pairscan.services.peg_status import depegged_tickers, peg_status
-from pairscan.types import Asset, BacktestBatch
+from pairscan.types import Asset, BacktestBatch, PairPanel
 from pairscan.universe import pair_sector
 
 # Shown as null when the pair has less than a full window of history (DESIGN §3).
@@ -46,24 +47,48 @@ def _resolve(rt: Runtime, ticker: str) -> Asset:
     return asset
 
 
-def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict:
-    asset_a, asset_b, pair = resolve_pair(rt, a, b)
+def snapshot_panel(rt: Runtime, pair: AlignedPair, bt: int) -> PairPanel:
+    """The pair as a panel of one: the band window plus the ``bt`` backtest days."""
+    window = rt.settings.window_days
+    return panel_of([pair], min(pair.n_days, window + bt), window)
+
+
+@dataclass(frozen=True)
+class PairEvaluation:
+    """The engine's verdict on one pair: JSON-ready metrics, filter reason, both legs."""
+
+    metrics: dict[str, object]
+    filter_reason: str
+    legs: dict[str, BacktestBatch]
+
+
+def evaluate_pair(rt: Runtime, pair: AlignedPair, *, depegged: bool, bt: int) -> PairEvaluation:
+    """Metrics, filter and both backtest legs of one pair, as the screen computes them."""
     settings = rt.settings
-    panel = panel_of([pair], min(pair.n_days, settings.window_days + bt), settings.window_days)
+    panel = snapshot_panel(rt, pair, bt)
     metrics = compute_metrics(rt.plugins, panel)
     row = metrics.row(0)
     if not bool(panel.has_full_window[0]):
         for name in NULL_ON_SHORT_HISTORY:
             if name in row:
                 row[name] = None
-    depegged = depegged_tickers()
     reason = filter_reasons(
         metrics.values,
         np.array([pair.n_days]),
-        np.array([asset_a.ticker in depegged or asset_b.ticker in depegged]),
+        np.array([depegged]),
         FilterRules(min_history_days=settings.min_history_days),
     )[0]
     legs = run_legs(rt.plugins.strategies.get(settings.strategy), panel, bt)
+    return PairEvaluation(row, reason, legs)
+
+
+def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict:
+    asset_a, asset_b, pair = resolve_pair(rt, a, b)
+    depegged = depegged_tickers()
+    evaluation = evaluate_pair(
+        rt, pair, depegged=asset_a.ticker in depegged or asset_b.ticker in depegged, bt=bt
+    )
+    legs = evaluation.legs
     return {
         "pair": f"{asset_a.ticker}/{asset_b.ticker}",
         "base_a": asset_a.ticker,
@@ -73,9 +98,9 @@ def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict:
         "sector": pair_sector(asset_a, asset_b),
         "data_time": clock.iso(_day_start(pair.dates[-1])),
         "generated_at": clock.iso(clock.now()),
-        "passes_filter": reason == "",
-        "filter_reason": reason,
-        "metrics": row,
+        "passes_filter": evaluation.filter_reason == "",
+        "filter_reason": evaluation.filter_reason,
+        "metrics": evaluation.metrics,
         "backtest": {
             "history_days": int(legs["A"].history_days[0]),
             "A": snapshot_leg(legs["A"], asset_a.ticker),

@@ -68,9 +68,9 @@ def variance_ratio(y: np.ndarray, q: int = VR_LAGS) -> tuple[np.ndarray, np.ndar
     pvalue = np.empty(y.shape[0])
     for start in range(0, y.shape[0], _BLOCK):
         rows = slice(start, start + _BLOCK)
-        block_vr, block_p = _variance_ratio_block(_at_least_two_rows(y[rows]), q)
-        n = min(_BLOCK, y.shape[0] - start)
-        vr[rows], pvalue[rows] = block_vr[:n], block_p[:n]
+        block = y[rows]
+        block_vr, block_p = _variance_ratio_block(_at_least_two_rows(block), q)
+        vr[rows], pvalue[rows] = block_vr[: len(block)], block_p[: len(block)]
     return vr, pvalue
 
 

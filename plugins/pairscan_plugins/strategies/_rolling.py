@@ -26,8 +26,8 @@ import numpy as np
 
 # Rows per chunk: bounds the sorted copies and the pointer history (~40 MB at 1024 x 900).
 _CHUNK = 1024
-# Up to this many rows (a live snapshot is one), a partition of every window costs less than
-# the pointer walk's fixed per-day overhead: about 2 ms against 10 ms for one row of 900 days.
+# Up to this many rows (a live snapshot is one), a sorted list per row costs less than the
+# pointer walk's fixed per-day overhead: about 0.6 ms against 10 ms for one row of 900 days.
 _FEW_ROWS = 2
 
 
