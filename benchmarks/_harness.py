@@ -1,4 +1,4 @@
-"""What the latency benchmarks share: a demo database, a live ``pairscan serve``, timers.
+"""What the latency benchmarks share: a demo database, a live ``pairscreen serve``, timers.
 
 Imported by the scripts beside it (run them from the checkout: ``.venv/bin/python
 benchmarks/<script>.py``; Python puts this folder on ``sys.path``).
@@ -23,14 +23,14 @@ def prepare(folder: Path) -> tuple[str, str, list[tuple[str, str]]]:
     """A demo database; returns its URL, a Pro key and the pairs to chart."""
     import json
 
-    os.environ["PAIRSCAN_LOAD_PLUGINS"] = ""
-    from pairscan.config import load_settings
-    from pairscan.db.connection import database
-    from pairscan.runtime import build_runtime
-    from pairscan.services.demo_setup import prepare_demo
-    from pairscan.services.screening import latest_screen_json
+    os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
+    from pairscreen.config import load_settings
+    from pairscreen.db.connection import database
+    from pairscreen.runtime import build_runtime
+    from pairscreen.demo import prepare_demo
+    from pairscreen.screening.screen import latest_screen_json
 
-    url = f"sqlite:///{folder / 'pairscan.sqlite3'}"
+    url = f"sqlite:///{folder / 'pairscreen.sqlite3'}"
     rt = build_runtime(load_settings(data_dir=folder, database_url=url))
     with database.connection_context():
         setup = prepare_demo(rt)
@@ -45,7 +45,7 @@ def prepare(folder: Path) -> tuple[str, str, list[tuple[str, str]]]:
 def demo_database(name: str) -> Iterator[tuple[Path, str, str, list[tuple[str, str]]]]:
     """A demo database in a temporary folder for the benchmark ``name``; yields (folder, URL,
     a Pro key, the pairs to time) and says how busy the machine is."""
-    with tempfile.TemporaryDirectory(prefix=f"pairscan-{name}-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"pairscreen-{name}-bench-") as tmp:
         folder = Path(tmp)
         print("preparing a demo database ...", flush=True)
         url, key, pairs = prepare(folder)
@@ -131,16 +131,16 @@ def server_process(
 
 @contextmanager
 def live_server(url: str) -> Iterator[tuple[str, int]]:
-    """``pairscan serve`` (one uvicorn worker) on ``url``, limits raised so a benchmark
+    """``pairscreen serve`` (one uvicorn worker) on ``url``, limits raised so a benchmark
     measures the service and not its 429s and 409s; yields (API base URL, pid)."""
     port = free_port()
     env = {
         "DATABASE_URL": url,
-        "PAIRSCAN_LOAD_PLUGINS": "",
-        "PAIRSCAN_DAILY_LIMIT_PRO": "1000000",
-        "PAIRSCAN_IN_FLIGHT_PRO": "64",
+        "PAIRSCREEN_LOAD_PLUGINS": "",
+        "PAIRSCREEN_DAILY_LIMIT_PRO": "1000000",
+        "PAIRSCREEN_IN_FLIGHT_PRO": "64",
     }
-    cmd = [sys.executable, "-m", "pairscan", "serve", "--port", str(port), "--workers", "1"]
+    cmd = [sys.executable, "-m", "pairscreen", "serve", "--port", str(port), "--workers", "1"]
     base = f"http://127.0.0.1:{port}/api/v1"
     with server_process(cmd, env, f"{base}/openapi.json") as pid:
         yield base, pid

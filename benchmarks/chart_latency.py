@@ -5,12 +5,12 @@
 What it does:
 
 1. prepares a fresh demo database in a temporary folder (synthetic demo market, accounts,
-   the first screen), as ``pairscan demo`` does, and picks pairs: ETH/BTC and the top
+   the first screen), as ``pairscreen demo`` does, and picks pairs: ETH/BTC and the top
    survivors of the screen;
 2. in-process, per size (desktop 1280x720, phone 720x480): the median time of the chart
    service's computation (resolve the pair, metrics, both legs with trades, rolling bands),
    of the renderer alone, and of the whole ``chart_png``;
-3. unless ``--no-live``: starts ``pairscan serve`` (one uvicorn worker, the Pro daily and
+3. unless ``--no-live``: starts ``pairscreen serve`` (one uvicorn worker, the Pro daily and
    in-flight limits raised so the run measures the service and not its 429s and 409s) on
    that database and times ``GET /pair/{a}/{b}/chart.png`` over HTTP from one client
    (requests one after another) and from four concurrent clients, per size; prints the
@@ -37,11 +37,11 @@ SIZES = ("desktop", "phone")
 def in_process(
     url: str, folder: Path, pairs: list[tuple[str, str]], repeat: int
 ) -> dict[str, float]:
-    from pairscan.config import load_settings
-    from pairscan.db.connection import database
-    from pairscan.runtime import build_runtime
-    from pairscan.services.chart import SIZES as PIXELS
-    from pairscan.services.chart import chart_data, chart_png
+    from pairscreen.config import load_settings
+    from pairscreen.db.connection import database
+    from pairscreen.runtime import build_runtime
+    from pairscreen.screening.chart import SIZES as PIXELS
+    from pairscreen.screening.chart import chart_data, chart_png
 
     rt = build_runtime(load_settings(data_dir=folder, database_url=url), migrate=False)
     renderer = rt.plugins.chart_renderers.get(rt.settings.chart_renderer)
@@ -76,7 +76,7 @@ def end_to_end(
     headers = {"Authorization": f"Bearer {key}"}
     failures = 0
     medians: dict[str, float] = {}
-    print(f"end-to-end, pairscan serve (1 worker) at {base}, bt=360:")
+    print(f"end-to-end, pairscreen serve (1 worker) at {base}, bt=360:")
     with httpx.Client(headers=headers, timeout=60) as client:
         # The JSON snapshot runs behind the same guard (slot, quota): the floor under a chart.
         paths = [f"{base}/pair/{a}/{b}" for a, b in pairs]

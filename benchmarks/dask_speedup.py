@@ -38,14 +38,14 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-os.environ.setdefault("PAIRSCAN_LOAD_PLUGINS", "")  # built-in plugins only, on every worker too
+os.environ.setdefault("PAIRSCREEN_LOAD_PLUGINS", "")  # built-in plugins only, on every worker too
 
-from pairscan import clock  # noqa: E402
-from pairscan.config import load_settings  # noqa: E402
-from pairscan.db.connection import database  # noqa: E402
-from pairscan.runtime import Runtime, build_runtime  # noqa: E402
-from pairscan.services.market_data import sync_candles  # noqa: E402
-from pairscan.services.screening import compute_screen  # noqa: E402
+from pairscreen import clock  # noqa: E402
+from pairscreen.config import load_settings  # noqa: E402
+from pairscreen.db.connection import database  # noqa: E402
+from pairscreen.runtime import Runtime, build_runtime  # noqa: E402
+from pairscreen.market.sync import sync_candles  # noqa: E402
+from pairscreen.screening.screen import compute_screen  # noqa: E402
 
 DAYS = 1100
 
@@ -113,7 +113,7 @@ def main() -> None:
     except ImportError:
         sys.exit("this benchmark needs the dask extra: pip install -e '.[dask]'")
 
-    with tempfile.TemporaryDirectory(prefix="pairscan-dask-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="pairscreen-dask-bench-") as tmp:
         folder = Path(tmp)
         universe = write_universe(folder, args.assets)
         settings = load_settings(

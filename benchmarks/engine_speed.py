@@ -37,19 +37,19 @@ ROOT = Path(__file__).resolve().parents[1]
 for path in (ROOT, ROOT / "plugins"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
-if importlib.util.find_spec("pairscan_plugins") is None:
-    raise SystemExit("run from a pairscan checkout")
+if importlib.util.find_spec("pairscreen_plugins") is None:
+    raise SystemExit("run from a pairscreen checkout")
 
-from pairscan_plugins.metrics import bands, mean_reversion, range_stats, volume  # noqa: E402
-from pairscan_plugins.strategies import accumulation  # noqa: E402
+from pairscreen_plugins.metrics import bands, mean_reversion, range_stats, volume  # noqa: E402
+from pairscreen_plugins.strategies import accumulation  # noqa: E402
 
-from pairscan import PairPanel  # noqa: E402
+from pairscreen import PairPanel  # noqa: E402
 
 BT_DAYS = 360
 METRICS = [
     m
     for mod in (bands, mean_reversion, range_stats, volume)
-    for m in mod.pairscan_register_metrics()
+    for m in mod.pairscreen_register_metrics()
 ]
 STRATEGY = accumulation.AccumulationStrategy()
 

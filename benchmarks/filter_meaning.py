@@ -23,12 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 for path in (ROOT, ROOT / "plugins"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
-if importlib.util.find_spec("pairscan_plugins") is None:
-    raise SystemExit("run from a pairscan checkout")
+if importlib.util.find_spec("pairscreen_plugins") is None:
+    raise SystemExit("run from a pairscreen checkout")
 
-from pairscan_plugins.metrics import mean_reversion, range_stats  # noqa: E402
+from pairscreen_plugins.metrics import mean_reversion, range_stats  # noqa: E402
 
-from pairscan import PairPanel  # noqa: E402
+from pairscreen import PairPanel  # noqa: E402
 
 N_DAYS = 541  # a full 540-day window W (and H) ending today
 Generator = Callable[[np.random.Generator, int], np.ndarray]
@@ -82,7 +82,7 @@ def evaluate(kind: Generator, pairs: int, rng: np.random.Generator) -> dict[str,
     p = panel_of(np.stack([kind(rng, N_DAYS) for _ in range(pairs)]), rng)
     values: dict[str, np.ndarray] = {}
     for module in (mean_reversion, range_stats):
-        for metric in module.pairscan_register_metrics():
+        for metric in module.pairscreen_register_metrics():
             values.update(metric.compute(p))
     hurst_ok = values["hurst"] < 0.5
     adf_ok = values["adf_pvalue"] < 0.7

@@ -1,4 +1,4 @@
-"""Load run on loopback: pairscan versus a bare connexion app, side by side in one run.
+"""Load run on loopback: pairscreen versus a bare connexion app, side by side in one run.
 
     .venv/bin/python benchmarks/load.py [--duration 5] [--rounds 3] [--connections 32]
                                         [--tool auto|wrk|python] [--only /pairs,...] [--check]
@@ -6,9 +6,9 @@
 What it does:
 
 1. prepares a fresh demo database in a temporary folder (synthetic demo market, one Pro
-   account, the first screen), exactly as ``pairscan demo`` does;
-2. starts ``pairscan serve`` on it (one uvicorn worker, the daily and in-flight limits raised
-   through ``PAIRSCAN_DAILY_LIMIT_PRO`` / ``PAIRSCAN_IN_FLIGHT_PRO`` so that the load measures
+   account, the first screen), exactly as ``pairscreen demo`` does;
+2. starts ``pairscreen serve`` on it (one uvicorn worker, the daily and in-flight limits raised
+   through ``PAIRSCREEN_DAILY_LIMIT_PRO`` / ``PAIRSCREEN_IN_FLIGHT_PRO`` so that the load measures
    the service, not its 429s and 409s), and records the bodies of ``/screen/latest``,
    ``/pairs`` and ``/pair/{a}/{b}``;
 3. starts a *bare* connexion ``AsyncApp`` on the same ``openapi.yaml`` (same validation,
@@ -18,7 +18,7 @@ What it does:
    else an asyncio + httpx generator), same connections and duration, alternating the two
    servers for a few rounds (medians, so a busy machine hurts both alike), and prints
    throughput, p50 / p99 latency and the server's CPU time per request side by side, with
-   pairscan's share of the bare app's throughput. Target: >= 80 % on the cached endpoints
+   pairscreen's share of the bare app's throughput. Target: >= 80 % on the cached endpoints
    (``/pairs``, ``/screen/latest``).
 
 The Python generator is slower than either server on two cores (it measures itself more
@@ -48,7 +48,7 @@ from pathlib import Path
 from _harness import free_port, prepare, server_process
 
 REPO = Path(__file__).resolve().parents[1]
-PAYLOADS_ENV = "PAIRSCAN_BENCH_PAYLOADS"
+PAYLOADS_ENV = "PAIRSCREEN_BENCH_PAYLOADS"
 CACHED = ("/pairs", "/screen/latest")
 TARGET = 0.80
 
@@ -62,10 +62,10 @@ def _bare_bearer(token: str) -> dict:
 
 
 def bare_app():  # type: ignore[no-untyped-def]
-    """A minimal connexion AsyncApp on pairscan's spec, answering with recorded bodies.
+    """A minimal connexion AsyncApp on pairscreen's spec, answering with recorded bodies.
 
     Factory for uvicorn (``--factory load:bare_app``); the bodies come from the JSON file
-    named by ``PAIRSCAN_BENCH_PAYLOADS`` (operationId -> body text).
+    named by ``PAIRSCREEN_BENCH_PAYLOADS`` (operationId -> body text).
     """
     import connexion
     import yaml
@@ -209,7 +209,7 @@ def pick_pair(base: str, headers: dict[str, str]) -> tuple[str, str]:
 
 
 def record_payloads(base: str, headers: dict[str, str], paths: dict[str, str]) -> dict[str, str]:
-    """operationId -> body, read from pairscan itself so both servers send the same bytes."""
+    """operationId -> body, read from pairscreen itself so both servers send the same bytes."""
     import httpx
 
     out = {}
@@ -268,36 +268,36 @@ def main(argv: list[str] | None = None) -> int:
         tool = "wrk" if shutil.which("wrk") else "python"
     load = run_wrk if tool == "wrk" else run_python
 
-    folder = Path(tempfile.mkdtemp(prefix="pairscan-load-"))
+    folder = Path(tempfile.mkdtemp(prefix="pairscreen-load-"))
     try:
         print(f"preparing the demo database in {folder} ...", flush=True)
         url, key, _ = prepare(folder)
         headers = {"Authorization": f"Bearer {key}"}
         ids = operation_ids()
         py = sys.executable
-        pairscan_port, bare_port = free_port(), free_port()
-        pairscan_base = f"http://127.0.0.1:{pairscan_port}/api/v1"
+        pairscreen_port, bare_port = free_port(), free_port()
+        pairscreen_base = f"http://127.0.0.1:{pairscreen_port}/api/v1"
         bare_base = f"http://127.0.0.1:{bare_port}/api/v1"
-        pairscan_env = {
+        pairscreen_env = {
             "DATABASE_URL": url,
-            "PAIRSCAN_LOAD_PLUGINS": "",
-            "PAIRSCAN_DAILY_LIMIT_PRO": str(10**9),
-            "PAIRSCAN_IN_FLIGHT_PRO": str(max(64, 2 * args.connections)),
+            "PAIRSCREEN_LOAD_PLUGINS": "",
+            "PAIRSCREEN_DAILY_LIMIT_PRO": str(10**9),
+            "PAIRSCREEN_IN_FLIGHT_PRO": str(max(64, 2 * args.connections)),
         }
-        pairscan_cmd = [
+        pairscreen_cmd = [
             py,
             "-m",
-            "pairscan",
+            "pairscreen",
             "serve",
             "--port",
-            str(pairscan_port),
+            str(pairscreen_port),
             "--workers",
             "1",
         ]
         with server_process(
-            pairscan_cmd, pairscan_env, f"{pairscan_base}/me", headers
-        ) as pairscan_pid:
-            a, b = pick_pair(pairscan_base, headers)
+            pairscreen_cmd, pairscreen_env, f"{pairscreen_base}/me", headers
+        ) as pairscreen_pid:
+            a, b = pick_pair(pairscreen_base, headers)
             paths = {
                 "/pairs": "/pairs",
                 "/screen/latest": "/screen/latest",
@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.only:
                 paths = {t: c for t, c in paths.items() if t in args.only.split(",")}
             recorded = record_payloads(
-                pairscan_base, headers, {ids[p]: c for p, c in paths.items()}
+                pairscreen_base, headers, {ids[p]: c for p, c in paths.items()}
             )
             payload_file = folder / "payloads.json"
             payload_file.write_text(json.dumps(recorded))
@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             ]  # fmt: skip
             bare_env = {PAYLOADS_ENV: str(payload_file), "PYTHONPATH": str(REPO)}
             with server_process(bare_cmd, bare_env, f"{bare_base}/pairs", headers) as bare_pid:
-                servers = (("pairscan", pairscan_base, pairscan_pid), ("bare", bare_base, bare_pid))
+                servers = (("pairscreen", pairscreen_base, pairscreen_pid), ("bare", bare_base, bare_pid))
                 print(
                     f"load: {tool}, {args.connections} connections, {args.rounds} alternating "
                     f"rounds of {args.duration:g} s per server and endpoint (medians), "
@@ -345,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                                 )
                             )
                     rows.append(
-                        (template, median_result(runs["pairscan"]), median_result(runs["bare"]))
+                        (template, median_result(runs["pairscreen"]), median_result(runs["bare"]))
                     )
         return report(rows, args.check)
     finally:
@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(rows: list[tuple[str, Result, Result]], check: bool) -> int:
     head = (
-        f"{'endpoint':<16} | {'pairscan req/s':>14} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'endpoint':<16} | {'pairscreen req/s':>14} {'p50 ms':>7} {'p99 ms':>7} "
         f"{'CPU us/req':>10} | "
         f"{'bare req/s':>10} {'p50 ms':>7} {'p99 ms':>7} {'CPU us/req':>10} | {'share':>6}  verdict"
     )
@@ -369,7 +369,7 @@ def report(rows: list[tuple[str, Result, Result]], check: bool) -> int:
         else:
             verdict = "compute (no target)"
         if ours.non_200 or bare.non_200:
-            verdict += f"  non-200: pairscan {ours.non_200}, bare {bare.non_200}"
+            verdict += f"  non-200: pairscreen {ours.non_200}, bare {bare.non_200}"
             failed = True
         print(
             f"{template:<16} | {ours.rps:>14.0f} {ours.p50_ms:>7.2f} {ours.p99_ms:>7.2f} "
@@ -378,7 +378,7 @@ def report(rows: list[tuple[str, Result, Result]], check: bool) -> int:
             f"{share:>6.0%}  {verdict}"
         )
     print(
-        "share: pairscan's throughput / the bare app's (target >= 80 % on the cached endpoints); "
+        "share: pairscreen's throughput / the bare app's (target >= 80 % on the cached endpoints); "
         "CPU us/req: server CPU time per request, steadier than req/s on a busy machine"
     )
     return 1 if (check and failed) else 0

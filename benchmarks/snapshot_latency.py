@@ -5,13 +5,13 @@
 What it does:
 
 1. prepares a fresh demo database in a temporary folder (synthetic demo market, accounts,
-   the first screen), as ``pairscan demo`` does, and picks pairs: ETH/BTC and the top
+   the first screen), as ``pairscreen demo`` does, and picks pairs: ETH/BTC and the top
    survivors of the screen;
 2. in-process: the median engine time of one snapshot (the pair's panel, every metric, the
    filter, both backtest legs: what DESIGN §6 calls engine time, target <= 5 ms) and of the
    whole ``compute_snapshot`` (pair resolution from the in-memory candles and peg status
    included);
-3. unless ``--no-live``: starts ``pairscan serve`` (one uvicorn worker, the Pro daily and
+3. unless ``--no-live``: starts ``pairscreen serve`` (one uvicorn worker, the Pro daily and
    in-flight limits raised so the run measures the service and not its 429s and 409s) on
    that database and times ``GET /pair/{a}/{b}`` over HTTP with 1 client (requests one
    after another) and with 8 concurrent clients; prints median, p90 and throughput.
@@ -37,17 +37,17 @@ BT_DAYS = 360
 
 def engine_once(rt, a: str, b: str) -> None:  # type: ignore[no-untyped-def]
     """The engine part of a snapshot: panel, metrics, filter, both legs (no I/O)."""
-    from pairscan.services.snapshot import evaluate_pair, resolve_pair
+    from pairscreen.screening.snapshot import evaluate_pair, resolve_pair
 
     _, _, pair = resolve_pair(rt, a, b)
     evaluate_pair(rt, pair, depegged=False, bt=BT_DAYS)
 
 
 def in_process(url: str, folder: Path, pairs: list[tuple[str, str]], repeat: int) -> float:
-    from pairscan.config import load_settings
-    from pairscan.db.connection import database
-    from pairscan.runtime import build_runtime
-    from pairscan.services.snapshot import compute_snapshot
+    from pairscreen.config import load_settings
+    from pairscreen.db.connection import database
+    from pairscreen.runtime import build_runtime
+    from pairscreen.screening.snapshot import compute_snapshot
 
     rt = build_runtime(load_settings(data_dir=folder, database_url=url), migrate=False)
     names = ", ".join(f"{a}/{b}" for a, b in pairs)
@@ -71,7 +71,7 @@ def end_to_end(
 
     headers = {"Authorization": f"Bearer {key}"}
     paths = [f"{base}/pair/{a}/{b}?bt={BT_DAYS}" for a, b in pairs]
-    print(f"end-to-end, pairscan serve (1 worker) at {base}:")
+    print(f"end-to-end, pairscreen serve (1 worker) at {base}:")
     with httpx.Client(headers=headers, timeout=60) as client:
         ms, cpu, failures = sequential(client, pid, paths, repeat, "application/json")
     print(f"  1 client   {summary(ms)}   server CPU {cpu:5.1f} ms/request")

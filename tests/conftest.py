@@ -2,7 +2,7 @@
 
 The demo market is synced and screened once per session into a template database; each test
 gets its own copy of it. On SQLite (the default) that is a copy of the template file; with
-``PAIRSCAN_TEST_DATABASE_URL=postgresql://…`` set, the template is a PostgreSQL database
+``PAIRSCREEN_TEST_DATABASE_URL=postgresql://…`` set, the template is a PostgreSQL database
 and each test gets ``CREATE DATABASE … TEMPLATE`` of it, dropped after the test. Every HTTP
 response is checked against ``openapi.yaml``.
 """
@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 # Installed third-party plugins never leak into the tests' world.
-os.environ["PAIRSCAN_LOAD_PLUGINS"] = ""
+os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
 
-from pairscan import clock  # noqa: E402
-from pairscan.config import load_settings  # noqa: E402
-from pairscan.db.connection import database, init_database  # noqa: E402
-from pairscan.runtime import Runtime, build_runtime  # noqa: E402
+from pairscreen import clock  # noqa: E402
+from pairscreen.config import load_settings  # noqa: E402
+from pairscreen.db.connection import database, init_database  # noqa: E402
+from pairscreen.runtime import Runtime, build_runtime  # noqa: E402
 from tests.support.contract import Contract  # noqa: E402
 from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases  # noqa: E402
 
@@ -38,8 +38,8 @@ def _checkpoint_and_close() -> None:
 
 def _fill_with_demo_data(folder: Path, url: str) -> None:
     """Sync the demo market into the database at ``url`` and publish one screen."""
-    from pairscan.services.market_data import sync_candles
-    from pairscan.services.screening import run_screen
+    from pairscreen.market.sync import sync_candles
+    from pairscreen.screening.screen import run_screen
 
     settings = load_settings(data_dir=folder, database_url=url)
     rt = build_runtime(settings)
@@ -51,7 +51,7 @@ def _fill_with_demo_data(folder: Path, url: str) -> None:
 def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An SQLite database with the demo market synced and one screen published."""
     folder = tmp_path_factory.mktemp("template")
-    path = folder / "pairscan.sqlite3"
+    path = folder / "pairscreen.sqlite3"
     _fill_with_demo_data(folder, f"sqlite:///{path}")
     _checkpoint_and_close()
     return path
@@ -59,9 +59,9 @@ def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresDatabases]:
-    """This session's databases on the server at ``PAIRSCAN_TEST_DATABASE_URL``."""
+    """This session's databases on the server at ``PAIRSCREEN_TEST_DATABASE_URL``."""
     if not TEST_DATABASE_URL:
-        pytest.skip("PostgreSQL only: set PAIRSCAN_TEST_DATABASE_URL=postgresql://…")
+        pytest.skip("PostgreSQL only: set PAIRSCREEN_TEST_DATABASE_URL=postgresql://…")
     servers = PostgresDatabases(TEST_DATABASE_URL)
     servers.drop_orphans()
     try:
@@ -82,7 +82,7 @@ def postgres_template(postgres: PostgresDatabases, tmp_path_factory: pytest.Temp
 
 @pytest.fixture()
 def db_path(tmp_path: Path, demo_template: Path) -> Path:
-    path = tmp_path / "pairscan.sqlite3"
+    path = tmp_path / "pairscreen.sqlite3"
     shutil.copy(demo_template, path)
     return path
 
@@ -156,7 +156,7 @@ class ContractClient:
 
 
 def make_client(rt: Runtime) -> ContractClient:
-    from pairscan.app import create_app
+    from pairscreen.app import create_app
 
     app = create_app(rt, validate_responses=True)
     return ContractClient(app.test_client())
@@ -179,7 +179,7 @@ class Keys:
 
 @pytest.fixture()
 def keys(runtime: Runtime) -> Keys:
-    from pairscan.services import accounts
+    from pairscreen.access import accounts
 
     with database.connection_context():
         year = clock.now() + timedelta(days=365)

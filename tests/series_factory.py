@@ -22,10 +22,10 @@ import numpy as np
 # The built-in plugins live in the source root ``plugins/`` (pyproject maps it as a package
 # root); from an uninstalled checkout, make it importable the same way.
 _ROOT = Path(__file__).resolve().parents[1]
-if importlib.util.find_spec("pairscan_plugins") is None:
+if importlib.util.find_spec("pairscreen_plugins") is None:
     sys.path.insert(0, str(_ROOT / "plugins"))
 
-from pairscan import PairPanel  # noqa: E402
+from pairscreen import PairPanel  # noqa: E402
 
 LAST_DAY = np.datetime64("2025-06-30")
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from pairscan.db.connection import database
-from pairscan.db.models import PegEvent
-from pairscan import clock
+from pairscreen.db.connection import database
+from pairscreen.db.models import PegEvent
+from pairscreen import clock
 from datetime import timedelta
 
 BASE = "/api/v1"
@@ -73,7 +73,7 @@ def test_pairs_is_the_compact_survivor_list(client, keys):
 
 def test_screen_404_before_first_screen(empty_runtime):
     from tests.conftest import make_client
-    from pairscan.services import accounts
+    from pairscreen.access import accounts
 
     with database.connection_context():
         accounts.create_user("a@example.com", "pro", lifetime=True)
@@ -144,7 +144,7 @@ def test_unknown_ticker_404_and_same_leg_400(client, keys):
 
 
 def test_watchlist_shows_only_own_items(client, keys, runtime):
-    from pairscan.services import watchlist
+    from pairscreen.notify import watchlist
 
     with database.connection_context():
         watchlist.add_item(runtime.universe, "personal@example.com", "ETH/BTC")

@@ -10,8 +10,8 @@ from pathlib import Path
 from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
 
-import pairscan.hookspecs as hookspecs
-from pairscan.plugins import BUILTIN_PLUGINS, load_plugins
+import pairscreen.hookspecs as hookspecs
+from pairscreen.plugins import BUILTIN_PLUGINS, load_plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +44,7 @@ def test_every_hook_is_documented_and_tested():
     tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("*.py") if p.name != Path(__file__).name)
     plugins = "\n".join(p.read_text() for p in (ROOT / "plugins").rglob("*.py"))
     for name, fn in inspect.getmembers(hookspecs, inspect.isfunction):
-        if not name.startswith("pairscan_"):
+        if not name.startswith("pairscreen_"):
             continue
         assert (fn.__doc__ or "").strip(), f"{name} has no docstring"
         assert name in readme, f"{name} is not in the README"
@@ -52,7 +52,7 @@ def test_every_hook_is_documented_and_tested():
 
 
 def test_app_boots_and_resolves_every_operation(runtime):
-    from pairscan.app import create_app
+    from pairscreen.app import create_app
 
     app = create_app(runtime)
     with app.test_client() as c:
@@ -61,6 +61,6 @@ def test_app_boots_and_resolves_every_operation(runtime):
 
 
 def test_openapi_is_packaged_with_the_framework():
-    from pairscan.app import openapi_path
+    from pairscreen.app import openapi_path
 
     assert openapi_path().read_bytes() == (ROOT / "openapi.yaml").read_bytes()

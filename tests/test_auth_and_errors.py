@@ -6,9 +6,10 @@ import re
 
 import pytest
 
-from pairscan.db.connection import database
-from pairscan.db.models import QuotaUsage
-from pairscan.services import accounts, api_keys
+from pairscreen.db.connection import database
+from pairscreen.db.models import QuotaUsage
+from pairscreen.access import accounts
+from pairscreen.access import keys as api_keys
 
 BASE = "/api/v1"
 OPERATIONS = ["/me", "/screen/latest", "/pairs", "/pair/ETH/BTC", "/watchlist", "/peg-events"]

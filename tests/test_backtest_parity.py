@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pairscan import BacktestBatch, Leg, PairPanel, Strategy
+from pairscreen import BacktestBatch, Leg, PairPanel, Strategy
 from tests.series_factory import PairSeries, all_series, by_length, panel
 
-from pairscan_plugins.strategies import accumulation  # isort: skip
-from pairscan_plugins.strategies._rolling import rolling_percentiles  # isort: skip
+from pairscreen_plugins.strategies import accumulation  # isort: skip
+from pairscreen_plugins.strategies._rolling import rolling_percentiles  # isort: skip
 
 BT_DAYS = (90, 180, 360)
 WINDOW = 540
@@ -34,7 +34,7 @@ BY_NAME = {s.name: s for s in SAMPLE}
 
 
 def strategy() -> Strategy:
-    (found,) = accumulation.pairscan_register_strategies()
+    (found,) = accumulation.pairscreen_register_strategies()
     return found
 
 
@@ -195,7 +195,7 @@ def test_rolling_percentiles_handle_an_inconsistent_mirror() -> None:
 def test_few_rows_partition_path_equals_pointer_walk(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A snapshot's one-row panel takes the partition path; it must equal the pointer walk
     bit for bit, also with ties and with a mirror computed apart (not an exact negation)."""
-    from pairscan_plugins.strategies import _rolling
+    from pairscreen_plugins.strategies import _rolling
 
     rng = np.random.default_rng(seed)
     m = int(rng.integers(300, 950))

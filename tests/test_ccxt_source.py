@@ -25,10 +25,10 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 import numpy as np
 import pytest
 
-from pairscan import Asset
+from pairscreen import Asset
 
 ccxt = pytest.importorskip("ccxt", reason="the ccxt extra is not installed")
-from pairscan_plugins.market import ccxt_source  # noqa: E402
+from pairscreen_plugins.market import ccxt_source  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ccxt"
 DAY_MS = 86_400_000
@@ -291,27 +291,27 @@ def test_the_plugin_loads_without_ccxt_and_says_what_to_install():
     script = (
         "import sys; sys.modules['ccxt'] = None\n"
         "from datetime import date\n"
-        "from pairscan.hooks import Plugins\n"
-        "from pairscan.plugins import load_plugins\n"
+        "from pairscreen.hooks import Plugins\n"
+        "from pairscreen.plugins import load_plugins\n"
         "source = Plugins(load_plugins()).market_sources.get('ccxt')\n"
         "try:\n"
         "    list(source.fetch_candles([], {'exchange': 'binance'}, since={}, until=date.today()))\n"
-        "    list(source.fetch_candles([__import__('pairscan').Asset('BTC', 'm')],\n"
+        "    list(source.fetch_candles([__import__('pairscreen').Asset('BTC', 'm')],\n"
         "                              {'exchange': 'binance'}, since={}, until=date.today()))\n"
         "except ValueError as exc:\n"
         "    print(exc)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "pip install 'pairscan[ccxt]'" in done.stdout
+    assert "pip install 'pairscreen[ccxt]'" in done.stdout
 
 
 def test_data_sync_from_a_universe_file_is_incremental(exchange: Exchange, empty_runtime, tmp_path):
     """The whole path: a ccxt universe file, ``sync_candles`` into the database, then a re-sync."""
-    from pairscan.db.connection import database
-    from pairscan.db.models import Candle
-    from pairscan.services.market_data import sync_candles
-    from pairscan.universe import load_universe_file
+    from pairscreen.db.connection import database
+    from pairscreen.db.models import Candle
+    from pairscreen.market.sync import sync_candles
+    from pairscreen.universe import load_universe_file
 
     api = "\n".join(f'{name} = "{url}"' for name, url in local_urls(exchange.base).items())
     path = tmp_path / "universe.toml"

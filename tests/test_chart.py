@@ -8,7 +8,7 @@ market: content type, PNG, headers, quota (one unit per 200, none for 400/404), 
 numbers as the snapshot.
 
 Refresh the golden image after an intended visual change with
-``PAIRSCAN_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_chart.py -k golden`` and
+``PAIRSCREEN_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_chart.py -k golden`` and
 commit ``tests/golden/chart_default.png`` after looking at it.
 """
 
@@ -26,15 +26,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from matplotlib import colors as mcolors
-from pairscan_plugins.charts import matplotlib_renderer as mpl_renderer
+from pairscreen_plugins.charts import matplotlib_renderer as mpl_renderer
 from PIL import Image
 
-from pairscan import ChartData, Trade, hookimpl
-from pairscan.db.connection import database
-from pairscan.hooks import Plugins
-from pairscan.plugins import new_plugin_manager
-from pairscan.runtime import build_runtime
-from pairscan.services.chart import SIZES, chart_data, chart_png, rolling_bands
+from pairscreen import ChartData, Trade, hookimpl
+from pairscreen.db.connection import database
+from pairscreen.hooks import Plugins
+from pairscreen.plugins import new_plugin_manager
+from pairscreen.runtime import build_runtime
+from pairscreen.screening.chart import SIZES, chart_data, chart_png, rolling_bands
 
 BASE = "/api/v1"
 GOLDEN = Path(__file__).parent / "golden" / "chart_default.png"
@@ -140,7 +140,7 @@ def test_renderer_registers_through_its_hook():
     pm.register(mpl_renderer, name="charts")
     renderers = Plugins(pm).chart_renderers
     assert "default" in renderers
-    assert [r.name for r in mpl_renderer.pairscan_register_chart_renderers()] == ["default"]
+    assert [r.name for r in mpl_renderer.pairscreen_register_chart_renderers()] == ["default"]
 
 
 def test_renderer_never_imports_pyplot():
@@ -272,11 +272,11 @@ def test_concurrent_renders_equal_sequential_renders():
 
 def test_golden_image():
     png = render(synthetic_chart())
-    if os.environ.get("PAIRSCAN_UPDATE_GOLDEN") == "1":
+    if os.environ.get("PAIRSCREEN_UPDATE_GOLDEN") == "1":
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_bytes(png)
         pytest.skip(f"golden image written to {GOLDEN}; look at it, then commit it")
-    assert GOLDEN.is_file(), f"{GOLDEN} is missing: run with PAIRSCAN_UPDATE_GOLDEN=1 once"
+    assert GOLDEN.is_file(), f"{GOLDEN} is missing: run with PAIRSCREEN_UPDATE_GOLDEN=1 once"
     golden = decode(GOLDEN.read_bytes())
     image = decode(png)
     assert image.shape == golden.shape
@@ -407,7 +407,7 @@ class FlatPlugin:
         self.renderer = FlatRenderer()
 
     @hookimpl
-    def pairscan_register_chart_renderers(self) -> list:
+    def pairscreen_register_chart_renderers(self) -> list:
         return [self.renderer]
 
 

@@ -15,7 +15,7 @@ import pytest
 from tests.series_factory import all_series, by_length, panel
 from tests.test_metric_parity import compute
 
-from pairscan_plugins.strategies.accumulation import AccumulationStrategy  # isort: skip
+from pairscreen_plugins.strategies.accumulation import AccumulationStrategy  # isort: skip
 
 GROUP = by_length(all_series())[900]
 

@@ -1,14 +1,14 @@
 """R13: schemathesis fuzzes every operation of ``openapi.yaml`` and finds nothing.
 
 Twice: in-process against the ASGI app (``create_app(runtime)``, connexion's own response
-validation on too) and against a live ``pairscan serve``, whose served ``openapi.json`` is the
+validation on too) and against a live ``pairscreen serve``, whose served ``openapi.json`` is the
 schema. Both runs use schemathesis' engine, the runner behind ``schemathesis run``: every
 phase (explicit examples, coverage, fuzzing, stateful), both generation modes (valid and
 invalid data), and all of its default checks, response schema conformance included. (Its
 pytest integration for fixture-built schemas does not work on pytest 9.2.)
 
 Fuzzing burns quota, so it uses a dedicated Pro account whose tier limit is raised for the
-run (``Settings.daily_limits`` / ``PAIRSCAN_DAILY_LIMIT_PRO``). ``positive_data_acceptance`` is
+run (``Settings.daily_limits`` / ``PAIRSCREEN_DAILY_LIMIT_PRO``). ``positive_data_acceptance`` is
 told which answers to valid-looking data are legitimate: 404 (an unknown ticker, a pair without
 common history), 409 (in-flight limit) and 429 (quota); and a request whose two legs name the
 same asset (the spec says ``b`` must differ from ``a``, which JSON Schema cannot express) is not
@@ -29,7 +29,7 @@ import yaml
 from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import Status, events, from_schema
 
-from pairscan.db.connection import database
+from pairscreen.db.connection import database
 from tests.support.contract import SPEC_PATH
 from tests.support.live_server import live_server
 
@@ -154,7 +154,7 @@ def report_and_check(out: Outcome, run: str) -> None:
 
 
 def _fuzz_account(runtime) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
-    from pairscan.services import accounts
+    from pairscreen.access import accounts
 
     with database.connection_context():
         accounts.create_user(FUZZ_EMAIL, "pro", lifetime=True)
@@ -163,7 +163,7 @@ def _fuzz_account(runtime) -> tuple[str, list[str]]:  # type: ignore[no-untyped-
 
 
 def test_schemathesis_in_process_finds_nothing(runtime):
-    from pairscan.app import create_app
+    from pairscreen.app import create_app
 
     key, tickers = _fuzz_account(runtime)
     limits = {**runtime.settings.daily_limits, "pro": HIGH_LIMIT}
@@ -176,7 +176,7 @@ def test_schemathesis_in_process_finds_nothing(runtime):
 @pytest.mark.slow
 def test_schemathesis_live_server_finds_nothing(runtime, database_url):
     key, tickers = _fuzz_account(runtime)
-    with live_server(database_url, env={"PAIRSCAN_DAILY_LIMIT_PRO": str(HIGH_LIMIT)}) as base:
+    with live_server(database_url, env={"PAIRSCREEN_DAILY_LIMIT_PRO": str(HIGH_LIMIT)}) as base:
         schema = schemathesis.openapi.from_url(f"{base}/openapi.json", config=fuzz_config(key, tickers, base))
         outcome = run_schemathesis(schema)
     report_and_check(outcome, "live")

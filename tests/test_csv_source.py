@@ -8,15 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pairscan_plugins.market import csv_source
+from pairscreen_plugins.market import csv_source
 
-from pairscan import Asset
-from pairscan.db.connection import database, init_database
-from pairscan.db.models import Candle
-from pairscan.hooks import Plugins
-from pairscan.plugins import new_plugin_manager
-from pairscan.services.market_data import load_candles, sync_candles
-from pairscan.universe import load_universe_file
+from pairscreen import Asset
+from pairscreen.db.connection import database, init_database
+from pairscreen.db.models import Candle
+from pairscreen.hooks import Plugins
+from pairscreen.plugins import new_plugin_manager
+from pairscreen.market.sync import load_candles, sync_candles
+from pairscreen.universe import load_universe_file
 
 UNTIL = date(2025, 1, 31)
 
@@ -37,7 +37,7 @@ def _fetch(folder: Path, assets, since=None, until=UNTIL):
 
 
 def test_hook_registers_the_csv_source():
-    (source,) = csv_source.pairscan_register_market_sources()
+    (source,) = csv_source.pairscreen_register_market_sources()
     assert source.name == "csv"
 
 

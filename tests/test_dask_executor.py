@@ -11,10 +11,10 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from pairscan import MetricField, clock, hookimpl
-from pairscan.db.connection import database
-from pairscan.db.models import Screen
-from pairscan.services import screening
+from pairscreen import MetricField, clock, hookimpl
+from pairscreen.db.connection import database
+from pairscreen.db.models import Screen
+from pairscreen.screening import screen as screening
 
 distributed = pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
 
@@ -33,7 +33,7 @@ def cluster() -> Iterator[object]:
 
 def _worker_state(address: str) -> dict[str, tuple[int, bool]]:
     """Per worker: its process id and whether it has loaded the plugins."""
-    from pairscan.engine import dask_executor
+    from pairscreen.engine import dask_executor
 
     def state() -> tuple[int, bool]:
         return os.getpid(), dask_executor._worker_plugins is not None
@@ -63,9 +63,9 @@ def test_cli_screen_run_on_dask_publishes_the_local_screen(runtime, database_url
         expected = screening.compute_screen(runtime, clock.now(), processes=1)
         before = Screen.select().count()
     database.close()
-    env = {**os.environ, "DATABASE_URL": database_url, "PAIRSCAN_DATA_DIR": str(tmp_path)}
+    env = {**os.environ, "DATABASE_URL": database_url, "PAIRSCREEN_DATA_DIR": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-m", "pairscan", "screen", "run", "--no-sync",
+        [sys.executable, "-m", "pairscreen", "screen", "run", "--no-sync",
          "--executor", "dask", "--scheduler", cluster.scheduler_address],
         env=env, capture_output=True, text=True, timeout=300,
     )
@@ -80,10 +80,10 @@ def test_cli_screen_run_on_dask_publishes_the_local_screen(runtime, database_url
 
 
 def test_cli_dask_without_scheduler_is_a_one_line_error(database_url, tmp_path):
-    env = {**os.environ, "DATABASE_URL": database_url, "PAIRSCAN_DATA_DIR": str(tmp_path)}
-    env.pop("PAIRSCAN_DASK_SCHEDULER", None)
+    env = {**os.environ, "DATABASE_URL": database_url, "PAIRSCREEN_DATA_DIR": str(tmp_path)}
+    env.pop("PAIRSCREEN_DASK_SCHEDULER", None)
     done = subprocess.run(
-        [sys.executable, "-m", "pairscan", "screen", "run", "--no-sync", "--executor", "dask"],
+        [sys.executable, "-m", "pairscreen", "screen", "run", "--no-sync", "--executor", "dask"],
         env=env, capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 2
@@ -106,13 +106,13 @@ class ClientOnlyMetric:
 
 class ClientOnlyPlugin:
     @hookimpl
-    def pairscan_register_metrics(self):  # type: ignore[no-untyped-def]
+    def pairscreen_register_metrics(self):  # type: ignore[no-untyped-def]
         return [ClientOnlyMetric()]
 
 
 def test_workers_with_other_plugins_refuse_the_screen(runtime, cluster):
-    from pairscan.engine.dask_executor import PluginMismatch
-    from pairscan.runtime import build_runtime
+    from pairscreen.engine.dask_executor import PluginMismatch
+    from pairscreen.runtime import build_runtime
 
     client_rt = build_runtime(runtime.settings, migrate=False, extra_plugins=(ClientOnlyPlugin(),))
     with database.connection_context(), pytest.raises(PluginMismatch, match="client_only_value"):
@@ -130,10 +130,10 @@ def test_a_chunk_is_rebuilt_on_the_worker_from_the_same_candles_only(runtime):
     """Workers rebuild panels from the candles; other numbers than the client's are refused."""
     from dataclasses import replace
 
-    from pairscan.engine.dask_executor import ChunkRecipe
-    from pairscan.engine.evaluate import FilterRules
-    from pairscan.engine.panels import align, panel_of
-    from pairscan.engine.screen_chunks import ChunkJob
+    from pairscreen.engine.dask_executor import ChunkRecipe
+    from pairscreen.engine.evaluate import FilterRules
+    from pairscreen.engine.panels import align, panel_of
+    from pairscreen.engine.screen_chunks import ChunkJob
 
     with database.connection_context():
         candles = runtime.candles.get()

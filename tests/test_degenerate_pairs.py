@@ -9,12 +9,12 @@ from datetime import date, timedelta
 import numpy as np
 import pytest
 
-from pairscan import clock
-from pairscan.config import load_settings
-from pairscan.db.connection import database
-from pairscan.runtime import build_runtime
-from pairscan.services import accounts
-from pairscan.services.market_data import sync_candles
+from pairscreen import clock
+from pairscreen.config import load_settings
+from pairscreen.db.connection import database
+from pairscreen.runtime import build_runtime
+from pairscreen.access import accounts
+from pairscreen.market.sync import sync_candles
 from tests.conftest import make_client
 
 DAYS = 700

@@ -13,10 +13,10 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from pairscan_plugins.market import demo
+from pairscreen_plugins.market import demo
 
-from pairscan import Asset
-from pairscan.services.universe_loader import load_demo_universe
+from pairscreen import Asset
+from pairscreen.market.universe_loader import load_demo_universe
 
 TODAY = datetime.now(UTC).date()
 REASONS = ("insufficient_history", "hurst", "adf", "range_width", "touches")
@@ -35,7 +35,7 @@ def candles(universe):
 
 
 def test_hook_registers_the_demo_source():
-    (source,) = demo.pairscan_register_market_sources()
+    (source,) = demo.pairscreen_register_market_sources()
     assert source.name == "demo"
 
 

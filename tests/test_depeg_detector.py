@@ -19,15 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pairscan import hookimpl
-from pairscan.db.connection import connect, database, init_database
-from pairscan.db.models import PegEvent, PegSample
-from pairscan.hooks import Plugins
-from pairscan.plugins import new_plugin_manager
-from pairscan.services.depeg_detector import detect_events
-from pairscan.services.peg_status import peg_status, unhealthy_since
-from pairscan.types import Asset, PegConfig, PegEventChange
-from pairscan.universe import Universe
+from pairscreen import hookimpl
+from pairscreen.db.connection import connect, database, init_database
+from pairscreen.db.models import PegEvent, PegSample
+from pairscreen.hooks import Plugins
+from pairscreen.plugins import new_plugin_manager
+from pairscreen.pegs.detector import detect_events
+from pairscreen.pegs.status import peg_status, unhealthy_since
+from pairscreen.types import Asset, PegConfig, PegEventChange
+from pairscreen.universe import Universe
 
 T0 = datetime(2025, 1, 6, tzinfo=UTC)  # a Monday
 H = timedelta(hours=1)
@@ -37,13 +37,13 @@ UNIVERSE = Universe(assets=(PAXG, AAPLX), market_source="demo")
 
 
 class EventRecorder:
-    """A plugin that records every ``pairscan_peg_event_changed`` call."""
+    """A plugin that records every ``pairscreen_peg_event_changed`` call."""
 
     def __init__(self) -> None:
         self.calls: list[PegEventChange] = []
 
     @hookimpl
-    def pairscan_peg_event_changed(self, event: PegEventChange) -> None:
+    def pairscreen_peg_event_changed(self, event: PegEventChange) -> None:
         self.calls.append(event)
 
     def of(self, change: str) -> list[PegEventChange]:
@@ -395,7 +395,7 @@ def test_old_closed_history_is_final_when_its_samples_expire():
 def test_one_failing_plugin_does_not_stop_the_others():
     class Broken:
         @hookimpl
-        def pairscan_peg_event_changed(self, event):
+        def pairscreen_peg_event_changed(self, event):
             raise RuntimeError("boom")
 
     recorder = EventRecorder()

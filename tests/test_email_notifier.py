@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
-from pairscan_plugins.notifiers import email as email_plugin
-from pairscan_plugins.notifiers.email import EmailNotifier, SmtpConfig
+from pairscreen_plugins.notifiers import email as email_plugin
+from pairscreen_plugins.notifiers.email import EmailNotifier, SmtpConfig
 
-from pairscan import DeliveryError, Notification
-from pairscan.db.connection import database
-from pairscan.db.models import Outbox
-from pairscan.services.outbox import OutboxMessage, deliver_pending, enqueue
+from pairscreen import DeliveryError, Notification
+from pairscreen.db.connection import database
+from pairscreen.db.models import Outbox
+from pairscreen.notify.outbox import OutboxMessage, deliver_pending, enqueue
 from tests.support.receivers import SmtpCollector, free_port, fresh_database, notifier_plugins
 
 NOTE = Notification(
@@ -49,18 +49,18 @@ def parse(raw: bytes) -> email.message.EmailMessage:
 
 def test_plain_smtp_delivers_text_and_html_parts(smtp, monkeypatch):
     handler, port = smtp
-    monkeypatch.setenv("PAIRSCAN_SMTP_URL", f"smtp://127.0.0.1:{port}")
-    monkeypatch.setenv("PAIRSCAN_MAIL_FROM", "alerts@pairscan.test")
+    monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")
+    monkeypatch.setenv("PAIRSCREEN_MAIL_FROM", "alerts@pairscreen.test")
     EmailNotifier().deliver(NOTE)
 
     assert len(handler.messages) == 1
     got = handler.messages[0]
-    assert got.mail_from == "alerts@pairscan.test"
+    assert got.mail_from == "alerts@pairscreen.test"
     assert got.rcpt_tos == ["alice@example.com"]
     msg = parse(got.content)
     assert msg["Subject"] == NOTE.subject
     assert msg["To"] == "alice@example.com"
-    assert msg["Message-ID"] == f"<{NOTE.idempotency_key}@pairscan>"
+    assert msg["Message-ID"] == f"<{NOTE.idempotency_key}@pairscreen>"
     assert msg["X-Idempotency-Key"] == NOTE.idempotency_key
     assert msg.get_content_type() == "multipart/alternative"
     text = msg.get_body(preferencelist=("plain",))
@@ -112,7 +112,7 @@ def test_starttls_and_login_with_credentials_from_the_url(tmp_path, monkeypatch)
     try:
         monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trust the test's own CA
         monkeypatch.setenv(
-            "PAIRSCAN_SMTP_URL", f"smtp://mailer:p%40ss%20word@127.0.0.1:{port}?starttls=1"
+            "PAIRSCREEN_SMTP_URL", f"smtp://mailer:p%40ss%20word@127.0.0.1:{port}?starttls=1"
         )
         EmailNotifier().deliver(NOTE)
         assert logins == [(b"mailer", b"p@ss word")]
@@ -123,20 +123,20 @@ def test_starttls_and_login_with_credentials_from_the_url(tmp_path, monkeypatch)
 
 def test_refused_recipient_is_permanent_and_unreachable_server_is_retried(smtp, monkeypatch):
     _, port = smtp
-    monkeypatch.setenv("PAIRSCAN_SMTP_URL", f"smtp://127.0.0.1:{port}")
+    monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")
     with pytest.raises(DeliveryError) as refused:
         EmailNotifier().deliver(
             Notification(**{**NOTE.__dict__, "address": "nobody@example.com"})
         )
     assert refused.value.permanent
 
-    monkeypatch.setenv("PAIRSCAN_SMTP_URL", f"smtp://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{free_port()}")
     with pytest.raises(DeliveryError) as down:
         EmailNotifier().deliver(NOTE)
     assert not down.value.permanent
 
-    monkeypatch.delenv("PAIRSCAN_SMTP_URL")
-    with pytest.raises(DeliveryError, match="PAIRSCAN_SMTP_URL") as unset:
+    monkeypatch.delenv("PAIRSCREEN_SMTP_URL")
+    with pytest.raises(DeliveryError, match="PAIRSCREEN_SMTP_URL") as unset:
         EmailNotifier().deliver(NOTE)
     assert not unset.value.permanent
 
@@ -155,7 +155,7 @@ def test_smtp_url_parsing():
 
 def test_outbox_row_is_mailed_and_marked_sent(smtp, monkeypatch, empty_database_url):
     handler, port = smtp
-    monkeypatch.setenv("PAIRSCAN_SMTP_URL", f"smtp://127.0.0.1:{port}")
+    monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")
     fresh_database(empty_database_url)
     try:
         rt = notifier_plugins(email_plugin)
@@ -178,12 +178,12 @@ def test_outbox_row_is_mailed_and_marked_sent(smtp, monkeypatch, empty_database_
 
 def test_watchlist_notification_end_to_end_over_smtp(runtime, keys, smtp, monkeypatch):
     """notify run -> outbox -> the built-in email plugin -> a real SMTP server."""
-    from pairscan.services import watchlist
-    from pairscan.services.notify_run import run_notifications
+    from pairscreen.notify import watchlist
+    from pairscreen.notify.run import run_notifications
     from tests.test_notify_run import InMemoryCandles, set_position
 
     handler, port = smtp
-    monkeypatch.setenv("PAIRSCAN_SMTP_URL", f"smtp://127.0.0.1:{port}")
+    monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")
     with database.connection_context():
         runtime.candles = InMemoryCandles(runtime.candles.get())
         watchlist.add_item(runtime.universe, "personal@example.com", "SOL/ADA")

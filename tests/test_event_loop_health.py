@@ -23,7 +23,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from pairscan.db.connection import database
+from pairscreen.db.connection import database
 from tests.support.live_server import live_server
 
 pytestmark = pytest.mark.slow
@@ -35,7 +35,7 @@ P99_LIMIT_MS = 250.0
 
 
 def test_me_p99_stays_low_while_100_computes_are_in_flight(runtime, database_url):
-    from pairscan.services import accounts
+    from pairscreen.access import accounts
 
     with database.connection_context():
         compute_keys = []
@@ -46,7 +46,7 @@ def test_me_p99_stays_low_while_100_computes_are_in_flight(runtime, database_url
         probe_key = accounts.rotate_key("probe@example.com")
     a, b = (asset.ticker for asset in runtime.universe.screened_pairs()[0])
 
-    env = {"PAIRSCAN_IN_FLIGHT_PRO": str(IN_FLIGHT // KEYS), "PAIRSCAN_DAILY_LIMIT_PRO": "1000000"}
+    env = {"PAIRSCREEN_IN_FLIGHT_PRO": str(IN_FLIGHT // KEYS), "PAIRSCREEN_DAILY_LIMIT_PRO": "1000000"}
     with live_server(database_url, env=env) as base:
         ctx = multiprocessing.get_context("spawn")
         started, probing, stop = ctx.Event(), ctx.Event(), ctx.Event()

@@ -36,13 +36,13 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
-from pairscan import clock
-from pairscan.db.connection import database
+from pairscreen import clock
+from pairscreen.db.connection import database
 from tests.support.contract import SPEC_PATH
 from tests.support.live_server import live_server
 
 CONFIG = Path(__file__).resolve().parent / "fixtures" / "client-config.yaml"
-PACKAGE = "pairscan_api_client"
+PACKAGE = "pairscreen_api_client"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 UNKNOWN_TICKER = "NOSUCHCOIN1"
 
@@ -142,7 +142,7 @@ class World:
 
 @pytest.fixture()
 def world(runtime, database_url) -> Iterator[World]:  # type: ignore[no-untyped-def]
-    from pairscan.services import accounts
+    from pairscreen.access import accounts
 
     with database.connection_context():
         accounts.create_user("client-pro@example.com", "pro", lifetime=True)
@@ -151,7 +151,7 @@ def world(runtime, database_url) -> Iterator[World]:  # type: ignore[no-untyped-
         )
         pro = accounts.rotate_key("client-pro@example.com")
         personal = accounts.rotate_key("client-personal@example.com")
-    env = {"PAIRSCAN_DAILY_LIMIT_PERSONAL": "1", "PAIRSCAN_DAILY_LIMIT_PRO": "1000"}
+    env = {"PAIRSCREEN_DAILY_LIMIT_PERSONAL": "1", "PAIRSCREEN_DAILY_LIMIT_PRO": "1000"}
     with live_server(database_url, env=env) as base:
         import httpx
 

@@ -1,7 +1,7 @@
-"""Keys, quota and the in-flight lock across processes: ``pairscan serve --workers 4``.
+"""Keys, quota and the in-flight lock across processes: ``pairscreen serve --workers 4``.
 
 RELIABILITY R1, R6 and R7 against a live server with four uvicorn worker processes, on the
-database of the run (SQLite by default, PostgreSQL with ``PAIRSCAN_TEST_DATABASE_URL``).
+database of the run (SQLite by default, PostgreSQL with ``PAIRSCREEN_TEST_DATABASE_URL``).
 
 The probe plugin (:mod:`tests.support.probe`) records which worker process computed each
 request and holds computations on demand: that is how the tests see the spread over workers,
@@ -24,9 +24,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pairscan import clock
-from pairscan.db.connection import database
-from pairscan.services import accounts
+from pairscreen import clock
+from pairscreen.db.connection import database
+from pairscreen.access import accounts
 from tests.support.live_server import LiveServer, serving
 from tests.support.probe import Probe
 
@@ -54,9 +54,9 @@ class World:
 def world(runtime, database_url: str, tmp_path: Path) -> Iterator[World]:
     probe, env = Probe.install(tmp_path)
     database.close()
-    env["PAIRSCAN_LOCK_TTL"] = str(LOCK_TTL_SECONDS)
+    env["PAIRSCREEN_LOCK_TTL"] = str(LOCK_TTL_SECONDS)
     # Two compute threads per worker: one worker may hold both of an account's slots.
-    env["PAIRSCAN_COMPUTE_THREADS"] = "2"
+    env["PAIRSCREEN_COMPUTE_THREADS"] = "2"
     with serving(database_url, workers=WORKERS, env=env) as server:
         deadline = time.monotonic() + 90
         # Every worker built its own runtime (the app factory) and loaded the plugins.

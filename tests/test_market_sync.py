@@ -8,16 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pairscan_plugins.market import demo
+from pairscreen_plugins.market import demo
 
-from pairscan.config import load_settings
-from pairscan.db.connection import database, init_database
-from pairscan.db.models import AssetRow, Candle, DataVersion
-from pairscan.hooks import Plugins
-from pairscan.plugins import new_plugin_manager
-from pairscan.services.market_data import load_candles, sync_candles
-from pairscan.services.universe_loader import load_universe
-from pairscan.universe import load_universe_file
+from pairscreen.config import load_settings
+from pairscreen.db.connection import database, init_database
+from pairscreen.db.models import AssetRow, Candle, DataVersion
+from pairscreen.hooks import Plugins
+from pairscreen.plugins import new_plugin_manager
+from pairscreen.market.sync import load_candles, sync_candles
+from pairscreen.market.universe_loader import load_universe
+from pairscreen.universe import load_universe_file
 
 END = date(2026, 3, 14)
 DAYS = 300
@@ -154,7 +154,7 @@ def test_sync_inside_an_open_connection_keeps_it_open(universe, plugins, db):
 
 
 def test_load_universe_defaults_to_the_packaged_demo(tmp_path, universe, monkeypatch):
-    monkeypatch.delenv("PAIRSCAN_UNIVERSE", raising=False)
+    monkeypatch.delenv("PAIRSCREEN_UNIVERSE", raising=False)
     settings = load_settings(data_dir=tmp_path, database_url="sqlite:///:memory:")
     assert settings.universe_path is None
     default = load_universe(settings)

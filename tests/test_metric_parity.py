@@ -18,10 +18,10 @@ import pairscan_rmr as rmr
 import pytest
 from arch.unitroot import VarianceRatio
 
-from pairscan import Metric, PairPanel
+from pairscreen import Metric, PairPanel
 from tests.series_factory import PairSeries, all_series, by_length, panel
 
-from pairscan_plugins.metrics import bands, mean_reversion, range_stats, volume  # isort: skip
+from pairscreen_plugins.metrics import bands, mean_reversion, range_stats, volume  # isort: skip
 
 WINDOW = 540
 SERIES = all_series()
@@ -56,7 +56,7 @@ CLOSE = {
 
 
 def metrics() -> list[Metric]:
-    return [m for module in METRIC_MODULES for m in module.pairscan_register_metrics()]
+    return [m for module in METRIC_MODULES for m in module.pairscreen_register_metrics()]
 
 
 def compute(p: PairPanel) -> dict[str, np.ndarray]:
@@ -225,7 +225,7 @@ def test_adf_fallback_rows_still_match_statsmodels(monkeypatch: pytest.MonkeyPat
     """Rows the batched ADF cannot vouch for (all-zero lag columns: rank-deficient designs)
     go to statsmodels; a panel mixing them with ordinary rows still gives statsmodels'
     numbers everywhere, and only those rows take the slow path."""
-    from pairscan_plugins.metrics import _adf
+    from pairscreen_plugins.metrics import _adf
 
     rng = np.random.default_rng(42)
     ordinary = np.cumsum(rng.normal(0, 0.03, (3, 540)), axis=1)

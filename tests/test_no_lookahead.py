@@ -14,10 +14,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pairscan import PairPanel, Trade
+from pairscreen import PairPanel, Trade
 from tests.series_factory import by_length, mean_reverting, panel, random_walk, short_history
 
-from pairscan_plugins.strategies import accumulation  # isort: skip
+from pairscreen_plugins.strategies import accumulation  # isort: skip
 
 STRATEGY = accumulation.AccumulationStrategy()
 

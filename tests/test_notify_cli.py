@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pairscan.cli import main
-from pairscan.db.connection import database
-from pairscan.db.models import Outbox
+from pairscreen.cli import main
+from pairscreen.db.connection import database
+from pairscreen.db.models import Outbox
 
 
 @pytest.fixture()
@@ -61,12 +61,12 @@ def test_bad_input_is_a_one_line_error(cli, argv, message):
     cli("users", "create", "bob@example.com", "--tier", "personal")
     code, _, err = cli(*argv)
     assert code == 2
-    assert err.startswith("pairscan: error: ") and message in err
+    assert err.startswith("pairscreen: error: ") and message in err
     assert err.count("\n") == 1
 
 
 def test_notify_run_and_deliver(cli, monkeypatch):
-    monkeypatch.delenv("PAIRSCAN_SMTP_URL", raising=False)
+    monkeypatch.delenv("PAIRSCREEN_SMTP_URL", raising=False)
     cli("users", "create", "cat@example.com", "--tier", "personal")
     cli("watchlist", "add", "cat@example.com", "ETH/BTC")
     cli("watchlist", "add", "cat@example.com", "BTC/ETH")
@@ -83,5 +83,5 @@ def test_notify_run_and_deliver(cli, monkeypatch):
     assert f"outbox: {queued} pending" in out
     with database.connection_context():
         assert {r.last_error for r in Outbox.select()} <= {
-            "e-mail is not configured: set PAIRSCAN_SMTP_URL"
+            "e-mail is not configured: set PAIRSCREEN_SMTP_URL"
         }

@@ -1,4 +1,4 @@
-"""Depeg alerts: the framework's ``pairscan_peg_event_changed`` implementation queues one
+"""Depeg alerts: the framework's ``pairscreen_peg_event_changed`` implementation queues one
 e-mail per interested user through the outbox, once per event change."""
 
 from __future__ import annotations
@@ -8,12 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pairscan import PegEventChange, clock
-from pairscan.db.connection import database
-from pairscan.db.models import Outbox, PegEvent
-from pairscan.services import channels, watchlist
-from pairscan.services.accounts import AccountError
-from pairscan.services.depeg_alerts import DepegAlertsPlugin
+from pairscreen import PegEventChange, clock
+from pairscreen.db.connection import database
+from pairscreen.db.models import Outbox, PegEvent
+from pairscreen.notify import channels
+from pairscreen.notify import watchlist
+from pairscreen.access.accounts import AccountError
+from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
 from tests.support.receivers import make_user
 
 OPENED = PegEventChange(
@@ -43,7 +44,7 @@ def rows_by_user() -> dict[str, Outbox]:
 
 
 def test_the_hook_is_implemented_by_the_framework_in_every_runtime(world):
-    impls = world.plugins.pm.hook.pairscan_peg_event_changed.get_hookimpls()
+    impls = world.plugins.pm.hook.pairscreen_peg_event_changed.get_hookimpls()
     assert any(isinstance(i.plugin, DepegAlertsPlugin) for i in impls)
 
 
@@ -100,7 +101,7 @@ def test_only_pro_users_may_opt_in(world):
         channels.set_channels("personal@example.com", depeg_alerts=True)
     # A Pro user who opted in and then lost the tier gets nothing.
     channels.set_channels("pro@example.com", depeg_alerts=True)
-    from pairscan.services.accounts import set_tier
+    from pairscreen.access.accounts import set_tier
 
     set_tier("pro@example.com", "personal", expires=clock.now() + timedelta(days=30))
     world.plugins.peg_event_changed(OPENED)
@@ -109,7 +110,7 @@ def test_only_pro_users_may_opt_in(world):
 
 def test_peg_sampling_end_to_end_queues_the_alert(world):
     """The demo market's scripted PAXG depeg, detected by peg sampling, reaches the outbox."""
-    from pairscan.services.peg_sampling import backfill_pegs
+    from pairscreen.pegs.sampling import backfill_pegs
 
     watchlist.add_item(world.universe, "personal@example.com", "PAXG/BTC")
     watchlist.add_item(world.universe, "pro@example.com", "SOL/ETH")

@@ -10,13 +10,15 @@ from datetime import date, timedelta
 import numpy as np
 import pytest
 
-from pairscan import Candles, clock
-from pairscan.db.connection import database, write_transaction
-from pairscan.db.models import Candle, DataVersion, Outbox, WatchlistItem
-from pairscan.engine.panels import align
-from pairscan.services import channels, notify_run, watchlist
-from pairscan.services.notify_run import live_positions, run_notifications
-from pairscan.services.snapshot import compute_snapshot
+from pairscreen import Candles, clock
+from pairscreen.db.connection import database, write_transaction
+from pairscreen.db.models import Candle, DataVersion, Outbox, WatchlistItem
+from pairscreen.engine.panels import align
+from pairscreen.notify import channels
+from pairscreen.notify import run as notify_run
+from pairscreen.notify import watchlist
+from pairscreen.notify.run import live_positions, run_notifications
+from pairscreen.screening.snapshot import compute_snapshot
 
 
 class InMemoryCandles:

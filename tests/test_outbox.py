@@ -13,12 +13,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from pairscan_plugins.notifiers import webhook as webhook_plugin
+from pairscreen_plugins.notifiers import webhook as webhook_plugin
 
-from pairscan import DeliveryError, Notification, clock, hookimpl
-from pairscan.db.connection import database
-from pairscan.db.models import Outbox
-from pairscan.services.outbox import (
+from pairscreen import DeliveryError, Notification, clock, hookimpl
+from pairscreen.db.connection import database
+from pairscreen.db.models import Outbox
+from pairscreen.notify.outbox import (
     OutboxMessage,
     OutboxPolicy,
     counts,
@@ -33,7 +33,7 @@ SECRET = "outbox-test-secret"
 
 @pytest.fixture()
 def db(empty_database_url, monkeypatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("PAIRSCAN_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("PAIRSCREEN_WEBHOOK_SECRET", SECRET)
     fresh_database(empty_database_url)
     with database.connection_context():
         yield empty_database_url
@@ -67,9 +67,9 @@ def test_crash_between_send_and_mark_redelivers_with_the_same_key(db, receiver):
     crash = textwrap.dedent(
         """
         import os, sys
-        from pairscan.db.connection import connect, database
-        from pairscan.services import outbox
-        from pairscan_plugins.notifiers import webhook
+        from pairscreen.db.connection import connect, database
+        from pairscreen.notify import outbox
+        from pairscreen_plugins.notifiers import webhook
         from tests.support.receivers import notifier_plugins
 
         connect(sys.argv[1])
@@ -85,7 +85,7 @@ def test_crash_between_send_and_mark_redelivers_with_the_same_key(db, receiver):
     proc = subprocess.run(
         [sys.executable, "-c", crash, db],
         cwd=ROOT,
-        env={**os.environ, "PAIRSCAN_WEBHOOK_SECRET": SECRET},
+        env={**os.environ, "PAIRSCREEN_WEBHOOK_SECRET": SECRET},
         capture_output=True,
         text=True,
         timeout=60,
@@ -137,7 +137,7 @@ def test_concurrent_workers_never_send_a_row_twice(db):
 
     class Plugin:
         @hookimpl
-        def pairscan_register_notifiers(self):  # type: ignore[no-untyped-def]
+        def pairscreen_register_notifiers(self):  # type: ignore[no-untyped-def]
             return [recorder]
 
     rt = notifier_plugins(Plugin())
@@ -195,7 +195,7 @@ def test_a_broken_notifier_is_retried_not_fatal(db):
 
     class Plugin:
         @hookimpl
-        def pairscan_register_notifiers(self):  # type: ignore[no-untyped-def]
+        def pairscreen_register_notifiers(self):  # type: ignore[no-untyped-def]
             return [Broken(), Fine()]
 
     enqueue(

@@ -1,4 +1,4 @@
-"""Peg monitoring end to end: ``pairscan peg sample`` to ``/peg-events`` and ``/pair``, the
+"""Peg monitoring end to end: ``pairscreen peg sample`` to ``/peg-events`` and ``/pair``, the
 screen's ``depeg`` filter, the event hook, and the demo's one event."""
 
 from __future__ import annotations
@@ -6,16 +6,16 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from pairscan import clock
-from pairscan.cli import main
-from pairscan.config import load_settings
-from pairscan.db.connection import database
-from pairscan.db.models import JobRun, PegSample
-from pairscan.runtime import build_runtime
-from pairscan.services.depeg_detector import detect_events
-from pairscan.services.peg_events import PEG_JOB
-from pairscan.services.peg_sampling import backfill_pegs, sample_pegs
-from pairscan.services.screening import latest_screen_json, run_screen
+from pairscreen import clock
+from pairscreen.cli import main
+from pairscreen.config import load_settings
+from pairscreen.db.connection import database
+from pairscreen.db.models import JobRun, PegSample
+from pairscreen.runtime import build_runtime
+from pairscreen.pegs.detector import detect_events
+from pairscreen.pegs.events import PEG_JOB
+from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
+from pairscreen.screening.screen import latest_screen_json, run_screen
 from tests.conftest import make_client
 from tests.test_depeg_detector import EventRecorder
 
@@ -93,7 +93,7 @@ def test_the_screen_keeps_out_pairs_with_a_leg_in_an_active_event(runtime, clien
 
 
 def test_a_plugin_hears_each_event_open_and_close_once(database_url, tmp_path):
-    """A plugin implementing ``pairscan_peg_event_changed``, loaded with the built-ins."""
+    """A plugin implementing ``pairscreen_peg_event_changed``, loaded with the built-ins."""
     recorder = EventRecorder()
     settings = load_settings(data_dir=tmp_path, database_url=database_url)
     rt = build_runtime(settings, extra_plugins=(recorder,))
@@ -117,7 +117,7 @@ def test_a_plugin_hears_each_event_open_and_close_once(database_url, tmp_path):
 
 
 def test_the_demo_shows_exactly_one_active_event(empty_runtime):
-    from pairscan.services.demo_setup import prepare_demo
+    from pairscreen.demo import prepare_demo
 
     setup = prepare_demo(empty_runtime)
     client = make_client(empty_runtime)

@@ -8,15 +8,15 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from pairscan_plugins.market.demo import demo_reference_daily
+from pairscreen_plugins.market.demo import demo_reference_daily
 
-from pairscan import clock, hookimpl
-from pairscan.db.models import JobRun, PegEvent, PegSample
-from pairscan.services.peg_events import PEG_JOB
-from pairscan.services.peg_sampling import read_peg, retention_days, sample_pegs
-from pairscan.services.peg_status import peg_status, unhealthy_since
-from pairscan.types import Asset, Candles, PegConfig
-from pairscan.universe import Universe
+from pairscreen import clock, hookimpl
+from pairscreen.db.models import JobRun, PegEvent, PegSample
+from pairscreen.pegs.events import PEG_JOB
+from pairscreen.pegs.sampling import read_peg, retention_days, sample_pegs
+from pairscreen.pegs.status import peg_status, unhealthy_since
+from pairscreen.types import Asset, Candles, PegConfig
+from pairscreen.universe import Universe
 from tests.test_peg_sources import daily, peg_runtime
 
 AAPLX = Asset("AAPLx", "equities", "tokenized_equity", peg=PegConfig("AAPL", ("demo",), 1.0, 1.5))
@@ -36,7 +36,7 @@ def aapl_candles(through: str, premium: dict[str, float]) -> dict[str, Candles]:
 @pytest.fixture(autouse=True)
 def keep_old_samples(monkeypatch):
     """Most tests sample dates in 2025: keep them whatever today is."""
-    monkeypatch.setenv("PAIRSCAN_PEG_RETENTION_DAYS", "36500")
+    monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "36500")
 
 
 def test_a_weekend_of_stale_equity_references_never_raises_a_depeg(tmp_path):
@@ -76,14 +76,14 @@ def test_retention_deletes_old_samples(tmp_path, monkeypatch):
     rt = peg_runtime(tmp_path, equity_universe())
     old = clock.now() - timedelta(days=3)
     PegSample.create(ticker="AAPLx", sampled_at=old, status="healthy", threshold_pct=1.5)
-    monkeypatch.setenv("PAIRSCAN_PEG_RETENTION_DAYS", "2")
+    monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "2")
     report = sample_pegs(rt)
     assert report.expired == 1
     assert [s.sampled_at for s in PegSample.select()] == [report.sampled_at]
-    monkeypatch.setenv("PAIRSCAN_PEG_RETENTION_DAYS", "0")
+    monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "0")
     with pytest.raises(ValueError, match="at least 1"):
         retention_days()
-    monkeypatch.delenv("PAIRSCAN_PEG_RETENTION_DAYS")
+    monkeypatch.delenv("PAIRSCREEN_PEG_RETENTION_DAYS")
     assert retention_days() == 90
 
 
@@ -129,7 +129,7 @@ class Provides:
         self.source = source
 
     @hookimpl
-    def pairscan_register_peg_sources(self):
+    def pairscreen_register_peg_sources(self):
         return [self.source]
 
 

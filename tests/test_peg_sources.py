@@ -18,22 +18,22 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from pairscan_plugins.pegs import csv_reference, demo_reference, http_json
-from pairscan_plugins.pegs.csv_reference import CsvPegSource
-from pairscan_plugins.pegs.demo_reference import DemoPegSource, wobble_pct
-from pairscan_plugins.pegs.http_json import HttpJsonPegSource
+from pairscreen_plugins.pegs import csv_reference, demo_reference, http_json
+from pairscreen_plugins.pegs.csv_reference import CsvPegSource
+from pairscreen_plugins.pegs.demo_reference import DemoPegSource, wobble_pct
+from pairscreen_plugins.pegs.http_json import HttpJsonPegSource
 
-from pairscan import ReferenceQuote, hookimpl
-from pairscan.config import load_settings
-from pairscan.db.connection import database, init_database
-from pairscan.db.models import PegEvent, PegSample
-from pairscan.hooks import Plugins
-from pairscan.plugins import new_plugin_manager
-from pairscan.runtime import Runtime
-from pairscan.services.peg_sampling import backfill_pegs, sample_pegs
-from pairscan.services.universe_loader import load_demo_universe
-from pairscan.types import Asset, Candles, PegConfig
-from pairscan.universe import Universe, load_universe_file
+from pairscreen import ReferenceQuote, hookimpl
+from pairscreen.config import load_settings
+from pairscreen.db.connection import database, init_database
+from pairscreen.db.models import PegEvent, PegSample
+from pairscreen.hooks import Plugins
+from pairscreen.plugins import new_plugin_manager
+from pairscreen.runtime import Runtime
+from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
+from pairscreen.market.universe_loader import load_demo_universe
+from pairscreen.types import Asset, Candles, PegConfig
+from pairscreen.universe import Universe, load_universe_file
 
 PEG_PLUGINS = (demo_reference, csv_reference, http_json)
 
@@ -300,7 +300,7 @@ def test_absurd_or_failing_answers_make_the_sample_unknown(
     now = datetime.now(UTC)
     candles = {"PAXG": daily("PAXG", str(now.date()), [2600.0, 2649.0, 2700.0])}
     rt = peg_runtime(tmp_path, gold_universe("http_json", http_json=options), candles=candles)
-    with caplog.at_level(logging.INFO, logger="pairscan.services.peg_sampling"):
+    with caplog.at_level(logging.INFO, logger="pairscreen.pegs.sampling"):
         (reading,) = sample_pegs(rt, now).readings
     assert reading.status == "unknown" and reading.reference_price is None
     assert reading.market_price == 2649.0  # the last full day's close
@@ -329,7 +329,7 @@ def test_sources_are_combined_by_median_and_named_in_order(tmp_path, server):
 
     class Provider:
         @hookimpl
-        def pairscan_register_peg_sources(self):
+        def pairscreen_register_peg_sources(self):
             return [Fixed(), Raising()]
 
     universe = gold_universe(
@@ -392,7 +392,7 @@ def test_demo_market_price_wobbles_below_every_threshold_outside_the_script():
 
 def demo_rt(tmp_path: Path, anchor: datetime, monkeypatch: pytest.MonkeyPatch) -> Runtime:
     """The demo universe with its script anchored at ``anchor`` (long ago: keep the samples)."""
-    monkeypatch.setenv("PAIRSCAN_PEG_RETENTION_DAYS", "36500")
+    monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "36500")
     options = {"demo": {"scenario_anchor": anchor.isoformat()}}
     return peg_runtime(tmp_path, replace(load_demo_universe(), peg_source_options=options))
 

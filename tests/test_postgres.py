@@ -18,8 +18,8 @@ import httpx
 import peewee
 import pytest
 
-from pairscan.db.connection import database
-from pairscan.services import accounts
+from pairscreen.db.connection import database
+from pairscreen.access import accounts
 from tests.support.live_server import serving
 from tests.support.probe import Probe
 from tests.conftest import CONTRACT
@@ -92,7 +92,7 @@ def test_pool_exhaustion_gives_fast_503s(postgres, runtime, database_url, tmp_pa
     key = pro_key("pool@example.com")  # Pro: 4 computations in flight, more than the pool
     database.close()
     probe, env = Probe.install(tmp_path)
-    env["PAIRSCAN_COMPUTE_THREADS"] = "4"  # both held computations run (and hold a connection)
+    env["PAIRSCREEN_COMPUTE_THREADS"] = "4"  # both held computations run (and hold a connection)
     url = with_server(database_url, pool="max_connections=2&timeout=1")
     with serving(url, env=env) as server:
         base = server.base
@@ -122,7 +122,7 @@ def test_pool_exhaustion_gives_fast_503s(postgres, runtime, database_url, tmp_pa
 )
 def test_database_errors_are_plain_503s_that_cost_nothing(client, keys, monkeypatch, error):
     """In-process, on the run's database: the database fails inside a compute request."""
-    from pairscan.api import pair
+    from pairscreen.api import pair
 
     def fail(*args, **kwargs):
         raise error
@@ -139,8 +139,8 @@ def test_portable_upsert_and_utc_timestamps(empty_runtime):
     whatever the session's time zone."""
     from datetime import UTC, datetime, timedelta, timezone
 
-    from pairscan.db.connection import is_sqlite
-    from pairscan.db.models import JobRun
+    from pairscreen.db.connection import is_sqlite
+    from pairscreen.db.models import JobRun
 
     first = datetime(2026, 3, 29, 0, 30, 15, 123456, tzinfo=UTC)  # a DST night in Europe
     later = first.astimezone(timezone(timedelta(hours=-5))) + timedelta(hours=1)  # not UTC

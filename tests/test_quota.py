@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from pairscan import clock
-from pairscan.db.connection import database
-from pairscan.services import accounts
+from pairscreen import clock
+from pairscreen.db.connection import database
+from pairscreen.access import accounts
 from tests.support.live_server import live_server
 
 BASE = "/api/v1"
@@ -88,7 +88,7 @@ def test_thirty_clients_get_exactly_the_daily_quota(runtime, database_url):
 @pytest.mark.slow
 def test_first_request_of_the_day_race(runtime, database_url):
     """R2: 50 concurrent first calls create one usage row; used equals successes."""
-    from pairscan.db.models import QuotaUsage
+    from pairscreen.db.models import QuotaUsage
 
     with database.connection_context():
         accounts.create_user("race@example.com", "pro", lifetime=True)
@@ -130,7 +130,7 @@ def test_failed_requests_consume_nothing(client, keys):
 
 def test_in_flight_limit_gives_409_and_consumes_nothing(client, keys, runtime):
     """With every slot held, the next compute request gets 409 with Retry-After: 1."""
-    from pairscan.services import compute_slots
+    from pairscreen.access import slots as compute_slots
 
     with database.connection_context():
         user = accounts.find_user("personal@example.com")
@@ -147,7 +147,7 @@ def test_in_flight_limit_gives_409_and_consumes_nothing(client, keys, runtime):
 
 def test_crashed_holder_slot_expires(client, keys, runtime):
     """R6: a slot whose holder died is free again after its TTL."""
-    from pairscan.services import compute_slots
+    from pairscreen.access import slots as compute_slots
 
     with database.connection_context():
         user = accounts.find_user("personal@example.com")
@@ -159,7 +159,7 @@ def test_crashed_holder_slot_expires(client, keys, runtime):
 
 def test_reset_boundary_with_frozen_clock(client, keys, monkeypatch):
     """R4: at 23:59:59 UTC the 429 says Retry-After: 1; after midnight the quota is back."""
-    from pairscan.db.models import QuotaUsage
+    from pairscreen.db.models import QuotaUsage
 
     frozen = datetime(2026, 11, 22, 23, 59, 59, tzinfo=UTC)
     monkeypatch.setattr(clock, "now", lambda: frozen)
@@ -180,7 +180,7 @@ def test_reset_boundary_with_frozen_clock(client, keys, monkeypatch):
 
 def test_concurrent_rotations_leave_one_active_key(runtime, keys):
     """R7: 20 concurrent rotations leave exactly one key that works."""
-    from pairscan.db.models import ApiKey
+    from pairscreen.db.models import ApiKey
 
     issued: list[str] = []
 

@@ -11,13 +11,15 @@ from datetime import timedelta
 
 import pytest
 
-from pairscan import clock
-from pairscan.config import load_settings
-from pairscan.db.connection import database
-from pairscan.db.models import ComputeSlot, QuotaUsage
-from pairscan.errors import QuotaExhausted
-from pairscan.services import accounts, compute_slots, quota
-from pairscan.services.compute_guard import compute_request
+from pairscreen import clock
+from pairscreen.config import load_settings
+from pairscreen.db.connection import database
+from pairscreen.db.models import ComputeSlot, QuotaUsage
+from pairscreen.errors import QuotaExhausted
+from pairscreen.access import accounts
+from pairscreen.access import slots as compute_slots
+from pairscreen.access import quota
+from pairscreen.access.admission import compute_request
 
 TTL = 60
 
@@ -115,7 +117,7 @@ def test_first_concurrent_requests_of_an_account_all_get_a_slot(user_id: int):
     while the account's slot rows are being created by one of them."""
     import threading
 
-    from pairscan.db.models import User
+    from pairscreen.db.models import User
 
     limit = 8
     for round_ in range(6):

@@ -8,13 +8,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tests.series_factory  # noqa: F401  (makes the plugins importable from a checkout)
-from pairscan import Scorer
+from pairscreen import Scorer
 
-from pairscan_plugins import score as score_plugin  # isort: skip
+from pairscreen_plugins import score as score_plugin  # isort: skip
 
 
 def scorer() -> Scorer:
-    (found,) = score_plugin.pairscan_register_scorers()
+    (found,) = score_plugin.pairscreen_register_scorers()
     return found
 
 

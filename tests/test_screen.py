@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from pairscan import clock
-from pairscan.db.connection import database
-from pairscan.db.models import Screen
-from pairscan.services import screening
+from pairscreen import clock
+from pairscreen.db.connection import database
+from pairscreen.db.models import Screen
+from pairscreen.screening import screen as screening
 
 
 def test_parallel_screen_equals_single_process(runtime):
@@ -50,7 +50,7 @@ def test_failed_screen_leaves_previous_screen_served(runtime, monkeypatch):
 
 SLOW_METRIC = """
 import time
-from pairscan import MetricField, hookimpl
+from pairscreen import MetricField, hookimpl
 
 class Slow:
     name = "slow"
@@ -61,14 +61,14 @@ class Slow:
         raise AssertionError("killed before this")
 
 @hookimpl
-def pairscan_register_metrics():
+def pairscreen_register_metrics():
     return [Slow()]
 """
 
 
 @pytest.mark.slow
 def test_killed_screen_process_leaves_previous_screen_intact(runtime, database_url, tmp_path):
-    """R18: SIGKILL during `pairscan screen run`; the previous screen is still served."""
+    """R18: SIGKILL during `pairscreen screen run`; the previous screen is still served."""
     with database.connection_context():
         before = screening.latest_screen_json()
         count = Screen.select().count()
@@ -79,10 +79,10 @@ def test_killed_screen_process_leaves_previous_screen_intact(runtime, database_u
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
-        "PAIRSCAN_PLUGINS_DIR": str(plugins),
-        "PAIRSCAN_SCREEN_PROCESSES": "1",
+        "PAIRSCREEN_PLUGINS_DIR": str(plugins),
+        "PAIRSCREEN_SCREEN_PROCESSES": "1",
     }
-    proc = subprocess.Popen([sys.executable, "-m", "pairscan", "screen", "run", "--no-sync"], env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "pairscreen", "screen", "run", "--no-sync"], env=env)
     time.sleep(4.0)
     assert proc.poll() is None, "the screen should still be computing"
     proc.send_signal(signal.SIGKILL)

@@ -1,7 +1,7 @@
 """A third-party plugin adds a metric that shows up in /pair/{a}/{b} with no framework change.
 
 The plugin is the README's own example, installed as a real distribution with an entry point
-in the ``pairscan`` group (a dist-info folder on sys.path, as pip would leave it).
+in the ``pairscreen`` group (a dist-info folder on sys.path, as pip would leave it).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pairscan.db.connection import database
-from pairscan.hooks import PluginError
-from pairscan.runtime import build_runtime
+from pairscreen.db.connection import database
+from pairscreen.hooks import PluginError
+from pairscreen.runtime import build_runtime
 from tests.conftest import make_client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ def install_distribution(site: Path, module: str, source: str, entry_name: str) 
     info = site / f"{module}-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[pairscan]\n{entry_name} = {module}\n")
+    (info / "entry_points.txt").write_text(f"[pairscreen]\n{entry_name} = {module}\n")
 
 
 @pytest.fixture()
@@ -41,7 +41,7 @@ def installed_momentum(tmp_path, monkeypatch):
     site.mkdir()
     install_distribution(site, "momentum_plugin", readme_plugin_source(), "momentum")
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setenv("PAIRSCAN_LOAD_PLUGINS", "momentum")
+    monkeypatch.setenv("PAIRSCREEN_LOAD_PLUGINS", "momentum")
     yield
     sys.modules.pop("momentum_plugin", None)
 
@@ -55,7 +55,7 @@ def test_entry_point_metric_appears_in_pair_snapshot(installed_momentum, runtime
     closes = rt.candles.get()
     import numpy as np
 
-    from pairscan.engine.panels import align
+    from pairscreen.engine.panels import align
 
     pair = align(closes["ETH"], closes["BTC"])
     r = np.log(pair.close_a / pair.close_b)
@@ -66,15 +66,15 @@ def test_plugins_dir_metric_and_unlisted_entry_points_stay_out(tmp_path, monkeyp
     folder = tmp_path / "local_plugins"
     folder.mkdir()
     (folder / "momentum_local.py").write_text(readme_plugin_source())
-    monkeypatch.setenv("PAIRSCAN_PLUGINS_DIR", str(folder))
-    monkeypatch.setenv("PAIRSCAN_LOAD_PLUGINS", "")
+    monkeypatch.setenv("PAIRSCREEN_PLUGINS_DIR", str(folder))
+    monkeypatch.setenv("PAIRSCREEN_LOAD_PLUGINS", "")
     rt = build_runtime(runtime.settings)
     assert "momentum" in rt.plugins.metrics
     assert rt.plugins.metrics.owner("momentum") == "local:momentum_local.py"
 
 
 def test_duplicate_metric_names_are_rejected(runtime):
-    from pairscan import MetricField, hookimpl
+    from pairscreen import MetricField, hookimpl
 
     class Clash:
         name = "hurst_again"
@@ -85,7 +85,7 @@ def test_duplicate_metric_names_are_rejected(runtime):
 
     class Plugin:
         @hookimpl
-        def pairscan_register_metrics(self):
+        def pairscreen_register_metrics(self):
             return [Clash()]
 
     rt = build_runtime(runtime.settings, extra_plugins=(Plugin(),))
@@ -94,7 +94,7 @@ def test_duplicate_metric_names_are_rejected(runtime):
 
 
 def test_failing_metric_is_left_out_not_fatal(runtime, keys):
-    from pairscan import MetricField, hookimpl
+    from pairscreen import MetricField, hookimpl
 
     class Broken:
         name = "broken"
@@ -105,7 +105,7 @@ def test_failing_metric_is_left_out_not_fatal(runtime, keys):
 
     class Plugin:
         @hookimpl
-        def pairscan_register_metrics(self):
+        def pairscreen_register_metrics(self):
             return [Broken()]
 
     rt = build_runtime(runtime.settings, extra_plugins=(Plugin(),))

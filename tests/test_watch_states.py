@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pairscan.services.watch_states import (
+from pairscreen.notify.states import (
     DEFAULT_MARGIN,
     STATES,
     next_state,

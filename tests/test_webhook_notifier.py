@@ -10,17 +10,17 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from pairscan_plugins.notifiers import webhook as webhook_plugin
-from pairscan_plugins.notifiers.webhook import (
+from pairscreen_plugins.notifiers import webhook as webhook_plugin
+from pairscreen_plugins.notifiers.webhook import (
     TelegramNotifier,
     WebhookNotifier,
     parse_retry_after,
 )
 
-from pairscan import DeliveryError, Notification, clock
-from pairscan.db.connection import database
-from pairscan.db.models import Outbox
-from pairscan.services.outbox import OutboxMessage, OutboxPolicy, deliver_pending, enqueue
+from pairscreen import DeliveryError, Notification, clock
+from pairscreen.db.connection import database
+from pairscreen.db.models import Outbox
+from pairscreen.notify.outbox import OutboxMessage, OutboxPolicy, deliver_pending, enqueue
 from tests.support.receivers import HttpReceiver, fresh_database, notifier_plugins
 
 SECRET = "s3cret-hmac-key"
@@ -36,8 +36,8 @@ def receiver() -> Iterator[HttpReceiver]:
 
 @pytest.fixture()
 def world(empty_database_url, monkeypatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("PAIRSCAN_WEBHOOK_SECRET", SECRET)
-    monkeypatch.setenv("PAIRSCAN_TELEGRAM_TOKEN", TOKEN)
+    monkeypatch.setenv("PAIRSCREEN_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("PAIRSCREEN_TELEGRAM_TOKEN", TOKEN)
     fresh_database(empty_database_url)
     with database.connection_context():
         yield notifier_plugins(webhook_plugin)
@@ -68,12 +68,12 @@ def queue(address: str, channel: str = "webhook", key: str = "k.1") -> None:
 
 
 def test_webhook_posts_signed_json_with_the_idempotency_key(receiver, monkeypatch):
-    monkeypatch.setenv("PAIRSCAN_WEBHOOK_SECRET", SECRET)
-    WebhookNotifier().deliver(note(receiver.url + "/hooks/pairscan"))
+    monkeypatch.setenv("PAIRSCREEN_WEBHOOK_SECRET", SECRET)
+    WebhookNotifier().deliver(note(receiver.url + "/hooks/pairscreen"))
     (req,) = receiver.requests
-    assert req.path == "/hooks/pairscan"
+    assert req.path == "/hooks/pairscreen"
     expected = hmac.new(SECRET.encode(), req.body, hashlib.sha256).hexdigest()
-    assert req.headers["X-Pairscan-Signature"] == f"sha256={expected}"
+    assert req.headers["X-Pairscreen-Signature"] == f"sha256={expected}"
     assert req.headers["Content-Type"] == "application/json"
     body = req.json()
     assert body["idempotency_key"] == req.headers["X-Idempotency-Key"]
@@ -86,8 +86,8 @@ def test_webhook_posts_signed_json_with_the_idempotency_key(receiver, monkeypatc
 
 
 def test_telegram_send_message_call(receiver, monkeypatch):
-    monkeypatch.setenv("PAIRSCAN_TELEGRAM_TOKEN", TOKEN)
-    monkeypatch.setenv("PAIRSCAN_TELEGRAM_API", receiver.url + "/")
+    monkeypatch.setenv("PAIRSCREEN_TELEGRAM_TOKEN", TOKEN)
+    monkeypatch.setenv("PAIRSCREEN_TELEGRAM_API", receiver.url + "/")
     TelegramNotifier().deliver(
         Notification(**{**note("-1001234567890").__dict__, "channel": "telegram"})
     )
@@ -100,7 +100,7 @@ def test_telegram_send_message_call(receiver, monkeypatch):
 
 
 def test_status_codes_map_to_retry_or_permanent(receiver, monkeypatch):
-    monkeypatch.setenv("PAIRSCAN_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("PAIRSCREEN_WEBHOOK_SECRET", SECRET)
     hook = WebhookNotifier()
     receiver.answer(429, {"Retry-After": "7"})
     receiver.answer(503)
@@ -122,8 +122,8 @@ def test_status_codes_map_to_retry_or_permanent(receiver, monkeypatch):
 
 
 def test_telegram_429_retry_after_from_the_body(receiver, monkeypatch):
-    monkeypatch.setenv("PAIRSCAN_TELEGRAM_TOKEN", TOKEN)
-    monkeypatch.setenv("PAIRSCAN_TELEGRAM_API", receiver.url)
+    monkeypatch.setenv("PAIRSCREEN_TELEGRAM_TOKEN", TOKEN)
+    monkeypatch.setenv("PAIRSCREEN_TELEGRAM_API", receiver.url)
     body = json.dumps(
         {"ok": False, "error_code": 429, "parameters": {"retry_after": 11}}
     ).encode()

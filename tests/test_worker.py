@@ -1,4 +1,4 @@
-"""``pairscan worker``: the single-instance lock (in process and with real worker processes),
+"""``pairscreen worker``: the single-instance lock (in process and with real worker processes),
 waiting for a stopped or crashed holder, graceful SIGTERM that lets the running job finish."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from pairscan import clock
-from pairscan.db.connection import database
-from pairscan.db.models import JobRun, Outbox
-from pairscan.services.outbox import OutboxMessage, enqueue
-from pairscan.services.worker import (
+from pairscreen import clock
+from pairscreen.db.connection import database
+from pairscreen.db.models import JobRun, Outbox
+from pairscreen.notify.outbox import OutboxMessage, enqueue
+from pairscreen.worker import (
     acquire_lock,
     lock_holder,
     next_due,
@@ -86,12 +86,12 @@ def test_first_runs_follow_the_last_recorded_run(db):
 
 
 class WorkerProcess:
-    """``python -m pairscan worker`` with its stderr collected line by line."""
+    """``python -m pairscreen worker`` with its stderr collected line by line."""
 
     def __init__(self, env: dict[str, str], *args: str):
         self.lines: list[str] = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pairscan", "worker", *args],
+            [sys.executable, "-m", "pairscreen", "worker", *args],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -141,7 +141,7 @@ class WorkerProcess:
 def worker_env(database_url, tmp_path):  # type: ignore[no-untyped-def]
     """Start workers on this test's database, where screen and peg sampling just ran (so
     the workers start with only the light jobs due)."""
-    from pairscan.db.connection import init_database
+    from pairscreen.db.connection import init_database
 
     init_database(database_url)
     with database.connection_context():
@@ -150,11 +150,11 @@ def worker_env(database_url, tmp_path):  # type: ignore[no-untyped-def]
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
-        "PAIRSCAN_DATA_DIR": str(tmp_path),
-        "PAIRSCAN_LOAD_PLUGINS": "",
-        "PAIRSCAN_WORKER_WAIT_POLL": "0.2",
+        "PAIRSCREEN_DATA_DIR": str(tmp_path),
+        "PAIRSCREEN_LOAD_PLUGINS": "",
+        "PAIRSCREEN_WORKER_WAIT_POLL": "0.2",
     }
-    env.pop("PAIRSCAN_PLUGINS_DIR", None)
+    env.pop("PAIRSCREEN_PLUGINS_DIR", None)
     procs: list[WorkerProcess] = []
 
     def start(*args: str, extra: dict[str, str] | None = None) -> WorkerProcess:
@@ -178,7 +178,7 @@ def test_second_worker_exits_or_waits_then_takes_over(worker_env):
     impatient = worker_env("--lock-ttl", "3", "--wait")
     assert second.proc.wait(timeout=30) == 3
     second._reader.join(timeout=5)
-    assert "another pairscan worker is running" in second.log
+    assert "another pairscreen worker is running" in second.log
     assert "--wait" in second.log
 
     impatient.wait_for("waiting for the running worker")
@@ -208,7 +208,7 @@ def test_a_crashed_workers_lock_expires(worker_env):
 SLOW_NOTIFIER = '''
 import os, time
 from pathlib import Path
-from pairscan import hookimpl
+from pairscreen import hookimpl
 
 class Slow:
     name = "slow"
@@ -219,7 +219,7 @@ class Slow:
         Path(os.environ["SLOW_MARKER"]).write_text("delivered")
 
 @hookimpl
-def pairscan_register_notifiers():
+def pairscreen_register_notifiers():
     return [Slow()]
 '''
 
@@ -233,7 +233,7 @@ def test_sigterm_lets_the_running_job_finish(worker_env, runtime, tmp_path):
         enqueue([OutboxMessage("slow.1", None, "slow", "x", "subject", "text")])
     worker = worker_env(
         "--deliver-every", "0.5",
-        extra={"PAIRSCAN_PLUGINS_DIR": str(plugins), "SLOW_MARKER": str(marker)},
+        extra={"PAIRSCREEN_PLUGINS_DIR": str(plugins), "SLOW_MARKER": str(marker)},
     )
     deadline = time.monotonic() + 30
     while not marker.exists() and time.monotonic() < deadline:

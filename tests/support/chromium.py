@@ -50,7 +50,7 @@ def headless_chromium() -> Iterator:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    profile = Path(tempfile.mkdtemp(prefix="pairscan-chromium-"))
+    profile = Path(tempfile.mkdtemp(prefix="pairscreen-chromium-"))
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in FLAGS:

@@ -1,7 +1,7 @@
-"""Test databases on PostgreSQL (when ``PAIRSCAN_TEST_DATABASE_URL`` is set) and a dump of
+"""Test databases on PostgreSQL (when ``PAIRSCREEN_TEST_DATABASE_URL`` is set) and a dump of
 what any database stores, for the tests that look at data at rest.
 
-PostgreSQL databases are created on the server named by ``PAIRSCAN_TEST_DATABASE_URL`` (a
+PostgreSQL databases are created on the server named by ``PAIRSCREEN_TEST_DATABASE_URL`` (a
 maintenance database such as ``postgresql://postgres@127.0.0.1:5432/test``) with names
 unique to this test session, so several sessions can share one server; each session drops
 its own databases, and the databases of sessions that died (their process is gone) are
@@ -19,8 +19,8 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg2
 from psycopg2 import sql
 
-TEST_DATABASE_URL = os.environ.get("PAIRSCAN_TEST_DATABASE_URL", "")
-NAME_PREFIX = "pairscan_test_"
+TEST_DATABASE_URL = os.environ.get("PAIRSCREEN_TEST_DATABASE_URL", "")
+NAME_PREFIX = "pairscreen_test_"
 NAME_PATTERN = re.compile(rf"^{NAME_PREFIX}(\d+)_[0-9a-f]+(_\w+)?$")
 
 
@@ -115,9 +115,9 @@ def stored_text(database_url: str) -> tuple[str, bytes]:
     SQLite: the SQL dump of the file and the file's bytes after a WAL checkpoint. PostgreSQL:
     every row of every table of the public schema as JSON (all columns, as text) — the
     server's files are not ours to read, so the raw bytes are that dump too.
-    Runs on the bound ``pairscan.db.connection.database`` (the one at ``database_url``).
+    Runs on the bound ``pairscreen.db.connection.database`` (the one at ``database_url``).
     """
-    from pairscan.db.connection import database, is_sqlite
+    from pairscreen.db.connection import database, is_sqlite
 
     with database.connection_context():
         if is_sqlite():

@@ -1,4 +1,4 @@
-"""A live ``pairscan serve`` in a subprocess, on a free loopback port."""
+"""A live ``pairscreen serve`` in a subprocess, on a free loopback port."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def free_port() -> int:
 @dataclass(frozen=True)
 class LiveServer:
     base: str  # the API base URL
-    process: subprocess.Popen  # ``pairscan serve``: with several workers, their supervisor
+    process: subprocess.Popen  # ``pairscreen serve``: with several workers, their supervisor
     output: IO[str]  # what the server printed and logged so far
 
     def log(self) -> str:
@@ -52,12 +52,12 @@ class LiveServer:
 def serving(database_url: str, *, workers: int = 1, env: dict | None = None) -> Iterator[LiveServer]:
     """Serve the database at ``database_url`` until the block ends."""
     port = free_port()
-    child_env = {**os.environ, "DATABASE_URL": database_url, "PAIRSCAN_LOAD_PLUGINS": "", **(env or {})}
+    child_env = {**os.environ, "DATABASE_URL": database_url, "PAIRSCREEN_LOAD_PLUGINS": "", **(env or {})}
     # A file, not a pipe: nobody reads the output while the server runs, and a full pipe
     # would block every worker that logs.
     output = tempfile.TemporaryFile("a+")  # appends: the child shares the file offset
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pairscan", "serve", "--port", str(port), "--workers", str(workers)],
+        [sys.executable, "-m", "pairscreen", "serve", "--port", str(port), "--workers", str(workers)],
         env=child_env,
         stdout=output,
         stderr=subprocess.STDOUT,

@@ -1,4 +1,4 @@
-"""The probe: a local plugin (``PAIRSCAN_PLUGINS_DIR``) for tests against live servers.
+"""The probe: a local plugin (``PAIRSCREEN_PLUGINS_DIR``) for tests against live servers.
 
 Its metric records the pid of the process that computed each request (``computed.log``),
 and holds the computation while the flag file ``hold`` exists, so a test can keep requests
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pairscan import MetricField, hookimpl
+from pairscreen import MetricField, hookimpl
 
-FOLDER = Path(os.environ["PAIRSCAN_TEST_PROBE_DIR"])
+FOLDER = Path(os.environ["PAIRSCREEN_TEST_PROBE_DIR"])
 with (FOLDER / "loaded.log").open("a") as log:  # once per process that loads plugins
     log.write(f"{os.getpid()}\\n")
 
@@ -40,7 +40,7 @@ class Probe:
 
 
 @hookimpl
-def pairscan_register_metrics():
+def pairscreen_register_metrics():
     return [Probe()]
 '''
 
@@ -57,7 +57,7 @@ class Probe:
         (plugins / "probe.py").write_text(PROBE_PLUGIN)
         probe = cls(tmp_path / "probe")
         probe.folder.mkdir()
-        env = {"PAIRSCAN_PLUGINS_DIR": str(plugins), "PAIRSCAN_TEST_PROBE_DIR": str(probe.folder)}
+        env = {"PAIRSCREEN_PLUGINS_DIR": str(plugins), "PAIRSCREEN_TEST_PROBE_DIR": str(probe.folder)}
         return probe, env
 
     def _pids(self, name: str) -> list[int]:

@@ -118,8 +118,8 @@ class SmtpCollector:
 
 def notifier_plugins(*modules: object):  # type: ignore[no-untyped-def]
     """A runtime stand-in that has only the given plugins: enough for the outbox."""
-    from pairscan.hooks import Plugins
-    from pairscan.plugins import new_plugin_manager
+    from pairscreen.hooks import Plugins
+    from pairscreen.plugins import new_plugin_manager
 
     pm = new_plugin_manager()
     for module in modules:
@@ -130,7 +130,7 @@ def notifier_plugins(*modules: object):  # type: ignore[no-untyped-def]
 def fresh_database(url: str) -> None:
     """Bind the empty database at ``url`` (the ``empty_database_url`` fixture: SQLite, or
     PostgreSQL when the suite runs there) and migrate it: no candles, no screen."""
-    from pairscan.db.connection import init_database
+    from pairscreen.db.connection import init_database
 
     init_database(url)
 
@@ -138,8 +138,8 @@ def fresh_database(url: str) -> None:
 def make_user(email: str, tier: str | None = "personal", **kwargs):  # type: ignore[no-untyped-def]
     from datetime import timedelta
 
-    from pairscan import clock
-    from pairscan.services import accounts
+    from pairscreen import clock
+    from pairscreen.access import accounts
 
     if tier is not None and "lifetime" not in kwargs and "expires" not in kwargs:
         kwargs["expires"] = clock.now() + timedelta(days=365)

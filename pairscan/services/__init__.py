@@ -1,1 +1,0 @@
-"""Domain services: accounts, quota, screen, snapshot, peg, watchlist. No HTTP here."""

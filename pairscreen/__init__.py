@@ -1,0 +1,59 @@
+"""pairscreen: pair screening, coin-accumulation backtests and depeg watching behind a REST API.
+
+Plugin authors import everything they need from here and nothing deeper.
+"""
+
+from __future__ import annotations
+
+from pairscreen.hookspecs import hookimpl
+from pairscreen.types import (
+    ASSET_CLASSES,
+    Asset,
+    BacktestBatch,
+    Candles,
+    ChartData,
+    ChartRenderer,
+    DeliveryError,
+    Leg,
+    MarketSource,
+    Metric,
+    MetricField,
+    Notification,
+    Notifier,
+    PairPanel,
+    PegConfig,
+    PegEventChange,
+    PegSource,
+    ReferenceQuote,
+    Scorer,
+    Strategy,
+    Trade,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ASSET_CLASSES",
+    "Asset",
+    "BacktestBatch",
+    "Candles",
+    "ChartData",
+    "ChartRenderer",
+    "DeliveryError",
+    "Leg",
+    "MarketSource",
+    "Metric",
+    "MetricField",
+    "Notification",
+    "Notifier",
+    "PairPanel",
+    "PegConfig",
+    "PegEventChange",
+    "PegSource",
+    "ReferenceQuote",
+    "Scorer",
+    "Strategy",
+    "Trade",
+    "__version__",
+    "hookimpl",
+]

@@ -1,0 +1,5 @@
+"""``python -m pairscreen`` runs the command line."""
+
+from pairscreen.cli import main
+
+raise SystemExit(main())

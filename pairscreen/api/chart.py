@@ -1,0 +1,21 @@
+"""``/pair/{a}/{b}/chart.png``: the pair drawn as a PNG, one unit of quota when it answers 200."""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+
+from pairscreen.api.support import run_compute
+from pairscreen.runtime import current
+from pairscreen.screening.chart import chart_png
+
+CACHE_CONTROL = "private, max-age=900"  # DESIGN §4: a client may keep a chart 15 minutes
+
+
+async def pair_chart(
+    a: str, b: str, token_info: dict, bt: int = 360, size: str = "desktop"
+) -> Response:
+    rt = current()
+    png, headers = await run_compute(token_info, lambda: chart_png(rt, a, b, bt, size=size))
+    return Response(
+        png, media_type="image/png", headers={**headers, "Cache-Control": CACHE_CONTROL}
+    )

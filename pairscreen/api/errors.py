@@ -1,0 +1,103 @@
+"""Every error as ``text/plain; charset=utf-8``: one or two sentences, never a stack trace.
+
+Connexion's own errors (validation, security, unknown routes, wrong methods) arrive as
+``ProblemException`` or Starlette ``HTTPException`` and are rewritten here into plain
+sentences; our services raise :class:`~pairscreen.errors.ServiceError` with the message the
+caller sees.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from connexion.lifecycle import ConnexionRequest, ConnexionResponse
+from starlette.exceptions import HTTPException
+
+from pairscreen.errors import ServiceError, Unavailable
+
+log = logging.getLogger("pairscreen.api")
+
+TEXT = "text/plain; charset=utf-8"
+AUTH_HEADERS = {"WWW-Authenticate": 'Bearer realm="pairscreen"'}
+
+GENERIC = {
+    400: "The request is malformed. Check the path and query parameters against the API reference.",
+    401: "Missing or malformed Authorization header: send 'Authorization: Bearer rr_…' with your API key.",
+    403: "This key may not use this endpoint.",
+    404: "Not found: no such endpoint. The API lives under /api/v1; see openapi.yaml.",
+    405: "Method not allowed: every endpoint of this API answers GET only.",
+    406: "Not acceptable: this API answers application/json (and image/png for charts).",
+    415: "Unsupported media type: endpoints take no request body.",
+    500: "Internal error: the request failed on our side and consumed no quota. Retry later.",
+    501: "Not implemented.",
+    503: "The service is temporarily unavailable. Retry shortly.",
+}
+
+
+def text_response(status: int, message: str, headers: dict | None = None) -> ConnexionResponse:
+    return ConnexionResponse(
+        status_code=status,
+        mimetype="text/plain",
+        content_type=TEXT,
+        body=(message.rstrip() + "\n").encode("utf-8"),
+        headers={**(headers or {}), "Content-Type": TEXT},
+    )
+
+
+def service_error(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    assert isinstance(exc, ServiceError)
+    return text_response(exc.status_code, exc.message, exc.headers)
+
+
+def http_error(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    """Connexion problems and Starlette HTTP errors, rewritten as one plain sentence."""
+    assert isinstance(exc, HTTPException)
+    status = exc.status_code
+    detail = str(getattr(exc, "detail", "") or "")
+    if status >= 500:
+        log.error("request failed with %s: %s", status, detail)
+        return text_response(status, GENERIC.get(status, GENERIC[500]))
+    if status == 401:
+        return text_response(401, GENERIC[401], AUTH_HEADERS)
+    message = _sentence(status, detail)
+    headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() == "allow"}
+    return text_response(status, message, headers)
+
+
+def database_unavailable(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    """The database is down, restarting or out of connections: a fast 503, never a hang.
+
+    A compute request that fails this way has consumed no quota: its unit was only
+    reserved, and an unconfirmed reservation is given back (at the latest when its slot
+    expires).
+    """
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    log.warning("database unavailable: %s: %s", type(exc).__name__, first)
+    return service_error(
+        request,
+        Unavailable(
+            "The service's database is unavailable for a moment. Retry in a few seconds; "
+            "this request consumed no quota.",
+            headers={"Retry-After": "1"},
+        ),
+    )
+
+
+def unexpected_error(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    log.error("unhandled error", exc_info=exc)
+    return text_response(500, GENERIC[500])
+
+
+def _sentence(status: int, detail: str) -> str:
+    if status != 400 or not detail:
+        return GENERIC.get(status, detail or "Request failed.")
+    first = detail.strip().splitlines()[0].strip()
+    first = re.sub(r"\s+", " ", first)
+    if "Extra query parameter" in first:
+        return f"Bad request: {first}. This endpoint accepts only the documented parameters."
+    if "does not match" in first:
+        return f"Bad request: {first}; tickers are 1-20 letters or digits."
+    if "is not one of" in first:
+        return f"Bad request: {first}."
+    return f"Bad request: {first}"

@@ -1,0 +1,11 @@
+"""``/me``: the caller's account and quota."""
+
+from __future__ import annotations
+
+from pairscreen.api.support import caller, with_database
+from pairscreen.access.account_view import account_json
+
+
+@with_database
+def show_account(token_info: dict) -> dict:
+    return account_json(caller(token_info))

@@ -1,0 +1,12 @@
+"""``/peg-events``: active sustained depeg events, Pro tier only."""
+
+from __future__ import annotations
+
+from pairscreen.api.support import caller, with_database
+from pairscreen.pegs.events import active_events
+
+
+@with_database
+def active_peg_events(token_info: dict) -> dict:
+    caller(token_info).require_tier("pro")
+    return active_events()

@@ -1,0 +1,13 @@
+"""``/watchlist``: the caller's own items, free of quota."""
+
+from __future__ import annotations
+
+from pairscreen.api.support import caller, with_database
+from pairscreen.notify.watchlist import watchlist_of
+
+
+@with_database
+def list_watchlist(token_info: dict) -> dict:
+    principal = caller(token_info)
+    principal.require_tier("personal")
+    return watchlist_of(principal.user_id)

@@ -1,0 +1,69 @@
+"""The app factory: connexion routes and validates every request from ``openapi.yaml``."""
+
+from __future__ import annotations
+
+import logging
+import os
+from importlib import resources
+from pathlib import Path
+
+import connexion
+from connexion.exceptions import ProblemException
+from starlette.exceptions import HTTPException
+
+from pairscreen.api import errors
+from pairscreen.config import Settings, load_settings
+from pairscreen.db.connection import UNAVAILABLE_ERRORS
+from pairscreen.errors import ServiceError
+from pairscreen.runtime import Runtime, build_runtime, install
+
+log = logging.getLogger(__name__)
+
+
+class ContractNotFound(RuntimeError):
+    pass
+
+
+def openapi_path() -> Path:
+    """The contract: ``PAIRSCREEN_OPENAPI``, else the copy packaged with (or beside) pairscreen."""
+    override = os.environ.get("PAIRSCREEN_OPENAPI")
+    candidates = [Path(override)] if override else []
+    candidates.append(Path(str(resources.files("pairscreen").joinpath("openapi.yaml"))))
+    candidates.append(Path(__file__).resolve().parent.parent / "openapi.yaml")
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise ContractNotFound(
+        "openapi.yaml not found: reinstall pairscreen or set PAIRSCREEN_OPENAPI to the file's path "
+        f"(looked in {', '.join(str(c) for c in candidates)})"
+    )
+
+
+def create_app(
+    runtime: Runtime | None = None,
+    *,
+    settings: Settings | None = None,
+    validate_responses: bool = False,
+) -> connexion.AsyncApp:
+    """Build the ASGI app; ``validate_responses`` checks every response against the contract."""
+    rt = runtime or build_runtime(settings or load_settings())
+    install(rt)
+    app = connexion.AsyncApp(__name__)
+    app.add_api(
+        openapi_path(),
+        strict_validation=True,
+        validate_responses=validate_responses,
+        swagger_ui_options=connexion.options.SwaggerUIOptions(swagger_ui=True),
+    )
+    app.add_error_handler(ServiceError, errors.service_error)
+    for database_error in UNAVAILABLE_ERRORS:
+        app.add_error_handler(database_error, errors.database_unavailable)
+    app.add_error_handler(ProblemException, errors.http_error)
+    app.add_error_handler(HTTPException, errors.http_error)
+    app.add_error_handler(Exception, errors.unexpected_error)
+    return app
+
+
+def asgi_app() -> connexion.AsyncApp:
+    """Entry point for ``uvicorn --factory pairscreen.app:asgi_app`` (settings from the env)."""
+    return create_app()

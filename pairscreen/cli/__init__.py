@@ -1,0 +1,79 @@
+"""The ``pairscreen`` command line (DESIGN §7).
+
+Each command group lives in its own module with a ``register(subparsers)`` function; add a
+module to ``COMMAND_GROUPS`` to add commands. Every command exits non-zero with a one-line
+plain error on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from pairscreen.errors import ServiceError
+from pairscreen.hooks import PluginError
+from pairscreen.access.accounts import AccountError
+from pairscreen.universe import UniverseError
+
+COMMAND_GROUPS: tuple[str, ...] = (
+    "pairscreen.cli.serving",
+    "pairscreen.cli.data",
+    "pairscreen.cli.accounts",
+    "pairscreen.cli.pegs",
+    "pairscreen.cli.notify",
+)
+
+USER_ERRORS = (AccountError, UniverseError, PluginError, ValueError, ServiceError, OSError)
+
+
+class CommandError(Exception):
+    """A command cannot go on; the message is printed as the one-line error."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pairscreen",
+        description="Screen asset pairs, backtest coin accumulation, watch depegs, serve the API.",
+    )
+    parser.add_argument("--data-dir", help="folder of the embedded database [PAIRSCREEN_DATA_DIR]")
+    parser.add_argument("--universe", help="universe TOML file [PAIRSCREEN_UNIVERSE]")
+    parser.add_argument("--database-url", help="peewee database URL [DATABASE_URL]")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMAND_GROUPS:
+        importlib.import_module(module).register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.handler(args) or 0)
+    except CommandError as exc:
+        print(f"pairscreen: error: {exc}", file=sys.stderr)
+        return 2
+    except USER_ERRORS as exc:
+        message = getattr(exc, "message", None) or str(exc)
+        print(f"pairscreen: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def export_settings_env(args: argparse.Namespace) -> None:
+    """Pass the global options to child processes (uvicorn workers) through the environment."""
+    if args.data_dir:
+        os.environ["PAIRSCREEN_DATA_DIR"] = args.data_dir
+    if args.universe:
+        os.environ["PAIRSCREEN_UNIVERSE"] = args.universe
+    if args.database_url:
+        os.environ["DATABASE_URL"] = args.database_url

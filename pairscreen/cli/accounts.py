@@ -1,0 +1,115 @@
+"""``users``, ``keys`` and ``watchlist`` commands."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime, timedelta
+
+from pairscreen.cli.common import open_database, open_runtime
+from pairscreen.access import accounts
+from pairscreen.notify import watchlist
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    users = commands.add_parser("users", help="manage accounts").add_subparsers(
+        dest="users_command", required=True
+    )
+    for name, handler in (("create", _create_user), ("set-tier", _set_tier)):
+        p = users.add_parser(name, help=f"{name} a user")
+        p.add_argument("email")
+        p.add_argument("--tier", choices=[*accounts.TIERS, "none"], required=True)
+        when = p.add_mutually_exclusive_group()
+        when.add_argument("--expires", type=_day, help="tier expiry, YYYY-MM-DD (UTC midnight)")
+        when.add_argument("--lifetime", action="store_true", help="the tier never expires")
+        p.set_defaults(handler=handler)
+    users.add_parser("list", help="list users").set_defaults(handler=_list_users)
+
+    keys = commands.add_parser("keys", help="API keys").add_subparsers(
+        dest="keys_command", required=True
+    )
+    rotate = keys.add_parser("rotate", help="issue a new key (revokes the old one at once)")
+    rotate.add_argument("email")
+    rotate.set_defaults(handler=_rotate)
+
+    wl = commands.add_parser("watchlist", help="users' watchlists").add_subparsers(
+        dest="watchlist_command", required=True
+    )
+    add = wl.add_parser("add", help="add a pair A/B to a user's watchlist")
+    add.add_argument("email")
+    add.add_argument("pair")
+    add.add_argument("--no-approach", action="store_true", help="no approach notifications")
+    add.add_argument("--no-in-zone", action="store_true", help="no in-zone notifications")
+    add.set_defaults(handler=_watch_add)
+    remove = wl.add_parser("remove", help="remove a pair from a user's watchlist")
+    remove.add_argument("email")
+    remove.add_argument("pair")
+    remove.set_defaults(handler=_watch_remove)
+    show = wl.add_parser("list", help="a user's watchlist")
+    show.add_argument("email")
+    show.set_defaults(handler=_watch_list)
+
+
+def _day(text: str) -> datetime:
+    try:
+        return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected YYYY-MM-DD, got {text!r}") from None
+
+
+def _tier_args(args: argparse.Namespace) -> tuple[str | None, datetime | None, bool]:
+    """The tier, its expiry (one year from now unless given) and whether it is lifetime."""
+    tier = None if args.tier == "none" else args.tier
+    expires = args.expires
+    if tier and not args.lifetime and expires is None:
+        expires = datetime.now(UTC).replace(microsecond=0) + timedelta(days=365)
+    return tier, expires, args.lifetime
+
+
+def _create_user(args: argparse.Namespace) -> None:
+    open_database(args)
+    tier, expires, lifetime = _tier_args(args)
+    user = accounts.create_user(args.email, tier, expires=expires, lifetime=lifetime)
+    print(f"created {user.email} ({tier or 'no tier'}); issue a key with: pairscreen keys rotate {user.email}")
+
+
+def _set_tier(args: argparse.Namespace) -> None:
+    open_database(args)
+    tier, expires, lifetime = _tier_args(args)
+    user = accounts.set_tier(args.email, tier, expires=expires, lifetime=lifetime)
+    until = "lifetime" if user.is_lifetime else (user.tier_expires_at or "no expiry")
+    print(f"{user.email}: {user.tier or 'no tier'} ({until})")
+
+
+def _list_users(args: argparse.Namespace) -> None:
+    open_database(args)
+    for user in accounts.list_users():
+        until = "lifetime" if user.is_lifetime else (user.tier_expires_at or "-")
+        print(f"{user.email}\t{user.tier or '-'}\t{until}")
+
+
+def _rotate(args: argparse.Namespace) -> None:
+    open_database(args)
+    print(accounts.rotate_key(args.email))
+
+
+def _watch_add(args: argparse.Namespace) -> None:
+    rt = open_runtime(args)
+    item = watchlist.add_item(
+        rt.universe, args.email, args.pair, approach=not args.no_approach, in_zone=not args.no_in_zone
+    )
+    print(f"watching {item.a}/{item.b} for {args.email}")
+
+
+def _watch_remove(args: argparse.Namespace) -> None:
+    rt = open_runtime(args)
+    watchlist.remove_item(rt.universe, args.email, args.pair)
+    print(f"removed {args.pair} from {args.email}'s watchlist")
+
+
+def _watch_list(args: argparse.Namespace) -> None:
+    open_database(args)
+    for item in watchlist.items_of(args.email):
+        flags = ",".join(
+            f for f, on in (("approach", item["notify_approach"]), ("in_zone", item["notify_in_zone"])) if on
+        )
+        print(f"{item['pair']}\t{item['last_notified_state']}\t{flags or '-'}")

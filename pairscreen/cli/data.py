@@ -1,0 +1,82 @@
+"""``db upgrade``, ``data sync`` and ``screen run``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from pairscreen.cli import CommandError
+from pairscreen.cli.common import open_database, open_runtime
+from pairscreen.db.migrations import upgrade
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    db = commands.add_parser("db", help="database schema").add_subparsers(
+        dest="db_command", required=True
+    )
+    db.add_parser("upgrade", help="apply pending migrations").set_defaults(handler=_upgrade)
+
+    data = commands.add_parser("data", help="market data").add_subparsers(
+        dest="data_command", required=True
+    )
+    data.add_parser(
+        "sync", help="pull new daily candles from the universe's market source"
+    ).set_defaults(handler=_sync)
+
+    screen = commands.add_parser("screen", help="the pair screen").add_subparsers(
+        dest="screen_command", required=True
+    )
+    run = screen.add_parser("run", help="screen every pair and publish the result")
+    run.add_argument(
+        "--executor",
+        choices=["local", "dask"],
+        default=os.environ.get("PAIRSCREEN_EXECUTOR", "local"),
+        help="where the chunks run: this machine's cores, or a Dask cluster [PAIRSCREEN_EXECUTOR]",
+    )
+    run.add_argument(
+        "--scheduler",
+        default=os.environ.get("PAIRSCREEN_DASK_SCHEDULER"),
+        help="the Dask scheduler address for --executor dask, e.g. tcp://10.0.0.5:8786 "
+        "[PAIRSCREEN_DASK_SCHEDULER]",
+    )
+    run.add_argument("--no-sync", action="store_true", help="do not pull new candles first")
+    run.set_defaults(handler=_screen)
+
+
+def _upgrade(args: argparse.Namespace) -> None:
+    settings = open_database(args)
+    applied = upgrade()
+    print(f"database {settings.database_url}: " + (
+        f"applied migrations {applied}" if applied else "already up to date"
+    ))
+
+
+def _sync(args: argparse.Namespace) -> None:
+    from pairscreen.market.sync import sync_candles
+
+    rt = open_runtime(args)
+    report = sync_candles(rt.universe, rt.plugins)
+    print(report.summary() if hasattr(report, "summary") else report)
+
+
+def _screen(args: argparse.Namespace) -> None:
+    from pairscreen.screening.screen import run_screen
+
+    if args.executor == "dask" and not args.scheduler:
+        raise CommandError("--executor dask needs --scheduler tcp://HOST:PORT (a Dask scheduler)")
+    rt = open_runtime(args)
+    if not args.no_sync:
+        from pairscreen.market.sync import sync_candles
+
+        sync_candles(rt.universe, rt.plugins)
+    started = time.perf_counter()
+    summary = run_screen(rt, executor=args.executor, scheduler=args.scheduler)
+    elapsed = time.perf_counter() - started
+    rejected = ", ".join(f"{k} {v}" for k, v in summary.rejected.items() if v)
+    print(
+        f"screen #{summary.screen_id}: {summary.n_pairs_screened} pairs, "
+        f"{summary.n_survivors} survivors ({rejected or 'none rejected'}) in {elapsed:.1f} s",
+        file=sys.stdout,
+    )

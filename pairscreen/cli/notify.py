@@ -1,0 +1,155 @@
+"""``notify run``, ``notify deliver``, ``channels set|disable|list`` and ``worker``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+
+from pairscreen.cli.common import open_database, open_runtime
+from pairscreen.db.connection import database
+from pairscreen.db.models import CHANNEL_KINDS
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    notify = commands.add_parser("notify", help="watchlist notifications").add_subparsers(
+        dest="notify_command", required=True
+    )
+    notify.add_parser(
+        "run", help="move every watchlist item's state and queue its notifications"
+    ).set_defaults(handler=_notify_run)
+    deliver = notify.add_parser("deliver", help="deliver the queued notifications that are due")
+    deliver.set_defaults(handler=_notify_deliver)
+
+    channels = commands.add_parser(
+        "channels", help="where a user's notifications go"
+    ).add_subparsers(dest="channels_command", required=True)
+    set_ = channels.add_parser(
+        "set", help="set and enable a user's e-mail address, Telegram chat or webhook"
+    )
+    set_.add_argument("email", help="the account's e-mail")
+    set_.add_argument("--email", dest="to_email", metavar="ADDRESS", help="deliver e-mail here")
+    set_.add_argument("--telegram", metavar="CHAT_ID", help="Telegram chat id (or @channel)")
+    set_.add_argument("--webhook", metavar="URL", help="http(s) URL for signed JSON POSTs")
+    set_.add_argument(
+        "--depeg-alerts",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Pro: e-mail on every depeg event, not only for watched assets",
+    )
+    set_.set_defaults(handler=_channels_set)
+    disable = channels.add_parser("disable", help="turn one of a user's channels off")
+    disable.add_argument("email")
+    disable.add_argument("kind", choices=CHANNEL_KINDS)
+    disable.set_defaults(handler=_channels_disable)
+    show = channels.add_parser("list", help="a user's channels")
+    show.add_argument("email")
+    show.set_defaults(handler=_channels_list)
+
+    worker = commands.add_parser(
+        "worker",
+        help="run the schedule: screen every 6 h, peg sampling hourly, notifications, delivery",
+    )
+    worker.add_argument(
+        "--wait",
+        action="store_true",
+        default=os.environ.get("PAIRSCREEN_WORKER_WAIT", "") not in ("", "0"),
+        help="wait for a running worker to stop instead of exiting [PAIRSCREEN_WORKER_WAIT]",
+    )
+    worker.add_argument(
+        "--deliver-every",
+        type=float,
+        default=float(os.environ.get("PAIRSCREEN_DELIVER_EVERY", "10")),
+        metavar="SECONDS",
+        help="outbox delivery interval (default 10) [PAIRSCREEN_DELIVER_EVERY]",
+    )
+    worker.add_argument(
+        "--lock-ttl",
+        type=float,
+        default=float(os.environ.get("PAIRSCREEN_WORKER_LOCK_TTL", "60")),
+        metavar="SECONDS",
+        help="how long the single-instance lock outlives a silent worker "
+        "(default 60) [PAIRSCREEN_WORKER_LOCK_TTL]",
+    )
+    worker.set_defaults(handler=_worker)
+
+
+def _notify_run(args: argparse.Namespace) -> None:
+    from pairscreen.notify.run import run_notifications
+
+    rt = open_runtime(args)
+    with database.connection_context():
+        report = run_notifications(rt)
+    print(report.summary())
+
+
+def _notify_deliver(args: argparse.Namespace) -> None:
+    from pairscreen.notify.outbox import counts, deliver_pending
+
+    rt = open_runtime(args)
+    with database.connection_context():
+        report = deliver_pending(rt, worker_id=f"cli:{socket.gethostname()}:{os.getpid()}")
+        left = counts()
+    print(f"{report.summary()}; outbox: {left['pending']} pending, {left['failed']} failed")
+
+
+def _channels_set(args: argparse.Namespace) -> None:
+    from pairscreen.notify import channels
+
+    open_database(args)
+    addresses = {
+        kind: value
+        for kind, value in (
+            ("email", args.to_email),
+            ("telegram", args.telegram),
+            ("webhook", args.webhook),
+        )
+        if value is not None
+    }
+    with database.connection_context():
+        channels.set_channels(args.email, addresses=addresses, depeg_alerts=args.depeg_alerts)
+        lines = channels.describe(args.email)
+    print("\n".join(lines))
+
+
+def _channels_disable(args: argparse.Namespace) -> None:
+    from pairscreen.notify import channels
+
+    open_database(args)
+    with database.connection_context():
+        channels.disable_channel(args.email, args.kind)
+        lines = channels.describe(args.email)
+    print("\n".join(lines))
+
+
+def _channels_list(args: argparse.Namespace) -> None:
+    from pairscreen.notify import channels
+
+    open_database(args)
+    with database.connection_context():
+        lines = channels.describe(args.email)
+    print("\n".join(lines))
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from pairscreen.cli import export_settings_env
+    from pairscreen.worker import EXIT_LOCK_HELD, WorkerBusy, WorkerOptions, run_worker
+
+    if args.deliver_every <= 0 or args.lock_ttl <= 0:
+        raise ValueError("--deliver-every and --lock-ttl must be positive")
+    export_settings_env(args)
+    rt = open_runtime(args)
+    try:
+        return run_worker(
+            rt,
+            WorkerOptions(
+                wait=args.wait,
+                deliver_every=args.deliver_every,
+                lock_ttl=args.lock_ttl,
+                wait_poll=float(os.environ.get("PAIRSCREEN_WORKER_WAIT_POLL", "2")),
+            ),
+        )
+    except WorkerBusy as exc:
+        print(f"pairscreen: error: {exc}", file=sys.stderr)
+        return EXIT_LOCK_HELD

@@ -1,0 +1,67 @@
+"""``peg sample``: record the peg of every tokenized asset and update the depeg events."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from pairscreen.cli.common import open_runtime
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    peg = commands.add_parser("peg", help="peg monitoring of tokenized assets").add_subparsers(
+        dest="peg_command", required=True
+    )
+    sample = peg.add_parser(
+        "sample",
+        help="sample every tokenized asset's peg now, then open or close depeg events",
+    )
+    sample.add_argument(
+        "--at", help="sample as of this ISO 8601 time (UTC unless it has an offset)"
+    )
+    sample.add_argument(
+        "--backfill-hours",
+        type=int,
+        metavar="N",
+        help="first sample each whole hour of the N hours before --at (or now), oldest first",
+    )
+    sample.add_argument("--no-sync", action="store_true", help="do not pull new candles first")
+    sample.set_defaults(handler=_sample)
+
+
+def _sample(args: argparse.Namespace) -> None:
+    from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
+
+    at = _moment(args.at) if args.at else None
+    if args.backfill_hours is not None and not 1 <= args.backfill_hours <= 24 * 90:
+        raise ValueError("--backfill-hours must be between 1 and 2160 (90 days)")
+    rt = open_runtime(args)
+    if not args.no_sync:
+        from pairscreen.market.sync import sync_candles
+
+        sync_candles(rt.universe, rt.plugins)
+    if args.backfill_hours:
+        reports = backfill_pegs(rt, args.backfill_hours, at)
+        for report in reports[:-1]:
+            for change in report.changes:
+                print(f"{report.sampled_at.isoformat()}: event {change.change}: {change.ticker}")
+        report = reports[-1]
+    else:
+        report = sample_pegs(rt, at)
+    for r in report.readings:
+        drift = f"{r.drift_pct:+.2f} %" if r.drift_pct is not None else "-"
+        print(
+            f"{r.ticker:<10} {r.status:<9} drift {drift:>9} (threshold {r.threshold_pct:g} %)"
+            f"  reference: {r.reference_source or 'none fresh'}"
+        )
+    print(report.summary())
+
+
+def _moment(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"--at: {text!r} is not an ISO 8601 time such as 2025-01-31T14:00"
+        ) from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

@@ -1,0 +1,140 @@
+"""``serve`` and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from pairscreen.cli import export_settings_env
+from pairscreen.cli.common import settings_of
+from pairscreen.config import Settings, default_data_dir
+from pairscreen.runtime import build_runtime
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    serve = commands.add_parser("serve", help="serve the API under uvicorn")
+    _server_options(serve)
+    serve.add_argument("--workers", type=int, default=int(os.environ.get("PAIRSCREEN_WORKERS", "1")))
+    serve.set_defaults(handler=_serve)
+
+    demo = commands.add_parser(
+        "demo", help="fresh embedded setup on the synthetic demo market, then serve it"
+    )
+    _server_options(demo)
+    demo.add_argument("--no-serve", action="store_true", help="prepare only, do not serve")
+    demo.set_defaults(handler=_demo)
+
+
+def _server_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default=os.environ.get("PAIRSCREEN_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PAIRSCREEN_PORT", "8000")))
+
+
+def _serve(args: argparse.Namespace) -> None:
+    export_settings_env(args)
+    settings = settings_of(args)
+    build_runtime(settings)  # migrates and fails fast on a bad universe or database
+    print(banner(settings, args.host, args.port))
+    run_server(args.host, args.port, args.workers)
+
+
+def run_server(host: str, port: int, workers: int = 1) -> None:
+    import uvicorn
+
+    uvicorn.run(
+        "pairscreen.app:asgi_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+        access_log=False,
+    )
+
+
+def banner(settings: Settings, host: str, port: int, key: str = "rr_…") -> str:
+    from pairscreen.market.universe_loader import load_universe
+
+    universe = load_universe(settings)
+    label = universe.label or f"market source {universe.market_source}"
+    synthetic = "synthetic" in label.lower()
+    base = f"http://{host}:{port}/api/v1"
+    lines = [
+        f"pairscreen serving {base}  (database: {settings.database_url})",
+        f"data: {label}" + ("  *** SYNTHETIC DATA, NOT REAL PRICES ***" if synthetic else ""),
+        f"API reference: {base}/ui  (contract: {base}/openapi.json)",
+        f"try: curl -H 'Authorization: Bearer {key}' {base}/pairs",
+    ]
+    return "\n".join(lines)
+
+
+def _demo(args: argparse.Namespace) -> None:
+    from pairscreen.demo import PERSONAL_EMAIL, PRO_EMAIL, prepare_demo
+
+    folder = Path(args.data_dir or os.environ.get("PAIRSCREEN_DATA_DIR") or default_data_dir()) / "demo"
+    if folder.exists():
+        shutil.rmtree(folder)
+    args.data_dir = str(folder)
+    args.universe = None
+    os.environ.pop("PAIRSCREEN_UNIVERSE", None)
+    if not args.database_url:
+        os.environ.pop("DATABASE_URL", None)
+    export_settings_env(args)
+    settings = settings_of(args)
+    rt = build_runtime(settings)
+    setup = prepare_demo(rt)
+    base = f"http://{args.host}:{args.port}/api/v1"
+    print(banner(settings, args.host, args.port, setup.pro_key))
+    print(
+        "\n".join(
+            [
+                "",
+                f"demo accounts (data dir {folder}):",
+                f"  personal  {PERSONAL_EMAIL}  key {setup.personal_key}",
+                f"  pro       {PRO_EMAIL}  key {setup.pro_key}",
+                f"first screen: {setup.screen.n_pairs_screened} pairs screened, "
+                f"{setup.screen.n_survivors} survivors",
+                "",
+                f"  curl -H 'Authorization: Bearer {setup.personal_key}' {base}/pair/ETH/BTC",
+                f"  CLI on this setup: pairscreen --data-dir {folder} users list",
+            ]
+        ),
+        flush=True,
+    )
+    if not args.no_serve:
+        worker = start_worker()  # the schedule (screen, pegs, notifications) beside the API
+        # uvicorn re-raises the SIGTERM it handled once it has stopped: turn it into SystemExit
+        # so the worker is stopped too instead of being orphaned.
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+        try:
+            run_server(args.host, args.port)
+        finally:
+            stop_worker(worker)
+
+
+def _exit_on_sigterm(signum: int, _frame: object) -> None:
+    raise SystemExit(0)
+
+
+def start_worker() -> subprocess.Popen:
+    """``pairscreen worker`` in a child process with this process's settings (environment)."""
+    proc = subprocess.Popen([sys.executable, "-m", "pairscreen", "worker"], env=dict(os.environ))
+    print(f"worker started (pid {proc.pid}): screen every 6 h, peg sampling hourly, "
+          "notifications after each, outbox delivery every 10 s", flush=True)
+    return proc
+
+
+def stop_worker(proc: subprocess.Popen) -> None:
+    """SIGTERM (the worker finishes its running job and releases its lock), then wait."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -1,0 +1,262 @@
+"""The peewee models. Schema changes go through :mod:`pairscreen.db.migrations`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import peewee
+
+from pairscreen.db.connection import database
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTimeField(peewee.DateTimeField):
+    """A timestamp stored as naive UTC and read back timezone-aware."""
+
+    def db_value(self, value):  # type: ignore[no-untyped-def]
+        if value is not None and value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return super().db_value(value)
+
+    def python_value(self, value):  # type: ignore[no-untyped-def]
+        value = super().python_value(value)
+        if isinstance(value, datetime) and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+
+class BaseModel(peewee.Model):
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class SchemaVersion(BaseModel):
+    version = peewee.IntegerField(primary_key=True)
+    applied_at = UTCDateTimeField(default=utcnow)
+
+
+class User(BaseModel):
+    email = peewee.CharField(max_length=254, unique=True)
+    tier = peewee.CharField(max_length=20, null=True)  # personal | pro | None
+    tier_expires_at = UTCDateTimeField(null=True)
+    is_lifetime = peewee.BooleanField(default=False)
+    created_at = UTCDateTimeField(default=utcnow)
+
+
+class ApiKey(BaseModel):
+    """The one active key of a user; rotating overwrites the row, revoking the old key."""
+
+    user = peewee.ForeignKeyField(User, backref="api_key", unique=True, on_delete="CASCADE")
+    digest = peewee.CharField(max_length=64, unique=True)  # SHA-256 hex of the full key
+    prefix = peewee.CharField(max_length=12)  # shown to the owner to recognise the key
+    created_at = UTCDateTimeField(default=utcnow)
+
+
+class QuotaUsage(BaseModel):
+    """An account's compute units of one UTC day: ``used`` by requests that answered 200,
+    ``pending`` reserved by requests still computing (migration 3)."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE")
+    day = peewee.DateField()
+    used = peewee.IntegerField(default=0)
+    pending = peewee.IntegerField(default=0)
+
+    class Meta:
+        indexes = ((("user", "day"), True),)
+
+
+class ComputeSlot(BaseModel):
+    """One of an account's in-flight compute slots; held while ``holder`` is set and fresh."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE")
+    slot = peewee.IntegerField()
+    holder = peewee.CharField(max_length=40, null=True)
+    expires_at = UTCDateTimeField(null=True)
+    # The quota day of the unit the holder reserved and has not yet confirmed or given back;
+    # set, it lets a crashed holder's unit be returned when the slot expires (migration 3).
+    reserved_day = peewee.DateField(null=True)
+
+    class Meta:
+        indexes = ((("user", "slot"), True),)
+
+
+class AssetRow(BaseModel):
+    ticker = peewee.CharField(max_length=20, unique=True)
+    sector = peewee.CharField(max_length=60)
+    asset_class = peewee.CharField(max_length=30)
+
+    class Meta:
+        table_name = "asset"
+
+
+class Candle(BaseModel):
+    ticker = peewee.CharField(max_length=20)
+    day = peewee.DateField()
+    close = peewee.DoubleField()
+    volume = peewee.DoubleField()
+
+    class Meta:
+        primary_key = peewee.CompositeKey("ticker", "day")
+
+
+class DataVersion(BaseModel):
+    """A counter bumped whenever candles change, so servers know when to reload them."""
+
+    name = peewee.CharField(max_length=40, primary_key=True)
+    version = peewee.IntegerField(default=0)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+
+class Screen(BaseModel):
+    generated_at = UTCDateTimeField(index=True)
+    n_pairs_screened = peewee.IntegerField()
+    n_survivors = peewee.IntegerField()
+    data_source = peewee.CharField(max_length=200, default="")
+    payload = peewee.TextField()  # the whole published screen as JSON
+
+
+class WatchlistItem(BaseModel):
+    user = peewee.ForeignKeyField(User, backref="watchlist", on_delete="CASCADE")
+    a = peewee.CharField(max_length=20)
+    b = peewee.CharField(max_length=20)
+    notify_approach = peewee.BooleanField(default=True)
+    notify_in_zone = peewee.BooleanField(default=True)
+    last_notified_state = peewee.CharField(max_length=20, default="none")
+    created_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("user", "a", "b"), True),)
+
+
+class PegSample(BaseModel):
+    ticker = peewee.CharField(max_length=20)
+    sampled_at = UTCDateTimeField()
+    status = peewee.CharField(max_length=10)  # healthy | unhealthy | unknown
+    market_price = peewee.DoubleField(null=True)
+    reference_price = peewee.DoubleField(null=True)
+    reference_source = peewee.CharField(max_length=200, default="")
+    drift_pct = peewee.DoubleField(null=True)
+    threshold_pct = peewee.DoubleField()
+
+    class Meta:
+        indexes = ((("ticker", "sampled_at"), True),)
+
+
+class PegEvent(BaseModel):
+    ticker = peewee.CharField(max_length=20, index=True)
+    asset_class = peewee.CharField(max_length=30)
+    first_unhealthy = UTCDateTimeField()
+    last_unhealthy = UTCDateTimeField()
+    median_drift_pct = peewee.DoubleField()
+    sample_count = peewee.IntegerField()
+    reference_source = peewee.CharField(max_length=200, default="")
+    active = peewee.BooleanField(default=True, index=True)
+    closed_at = UTCDateTimeField(null=True)
+
+
+class JobRun(BaseModel):
+    """When a job (screen, peg sampling, notifications) last ran: feeds ``checked_at``."""
+
+    name = peewee.CharField(max_length=40, primary_key=True)
+    finished_at = UTCDateTimeField()
+
+    @classmethod
+    def replace(cls, __data=None, **insert):  # type: ignore[no-untyped-def, override]
+        """Insert or overwrite the job's row, on SQLite and PostgreSQL alike.
+
+        peewee's ``replace`` is SQLite/MySQL ``REPLACE INTO``, which PostgreSQL lacks; an
+        upsert on the primary key (``ON CONFLICT (name) DO UPDATE``, SQLite >= 3.24) does
+        the same for this two-column table.
+        """
+        return cls.insert(__data, **insert).on_conflict(
+            conflict_target=[cls.name], preserve=[cls.finished_at]
+        )
+
+
+INITIAL_MODELS: tuple[type[BaseModel], ...] = (
+    User,
+    ApiKey,
+    QuotaUsage,
+    ComputeSlot,
+    AssetRow,
+    Candle,
+    DataVersion,
+    Screen,
+    WatchlistItem,
+    PegSample,
+    PegEvent,
+    JobRun,
+)
+
+
+# ---------------------------------------------------------------------------
+# Notifications (migration 2)
+# ---------------------------------------------------------------------------
+
+CHANNEL_KINDS: tuple[str, ...] = ("email", "telegram", "webhook")
+OUTBOX_STATUSES: tuple[str, ...] = ("pending", "sent", "failed")
+
+
+class Channel(BaseModel):
+    """One delivery channel of a user: an e-mail address, a Telegram chat id or a webhook URL.
+
+    A user without an ``email`` row gets e-mail at the account address; a disabled row turns
+    that channel off. ``depeg_alerts`` (on the e-mail row, Pro only) asks for every depeg
+    alert, not only those of assets on the user's watchlist.
+    """
+
+    user = peewee.ForeignKeyField(User, backref="channels", on_delete="CASCADE")
+    kind = peewee.CharField(max_length=20)  # email | telegram | webhook
+    address = peewee.CharField(max_length=500)
+    enabled = peewee.BooleanField(default=True)
+    depeg_alerts = peewee.BooleanField(default=False)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("user", "kind"), True),)
+
+
+class Outbox(BaseModel):
+    """A notification to deliver; written in the transaction that decided to send it.
+
+    ``idempotency_key`` is unique (a rerun can never queue the same event twice) and travels
+    with every delivery attempt so the receiver can drop duplicates. A worker claims a row
+    by a conditional UPDATE setting ``claimed_by`` / ``claimed_until``; a claim that expires
+    (the worker crashed) makes the row deliverable again.
+    """
+
+    idempotency_key = peewee.CharField(max_length=200, unique=True)
+    user = peewee.ForeignKeyField(User, null=True, on_delete="CASCADE")
+    channel = peewee.CharField(max_length=20)
+    address = peewee.CharField(max_length=500)
+    subject = peewee.CharField(max_length=300)
+    text = peewee.TextField()
+    html = peewee.TextField(default="")
+    payload = peewee.TextField(default="{}")  # JSON
+    status = peewee.CharField(max_length=10, default="pending")  # pending | sent | failed
+    attempts = peewee.IntegerField(default=0)
+    next_attempt_at = UTCDateTimeField(default=utcnow)
+    last_error = peewee.TextField(default="")
+    created_at = UTCDateTimeField(default=utcnow)
+    sent_at = UTCDateTimeField(null=True)
+    claimed_by = peewee.CharField(max_length=120, null=True)
+    claimed_until = UTCDateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("status", "next_attempt_at"), False),)
+
+
+class WorkerLock(BaseModel):
+    """The single-instance lock of ``pairscreen worker``: held while ``expires_at`` is ahead."""
+
+    name = peewee.CharField(max_length=40, primary_key=True)
+    holder = peewee.CharField(max_length=120, null=True)
+    acquired_at = UTCDateTimeField(null=True)
+    expires_at = UTCDateTimeField(null=True)
+
+
+NOTIFICATION_MODELS: tuple[type[BaseModel], ...] = (Channel, Outbox, WorkerLock)

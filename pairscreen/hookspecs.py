@@ -1,0 +1,134 @@
+"""The hooks a pairscreen plugin implements: this module is the plugin author's manual.
+
+A plugin is a module (or object) with functions decorated ``@hookimpl`` and named after the
+specs below. Every ``pairscreen_register_*`` hook returns a list of typed components; the
+framework collects them into named registries that reject duplicate names, so one plugin may
+contribute several metrics, sources or renderers. Hooks evolve only by adding keyword
+arguments, so a plugin written today keeps working.
+
+Import what you need from the top-level package only::
+
+    from pairscreen import hookimpl, Metric, MetricField, PairPanel
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+from pairscreen.types import (
+    ChartRenderer,
+    MarketSource,
+    Metric,
+    Notifier,
+    PegEventChange,
+    PegSource,
+    Scorer,
+    Strategy,
+)
+
+PROJECT_NAME = "pairscreen"
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+# ---------------------------------------------------------------------------
+# Market data
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def pairscreen_register_market_sources() -> list[MarketSource]:
+    """Return the market-data sources this plugin provides.
+
+    A source is chosen by ``name`` in the universe file's ``[market] source = "..."``; the
+    rest of that table is passed to :meth:`MarketSource.fetch_candles` as ``options``.
+    Called once when the plugins load; every plugin's list is collected.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Screening: metrics, strategies, score
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def pairscreen_register_metrics() -> list[Metric]:
+    """Return the metrics this plugin provides.
+
+    Each metric computes its ``fields`` over a whole :class:`~pairscreen.types.PairPanel` (one
+    row per pair) and returns one array per field. Its fields appear in ``metrics`` of
+    ``/pair/{a}/{b}`` and of every survivor in ``/screen/latest``; a field name may be
+    provided by only one metric. A metric that raises is logged with its name and its fields
+    are left out of that response rather than failing it.
+    """
+
+
+@hookspec
+def pairscreen_register_strategies() -> list[Strategy]:
+    """Return the backtest strategies this plugin provides.
+
+    The service runs the strategy named in its settings (``accumulation`` by default) twice
+    per pair: once starting in leg A and once starting in leg B.
+    """
+
+
+@hookspec
+def pairscreen_register_scorers() -> list[Scorer]:
+    """Return the survivor scores this plugin provides (the built-in one is ``score``).
+
+    The service ranks survivors with the scorer named in its settings.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Charts
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def pairscreen_register_chart_renderers() -> list[ChartRenderer]:
+    """Return the chart renderers this plugin provides.
+
+    ``/pair/{a}/{b}/chart.png`` is drawn by the renderer named in the settings (``default``
+    unless configured). Renderers are called from several threads at once and must not use
+    global plotting state.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Peg monitoring
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def pairscreen_register_peg_sources() -> list[PegSource]:
+    """Return the peg reference sources this plugin provides.
+
+    The universe names, per tokenized asset, the sources to ask for its reference price.
+    A source that raises or answers nothing is skipped and logged; an answer older than the
+    source's ``max_age`` does not count.
+    """
+
+
+@hookspec
+def pairscreen_peg_event_changed(event: PegEventChange) -> None:
+    """Called once for every depeg event that opens or closes (all implementations run).
+
+    The framework's own implementation (``DepegAlertsPlugin`` in
+    ``pairscreen/notify/depeg_alerts.py``) queues the depeg e-mails in the outbox; a plugin's
+    implementation runs beside it (to page someone, say) and cannot stop it.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Notifications
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def pairscreen_register_notifiers() -> list[Notifier]:
+    """Return the notifiers this plugin provides, one per channel kind it delivers.
+
+    The outbox worker hands every pending notification of a channel kind to the notifier
+    of that ``name``; a :class:`~pairscreen.types.DeliveryError` schedules a retry.
+    """

@@ -1,0 +1,1 @@
+"""Market data: candles synced from the universe's source and held in memory."""

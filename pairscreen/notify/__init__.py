@@ -1,0 +1,1 @@
+"""Watchlists, delivery channels, the state machine and the notification outbox."""

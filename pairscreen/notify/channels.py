@@ -1,0 +1,165 @@
+"""Users' delivery channels: where their notifications go (set from the CLI only).
+
+Kinds: ``email`` (an address), ``telegram`` (a chat id) and ``webhook`` (an http(s) URL).
+A user with no ``email`` row gets e-mail at the account address, so notifications work with
+no setup; ``channels disable EMAIL email`` turns that off. ``depeg_alerts`` lives on the
+e-mail row: a Pro user who opts in gets every depeg alert, not only those of assets on the
+watchlist.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from pairscreen import clock
+from pairscreen.db.connection import write_transaction
+from pairscreen.db.models import CHANNEL_KINDS, Channel, User
+from pairscreen.access.accounts import AccountError, find_user
+
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+CHAT_ID_RE = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$")
+
+
+@dataclass(frozen=True)
+class Destination:
+    """One enabled channel of a user, resolved to an address."""
+
+    kind: str
+    address: str
+
+
+def validate_address(kind: str, address: str) -> str:
+    """The address cleaned up, or AccountError saying what a valid one looks like."""
+    address = address.strip()
+    if kind == "email":
+        if not EMAIL_RE.match(address) or len(address) > 254:
+            raise AccountError(f"not an e-mail address: {address!r}")
+        return address
+    if kind == "telegram":
+        if not CHAT_ID_RE.match(address):
+            raise AccountError(
+                f"a Telegram chat id is a number (e.g. 123456789 or -1001234567890) or "
+                f"@channelname, got {address!r}"
+            )
+        return address
+    if kind == "webhook":
+        parts = urlsplit(address)
+        if parts.scheme not in ("http", "https") or not parts.hostname or len(address) > 500:
+            raise AccountError(f"a webhook must be an http:// or https:// URL, got {address!r}")
+        return address
+    raise AccountError(f"channel kind must be one of {', '.join(CHANNEL_KINDS)}, got {kind!r}")
+
+
+def set_channels(
+    email: str,
+    *,
+    addresses: dict[str, str] | None = None,
+    depeg_alerts: bool | None = None,
+) -> list[Channel]:
+    """Set (and enable) the given channels of a user; ``depeg_alerts`` changes the opt-in."""
+    user = find_user(email)
+    cleaned = {kind: validate_address(kind, a) for kind, a in (addresses or {}).items()}
+    if depeg_alerts and user.tier != "pro":
+        raise AccountError(
+            f"depeg alerts for every asset are a Pro feature; {user.email} has the "
+            f"{user.tier or 'no'} tier (watchlist assets alert on every tier)"
+        )
+    if not cleaned and depeg_alerts is None:
+        raise AccountError("nothing to set: give --email, --telegram, --webhook or --depeg-alerts")
+    with write_transaction():
+        for kind, address in cleaned.items():
+            _upsert(user, kind, address, enabled=True)
+        if depeg_alerts is not None:
+            row = Channel.get_or_none((Channel.user == user.id) & (Channel.kind == "email"))
+            if row is None:
+                _upsert(user, "email", user.email, enabled=True)
+            Channel.update(depeg_alerts=depeg_alerts, updated_at=clock.now()).where(
+                (Channel.user == user.id) & (Channel.kind == "email")
+            ).execute()
+    return channels_of(email)
+
+
+def disable_channel(email: str, kind: str) -> Channel:
+    user = find_user(email)
+    if kind not in CHANNEL_KINDS:
+        raise AccountError(f"channel kind must be one of {', '.join(CHANNEL_KINDS)}, got {kind!r}")
+    with write_transaction():
+        row = Channel.get_or_none((Channel.user == user.id) & (Channel.kind == kind))
+        if row is None:
+            if kind != "email":
+                raise AccountError(f"{user.email} has no {kind} channel")
+            _upsert(user, "email", user.email, enabled=False)
+        else:
+            Channel.update(enabled=False, updated_at=clock.now()).where(
+                Channel.id == row.id
+            ).execute()
+    return Channel.get((Channel.user == user.id) & (Channel.kind == kind))
+
+
+def _upsert(user: User, kind: str, address: str, *, enabled: bool) -> None:
+    (
+        Channel.insert(
+            user=user.id, kind=kind, address=address, enabled=enabled, updated_at=clock.now()
+        )
+        .on_conflict(
+            conflict_target=[Channel.user, Channel.kind],
+            update={
+                Channel.address: address,
+                Channel.enabled: enabled,
+                Channel.updated_at: clock.now(),
+            },
+        )
+        .execute()
+    )
+
+
+def channels_of(email: str) -> list[Channel]:
+    user = find_user(email)
+    return list(Channel.select().where(Channel.user == user.id).order_by(Channel.kind))
+
+
+def describe(email: str) -> list[str]:
+    """One line per channel as the CLI prints it, the implicit e-mail channel included."""
+    user = find_user(email)
+    rows = {c.kind: c for c in channels_of(email)}
+    lines = []
+    if "email" not in rows:
+        lines.append(f"email     {user.email}  enabled (account address)")
+    for kind in CHANNEL_KINDS:
+        c = rows.get(kind)
+        if c is None:
+            continue
+        extra = "  depeg alerts: all assets" if c.depeg_alerts else ""
+        lines.append(f"{kind:<9} {c.address}  {'enabled' if c.enabled else 'disabled'}{extra}")
+    return lines
+
+
+def destinations(user_ids: list[int]) -> dict[int, list[Destination]]:
+    """Every enabled channel of each user (e-mail at the account address by default)."""
+    out: dict[int, list[Destination]] = {uid: [] for uid in user_ids}
+    if not user_ids:
+        return out
+    rows: dict[int, dict[str, Channel]] = {uid: {} for uid in user_ids}
+    for c in Channel.select().where(Channel.user.in_(user_ids)):
+        rows[c.user_id][c.kind] = c
+    emails = {u.id: u.email for u in User.select(User.id, User.email).where(User.id.in_(user_ids))}
+    for uid in user_ids:
+        for kind in CHANNEL_KINDS:
+            c = rows[uid].get(kind)
+            if c is None and kind == "email" and uid in emails:
+                out[uid].append(Destination("email", emails[uid]))
+            elif c is not None and c.enabled:
+                out[uid].append(Destination(kind, c.address))
+    return out
+
+
+def email_destination(user_ids: list[int]) -> dict[int, str]:
+    """The e-mail address of each user whose e-mail channel is on."""
+    return {
+        uid: d.address
+        for uid, dests in destinations(user_ids).items()
+        for d in dests
+        if d.kind == "email"
+    }

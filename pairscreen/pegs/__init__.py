@@ -1,0 +1,1 @@
+"""Peg monitoring: reference samples, the depeg detector, each asset's peg status."""

@@ -1,0 +1,82 @@
+"""Per-asset peg status as the snapshot shows it, and which assets are in a depeg event.
+
+The status is the latest peg sample's; ``unhealthy_since`` is the first unhealthy sample of
+the current unhealthy run (the unhealthy samples after the last healthy one: ``unknown``
+samples neither extend nor break a run, DESIGN §4), shown as soon as the run starts, before
+it is long enough to be an event; ``active_event`` says whether the asset is in an active
+depeg event.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pairscreen import clock
+from pairscreen.db.models import PegEvent, PegSample
+from pairscreen.types import DEFAULT_PEG_THRESHOLD_PCT, Asset
+
+
+def depegged_tickers() -> set[str]:
+    """Tickers with an active depeg event (they are kept out of the screen)."""
+    return {row.ticker for row in PegEvent.select(PegEvent.ticker).where(PegEvent.active)}
+
+
+def threshold_pct(asset: Asset) -> float:
+    """The asset's configured peg threshold, else its asset class's default."""
+    if asset.peg is not None:
+        return asset.peg.threshold_pct
+    return DEFAULT_PEG_THRESHOLD_PCT.get(asset.asset_class, 1.0)
+
+
+def unhealthy_since(ticker: str) -> datetime | None:
+    """The start of the ticker's current unhealthy run, None when it is not in one."""
+    last_healthy = (
+        PegSample.select(PegSample.sampled_at)
+        .where((PegSample.ticker == ticker) & (PegSample.status == "healthy"))
+        .order_by(PegSample.sampled_at.desc())
+        .first()
+    )
+    run = PegSample.select(PegSample.sampled_at).where(
+        (PegSample.ticker == ticker) & (PegSample.status == "unhealthy")
+    )
+    if last_healthy is not None:
+        run = run.where(PegSample.sampled_at > last_healthy.sampled_at)
+    first = run.order_by(PegSample.sampled_at).first()
+    return first.sampled_at if first else None
+
+
+def peg_status(asset: Asset) -> dict | None:
+    """The latest peg status of a tokenized asset; None for native crypto."""
+    if not asset.is_tokenized:
+        return None
+    sample = (
+        PegSample.select()
+        .where(PegSample.ticker == asset.ticker)
+        .order_by(PegSample.sampled_at.desc())
+        .first()
+    )
+    active = PegEvent.select().where((PegEvent.ticker == asset.ticker) & PegEvent.active).exists()
+    if sample is None:
+        return {
+            "status": "unknown",
+            "drift_pct": None,
+            "market_price": None,
+            "reference_price": None,
+            "reference_source": "",
+            "threshold_pct": threshold_pct(asset),
+            "checked_at": None,
+            "unhealthy_since": None,
+            "active_event": active,
+        }
+    since = unhealthy_since(asset.ticker)
+    return {
+        "status": sample.status,
+        "drift_pct": sample.drift_pct,
+        "market_price": sample.market_price,
+        "reference_price": sample.reference_price,
+        "reference_source": sample.reference_source,
+        "threshold_pct": sample.threshold_pct,
+        "checked_at": clock.iso(sample.sampled_at),
+        "unhealthy_since": clock.iso(since) if since else None,
+        "active_event": active,
+    }

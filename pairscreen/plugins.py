@@ -1,0 +1,85 @@
+"""Plugin loading: the built-ins, the ``pairscreen`` entry points, and ``PAIRSCREEN_PLUGINS_DIR``.
+
+Nothing loads at import time. ``PAIRSCREEN_LOAD_PLUGINS`` limits which third-party entry-point
+plugins load (a comma-separated list of names; empty means none), which is how the tests keep
+plugins installed on the machine out of their world.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import os
+import sys
+from pathlib import Path
+
+import pluggy
+
+from pairscreen import hookspecs
+
+log = logging.getLogger(__name__)
+
+# The built-in plugins: registered exactly like a third-party plugin, through the hooks.
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "pairscreen_plugins.market.demo",
+    "pairscreen_plugins.market.csv_source",
+    "pairscreen_plugins.market.ccxt_source",
+    "pairscreen_plugins.metrics.bands",
+    "pairscreen_plugins.metrics.mean_reversion",
+    "pairscreen_plugins.metrics.range_stats",
+    "pairscreen_plugins.metrics.volume",
+    "pairscreen_plugins.strategies.accumulation",
+    "pairscreen_plugins.score",
+    "pairscreen_plugins.charts.matplotlib_renderer",
+    "pairscreen_plugins.notifiers.email",
+    "pairscreen_plugins.notifiers.webhook",
+    "pairscreen_plugins.pegs.demo_reference",
+    "pairscreen_plugins.pegs.csv_reference",
+    "pairscreen_plugins.pegs.http_json",
+)
+
+
+def new_plugin_manager() -> pluggy.PluginManager:
+    """A plugin manager with the specs added and nothing registered."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def load_plugins(*, extra: tuple[object, ...] = ()) -> pluggy.PluginManager:
+    """Build the plugin manager: built-ins, entry points, the plugins folder, then ``extra``."""
+    pm = new_plugin_manager()
+    for name in BUILTIN_PLUGINS:
+        pm.register(importlib.import_module(name), name=name)
+    _load_entry_points(pm)
+    _load_plugins_dir(pm)
+    for plugin in extra:
+        pm.register(plugin)
+    pm.check_pending()
+    return pm
+
+
+def _load_entry_points(pm: pluggy.PluginManager) -> None:
+    allowed = os.environ.get("PAIRSCREEN_LOAD_PLUGINS")
+    if allowed is None:
+        pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME)
+        return
+    for name in filter(None, (n.strip() for n in allowed.split(","))):
+        pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME, name=name)
+
+
+def _load_plugins_dir(pm: pluggy.PluginManager) -> None:
+    folder = os.environ.get("PAIRSCREEN_PLUGINS_DIR")
+    if not folder:
+        return
+    for path in sorted(Path(folder).glob("*.py")):
+        module_name = f"pairscreen_local_plugin_{path.stem}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            log.warning("cannot load plugin file %s", path)
+            continue
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        pm.register(module, name=f"local:{path.name}")

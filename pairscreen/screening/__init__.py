@@ -1,0 +1,1 @@
+"""The screen, the live snapshot and the chart: the engine applied to the universe."""

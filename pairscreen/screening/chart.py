@@ -1,0 +1,129 @@
+"""``/pair/{a}/{b}/chart.png``: the snapshot's pair drawn by the configured chart renderer.
+
+The numbers come from the same place as the snapshot: the pair is resolved by
+:func:`~pairscreen.screening.snapshot.resolve_pair`, the panel is the snapshot's panel (the
+last ``window_days + bt`` days), the current position and zone are the metric plugins' values
+(:func:`~pairscreen.engine.evaluate.compute_metrics`) and the swaps are the configured
+strategy's, both legs, with trades. What this module adds is the rolling bands.
+
+Bands: for every day ``t`` of the backtest window, p5/p15/p85/p95 of the ``window_days``
+log-ratios strictly before ``t`` (numpy's linear interpolation, like the snapshot's bands),
+the window the walk-forward backtest uses on that day. With a short history (fewer than
+``window_days`` days before ``t``) the window is every day before ``t``. On the last day this
+is exactly ``H``, so the drawn band at the current point is the snapshot's ``p5 .. p95``.
+Days before the backtest window (the band window itself) have no band drawn (NaN): each of
+those days' bands would need history the chart does not show.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from pairscreen.engine.evaluate import compute_metrics, run_legs
+from pairscreen.runtime import Runtime
+from pairscreen.screening.snapshot import resolve_pair, snapshot_panel
+from pairscreen.types import BacktestBatch, ChartData, PairPanel, Trade
+
+log = logging.getLogger(__name__)
+
+# The sizes the API offers (the ``size`` query parameter), in pixels.
+SIZES: dict[str, tuple[int, int]] = {"desktop": (1280, 720), "phone": (720, 480)}
+BAND_PERCENTILES: dict[str, float] = {"p5": 5.0, "p15": 15.0, "p85": 85.0, "p95": 95.0}
+ZONE_EDGES = (0.2, 0.8)  # DESIGN §3: bottom below 0.2, top above 0.8
+
+
+def chart_png(rt: Runtime, a: str, b: str, bt: int, *, size: str = "desktop") -> bytes:
+    """The PNG of pair ``a``/``b`` with a ``bt``-day backtest; 400/404 like the snapshot."""
+    try:
+        width, height = SIZES[size]
+    except KeyError:
+        raise ValueError(f"unknown chart size {size!r}") from None
+    chart = chart_data(rt, a, b, bt)
+    renderer = rt.plugins.chart_renderers.get(rt.settings.chart_renderer)
+    return renderer.render(chart, width_px=width, height_px=height)
+
+
+def chart_data(rt: Runtime, a: str, b: str, bt: int) -> ChartData:
+    """Everything the renderer draws for one pair, from the snapshot's computation."""
+    asset_a, asset_b, pair = resolve_pair(rt, a, b)
+    settings = rt.settings
+    panel = snapshot_panel(rt, pair, bt)
+    legs = run_legs(rt.plugins.strategies.get(settings.strategy), panel, bt, with_trades=True)
+    start = panel.n_days - int(legs["A"].history_days[0])
+    r = panel.log_ratio[0]
+    bands = rolling_bands(r, start, settings.window_days)
+    current, position, zone = _current(rt, panel, bands)
+    return ChartData(
+        a=asset_a.ticker,
+        b=asset_b.ticker,
+        bt_days=bt,
+        dates=panel.dates[0],
+        log_ratio=r,
+        bands=bands,
+        current=current,
+        position=position,
+        zone=zone,
+        backtest_start_index=start,
+        trades={leg: _trades(batch, leg) for leg, batch in legs.items()},
+        data_time=datetime.fromisoformat(str(pair.dates[-1].astype("datetime64[D]"))).replace(
+            tzinfo=UTC
+        ),
+        note=_note(rt),
+    )
+
+
+def rolling_bands(r: np.ndarray, start: int, window: int) -> dict[str, np.ndarray]:
+    """Per day ``t >= start``: the band percentiles of the ``window`` values before ``t``.
+
+    Days before ``start`` are NaN. Values are numpy's linear-interpolation percentiles, the
+    same as ``np.percentile(r[max(0, t - window):t], q)`` day by day.
+    """
+    n = len(r)
+    start = max(1, min(int(start), n))
+    q = list(BAND_PERCENTILES.values())
+    out = np.full((len(q), n), np.nan)
+    full_from = max(start, window)  # first day with a whole window before it
+    if full_from < n:
+        windows = sliding_window_view(r[: n - 1], window)[full_from - window :]
+        out[:, full_from:] = np.percentile(windows, q, axis=1)
+    for t in range(start, min(full_from, n)):
+        out[:, t] = np.percentile(r[:t], q)
+    return dict(zip(BAND_PERCENTILES, out, strict=True))
+
+
+def _current(
+    rt: Runtime, panel: PairPanel, bands: dict[str, np.ndarray]
+) -> tuple[float, float, str]:
+    """The current log-ratio, position and zone: the metric plugins' values, as the snapshot.
+
+    Should the metric providing them fail (it is logged by ``compute_metrics``), the same
+    definitions are applied to the last day's band so the chart is still drawn.
+    """
+    values = compute_metrics(rt.plugins, panel).values
+    current = float(values["r_current"][0]) if "r_current" in values else float(panel.r_current[0])
+    if "position" in values and "zone" in values:
+        return current, float(values["position"][0]), str(values["zone"][0])
+    log.warning("position/zone metrics unavailable; the chart computes them from its bands")
+    p5, p95 = float(bands["p5"][-1]), float(bands["p95"][-1])
+    position = 0.5 if p95 == p5 else (current - p5) / (p95 - p5)
+    zone = "bottom" if position < ZONE_EDGES[0] else "top" if position > ZONE_EDGES[1] else "mid"
+    return current, position, zone
+
+
+def _trades(batch: BacktestBatch, leg: str) -> tuple[Trade, ...]:
+    if batch.trades is None:
+        log.warning("strategy returned no trades for leg %s; the chart shows none", leg)
+        return ()
+    return tuple(batch.trades[0])
+
+
+def _note(rt: Runtime) -> str:
+    """A warning line for the chart when the universe's data is synthetic."""
+    label = rt.universe.label
+    if "synthetic" in label.lower():
+        return f"Synthetic data ({label}): these prices are not real."
+    return ""

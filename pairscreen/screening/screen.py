@@ -1,0 +1,274 @@
+"""The screen: every pair of the universe through metrics, filter, score and both backtests,
+published in one transaction so that a crash mid-screen leaves the previous screen served."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+
+import numpy as np
+
+from pairscreen import clock
+from pairscreen.db.connection import database, write_transaction
+from pairscreen.db.models import JobRun, Screen
+from pairscreen.engine.evaluate import FILTER_CODES, FilterRules, filter_code
+from pairscreen.engine.executors import run_local
+from pairscreen.engine.panels import AlignedPair, align, group_by_history
+from pairscreen.engine.screen_chunks import ChunkJob
+from pairscreen.errors import NotFound
+from pairscreen.runtime import Runtime
+from pairscreen.pegs.status import depegged_tickers
+from pairscreen.types import Asset, BacktestBatch
+from pairscreen.universe import pair_sector
+
+log = logging.getLogger(__name__)
+
+SCREEN_BT_DAYS = 360
+EXECUTORS = ("local", "dask")
+
+
+@dataclass(frozen=True)
+class ScreenSummary:
+    screen_id: int
+    generated_at: datetime
+    n_pairs_screened: int
+    n_survivors: int
+    rejected: dict[str, int]
+
+
+def run_screen(
+    rt: Runtime,
+    *,
+    at: datetime | None = None,
+    processes: int | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+) -> ScreenSummary:
+    """Compute the whole screen and publish it atomically."""
+    generated_at = at or clock.now()
+    payload = compute_screen(
+        rt, generated_at, processes=processes, executor=executor, scheduler=scheduler
+    )
+    with write_transaction():
+        row = Screen.create(
+            generated_at=generated_at,
+            n_pairs_screened=payload["n_pairs_screened"],
+            n_survivors=payload["n_survivors"],
+            data_source=payload["data_source"],
+            payload=json.dumps(payload, allow_nan=False, separators=(",", ":")),
+        )
+        keep = Screen.select(Screen.id).order_by(Screen.id.desc()).limit(rt.settings.screens_kept)
+        Screen.delete().where(Screen.id.not_in(keep)).execute()
+        JobRun.replace(name="screen", finished_at=clock.now()).execute()
+    forget_published()  # this process serves the new screen at once
+    return ScreenSummary(
+        row.id,
+        generated_at,
+        payload["n_pairs_screened"],
+        payload["n_survivors"],
+        payload["rejected"],
+    )
+
+
+def data_source_label(rt: Runtime) -> str:
+    label = rt.universe.label or "market data"
+    return f"{label} (source: {rt.universe.market_source})"
+
+
+def compute_screen(
+    rt: Runtime,
+    generated_at: datetime,
+    *,
+    processes: int | None = None,
+    chunk_rows: int = 250,
+    executor: str = "local",
+    scheduler: str | None = None,
+) -> dict:
+    """The screen payload (the ``/screen/latest`` body) without publishing it.
+
+    ``executor`` is ``local`` (``processes`` forked workers) or ``dask`` (the cluster at
+    ``scheduler``); both give the same payload.
+    """
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    settings = rt.settings
+    rules = FilterRules(min_history_days=settings.min_history_days)
+    candles = rt.candles.get()
+    pairs = rt.universe.screened_pairs()
+    aligned: list[AlignedPair] = []
+    assets: list[tuple[Asset, Asset]] = []
+    rejected: Counter[str] = Counter()
+    for a, b in pairs:
+        if a.ticker not in candles or b.ticker not in candles:
+            rejected["insufficient_history"] += 1
+            continue
+        pair = align(candles[a.ticker], candles[b.ticker])
+        if pair.n_days < rules.min_history_days:
+            rejected["insufficient_history"] += 1
+            continue
+        aligned.append(pair)
+        assets.append((a, b))
+    depegged = depegged_tickers()
+    jobs: list[ChunkJob] = []
+    job_rows: list[list[int]] = []
+    max_days = settings.window_days + SCREEN_BT_DAYS
+    for rows, panel in group_by_history(aligned, max_days, settings.window_days):
+        for start in range(0, len(rows), chunk_rows):
+            chunk = rows[start : start + chunk_rows]
+            sub = panel.rows(np.arange(start, start + len(chunk)))
+            jobs.append(
+                ChunkJob(
+                    panel=sub,
+                    history_days=np.array([aligned[i].n_days for i in chunk]),
+                    depegged=np.array([a in depegged or b in depegged for a, b in zip(sub.a, sub.b)]),
+                    rules=rules,
+                    strategy=settings.strategy,
+                    scorer=settings.scorer,
+                    bt_days=SCREEN_BT_DAYS,
+                )
+            )
+            job_rows.append(chunk)
+    if executor == "dask":
+        from pairscreen.engine.dask_executor import run_dask
+
+        results = run_dask(jobs, scheduler or "", candles=candles, plugins=rt.plugins)
+    else:
+        results = run_local(rt.plugins, jobs, processes)
+    survivors: list[dict] = []
+    for chunk, result in zip(job_rows, results):
+        rejected.update(filter_code(r) for r in result.reasons if r)
+        for j, i in enumerate(result.survivors):
+            a_asset, b_asset = assets[chunk[i]]
+            survivors.append(
+                {
+                    "sector": pair_sector(a_asset, b_asset),
+                    "pair": [a_asset.ticker, b_asset.ticker],
+                    "score": float(result.scores[j]),
+                    "metrics": result.metrics.row(int(i)),
+                    "backtest": {
+                        "A": screen_leg(result.legs["A"], j, a_asset.ticker),
+                        "B": screen_leg(result.legs["B"], j, b_asset.ticker),
+                    },
+                }
+            )
+    survivors.sort(key=lambda s: (-s["score"], s["pair"]))
+    return {
+        "generated_at": clock.iso(generated_at),
+        "n_pairs_screened": len(pairs),
+        "n_survivors": len(survivors),
+        "survivors": survivors,
+        "data_source": data_source_label(rt),
+        "rejected": {code: rejected.get(code, 0) for code in FILTER_CODES},
+    }
+
+
+def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict:
+    return {
+        "base_leg": base,
+        "growth_pct": float(batch.growth_pct[j]),
+        "n_trades": int(batch.n_trades[j]),
+        "max_drawdown_pct": float(batch.max_drawdown_pct[j]),
+    }
+
+
+def latest_screen_json() -> str:
+    """The latest published screen as stored (JSON text); NotFound before the first one."""
+    return latest_screen().payload
+
+
+def latest_pairs_json() -> str:
+    """The ``/pairs`` body of the latest screen as JSON text; NotFound before the first one."""
+    return latest_screen().pairs_json
+
+
+@dataclass
+class PublishedScreen:
+    """A published screen in memory; its database row never changes."""
+
+    database: object
+    key: tuple  # (id, generated_at) of the row
+    payload: str  # the /screen/latest body
+    checked_at: float  # time.monotonic() when it was last known to be the latest
+
+    @cached_property
+    def pairs_json(self) -> str:
+        """The /pairs body."""
+        return json.dumps(compact_pairs(json.loads(self.payload)), allow_nan=False)
+
+
+_published: PublishedScreen | None = None
+_LATEST_SQL: dict[type, tuple[str, list]] = {}
+
+
+def latest_screen() -> PublishedScreen:
+    """The latest screen; its payload is read from the database only when a newer one exists.
+
+    One indexed read of the latest row's id (SQL compiled once per kind of database) instead
+    of reading and parsing the whole payload on every request.
+    """
+    global _published
+    db = database.obj
+    if type(db) not in _LATEST_SQL:
+        query = Screen.select(Screen.id, Screen.generated_at).order_by(Screen.id.desc()).limit(1)
+        _LATEST_SQL[type(db)] = query.sql()
+    sql, params = _LATEST_SQL[type(db)]
+    row = database.execute_sql(sql, params).fetchone()
+    if row is None:
+        raise NotFound(
+            "No screen has been published yet. Run 'pairscreen screen run' (the worker runs it "
+            "every 6 hours) and try again."
+        )
+    key = (row[0], str(row[1]))
+    now = time.monotonic()
+    cached = _published
+    if cached is not None and cached.database is db and cached.key == key:
+        cached.checked_at = now
+        return cached
+    payload = Screen.select(Screen.payload).where(Screen.id == row[0]).scalar()
+    if payload is None:  # pruned in between by newer screens: look again
+        return latest_screen()
+    _published = PublishedScreen(db, key, payload, now)
+    return _published
+
+
+def forget_published() -> None:
+    """Drop the screen held in memory: the next request reads the latest one."""
+    global _published
+    _published = None
+
+
+def recent_screen(max_age: float) -> PublishedScreen | None:
+    """The latest screen as known at most ``max_age`` seconds ago, without a database read.
+
+    A screen published by this process is known at once; one published by another
+    process (the worker, another API worker) after at most ``max_age`` seconds.
+    """
+    cached = _published
+    if cached is None or cached.database is not database.obj:
+        return None
+    if time.monotonic() - cached.checked_at > max_age:
+        return None
+    return cached
+
+
+def compact_pairs(screen: dict) -> dict:
+    """The ``/pairs`` body: survivors with key fields only, best score first."""
+    pairs = [
+        {
+            "pair": f"{s['pair'][0]}/{s['pair'][1]}",
+            "a": s["pair"][0],
+            "b": s["pair"][1],
+            "sector": s["sector"],
+            "zone": s["metrics"]["zone"],
+            "position": s["metrics"]["position"],
+            "score": s["score"],
+        }
+        for s in screen["survivors"]
+    ]
+    pairs.sort(key=lambda p: -p["score"])
+    return {"generated_at": screen["generated_at"], "count": len(pairs), "pairs": pairs}

@@ -1,0 +1,125 @@
+"""The live ``/pair/{a}/{b}`` snapshot: one pair as a panel of one, through the same engine
+as the screen (metrics, filter, both backtest legs) plus each leg's peg status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from pairscreen import clock
+from pairscreen.engine.evaluate import FilterRules, compute_metrics, filter_reasons, run_legs
+from pairscreen.engine.panels import AlignedPair, align, panel_of
+from pairscreen.errors import BadRequest, NotFound
+from pairscreen.runtime import Runtime
+from pairscreen.pegs.status import depegged_tickers, peg_status
+from pairscreen.types import Asset, BacktestBatch, PairPanel
+from pairscreen.universe import pair_sector
+
+# Shown as null when the pair has less than a full window of history (DESIGN §3).
+NULL_ON_SHORT_HISTORY = ("range_width", "p15", "p85")
+
+
+def resolve_pair(rt: Runtime, a: str, b: str) -> tuple[Asset, Asset, AlignedPair]:
+    """The two assets and their aligned history; 400 / 404 with a clear message."""
+    asset_a, asset_b = _resolve(rt, a), _resolve(rt, b)
+    if asset_a.ticker == asset_b.ticker:
+        raise BadRequest(f"Both legs are {asset_a.ticker}; a pair needs two different assets.")
+    candles = rt.candles.get()
+    for asset in (asset_a, asset_b):
+        if asset.ticker not in candles:
+            raise NotFound(f"No data yet for {asset.ticker}: its candles have not been synced.")
+    pair = align(candles[asset_a.ticker], candles[asset_b.ticker])
+    minimum = rt.settings.min_history_days
+    if pair.n_days < minimum:
+        raise NotFound(
+            f"No data yet for {asset_a.ticker}/{asset_b.ticker}: {pair.n_days} days of common "
+            f"history, at least {minimum} are needed."
+        )
+    return asset_a, asset_b, pair
+
+
+def _resolve(rt: Runtime, ticker: str) -> Asset:
+    asset = rt.universe.resolve(ticker)
+    if asset is None:
+        raise NotFound(f"Unknown ticker {ticker!r}. Tickers are listed in the screen (/pairs).")
+    return asset
+
+
+def snapshot_panel(rt: Runtime, pair: AlignedPair, bt: int) -> PairPanel:
+    """The pair as a panel of one: the band window plus the ``bt`` backtest days."""
+    window = rt.settings.window_days
+    return panel_of([pair], min(pair.n_days, window + bt), window)
+
+
+@dataclass(frozen=True)
+class PairEvaluation:
+    """The engine's verdict on one pair: JSON-ready metrics, filter reason, both legs."""
+
+    metrics: dict[str, object]
+    filter_reason: str
+    legs: dict[str, BacktestBatch]
+
+
+def evaluate_pair(rt: Runtime, pair: AlignedPair, *, depegged: bool, bt: int) -> PairEvaluation:
+    """Metrics, filter and both backtest legs of one pair, as the screen computes them."""
+    settings = rt.settings
+    panel = snapshot_panel(rt, pair, bt)
+    metrics = compute_metrics(rt.plugins, panel)
+    row = metrics.row(0)
+    if not bool(panel.has_full_window[0]):
+        for name in NULL_ON_SHORT_HISTORY:
+            if name in row:
+                row[name] = None
+    reason = filter_reasons(
+        metrics.values,
+        np.array([pair.n_days]),
+        np.array([depegged]),
+        FilterRules(min_history_days=settings.min_history_days),
+    )[0]
+    legs = run_legs(rt.plugins.strategies.get(settings.strategy), panel, bt)
+    return PairEvaluation(row, reason, legs)
+
+
+def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict:
+    asset_a, asset_b, pair = resolve_pair(rt, a, b)
+    depegged = depegged_tickers()
+    evaluation = evaluate_pair(
+        rt, pair, depegged=asset_a.ticker in depegged or asset_b.ticker in depegged, bt=bt
+    )
+    legs = evaluation.legs
+    return {
+        "pair": f"{asset_a.ticker}/{asset_b.ticker}",
+        "base_a": asset_a.ticker,
+        "base_b": asset_b.ticker,
+        "asset_class_a": asset_a.asset_class,
+        "asset_class_b": asset_b.asset_class,
+        "sector": pair_sector(asset_a, asset_b),
+        "data_time": clock.iso(_day_start(pair.dates[-1])),
+        "generated_at": clock.iso(clock.now()),
+        "passes_filter": evaluation.filter_reason == "",
+        "filter_reason": evaluation.filter_reason,
+        "metrics": evaluation.metrics,
+        "backtest": {
+            "history_days": int(legs["A"].history_days[0]),
+            "A": snapshot_leg(legs["A"], asset_a.ticker),
+            "B": snapshot_leg(legs["B"], asset_b.ticker),
+        },
+        "peg": {"A": peg_status(asset_a), "B": peg_status(asset_b)},
+    }
+
+
+def snapshot_leg(batch: BacktestBatch, base: str) -> dict:
+    buy_hold = float(batch.buy_hold_growth_pct[0])
+    return {
+        "base_leg": base,
+        "growth_pct": float(batch.growth_pct[0]),
+        "n_trades": int(batch.n_trades[0]),
+        "max_drawdown_pct": float(batch.max_drawdown_pct[0]),
+        "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
+    }
+
+
+def _day_start(day: np.datetime64) -> datetime:
+    return datetime.fromisoformat(str(day.astype("datetime64[D]"))).replace(tzinfo=UTC)

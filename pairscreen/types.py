@@ -1,0 +1,449 @@
+"""The types that cross the plugin boundary.
+
+Plugins receive and return only these: frozen dataclasses for data, Protocols for the
+components a plugin contributes. Everything is batch-first: a metric or a strategy works on
+a :class:`PairPanel` of many pairs at once, and a live ``/pair`` snapshot is a panel of one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timedelta
+from functools import cached_property
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+AssetClass = Literal["crypto", "tokenized_equity", "tokenized_metal", "tokenized_treasury"]
+ASSET_CLASSES: tuple[str, ...] = (
+    "crypto",
+    "tokenized_equity",
+    "tokenized_metal",
+    "tokenized_treasury",
+)
+Leg = Literal["A", "B"]
+
+# Default peg thresholds per asset class, in percent of drift (DESIGN §4).
+DEFAULT_PEG_THRESHOLD_PCT: Mapping[str, float] = {
+    "tokenized_metal": 1.0,
+    "tokenized_equity": 1.5,
+    "tokenized_treasury": 0.5,
+}
+
+
+# ---------------------------------------------------------------------------
+# Universe
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PegConfig:
+    """How a tokenized asset's peg is checked: what it claims to track and where to look."""
+
+    reference: str
+    sources: tuple[str, ...]
+    units_per_token: float = 1.0
+    threshold_pct: float = 1.0
+
+
+@dataclass(frozen=True)
+class Asset:
+    """One asset of the universe, as the universe file lists it."""
+
+    ticker: str
+    sector: str
+    asset_class: str = "crypto"
+    symbol: str = ""
+    peg: PegConfig | None = None
+
+    @property
+    def is_tokenized(self) -> bool:
+        return self.asset_class != "crypto"
+
+    @property
+    def market_symbol(self) -> str:
+        """The symbol the market-data source knows this asset by (the ticker by default)."""
+        return self.symbol or self.ticker
+
+
+@dataclass(frozen=True)
+class Candles:
+    """One asset's daily UTC history, oldest first.
+
+    ``volume`` is the day's traded volume in the quote currency, so the volumes of two legs
+    are comparable.
+    """
+
+    ticker: str
+    dates: np.ndarray  # datetime64[D], strictly increasing
+    close: np.ndarray  # float64, > 0
+    volume: np.ndarray  # float64, >= 0
+
+    def __post_init__(self) -> None:
+        n = len(self.dates)
+        if len(self.close) != n or len(self.volume) != n:
+            raise ValueError(f"{self.ticker}: dates, close and volume differ in length")
+
+
+# ---------------------------------------------------------------------------
+# The panel every metric and strategy works on
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PairPanel:
+    """Aligned daily closes of many pairs: one row per pair, every row the same length.
+
+    Rows are the inner join of the two legs' dates (a pair needs both legs on a day), cut to
+    the same number of days; the engine groups pairs by usable history so that no row is
+    padded. The last column is "today" for every row. Derived arrays are cached on the panel
+    so that metrics sharing an input (the band percentiles, say) compute it once.
+    """
+
+    a: tuple[str, ...]
+    b: tuple[str, ...]
+    dates: np.ndarray  # (pairs, days) datetime64[D]
+    close_a: np.ndarray  # (pairs, days) float64
+    close_b: np.ndarray  # (pairs, days) float64
+    volume_a: np.ndarray  # (pairs, days) float64
+    volume_b: np.ndarray  # (pairs, days) float64
+    window_days: int = 540
+    volume_days: int = 30
+    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.close_a.shape[0])
+
+    @property
+    def n_days(self) -> int:
+        return int(self.close_a.shape[1])
+
+    @cached_property
+    def log_ratio(self) -> np.ndarray:
+        """``ln(close_A / close_B)``, shape (pairs, days)."""
+        return np.log(self.close_a / self.close_b)
+
+    @property
+    def window(self) -> np.ndarray:
+        """``W``: the last ``window_days`` log-ratios, the current one included."""
+        return self.log_ratio[:, -min(self.window_days, self.n_days) :]
+
+    @property
+    def band_history(self) -> np.ndarray:
+        """``H``: the ``window_days`` log-ratios before the current one."""
+        n = min(self.window_days, self.n_days - 1)
+        return self.log_ratio[:, -n - 1 : -1]
+
+    @property
+    def r_current(self) -> np.ndarray:
+        return self.log_ratio[:, -1]
+
+    @property
+    def has_full_window(self) -> np.ndarray:
+        """True per row when both ``W`` and ``H`` hold ``window_days`` values."""
+        return np.full(self.n_pairs, self.n_days >= self.window_days + 1)
+
+    def cached(self, key: str, compute: Any) -> Any:
+        """Return ``cache[key]``, computing it once with ``compute()``; shared by metrics."""
+        if key not in self.cache:
+            self.cache[key] = compute()
+        return self.cache[key]
+
+    def flipped(self) -> PairPanel:
+        """The same pairs in the other orientation (B/A), for the mirror backtest leg."""
+        return replace(
+            self,
+            a=self.b,
+            b=self.a,
+            close_a=self.close_b,
+            close_b=self.close_a,
+            volume_a=self.volume_b,
+            volume_b=self.volume_a,
+            cache={},
+        )
+
+    def rows(self, index: np.ndarray | Sequence[int]) -> PairPanel:
+        """A panel of the selected rows (a chunk of the screen)."""
+        idx = np.asarray(index, dtype=np.intp)
+        return replace(
+            self,
+            a=tuple(self.a[i] for i in idx),
+            b=tuple(self.b[i] for i in idx),
+            dates=self.dates[idx],
+            close_a=self.close_a[idx],
+            close_b=self.close_b[idx],
+            volume_a=self.volume_a[idx],
+            volume_b=self.volume_b[idx],
+            cache={},
+        )
+
+    def last_days(self, days: int) -> PairPanel:
+        """The panel cut to its last ``days`` columns."""
+        days = min(days, self.n_days)
+        return replace(
+            self,
+            dates=self.dates[:, -days:],
+            close_a=self.close_a[:, -days:],
+            close_b=self.close_b[:, -days:],
+            volume_a=self.volume_a[:, -days:],
+            volume_b=self.volume_b[:, -days:],
+            cache={},
+        )
+
+
+# ---------------------------------------------------------------------------
+# Metrics, strategies, score
+# ---------------------------------------------------------------------------
+
+FieldType = Literal["number", "integer", "string"]
+
+
+@dataclass(frozen=True)
+class MetricField:
+    """One field a metric adds to ``metrics`` in the screen and the snapshot.
+
+    ``nullable`` fields may come back as NaN (number) and are served as ``null``.
+    """
+
+    name: str
+    type: FieldType = "number"
+    description: str = ""
+    nullable: bool = False
+
+
+@runtime_checkable
+class Metric(Protocol):
+    """A statistic of the log-ratio computed for every pair of a panel at once."""
+
+    name: str
+    fields: tuple[MetricField, ...]
+
+    def compute(self, panel: PairPanel) -> Mapping[str, np.ndarray]:
+        """Return one array of shape ``(panel.n_pairs,)`` per field in ``fields``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Trade:
+    """One swap of a backtest: the row index in the panel's days and the coin bought."""
+
+    day_index: int
+    day: date
+    bought: Leg  # "A" when the strategy swapped into A, "B" when into B
+    log_ratio: float  # the decision value r_{t-1}
+
+
+@dataclass(frozen=True)
+class BacktestBatch:
+    """One backtest leg for every pair of a panel.
+
+    ``buy_hold_growth_pct`` is NaN where buy-and-hold is not reported (short histories).
+    ``trades`` is filled only when asked for (charts); the screen does not need it.
+    """
+
+    start_leg: Leg
+    history_days: np.ndarray  # int, days actually simulated
+    growth_pct: np.ndarray
+    n_trades: np.ndarray  # int
+    max_drawdown_pct: np.ndarray
+    buy_hold_growth_pct: np.ndarray
+    trades: tuple[tuple[Trade, ...], ...] | None = None
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """A backtest strategy run walk-forward on every pair of a panel."""
+
+    name: str
+
+    def run(
+        self, panel: PairPanel, *, bt_days: int, start_leg: Leg, with_trades: bool = False
+    ) -> BacktestBatch:
+        """Simulate the last ``bt_days`` days starting fully in ``start_leg``."""
+        ...
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Ranks surviving pairs: higher is better, 0-100."""
+
+    name: str
+
+    def score(self, metrics: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Score every pair from its metric arrays (all the panel's fields, by name)."""
+        ...
+
+
+# ---------------------------------------------------------------------------
+# Market data
+# ---------------------------------------------------------------------------
+
+
+@runtime_checkable
+class MarketSource(Protocol):
+    """Where daily candles come from (the demo generator, CSV files, an exchange)."""
+
+    name: str
+
+    def fetch_candles(
+        self,
+        assets: Sequence[Asset],
+        options: Mapping[str, Any],
+        *,
+        since: Mapping[str, date | None],
+        until: date,
+    ) -> Iterator[Candles]:
+        """Yield candles per asset for the days after ``since[ticker]`` up to ``until``.
+
+        ``options`` are the universe's ``[market]`` table (paths relative to the universe
+        file are already resolved). An asset the source does not know is skipped with a
+        logged warning, never an exception that stops the other assets.
+        """
+        ...
+
+
+# ---------------------------------------------------------------------------
+# Charts
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChartData:
+    """Everything a renderer needs to draw one pair, computed by the engine."""
+
+    a: str
+    b: str
+    bt_days: int
+    dates: np.ndarray  # datetime64[D], the drawn days (band window + backtest window)
+    log_ratio: np.ndarray
+    bands: Mapping[str, np.ndarray]  # "p5", "p15", "p85", "p95": rolling bands, NaN before
+    current: float
+    position: float
+    zone: str
+    backtest_start_index: int  # index into dates of the first simulated day
+    trades: Mapping[str, tuple[Trade, ...]]  # "A" and "B" legs; day_index into dates
+    data_time: datetime  # the close of the last candle drawn
+    note: str = ""  # shown on the chart when set, e.g. that the data is synthetic
+
+
+@runtime_checkable
+class ChartRenderer(Protocol):
+    """Draws a pair chart as PNG bytes. Must be thread-safe (no global plotting state)."""
+
+    name: str
+
+    def render(self, chart: ChartData, *, width_px: int, height_px: int) -> bytes: ...
+
+
+# ---------------------------------------------------------------------------
+# Peg reference sources
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReferenceQuote:
+    """A reference price and the time the source says it is from."""
+
+    source: str
+    reference: str
+    price: float
+    as_of: datetime
+
+
+@runtime_checkable
+class PegSource(Protocol):
+    """An independent price for what a tokenized asset claims to track (XAU, AAPL, a NAV)."""
+
+    name: str
+    max_age: timedelta  # an answer older than this (at the sampling time) does not count
+
+    def reference_price(
+        self, reference: str, at: datetime, options: Mapping[str, Any]
+    ) -> ReferenceQuote | None:
+        """Return the latest quote at or before ``at``, or None when the source has none."""
+        ...
+
+
+# ---------------------------------------------------------------------------
+# Notifications
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Notification:
+    """One message to deliver, as stored in the outbox.
+
+    ``idempotency_key`` is stable across retries so a receiver can drop duplicates.
+    """
+
+    id: int
+    idempotency_key: str
+    channel: str  # "email", "telegram", "webhook"
+    address: str  # e-mail address, chat id, or URL
+    subject: str
+    text: str
+    html: str = ""
+    payload: Mapping[str, Any] = field(default_factory=dict)
+
+
+class DeliveryError(Exception):
+    """A delivery failed; ``retry_after`` (seconds) when the receiver said when to retry."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, permanent: bool = False):
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.permanent = permanent
+
+
+@runtime_checkable
+class Notifier(Protocol):
+    """Delivers outbox notifications of one channel kind."""
+
+    name: str  # the channel kind it delivers: "email", "telegram", "webhook"
+
+    def deliver(self, notification: Notification) -> None:
+        """Send it, or raise :class:`DeliveryError`."""
+        ...
+
+
+@dataclass(frozen=True)
+class PegEventChange:
+    """A depeg event that opened or closed, passed to ``pairscreen_peg_event_changed``."""
+
+    ticker: str
+    asset_class: str
+    change: Literal["opened", "closed"]
+    first_unhealthy: datetime
+    last_unhealthy: datetime
+    median_drift_pct: float
+    sample_count: int
+    reference_source: str
+
+
+__all__ = [
+    "ASSET_CLASSES",
+    "DEFAULT_PEG_THRESHOLD_PCT",
+    "Asset",
+    "AssetClass",
+    "BacktestBatch",
+    "Candles",
+    "ChartData",
+    "ChartRenderer",
+    "DeliveryError",
+    "Leg",
+    "MarketSource",
+    "Metric",
+    "MetricField",
+    "Notification",
+    "Notifier",
+    "PairPanel",
+    "PegConfig",
+    "PegEventChange",
+    "PegSource",
+    "ReferenceQuote",
+    "Scorer",
+    "Strategy",
+    "Trade",
+]

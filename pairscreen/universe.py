@@ -1,0 +1,165 @@
+"""The universe: which assets exist, how they are grouped, and which pairs are screened.
+
+It comes from a TOML file (DESIGN §7) or, by default, the built-in demo universe.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pairscreen.types import ASSET_CLASSES, DEFAULT_PEG_THRESHOLD_PCT, Asset, PegConfig
+
+TICKER_PATTERN = re.compile(r"^[A-Za-z0-9]{1,20}$")
+
+
+class UniverseError(ValueError):
+    """The universe file is malformed; the message names the entry and the fix."""
+
+
+@dataclass(frozen=True)
+class Universe:
+    """The assets, the market-data source with its options, and the screened pairs."""
+
+    assets: tuple[Asset, ...]
+    market_source: str
+    market_options: Mapping[str, Any] = field(default_factory=dict)
+    cross_pairs: tuple[tuple[str, str], ...] = ()
+    label: str = ""  # e.g. "synthetic demo market"; shown wherever a person sees the data
+    # ``[peg_sources.<name>]`` tables: each peg reference source's options (paths resolved)
+    peg_source_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_ticker", {a.ticker: a for a in self.assets})
+        object.__setattr__(self, "_by_lower", _unique_lower(self.assets))
+
+    @property
+    def tickers(self) -> tuple[str, ...]:
+        return tuple(a.ticker for a in self.assets)
+
+    def asset(self, ticker: str) -> Asset:
+        return self._by_ticker[ticker]  # type: ignore[attr-defined]
+
+    def resolve(self, ticker: str) -> Asset | None:
+        """The asset for ``ticker``: exact match, else a unique case-insensitive match."""
+        exact = self._by_ticker.get(ticker)  # type: ignore[attr-defined]
+        if exact is not None:
+            return exact
+        return self._by_lower.get(ticker.lower())  # type: ignore[attr-defined]
+
+    def screened_pairs(self) -> list[tuple[Asset, Asset]]:
+        """Every same-sector pair plus the configured cross-sector pairs, canonical order."""
+        pairs: list[tuple[Asset, Asset]] = []
+        seen: set[tuple[str, str]] = set()
+        for a, b in itertools.combinations(self.assets, 2):
+            if a.sector == b.sector:
+                pairs.append((a, b))
+                seen.add((a.ticker, b.ticker))
+        for ta, tb in self.cross_pairs:
+            key = (ta, tb)
+            if key in seen or (tb, ta) in seen:
+                continue
+            pairs.append((self.asset(ta), self.asset(tb)))
+            seen.add(key)
+        return pairs
+
+
+def pair_sector(a: Asset, b: Asset) -> str:
+    """The sector label of a pair: the shared sector, or ``"<sector A>/<sector B>"``."""
+    return a.sector if a.sector == b.sector else f"{a.sector}/{b.sector}"
+
+
+def _unique_lower(assets: Iterable[Asset]) -> dict[str, Asset]:
+    groups: dict[str, list[Asset]] = {}
+    for a in assets:
+        groups.setdefault(a.ticker.lower(), []).append(a)
+    return {k: v[0] for k, v in groups.items() if len(v) == 1}
+
+
+def parse_asset(entry: Mapping[str, Any], where: str) -> Asset:
+    """One ``[[asset]]`` table as an :class:`Asset`, with errors that say what to fix."""
+    ticker = entry.get("ticker")
+    if not isinstance(ticker, str) or not TICKER_PATTERN.match(ticker):
+        raise UniverseError(f"{where}: ticker must be 1-20 letters or digits, got {ticker!r}")
+    sector = entry.get("sector")
+    if not isinstance(sector, str) or not sector:
+        raise UniverseError(f"{where} ({ticker}): sector is required")
+    asset_class = entry.get("asset_class", "crypto")
+    if asset_class not in ASSET_CLASSES:
+        raise UniverseError(
+            f"{where} ({ticker}): asset_class must be one of {', '.join(ASSET_CLASSES)}"
+        )
+    peg = None
+    peg_entry = entry.get("peg")
+    if peg_entry is not None:
+        if not isinstance(peg_entry, Mapping) or "reference" not in peg_entry:
+            raise UniverseError(f"{where} ({ticker}): peg needs at least a reference")
+        peg = PegConfig(
+            reference=str(peg_entry["reference"]),
+            sources=tuple(peg_entry.get("sources", ())),
+            units_per_token=float(peg_entry.get("units_per_token", 1.0)),
+            threshold_pct=float(
+                peg_entry.get("threshold_pct", DEFAULT_PEG_THRESHOLD_PCT.get(asset_class, 1.0))
+            ),
+        )
+    return Asset(
+        ticker=ticker,
+        sector=sector,
+        asset_class=asset_class,
+        symbol=str(entry.get("symbol", "")),
+        peg=peg,
+    )
+
+
+def load_universe_file(path: Path) -> Universe:
+    """Read a universe TOML file; relative paths in ``[market]`` are relative to the file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UniverseError(f"universe file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UniverseError(f"universe file {path} is not valid TOML: {exc}") from None
+    market = dict(data.get("market", {}))
+    source = market.pop("source", None)
+    if not isinstance(source, str):
+        raise UniverseError(f"{path}: [market] needs source = \"<market-data source name>\"")
+    _resolve_paths(market, path)
+    peg_sources: dict[str, dict[str, Any]] = {}
+    for name, table in data.get("peg_sources", {}).items():
+        if not isinstance(table, Mapping):
+            raise UniverseError(f"{path}: [peg_sources.{name}] must be a table of options")
+        peg_sources[name] = _resolve_paths(dict(table), path)
+    entries = data.get("asset", [])
+    assets = tuple(parse_asset(e, f"{path}: asset #{i + 1}") for i, e in enumerate(entries))
+    if not assets:
+        raise UniverseError(f"{path}: no [[asset]] entries")
+    tickers = [a.ticker for a in assets]
+    duplicates = sorted({t for t in tickers if tickers.count(t) > 1})
+    if duplicates:
+        raise UniverseError(f"{path}: duplicate tickers {', '.join(duplicates)}")
+    cross: list[tuple[str, str]] = []
+    for pair in data.get("pairs", {}).get("cross", []):
+        if len(pair) != 2 or any(t not in tickers for t in pair) or pair[0] == pair[1]:
+            raise UniverseError(f"{path}: cross pair {pair!r} must name two different assets")
+        cross.append((str(pair[0]), str(pair[1])))
+    return Universe(
+        assets=assets,
+        market_source=source,
+        market_options=market,
+        cross_pairs=tuple(cross),
+        label=str(data.get("label", "")),
+        peg_source_options=peg_sources,
+    )
+
+
+def _resolve_paths(options: dict[str, Any], universe_file: Path) -> dict[str, Any]:
+    """Make the ``path`` / ``folder`` options of a table relative to the universe file."""
+    for key in ("path", "folder"):
+        if isinstance(options.get(key), str):
+            options[key] = str((universe_file.parent / options[key]).resolve())
+    return options

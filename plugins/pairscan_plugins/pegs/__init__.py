@@ -1,1 +1,0 @@
-"""Built-in pairscan plugins; they use only the public hooks, as a third-party plugin does."""

@@ -1,0 +1,147 @@
+"""Market source ``csv``: daily candles from a folder of ``<symbol>.csv`` files.
+
+Universe options: ``path``, the folder (relative paths are resolved against the universe
+file). Each file has the header ``date,close,volume`` (column order free, extra columns
+ignored) and one row per UTC day with an ISO date (``2025-01-31``; a timestamp such as
+``2025-01-31T00:00:00Z`` counts as its UTC day). ``volume`` is the day's volume in the quote
+currency and may be empty (read as 0).
+
+The reader is tolerant and says what it skipped: rows come back sorted by date, a repeated
+date keeps the row nearest the end of the file (a later correction wins), and a row with a
+bad date, a missing, non-numeric, non-positive or non-finite close is dropped with a
+warning naming the file and line. A missing file logs a warning and skips that asset; a
+file whose header lacks ``date``, ``close`` or ``volume`` is an error
+(:class:`ValueError` naming the file), because nothing in it can be trusted.
+
+Reads are incremental in effect: only days after ``since[ticker]`` (and up to ``until``)
+are returned.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pairscreen import Asset, Candles, hookimpl
+
+log = logging.getLogger(__name__)
+
+REQUIRED_COLUMNS = ("date", "close", "volume")
+
+
+def _parse_day(text: str) -> date:
+    text = text.strip()
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(UTC)
+        return moment.date()
+
+
+def read_csv_candles(
+    path: Path, ticker: str, *, after: date | None = None, until: date | None = None
+) -> Candles:
+    """Read one file into :class:`Candles` (days after ``after`` and up to ``until``).
+
+    Raises :class:`ValueError` when the header lacks a required column.
+    """
+    rows: dict[date, tuple[float, float]] = {}
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        names = [h.strip().lower() for h in header or []]
+        missing = [c for c in REQUIRED_COLUMNS if c not in names]
+        if header is None or missing:
+            found = ",".join(header) if header else "nothing"
+            raise ValueError(
+                f"{path}: the first line must be the header 'date,close,volume' "
+                f"(found {found!r}; missing {', '.join(missing)})"
+            )
+        i_date, i_close, i_volume = (names.index(c) for c in REQUIRED_COLUMNS)
+        width = max(i_date, i_close, i_volume) + 1
+        for line_no, record in enumerate(reader, start=2):
+            if not record or all(not cell.strip() for cell in record):
+                continue
+            if len(record) < width:
+                log.warning("%s line %d: expected %d columns, got %d; row skipped",
+                            path, line_no, width, len(record))
+                continue
+            try:
+                day = _parse_day(record[i_date])
+            except ValueError:
+                log.warning("%s line %d: %r is not an ISO date; row skipped",
+                            path, line_no, record[i_date])
+                continue
+            try:
+                close = float(record[i_close])
+            except ValueError:
+                close = math.nan
+            if not (math.isfinite(close) and close > 0):
+                log.warning("%s line %d: close %r is not a positive number; row skipped",
+                            path, line_no, record[i_close].strip())
+                continue
+            raw_volume = record[i_volume].strip()
+            try:
+                volume = float(raw_volume) if raw_volume else 0.0
+            except ValueError:
+                volume = math.nan
+            if not (math.isfinite(volume) and volume >= 0):
+                log.warning("%s line %d: volume %r is not a non-negative number; read as 0",
+                            path, line_no, raw_volume)
+                volume = 0.0
+            if (after is not None and day <= after) or (until is not None and day > until):
+                continue
+            rows[day] = (close, volume)  # a later row for the same day replaces the earlier
+    days = sorted(rows)
+    return Candles(
+        ticker=ticker,
+        dates=np.array(days, dtype="datetime64[D]"),
+        close=np.array([rows[d][0] for d in days], dtype=np.float64),
+        volume=np.array([rows[d][1] for d in days], dtype=np.float64),
+    )
+
+
+class CsvMarketSource:
+    """The ``csv`` market-data source. Options: ``path``, the folder of CSV files."""
+
+    name = "csv"
+
+    def fetch_candles(
+        self,
+        assets: Sequence[Asset],
+        options: Mapping[str, Any],
+        *,
+        since: Mapping[str, date | None],
+        until: date,
+    ) -> Iterator[Candles]:
+        folder_option = options.get("path")
+        if not isinstance(folder_option, str) or not folder_option:
+            raise ValueError(
+                'csv market source: set path = "<folder of SYMBOL.csv files>" in [market]'
+            )
+        folder = Path(folder_option).expanduser()
+        if not folder.is_dir():
+            raise ValueError(f"csv market source: the folder {folder} does not exist")
+        for asset in assets:
+            path = folder / f"{asset.market_symbol}.csv"
+            if not path.is_file():
+                log.warning("csv market source: %s has no file %s; skipped", asset.ticker, path)
+                continue
+            candles = read_csv_candles(path, asset.ticker, after=since.get(asset.ticker),
+                                       until=until)
+            if len(candles.dates):
+                yield candles
+
+
+@hookimpl
+def pairscreen_register_market_sources() -> list[CsvMarketSource]:
+    return [CsvMarketSource()]

@@ -1,0 +1,124 @@
+"""Range metrics of the filter window ``W``: width, alternating touches, trend (DESIGN §3).
+
+The touches count is pairscan-rmr's state machine (a run of low-side excursions counts once;
+a side's counter moves only after the series touched the other side), vectorised: when the
+5th percentile is below the 95th a value can touch only one side, so a touch counts exactly
+when it differs from the last side touched before it — a forward fill. Rows whose two
+thresholds coincide (a window at least 90 % constant) can touch both sides at once; there the
+machine toggles and is run as written, row by row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pairscreen import Metric, MetricField, PairPanel, hookimpl
+
+TOUCH_PERCENTILES = (5.0, 95.0)
+_NONE, _LOW, _HIGH = 0, 1, 2
+_BLOCK = 1024  # pairs per block: keeps the day-by-day temporaries small
+
+
+def window_thresholds(panel: PairPanel) -> np.ndarray:
+    """p5 and p95 of ``W`` itself per pair, shape (2, pairs); cached on the panel."""
+    return panel.cached(  # type: ignore[no-any-return]
+        "window_p5_p95", lambda: np.percentile(panel.window, TOUCH_PERCENTILES, axis=1)
+    )
+
+
+def alternating_touches(
+    series: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Alternating low/high touch counts per row of ``series`` against per-row thresholds."""
+    x = np.asarray(series, dtype=float)
+    low_count = np.empty(x.shape[0], dtype=np.int64)
+    high_count = np.empty(x.shape[0], dtype=np.int64)
+    for start in range(0, x.shape[0], _BLOCK):
+        rows = slice(start, start + _BLOCK)
+        low_count[rows], high_count[rows] = _touches_block(x[rows], low[rows], high[rows])
+    for i in np.flatnonzero(~(low < high)):
+        low_count[i], high_count[i] = _touches_one(x[i], float(low[i]), float(high[i]))
+    return low_count, high_count
+
+
+def _touches_block(
+    x: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    side = np.where(x <= low[:, None], _LOW, np.where(x >= high[:, None], _HIGH, _NONE))
+    side = side.astype(np.int32)
+    # The side of the latest touch so far: a running maximum of ``day * 4 + side``.
+    days = np.arange(x.shape[1], dtype=np.int32) * 4
+    latest = np.maximum.accumulate(np.where(side != _NONE, days + side, 0), axis=1) & 3
+    new_touch = side[:, 1:] != latest[:, :-1]
+    new_touch &= side[:, 1:] != _NONE
+    low_count = (side[:, 0] == _LOW) + (new_touch & (side[:, 1:] == _LOW)).sum(axis=1)
+    high_count = (side[:, 0] == _HIGH) + (new_touch & (side[:, 1:] == _HIGH)).sum(axis=1)
+    return low_count, high_count
+
+
+def _touches_one(row: np.ndarray, low: float, high: float) -> tuple[int, int]:
+    low_count = high_count = 0
+    last = _NONE
+    for value in row:
+        if value <= low and last != _LOW:
+            low_count += 1
+            last = _LOW
+        elif value >= high and last != _HIGH:
+            high_count += 1
+            last = _HIGH
+    return low_count, high_count
+
+
+def trend_slope(series: np.ndarray) -> np.ndarray:
+    """Least-squares slope of each row on the day index 0..n-1 (log units per day)."""
+    y = np.asarray(series, dtype=float)
+    n = y.shape[1]
+    t = np.arange(n) - (n - 1) / 2.0
+    centred = y - y.mean(axis=1, keepdims=True)
+    # A row-wise sum, not ``centred @ t``: BLAS blocks a matrix-vector product by the number
+    # of rows, so its last bits would depend on how the screen is split into chunks.
+    return (centred * t).sum(axis=1) / (t @ t)
+
+
+@dataclass(frozen=True)
+class RangeStatsMetric:
+    """``range_width``(``_pct``), ``touches_low``/``touches_high`` and ``trend_slope`` of W."""
+
+    name: str = "range_stats"
+    fields: tuple[MetricField, ...] = (
+        MetricField(
+            "range_width",
+            description="max - min of W in log units; null below 541 days of history.",
+            nullable=True,
+        ),
+        MetricField("range_width_pct", description="100 x range_width.", nullable=True),
+        MetricField(
+            "touches_low", type="integer", description="Alternating touches of W's 5th pct."
+        ),
+        MetricField(
+            "touches_high", type="integer", description="Alternating touches of W's 95th pct."
+        ),
+        MetricField("trend_slope", description="Least-squares slope of W, log units per day."),
+    )
+
+    def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
+        w = panel.window
+        low, high = window_thresholds(panel)
+        touches_low, touches_high = alternating_touches(w, low, high)
+        # Null below a full window: the same 541-day rule as p15/p85 (openapi SnapshotMetrics).
+        width = np.where(panel.has_full_window, w.max(axis=1) - w.min(axis=1), np.nan)
+        return {
+            "range_width": width,
+            "range_width_pct": 100.0 * width,
+            "touches_low": touches_low,
+            "touches_high": touches_high,
+            "trend_slope": trend_slope(w),
+        }
+
+
+@hookimpl
+def pairscreen_register_metrics() -> list[Metric]:
+    """The range metric."""
+    return [RangeStatsMetric()]

@@ -1,0 +1,38 @@
+"""Liquidity of each leg: mean daily quote-currency volume over the last ``volume_days``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pairscreen import Metric, MetricField, PairPanel, hookimpl
+
+
+def mean_recent(volume: np.ndarray, days: int) -> np.ndarray:
+    """Mean of the last ``days`` columns of each row (all of them when the row is shorter)."""
+    return np.asarray(volume, dtype=float)[:, -days:].mean(axis=1)
+
+
+@dataclass(frozen=True)
+class VolumeMetric:
+    """``volume_a`` and ``volume_b``: quote volumes are comparable across legs."""
+
+    name: str = "volume"
+    fields: tuple[MetricField, ...] = (
+        MetricField("volume_a", description="Mean daily quote volume of leg A over 30 days."),
+        MetricField("volume_b", description="Mean daily quote volume of leg B over 30 days."),
+    )
+
+    def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
+        days = panel.volume_days
+        return {
+            "volume_a": mean_recent(panel.volume_a, days),
+            "volume_b": mean_recent(panel.volume_b, days),
+        }
+
+
+@hookimpl
+def pairscreen_register_metrics() -> list[Metric]:
+    """The volume metric."""
+    return [VolumeMetric()]

@@ -1,0 +1,131 @@
+"""The ``email`` notifier: SMTP with plain-text and HTML parts (smtplib).
+
+Configuration (read at each delivery, never logged):
+
+- ``PAIRSCREEN_SMTP_URL``: ``smtp://[user:password@]host[:port]`` (port 25 by default);
+  ``?starttls=1`` upgrades the connection with STARTTLS before logging in; ``smtps://``
+  (port 465 by default) connects over TLS from the start. User and password are
+  URL-decoded, so ``%40`` may stand for ``@``.
+- ``PAIRSCREEN_MAIL_FROM``: the sender address (default ``pairscreen@localhost``).
+
+Every message carries the outbox idempotency key twice, so a receiving system can drop the
+duplicate of an at-least-once redelivery: as ``Message-ID: <key@pairscreen>`` and as
+``X-Idempotency-Key: key``.
+
+Errors: a 5xx answer to the recipient or the message is permanent; connection problems,
+4xx answers and anything else are retried by the outbox.
+"""
+
+from __future__ import annotations
+
+import os
+import smtplib
+import ssl
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import formatdate
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from pairscreen import DeliveryError, Notification, Notifier, hookimpl
+
+TIMEOUT_SECONDS = 20.0
+TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class SmtpConfig:
+    host: str
+    port: int
+    user: str | None
+    password: str | None
+    starttls: bool
+    implicit_tls: bool
+
+    @classmethod
+    def from_url(cls, url: str) -> SmtpConfig:
+        parts = urlsplit(url)
+        if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+            raise ValueError("PAIRSCREEN_SMTP_URL must look like smtp://user:pass@host:port")
+        query = parse_qs(parts.query)
+        implicit = parts.scheme == "smtps"
+        try:
+            port = parts.port
+        except ValueError:
+            raise ValueError("PAIRSCREEN_SMTP_URL has an invalid port") from None
+        return cls(
+            host=parts.hostname,
+            port=port or (465 if implicit else 25),
+            user=unquote(parts.username) if parts.username else None,
+            password=unquote(parts.password) if parts.password else None,
+            starttls=query.get("starttls", ["0"])[-1].lower() in TRUE,
+            implicit_tls=implicit,
+        )
+
+
+def build_message(notification: Notification, sender: str) -> EmailMessage:
+    """The e-mail for one notification: text part, HTML alternative, idempotency headers."""
+    msg = EmailMessage()
+    msg["From"] = sender
+    msg["To"] = notification.address
+    msg["Subject"] = notification.subject
+    msg["Date"] = formatdate(usegmt=True)
+    msg["Message-ID"] = f"<{notification.idempotency_key}@pairscreen>"
+    msg["X-Idempotency-Key"] = notification.idempotency_key
+    msg.set_content(notification.text)
+    if notification.html:
+        msg.add_alternative(notification.html, subtype="html")
+    return msg
+
+
+@dataclass(frozen=True)
+class EmailNotifier:
+    name: str = "email"
+
+    def deliver(self, notification: Notification) -> None:
+        url = os.environ.get("PAIRSCREEN_SMTP_URL", "")
+        if not url:
+            raise DeliveryError("e-mail is not configured: set PAIRSCREEN_SMTP_URL")
+        try:
+            config = SmtpConfig.from_url(url)
+        except ValueError as exc:
+            raise DeliveryError(str(exc)) from None
+        sender = os.environ.get("PAIRSCREEN_MAIL_FROM", "pairscreen@localhost")
+        message = build_message(notification, sender)
+        try:
+            self._send(config, message)
+        except smtplib.SMTPRecipientsRefused as exc:
+            codes = [code for code, _ in exc.recipients.values()]
+            permanent = all(500 <= code < 600 for code in codes)
+            raise DeliveryError(f"recipient refused (SMTP {codes})", permanent=permanent) from None
+        except smtplib.SMTPResponseException as exc:
+            permanent = 500 <= exc.smtp_code < 600 and not isinstance(
+                exc, smtplib.SMTPAuthenticationError
+            )
+            raise DeliveryError(
+                f"SMTP server answered {exc.smtp_code}", permanent=permanent
+            ) from None
+        except (smtplib.SMTPException, OSError) as exc:
+            raise DeliveryError(f"SMTP delivery failed: {type(exc).__name__}") from None
+
+    def _send(self, config: SmtpConfig, message: EmailMessage) -> None:
+        if config.implicit_tls:
+            smtp: smtplib.SMTP = smtplib.SMTP_SSL(
+                config.host, config.port, timeout=TIMEOUT_SECONDS,
+                context=ssl.create_default_context(),
+            )
+        else:
+            smtp = smtplib.SMTP(config.host, config.port, timeout=TIMEOUT_SECONDS)
+        with smtp:
+            smtp.ehlo()
+            if config.starttls:
+                smtp.starttls(context=ssl.create_default_context())
+                smtp.ehlo()
+            if config.user:
+                smtp.login(config.user, config.password or "")
+            smtp.send_message(message)
+
+
+@hookimpl
+def pairscreen_register_notifiers() -> list[Notifier]:
+    """The ``email`` notifier."""
+    return [EmailNotifier()]

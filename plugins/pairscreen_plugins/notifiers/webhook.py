@@ -1,0 +1,167 @@
+"""The messaging notifiers: ``telegram`` (Bot API ``sendMessage``) and ``webhook`` (signed JSON).
+
+``telegram`` POSTs ``{"chat_id": <address>, "text": <text>}`` as JSON to
+``{PAIRSCREEN_TELEGRAM_API}/bot{PAIRSCREEN_TELEGRAM_TOKEN}/sendMessage`` (the API base defaults
+to ``https://api.telegram.org``, so any Bot-API-compatible server works).
+
+``webhook`` POSTs the notification as JSON to the channel's URL: the notification's payload
+plus ``idempotency_key``, ``subject`` and ``text``. The body is signed with
+``PAIRSCREEN_WEBHOOK_SECRET``: ``X-Pairscreen-Signature: sha256=<hex HMAC-SHA256 of the exact
+body bytes>``; a receiver recomputes it and compares in constant time.
+
+Both send the outbox idempotency key as ``X-Idempotency-Key`` (the webhook also in the body)
+so a receiver can drop a redelivered duplicate.
+
+Answers: 2xx is delivered. 429 is retried after its ``Retry-After`` (seconds or an HTTP
+date; Telegram's ``parameters.retry_after`` in the body also counts); 408 and 5xx are
+retried (after ``Retry-After`` when given); any other 4xx is permanent (a wrong chat id or
+URL will not fix itself). Error messages never contain the URL or the token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+from pairscreen import DeliveryError, Notification, Notifier, hookimpl
+
+TIMEOUT_SECONDS = 15.0
+DEFAULT_TELEGRAM_API = "https://api.telegram.org"
+USER_AGENT = "pairscreen-notifier/1"
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The ``X-Pairscreen-Signature`` value of ``body``."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), else None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirected POST must not silently turn into a GET that "succeeds"."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirect())
+
+
+def post_json(url: str, body: bytes, headers: dict[str, str], what: str) -> None:
+    """POST and translate the answer into success or :class:`DeliveryError`."""
+    request = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json", "User-Agent": USER_AGENT, **headers},
+    )
+    try:
+        with _opener.open(request, timeout=TIMEOUT_SECONDS) as response:
+            response.read()
+            return
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+        retry_after = parse_retry_after(exc.headers.get("Retry-After"))
+        try:
+            answer = exc.read()
+        except OSError:
+            answer = b""
+        finally:
+            exc.close()
+        if retry_after is None and status == 429:
+            retry_after = _telegram_retry_after(answer)
+        if status == 429 or status == 408 or status >= 500:
+            raise DeliveryError(
+                f"{what} answered HTTP {status}", retry_after=retry_after
+            ) from None
+        raise DeliveryError(f"{what} refused the message: HTTP {status}", permanent=True) from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise DeliveryError(f"{what} unreachable: {type(reason).__name__}") from None
+
+
+def _telegram_retry_after(body: bytes) -> float | None:
+    try:
+        value = json.loads(body)["parameters"]["retry_after"]
+        return float(value)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+@dataclass(frozen=True)
+class TelegramNotifier:
+    name: str = "telegram"
+
+    def deliver(self, notification: Notification) -> None:
+        token = os.environ.get("PAIRSCREEN_TELEGRAM_TOKEN", "")
+        if not token:
+            raise DeliveryError("Telegram is not configured: set PAIRSCREEN_TELEGRAM_TOKEN")
+        api = os.environ.get("PAIRSCREEN_TELEGRAM_API", DEFAULT_TELEGRAM_API).rstrip("/")
+        body = json.dumps(
+            {
+                "chat_id": notification.address,
+                "text": notification.text,
+                "disable_web_page_preview": True,
+            }
+        ).encode()
+        post_json(
+            f"{api}/bot{token}/sendMessage",
+            body,
+            {"X-Idempotency-Key": notification.idempotency_key},
+            "Telegram",
+        )
+
+
+@dataclass(frozen=True)
+class WebhookNotifier:
+    name: str = "webhook"
+
+    def deliver(self, notification: Notification) -> None:
+        secret = os.environ.get("PAIRSCREEN_WEBHOOK_SECRET", "")
+        if not secret:
+            raise DeliveryError("webhooks are not configured: set PAIRSCREEN_WEBHOOK_SECRET")
+        document = {
+            **dict(notification.payload),
+            "idempotency_key": notification.idempotency_key,
+            "subject": notification.subject,
+            "text": notification.text,
+        }
+        body = json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+        post_json(
+            notification.address,
+            body,
+            {
+                "X-Pairscreen-Signature": signature(secret, body),
+                "X-Idempotency-Key": notification.idempotency_key,
+            },
+            "webhook",
+        )
+
+
+@hookimpl
+def pairscreen_register_notifiers() -> list[Notifier]:
+    """The ``telegram`` and ``webhook`` notifiers."""
+    return [TelegramNotifier(), WebhookNotifier()]

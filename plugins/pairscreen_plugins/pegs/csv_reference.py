@@ -1,0 +1,148 @@
+"""Peg reference source ``csv``: reference prices from a folder of ``<REFERENCE>.csv`` files.
+
+Options (the universe's ``[peg_sources.csv]`` table): ``folder`` (or ``path``), the folder of
+files, relative to the universe file; ``max_age_hours`` overrides the default maximum age of
+an answer (26 hours, made for one price a day: Friday's fix is stale by Sunday).
+
+Each file is named after the reference symbol (``XAU.csv``, ``AAPL.csv``) and has the header
+``timestamp,price`` (column order free, extra columns ignored). A timestamp is ISO 8601; one
+without an offset is UTC, and a bare date means 00:00 UTC of that day, so write the time of
+a close when you have it. The answer for a sampling time is the last row at or before it,
+with that row's timestamp as ``as_of``.
+
+Like the csv market source, the reader is tolerant and says what it skipped: a row with a bad
+timestamp or a non-numeric price is dropped with a warning naming the file and line (absurd
+prices, zero or negative, are left for the sampler to reject with the rest of the answer);
+a file whose header lacks ``timestamp`` or ``price`` is an error, because nothing in it can
+be trusted. A missing file means the source has no answer for that reference. Files are read
+once and re-read only when they change on disk.
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import logging
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pairscreen import ReferenceQuote, hookimpl
+
+log = logging.getLogger(__name__)
+
+REQUIRED_COLUMNS = ("timestamp", "price")
+# A reference symbol names a file in the folder: no separators, no leading dot.
+REFERENCE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An ISO 8601 date or timestamp as an aware UTC datetime (naive means UTC)."""
+    text = text.strip()
+    if len(text) == 10:
+        day = date.fromisoformat(text)
+        return datetime(day.year, day.month, day.day, tzinfo=UTC)
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class ReferenceSeries:
+    """One file's rows, oldest first."""
+
+    times: tuple[datetime, ...]
+    prices: tuple[float, ...]
+
+    def at(self, moment: datetime) -> tuple[float, datetime] | None:
+        """The last row at or before ``moment``."""
+        i = bisect.bisect_right(self.times, moment) - 1
+        if i < 0:
+            return None
+        return self.prices[i], self.times[i]
+
+
+def read_reference_csv(path: Path) -> ReferenceSeries:
+    """Read one ``timestamp,price`` file; a repeated timestamp keeps the later row."""
+    rows: dict[datetime, float] = {}
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        names = [h.strip().lower() for h in header or []]
+        missing = [c for c in REQUIRED_COLUMNS if c not in names]
+        if missing:
+            found = ",".join(header) if header else "nothing"
+            raise ValueError(
+                f"{path.name}: the first line must be the header 'timestamp,price' "
+                f"(found {found!r}; missing {', '.join(missing)})"
+            )
+        i_time, i_price = names.index("timestamp"), names.index("price")
+        for line_no, record in enumerate(reader, start=2):
+            if not record or all(not cell.strip() for cell in record):
+                continue
+            try:
+                moment = parse_timestamp(record[i_time])
+                price = float(record[i_price])
+            except (IndexError, ValueError):
+                log.warning("%s line %d: expected an ISO timestamp and a number; row skipped",
+                            path.name, line_no)
+                continue
+            rows[moment] = price
+    times = tuple(sorted(rows))
+    return ReferenceSeries(times, tuple(rows[t] for t in times))
+
+
+class CsvPegSource:
+    """The ``csv`` peg reference source (see the module docstring for the file format)."""
+
+    name = "csv"
+    max_age = timedelta(hours=26)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # path -> ((mtime_ns, size), series): a file is parsed again only when it changed
+        self._cache: dict[Path, tuple[tuple[int, int], ReferenceSeries]] = {}
+
+    def reference_price(
+        self, reference: str, at: datetime, options: Mapping[str, Any]
+    ) -> ReferenceQuote | None:
+        folder = options.get("folder") or options.get("path")
+        if not folder:
+            raise ValueError("csv peg source: set folder = \"...\" in [peg_sources.csv]")
+        if not REFERENCE_PATTERN.match(reference):
+            raise ValueError(f"csv peg source: {reference!r} cannot name a file")
+        path = Path(folder) / f"{reference}.csv"
+        series = self._series(path)
+        if series is None:
+            return None
+        found = series.at(at.astimezone(UTC))
+        if found is None:
+            return None
+        price, as_of = found
+        return ReferenceQuote(source=self.name, reference=reference, price=price, as_of=as_of)
+
+    def _series(self, path: Path) -> ReferenceSeries | None:
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            log.info("csv peg source: no file %s", path.name)
+            return None
+        version = (stat.st_mtime_ns, stat.st_size)
+        with self._lock:
+            cached = self._cache.get(path)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+        series = read_reference_csv(path)
+        with self._lock:
+            self._cache[path] = (version, series)
+        return series
+
+
+@hookimpl
+def pairscreen_register_peg_sources() -> list[CsvPegSource]:
+    return [CsvPegSource()]

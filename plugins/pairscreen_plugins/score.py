@@ -1,0 +1,56 @@
+"""The built-in survivor score (DESIGN §6): 0-100, higher is better.
+
+``35 c((0.5 - hurst) / 0.2) + 15 c(1 - adf_pvalue / 0.7) + 20 c(range_width / 1.0)
++ 15 c(min(touches_low, touches_high) / 6) + 15 c(|position - 0.5| / 0.5)``, ``c`` clipping to
+[0, 1]. It rewards strong mean reversion, a wide range, repeated oscillation and a ratio near
+an edge of its band. A missing input (NaN, e.g. ``range_width`` below a full window) earns
+that term nothing rather than poisoning the whole score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from pairscreen import Scorer, hookimpl
+
+WEIGHTS = {"hurst": 35.0, "adf": 15.0, "range": 20.0, "touches": 15.0, "edge": 15.0}
+
+
+def clip01(x: np.ndarray) -> np.ndarray:
+    """``c``: clip to [0, 1], with NaN counted as 0."""
+    return np.nan_to_num(np.clip(np.asarray(x, dtype=float), 0.0, 1.0), nan=0.0)
+
+
+def score(metrics: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The DESIGN §6 score of every pair from its metric arrays."""
+    touches = np.minimum(
+        np.asarray(metrics["touches_low"], dtype=float),
+        np.asarray(metrics["touches_high"], dtype=float),
+    )
+    position = np.asarray(metrics["position"], dtype=float)
+    return (
+        WEIGHTS["hurst"] * clip01((0.5 - np.asarray(metrics["hurst"], dtype=float)) / 0.2)
+        + WEIGHTS["adf"] * clip01(1.0 - np.asarray(metrics["adf_pvalue"], dtype=float) / 0.7)
+        + WEIGHTS["range"] * clip01(np.asarray(metrics["range_width"], dtype=float) / 1.0)
+        + WEIGHTS["touches"] * clip01(touches / 6.0)
+        + WEIGHTS["edge"] * clip01(np.abs(position - 0.5) / 0.5)
+    )
+
+
+@dataclass(frozen=True)
+class DefaultScorer:
+    """Scorer ``score``: DESIGN §6's weighted, clipped sum."""
+
+    name: str = "score"
+
+    def score(self, metrics: Mapping[str, np.ndarray]) -> np.ndarray:
+        return score(metrics)
+
+
+@hookimpl
+def pairscreen_register_scorers() -> list[Scorer]:
+    """The built-in score."""
+    return [DefaultScorer()]

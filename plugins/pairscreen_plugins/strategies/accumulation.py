@@ -1,0 +1,276 @@
+"""The accumulation backtest (DESIGN §3): walk-forward band swaps, counted in coins.
+
+Leg "A" is ``pairscan_rmr.walk_forward_backtest`` on the last ``L + bt`` closes of (A, B) with
+``lookback_days=L``; leg "B" is the same run on (B, A). Every pair of the panel is simulated at
+once: the rolling p5/p95 bands of both legs come from one pass of exact rolling order
+statistics (``_rolling``), the swap decisions from a vectorised hysteresis (a swap happens
+exactly when the latest band signal differs from the coin held), and the coin counts from
+one multiplication per swap, in the reference's order of operations, so growth, drawdown and
+trades equal the reference bit for bit.
+
+Trades of leg "B" carry the run's own decision value, ``ln(B/A)`` at ``t-1`` (as the reference
+run on (B, A) reports it).
+
+No lookahead: the band of day ``t`` is read from the ``L`` log-ratios strictly before ``t``,
+the decision from ``r[t-1]``, and the swap executes at day-``t`` closes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pairscreen import BacktestBatch, Leg, PairPanel, Strategy, Trade, hookimpl
+from pairscreen_plugins.strategies._rolling import rolling_percentiles
+
+FEE = 0.001
+ENTRY_LOW = 0.2
+ENTRY_HIGH = 0.8
+BAND_PCTS = (5.0, 95.0)
+MIN_BAND_DAYS = 200
+START_QTY = 100.0
+
+_HOLD_START, _HOLD_OTHER = 1, 2
+_BLOCK = 1024  # pairs simulated together: bounds the (pairs, days) temporaries
+_BAND_BLOCK = 1024  # pairs per rolling-band pass: its sort buffers are the larger ones
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a panel's history is used: band window ``lookback``, ``simulated`` days, and
+    whether buy-and-hold is reported (not for histories shorter than 200 + bt)."""
+
+    lookback: int
+    simulated: int
+    buy_hold: bool
+
+    @property
+    def span(self) -> int:
+        return self.lookback + self.simulated
+
+
+def plan(n_days: int, window_days: int, bt_days: int) -> Plan:
+    """DESIGN §3's rules for short histories."""
+    if n_days >= window_days + bt_days:
+        return Plan(window_days, bt_days, True)
+    if n_days - bt_days >= MIN_BAND_DAYS:
+        return Plan(n_days - bt_days, bt_days, True)
+    return Plan(MIN_BAND_DAYS, max(n_days - MIN_BAND_DAYS, 0), False)
+
+
+def _bands(panel: PairPanel, p: Plan, leg: Leg) -> tuple[np.ndarray, np.ndarray]:
+    """p5/p95 of the ``lookback`` log-ratios before every simulated day, for ``leg``.
+
+    One pass computes both legs (the mirror leg reads the same sorted order); the other leg's
+    bands wait on the panel until that leg runs, then leave the cache (they are the largest
+    thing the strategy holds). A leg run again simply recomputes.
+    """
+    key = f"accumulation_bands:{p.lookback}:{p.simulated}"
+    pending: dict[Leg, tuple[np.ndarray, np.ndarray]] = panel.cache.pop(key, {})
+    if leg not in pending:
+        columns = slice(panel.n_days - p.span, panel.n_days - 1)
+        shape = (panel.n_pairs, p.simulated)
+        pending = {side: (np.empty(shape), np.empty(shape)) for side in ("A", "B")}
+        for start in range(0, panel.n_pairs, _BAND_BLOCK):
+            rows = slice(start, start + _BAND_BLOCK)
+            direct = panel.log_ratio[rows, columns]
+            mirror = _mirror_log_ratio(panel, columns, rows)
+            (lo_a, hi_a), mirrored = rolling_percentiles(direct, p.lookback, BAND_PCTS, mirror)
+            assert mirrored is not None
+            for side, (lo, hi) in (("A", (lo_a, hi_a)), ("B", mirrored)):
+                pending[side][0][rows] = lo
+                pending[side][1][rows] = hi
+    bands = pending.pop(leg)
+    if pending:
+        panel.cache[key] = pending
+    return bands
+
+
+def _mirror_log_ratio(panel: PairPanel, columns: slice, rows: slice = slice(None)) -> np.ndarray:
+    """``ln(B/A)`` on some days, as the flipped panel computes it (an elementwise expression,
+    so the same on any slice; not ``-ln(A/B)``, which can differ in the last bit)."""
+    return np.log(panel.close_b[rows, columns] / panel.close_a[rows, columns])
+
+
+def _hold_sequence(position: np.ndarray) -> np.ndarray:
+    """Per pair (rows) and simulated day (columns), whether the start coin is held after
+    that day's decision.
+
+    Holding the start coin, a swap out happens at position >= 0.8; holding the other, a swap
+    back at position <= 0.2. The two signals never fire together, so the coin held after a
+    day is the one the latest signal asked for (the start coin before any signal): a forward
+    fill, done as a running maximum of ``day * 4 + signal``.
+    """
+    days = np.arange(position.shape[1], dtype=np.int32) * 4
+    code = (position <= ENTRY_LOW) * (days + _HOLD_START)
+    code += (position >= ENTRY_HIGH) * (days + _HOLD_OTHER)
+    latest = np.maximum.accumulate(code, axis=1)
+    return (latest & 3) != _HOLD_OTHER
+
+
+def _coins_held(
+    swaps: np.ndarray,
+    hold_start: np.ndarray,
+    own_per_other: np.ndarray,
+    other_per_own: np.ndarray,
+) -> np.ndarray:
+    """Coins held after each day, per pair (start coin or other coin, whichever is held).
+
+    A swap multiplies the coins by the day's rate, then by 1 - fee, in that order (the
+    reference's), so the counts match it to the last bit. The loop runs over the k-th swap of
+    every pair at once, not over days.
+    """
+    n = swaps.shape[0]
+    keep = 1.0 - FEE
+    count = np.cumsum(swaps, axis=1, dtype=np.int32)  # swaps so far, per day
+    n_swaps = count[:, -1]
+    _, swap_days = np.nonzero(swaps)  # row-major: each pair's swaps in day order
+    first = np.concatenate([[0], np.cumsum(n_swaps)[:-1]])
+    after = np.empty((n, int(n_swaps.max(initial=0)) + 1))
+    after[:, 0] = START_QTY
+    qty = np.full(n, START_QTY)
+    for k in range(after.shape[1] - 1):
+        active = np.flatnonzero(n_swaps > k)
+        day = swap_days[first[active] + k]
+        rate = np.where(
+            hold_start[active, day], other_per_own[active, day], own_per_other[active, day]
+        )
+        qty[active] = qty[active] * rate * keep
+        after[:, k + 1] = qty
+    return np.take_along_axis(after, count, axis=1)
+
+
+@dataclass(frozen=True)
+class AccumulationStrategy:
+    """Walk-forward accumulation on p5/p95 bands with a 0.1 % fee per swap."""
+
+    name: str = "accumulation"
+
+    def run(
+        self, panel: PairPanel, *, bt_days: int, start_leg: Leg, with_trades: bool = False
+    ) -> BacktestBatch:
+        p = plan(panel.n_days, panel.window_days, bt_days)
+        n = panel.n_pairs
+        history = np.full(n, p.simulated, dtype=np.int64)
+        if p.simulated == 0:
+            zeros = np.zeros(n)
+            return BacktestBatch(
+                start_leg=start_leg,
+                history_days=history,
+                growth_pct=zeros,
+                n_trades=np.zeros(n, dtype=np.int64),
+                max_drawdown_pct=zeros.copy(),
+                buy_hold_growth_pct=np.full(n, np.nan),
+                trades=tuple(() for _ in range(n)) if with_trades else None,
+            )
+
+        first = panel.n_days - p.span
+        sim = slice(first + p.lookback, panel.n_days)  # the simulated days t
+        decided = slice(first + p.lookback - 1, panel.n_days - 1)  # r[t-1]
+        if start_leg == "A":
+            own, other, ratio = panel.close_a, panel.close_b, panel.log_ratio[:, decided]
+        else:
+            own, other = panel.close_b, panel.close_a
+            ratio = _mirror_log_ratio(panel, decided)
+        low, high = _bands(panel, p, start_leg)  # (pair, simulated day)
+
+        growth = np.empty(n)
+        drawdown = np.empty(n)
+        n_trades = np.empty(n, dtype=np.int64)
+        buy_hold = np.full(n, np.nan)
+        trades: list[tuple[Trade, ...]] = []
+        for start in range(0, n, _BLOCK):
+            rows = slice(start, start + _BLOCK)
+            leg = _simulate(own[rows, sim], other[rows, sim], ratio[rows], low[rows], high[rows])
+            growth[rows], drawdown[rows], n_trades[rows] = leg.growth, leg.drawdown, leg.n_trades
+            if p.buy_hold:
+                buy_hold[rows] = leg.buy_hold
+            if with_trades:
+                trades += _trades(panel, rows, leg, sim.start, start_leg)
+        return BacktestBatch(
+            start_leg=start_leg,
+            history_days=history,
+            growth_pct=growth,
+            n_trades=n_trades,
+            max_drawdown_pct=drawdown,
+            buy_hold_growth_pct=buy_hold,
+            trades=tuple(trades) if with_trades else None,
+        )
+
+
+@dataclass(frozen=True)
+class _Leg:
+    """One block of pairs simulated: per-pair results and, for trades, the day arrays."""
+
+    growth: np.ndarray
+    drawdown: np.ndarray
+    n_trades: np.ndarray
+    buy_hold: np.ndarray
+    swaps: np.ndarray
+    hold_start: np.ndarray
+    decided_on: np.ndarray
+
+
+def _simulate(
+    own: np.ndarray, other: np.ndarray, decided_on: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> _Leg:
+    """Simulate pairs (rows) over the simulated days (columns) from the start coin ``own``."""
+    width = high - low
+    flat = width == 0
+    position = np.where(flat, 0.5, (decided_on - low) / np.where(flat, 1.0, width))
+    hold_start = _hold_sequence(position)
+    swaps = np.empty_like(hold_start)
+    swaps[:, 0] = ~hold_start[:, 0]
+    np.not_equal(hold_start[:, 1:], hold_start[:, :-1], out=swaps[:, 1:])
+
+    own_per_other = own / other  # a[t] / b[t]: start coin -> other coin
+    other_per_own = other / own  # b[t] / a[t]: other coin -> start coin
+    coins = _coins_held(swaps, hold_start, own_per_other, other_per_own)
+    value = coins * other_per_own  # marked to market in the start coin ...
+    np.copyto(value, coins, where=hold_start)  # ... unless the start coin is held
+    peak = np.maximum.accumulate(value, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        drawdown = np.subtract(peak, value)
+        drawdown /= peak
+    if not (peak > 0).all():  # the reference counts no drawdown from a non-positive peak
+        drawdown[~(peak > 0)] = 0.0
+    held_other = START_QTY * own_per_other[:, 0] * (1.0 - FEE)
+    return _Leg(
+        growth=100.0 * (value[:, -1] / 100.0 - 1.0),
+        drawdown=100.0 * drawdown.max(axis=1),
+        n_trades=swaps.sum(axis=1),
+        buy_hold=100.0 * (held_other * other_per_own[:, -1] / 100.0 - 1.0),
+        swaps=swaps,
+        hold_start=hold_start,
+        decided_on=decided_on,
+    )
+
+
+def _trades(
+    panel: PairPanel, rows: slice, leg: _Leg, first_day: int, start_leg: Leg
+) -> list[tuple[Trade, ...]]:
+    """Per pair of the block, its swaps as Trades."""
+    other_leg: Leg = "B" if start_leg == "A" else "A"
+    out: list[tuple[Trade, ...]] = []
+    for i, row in enumerate(range(panel.n_pairs)[rows]):
+        days = np.flatnonzero(leg.swaps[i])
+        dates = panel.dates[row, first_day + days].astype("datetime64[D]").tolist()
+        out.append(
+            tuple(
+                Trade(
+                    day_index=int(first_day + d),
+                    day=day,
+                    bought=start_leg if leg.hold_start[i, d] else other_leg,
+                    log_ratio=float(leg.decided_on[i, d]),
+                )
+                for d, day in zip(days, dates, strict=True)
+            )
+        )
+    return out
+
+
+@hookimpl
+def pairscreen_register_strategies() -> list[Strategy]:
+    """The accumulation strategy."""
+    return [AccumulationStrategy()]
