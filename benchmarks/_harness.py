@@ -26,8 +26,8 @@ def prepare(folder: Path) -> tuple[str, str, list[tuple[str, str]]]:
     os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
     from pairscreen.config import load_settings
     from pairscreen.db.connection import database
-    from pairscreen.runtime import build_runtime
     from pairscreen.demo import prepare_demo
+    from pairscreen.runtime import build_runtime
     from pairscreen.screening.screen import latest_screen_json
 
     url = f"sqlite:///{folder / 'pairscreen.sqlite3'}"

@@ -43,8 +43,8 @@ os.environ.setdefault("PAIRSCREEN_LOAD_PLUGINS", "")  # built-in plugins only, o
 from pairscreen import clock  # noqa: E402
 from pairscreen.config import load_settings  # noqa: E402
 from pairscreen.db.connection import database  # noqa: E402
-from pairscreen.runtime import Runtime, build_runtime  # noqa: E402
 from pairscreen.market.sync import sync_candles  # noqa: E402
+from pairscreen.runtime import Runtime, build_runtime  # noqa: E402
 from pairscreen.screening.screen import compute_screen  # noqa: E402
 
 DAYS = 1100

@@ -318,7 +318,10 @@ def main(argv: list[str] | None = None) -> int:
             ]  # fmt: skip
             bare_env = {PAYLOADS_ENV: str(payload_file), "PYTHONPATH": str(REPO)}
             with server_process(bare_cmd, bare_env, f"{bare_base}/pairs", headers) as bare_pid:
-                servers = (("pairscreen", pairscreen_base, pairscreen_pid), ("bare", bare_base, bare_pid))
+                servers = (
+                    ("pairscreen", pairscreen_base, pairscreen_pid),
+                    ("bare", bare_base, bare_pid),
+                )
                 print(
                     f"load: {tool}, {args.connections} connections, {args.rounds} alternating "
                     f"rounds of {args.duration:g} s per server and endpoint (medians), "

@@ -22,9 +22,7 @@ class Settings:
     scorer: str = "score"
     chart_renderer: str = "default"
     screens_kept: int = 20
-    in_flight_limits: dict[str, int] = field(
-        default_factory=lambda: {"personal": 2, "pro": 4}
-    )
+    in_flight_limits: dict[str, int] = field(default_factory=lambda: {"personal": 2, "pro": 4})
     daily_limits: dict[str, int] = field(default_factory=lambda: {"personal": 200, "pro": 2000})
     lock_ttl_seconds: float = 60.0
     # Threads per worker process for compute requests (a pool of their own); 0: one fewer

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from pairscreen import clock
-from pairscreen.runtime import Runtime
 from pairscreen.access import accounts
-from pairscreen.notify import watchlist
 from pairscreen.market.sync import sync_candles
+from pairscreen.notify import watchlist
 from pairscreen.pegs.sampling import backfill_pegs
+from pairscreen.runtime import Runtime
 from pairscreen.screening.screen import ScreenSummary, run_screen
 
 PERSONAL_EMAIL = "personal@demo.pairscreen.local"
@@ -50,7 +50,9 @@ def _fill_watchlists(rt: Runtime) -> dict[str, list[str]]:
 
     from pairscreen.screening.screen import latest_screen_json
 
-    survivors = [f"{s['pair'][0]}/{s['pair'][1]}" for s in json.loads(latest_screen_json())["survivors"]]
+    survivors = [
+        f"{s['pair'][0]}/{s['pair'][1]}" for s in json.loads(latest_screen_json())["survivors"]
+    ]
     cross = [f"{a}/{b}" for a, b in rt.universe.cross_pairs]
     plan = {
         PERSONAL_EMAIL: (survivors[:3] or cross[:3]),

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pairscreen.config import Settings
 from pairscreen.db.connection import connect, init_database
 from pairscreen.hooks import Plugins
-from pairscreen.plugins import load_plugins
 from pairscreen.market.candle_cache import CandleCache
+from pairscreen.plugins import load_plugins
 from pairscreen.universe import Universe
 
 
@@ -23,9 +23,11 @@ class Runtime:
     candles: CandleCache = field(default_factory=CandleCache)
 
 
-def build_runtime(settings: Settings, *, migrate: bool = True, extra_plugins: tuple = ()) -> Runtime:
-    from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
+def build_runtime(
+    settings: Settings, *, migrate: bool = True, extra_plugins: tuple = ()
+) -> Runtime:
     from pairscreen.market.universe_loader import load_universe
+    from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
 
     if migrate:
         init_database(settings.database_url)

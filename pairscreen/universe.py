@@ -127,7 +127,7 @@ def load_universe_file(path: Path) -> Universe:
     market = dict(data.get("market", {}))
     source = market.pop("source", None)
     if not isinstance(source, str):
-        raise UniverseError(f"{path}: [market] needs source = \"<market-data source name>\"")
+        raise UniverseError(f'{path}: [market] needs source = "<market-data source name>"')
     _resolve_paths(market, path)
     peg_sources: dict[str, dict[str, Any]] = {}
     for name, table in data.get("peg_sources", {}).items():

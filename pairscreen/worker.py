@@ -269,11 +269,15 @@ class Worker:
         ]
         s.add_job(
             self._job("heartbeat", self._heartbeat, quiet=True),
-            "interval", seconds=max(0.2, o.lock_ttl / 3), id="heartbeat",
+            "interval",
+            seconds=max(0.2, o.lock_ttl / 3),
+            id="heartbeat",
         )
         s.add_job(
-            self._job("screen", self._screen), "interval",
-            seconds=o.screen_every.total_seconds(), id="screen",
+            self._job("screen", self._screen),
+            "interval",
+            seconds=o.screen_every.total_seconds(),
+            id="screen",
             next_run_time=screen_at,
         )
         if peg_sampling_available():
@@ -282,14 +286,20 @@ class Worker:
                 f"peg sampling every {_hours(o.peg_every)} (next {clock.iso(peg_at)})"
             )
             s.add_job(
-                self._job("peg sampling", self._peg), "interval",
-                seconds=o.peg_every.total_seconds(), id="peg", next_run_time=peg_at,
+                self._job("peg sampling", self._peg),
+                "interval",
+                seconds=o.peg_every.total_seconds(),
+                id="peg",
+                next_run_time=peg_at,
             )
         else:
             self._jobs.append("no peg sampling (not installed)")
         s.add_job(
-            self._job("delivery", self._deliver, quiet=True), "interval",
-            seconds=o.deliver_every, id="deliver", next_run_time=now,
+            self._job("delivery", self._deliver, quiet=True),
+            "interval",
+            seconds=o.deliver_every,
+            id="deliver",
+            next_run_time=now,
         )
 
     def _job(self, name: str, body: Callable[[], str | None], *, quiet: bool = False):  # type: ignore[no-untyped-def]

@@ -21,12 +21,12 @@ import pytest
 # Installed third-party plugins never leak into the tests' world.
 os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
 
-from pairscreen import clock  # noqa: E402
-from pairscreen.config import load_settings  # noqa: E402
-from pairscreen.db.connection import database, init_database  # noqa: E402
-from pairscreen.runtime import Runtime, build_runtime  # noqa: E402
-from tests.support.contract import Contract  # noqa: E402
-from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases  # noqa: E402
+from pairscreen import clock
+from pairscreen.config import load_settings
+from pairscreen.db.connection import database, init_database
+from pairscreen.runtime import Runtime, build_runtime
+from tests.support.contract import Contract
+from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases
 
 CONTRACT = Contract()
 
@@ -146,12 +146,24 @@ class ContractClient:
         if key is not None:
             headers["Authorization"] = f"Bearer {key}"
         response = self.client.get(path, headers=headers, **kwargs)
-        CONTRACT.check("GET", path.split("?")[0], response.status_code, dict(response.headers), response.content)
+        CONTRACT.check(
+            "GET",
+            path.split("?")[0],
+            response.status_code,
+            dict(response.headers),
+            response.content,
+        )
         return response
 
     def request(self, method: str, path: str, **kwargs):  # type: ignore[no-untyped-def]
         response = self.client.request(method, path, **kwargs)
-        CONTRACT.check(method, path.split("?")[0], response.status_code, dict(response.headers), response.content)
+        CONTRACT.check(
+            method,
+            path.split("?")[0],
+            response.status_code,
+            dict(response.headers),
+            response.content,
+        )
         return response
 
 
@@ -185,7 +197,9 @@ def keys(runtime: Runtime) -> Keys:
         year = clock.now() + timedelta(days=365)
         accounts.create_user("personal@example.com", "personal", expires=year)
         accounts.create_user("pro@example.com", "pro", lifetime=True)
-        accounts.create_user("expired@example.com", "personal", expires=clock.now() - timedelta(days=1))
+        accounts.create_user(
+            "expired@example.com", "personal", expires=clock.now() - timedelta(days=1)
+        )
         accounts.create_user("none@example.com", None)
         return Keys(
             personal=accounts.rotate_key("personal@example.com"),
@@ -196,4 +210,6 @@ def keys(runtime: Runtime) -> Keys:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: ignore[no-untyped-def]
-    terminalreporter.write_line(f"contract: {CONTRACT.checked} responses validated against openapi.yaml")
+    terminalreporter.write_line(
+        f"contract: {CONTRACT.checked} responses validated against openapi.yaml"
+    )

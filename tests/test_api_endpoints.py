@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
+from datetime import timedelta
 
 import pytest
 
+from pairscreen import clock
 from pairscreen.db.connection import database
 from pairscreen.db.models import PegEvent
-from pairscreen import clock
-from datetime import timedelta
 
 BASE = "/api/v1"
 
@@ -72,8 +71,8 @@ def test_pairs_is_the_compact_survivor_list(client, keys):
 
 
 def test_screen_404_before_first_screen(empty_runtime):
-    from tests.conftest import make_client
     from pairscreen.access import accounts
+    from tests.conftest import make_client
 
     with database.connection_context():
         accounts.create_user("a@example.com", "pro", lifetime=True)

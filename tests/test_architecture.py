@@ -25,7 +25,9 @@ def test_openapi_yaml_is_a_valid_3_0_spec():
 def test_import_linter_contracts_hold():
     """setup.cfg's contracts: plugins use only the public API; the core never imports them."""
     lint = Path(sys.executable).with_name("lint-imports")
-    result = subprocess.run([str(lint), "--config", str(ROOT / "setup.cfg")], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [str(lint), "--config", str(ROOT / "setup.cfg")], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
 
@@ -41,7 +43,9 @@ def test_every_builtin_loads_and_implements_a_hook():
 def test_every_hook_is_documented_and_tested():
     """Each hook spec has a docstring, a README entry and at least one test naming it."""
     readme = (ROOT / "README.md").read_text()
-    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("*.py") if p.name != Path(__file__).name)
+    tests = "\n".join(
+        p.read_text() for p in (ROOT / "tests").rglob("*.py") if p.name != Path(__file__).name
+    )
     plugins = "\n".join(p.read_text() for p in (ROOT / "plugins").rglob("*.py"))
     for name, fn in inspect.getmembers(hookspecs, inspect.isfunction):
         if not name.startswith("pairscreen_"):

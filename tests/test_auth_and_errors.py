@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from pairscreen.db.connection import database
-from pairscreen.db.models import QuotaUsage
 from pairscreen.access import accounts
 from pairscreen.access import keys as api_keys
+from pairscreen.db.connection import database
+from pairscreen.db.models import QuotaUsage
 
 BASE = "/api/v1"
 OPERATIONS = ["/me", "/screen/latest", "/pairs", "/pair/ETH/BTC", "/watchlist", "/peg-events"]
@@ -22,7 +22,9 @@ def _bad_headers(valid_but_unknown: str, revoked: str) -> dict[str, dict]:
         "non-bearer": {"Authorization": "Basic dXNlcjpwYXNz"},
         "bearer-without-token": {"Authorization": "Bearer"},
         "malformed": {"Authorization": "Bearer not-a-key"},
-        "bad-checksum": {"Authorization": f"Bearer {valid_but_unknown[:-1]}{'A' if valid_but_unknown[-1] != 'A' else 'B'}"},
+        "bad-checksum": {
+            "Authorization": f"Bearer {valid_but_unknown[:-1]}{'A' if valid_but_unknown[-1] != 'A' else 'B'}"
+        },
         "unknown": {"Authorization": f"Bearer {valid_but_unknown}"},
         "revoked": {"Authorization": f"Bearer {revoked}"},
     }

@@ -192,7 +192,9 @@ def test_rolling_percentiles_handle_an_inconsistent_mirror() -> None:
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_few_rows_partition_path_equals_pointer_walk(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_few_rows_partition_path_equals_pointer_walk(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A snapshot's one-row panel takes the partition path; it must equal the pointer walk
     bit for bit, also with ties and with a mirror computed apart (not an exact negation)."""
     from pairscreen_plugins.strategies import _rolling

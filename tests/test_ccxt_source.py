@@ -50,7 +50,9 @@ class Exchange:
 
     base: str = ""
     max_limit: int = 1000  # Binance's spot maximum; lower it to mimic a stingier exchange
-    refusals: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # symbol -> [(status, Retry-After)]
+    refusals: dict[str, list[tuple[int, str]]] = field(
+        default_factory=dict
+    )  # symbol -> [(status, Retry-After)]
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
 
@@ -152,8 +154,15 @@ def options(server: Exchange, /, **extra: object) -> dict[str, object]:
     }
 
 
-def fetch(server: Exchange, assets: list[Asset], /, *, since: dict | None = None,
-          until: date = LAST, **extra: object) -> dict[str, object]:
+def fetch(
+    server: Exchange,
+    assets: list[Asset],
+    /,
+    *,
+    since: dict | None = None,
+    until: date = LAST,
+    **extra: object,
+) -> dict[str, object]:
     source = ccxt_source.CcxtMarketSource()
     out = source.fetch_candles(assets, options(server, **extra), since=since or {}, until=until)
     return {c.ticker: c for c in out}
@@ -191,7 +200,9 @@ def test_incremental_sync_asks_only_for_new_days(exchange: Exchange):
     got = fetch(exchange, [BTC, ETH], since={"BTC": date(2023, 12, 20), "ETH": LAST})
     assert "ETH" not in got
     assert got["BTC"].dates.tolist() == [date(2023, 12, d) for d in range(21, 32)]
-    assert [q["startTime"] for q in exchange.klines_requests("BTCUSDT")] == [str(ms(date(2023, 12, 21)))]
+    assert [q["startTime"] for q in exchange.klines_requests("BTCUSDT")] == [
+        str(ms(date(2023, 12, 21)))
+    ]
     assert exchange.klines_requests("ETHUSDT") == []
     exchange.requests.clear()
     assert fetch(exchange, [BTC], since={"BTC": LAST}) == {}
@@ -222,7 +233,9 @@ def test_gaps_stay_gaps(exchange: Exchange):
     assert days[days.index(date(2023, 6, 9)) + 1] == date(2023, 6, 13)
 
 
-def test_delisted_and_unknown_symbols_are_skipped(exchange: Exchange, caplog: pytest.LogCaptureFixture):
+def test_delisted_and_unknown_symbols_are_skipped(
+    exchange: Exchange, caplog: pytest.LogCaptureFixture
+):
     caplog.set_level(logging.WARNING)
     luna = Asset("LUNA", "majors")  # listed with status BREAK; klines answers -1121
     old = Asset("OLD", "majors")  # not listed at all
@@ -236,19 +249,25 @@ def test_delisted_and_unknown_symbols_are_skipped(exchange: Exchange, caplog: py
 def test_symbol_mapping_from_the_universe(exchange: Exchange):
     ether = Asset("ETHER", "majors", symbol="ETH/USDT")  # a full ccxt symbol is used as is
     bitcoin = Asset("XBT", "majors", symbol="BTC")  # a base currency gets /<quote>
-    got = fetch(exchange, [ether, bitcoin], since={"ETHER": date(2023, 12, 30), "XBT": date(2023, 12, 30)})
+    got = fetch(
+        exchange, [ether, bitcoin], since={"ETHER": date(2023, 12, 30), "XBT": date(2023, 12, 30)}
+    )
     assert set(got) == {"ETHER", "XBT"}
     assert got["ETHER"].close[-1] == float(recorded_klines("ETHUSDT")[-1][4])
     assert got["XBT"].close[-1] == float(recorded_klines("BTCUSDT")[-1][4])
 
 
-def test_rate_limit_answers_are_retried_after_backoff(exchange: Exchange, caplog: pytest.LogCaptureFixture):
+def test_rate_limit_answers_are_retried_after_backoff(
+    exchange: Exchange, caplog: pytest.LogCaptureFixture
+):
     caplog.set_level(logging.WARNING)
     exchange.refusals["BTCUSDT"] = [(429, "0"), (429, "0")]
     exchange.refusals["ETHUSDT"] = [(418, "0")]  # Binance's ban answer: DDoSProtection
     got = fetch(exchange, [BTC, ETH], page_limit=200)
     assert len(got["BTC"].dates) == 365 and len(got["ETH"].dates) == 365
-    np.testing.assert_array_equal(got["BTC"].close, [float(r[4]) for r in recorded_klines("BTCUSDT")])
+    np.testing.assert_array_equal(
+        got["BTC"].close, [float(r[4]) for r in recorded_klines("BTCUSDT")]
+    )
     assert len(exchange.klines_requests("BTCUSDT")) == 2 + 2  # two refusals, then two pages
     assert len(exchange.klines_requests("ETHUSDT")) == 1 + 2
     assert caplog.text.count("retry 1 of 5") == 2 and caplog.text.count("retry 2 of 5") == 1
@@ -301,7 +320,9 @@ def test_the_plugin_loads_without_ccxt_and_says_what_to_install():
         "except ValueError as exc:\n"
         "    print(exc)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert "pip install 'pairscreen[ccxt]'" in done.stdout
 

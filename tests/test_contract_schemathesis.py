@@ -43,7 +43,9 @@ def spec_operations() -> list[str]:
     """``METHOD /path`` of every operation in openapi.yaml."""
     spec = yaml.safe_load(SPEC_PATH.read_text())
     methods = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
-    return sorted(f"{m.upper()} {path}" for path, item in spec["paths"].items() for m in item if m in methods)
+    return sorted(
+        f"{m.upper()} {path}" for path, item in spec["paths"].items() for m in item if m in methods
+    )
 
 
 def fuzz_config(key: str, tickers: list[str], base_url: str | None = None) -> SchemathesisConfig:
@@ -143,13 +145,17 @@ def report_and_check(out: Outcome, run: str) -> None:
         lines.append(f"  {label}: {sum(out.statuses[label].values())} cases ({statuses})")
     print("\n".join(lines))
     assert not out.errors, "\n".join(out.errors)
-    assert not out.failures, f"schemathesis {run} found {len(out.failures)}:\n" + "\n".join(out.failures[:20])
+    assert not out.failures, f"schemathesis {run} found {len(out.failures)}:\n" + "\n".join(
+        out.failures[:20]
+    )
     assert out.stop_reason.endswith("completed") or out.stop_reason == "completed", out.stop_reason
     missing = [op for op in spec_operations() if op not in out.statuses]
     assert not missing, f"schemathesis {run} never called {missing}"
     never_ok = [op for op in spec_operations() if not any(200 <= s < 300 for s in out.statuses[op])]
     assert not never_ok, f"schemathesis {run} never got a 2xx from {never_ok}"
-    assert {"not_a_server_error", "response_schema_conformance", "positive_data_acceptance"} <= set(out.checks)
+    assert {"not_a_server_error", "response_schema_conformance", "positive_data_acceptance"} <= set(
+        out.checks
+    )
     assert not any(429 in c for c in out.statuses.values()), "the high-limit fuzz key hit its quota"
 
 
@@ -169,7 +175,9 @@ def test_schemathesis_in_process_finds_nothing(runtime):
     limits = {**runtime.settings.daily_limits, "pro": HIGH_LIMIT}
     runtime.settings = dataclasses.replace(runtime.settings, daily_limits=limits)
     app = create_app(runtime, validate_responses=True)
-    schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", app, config=fuzz_config(key, tickers))
+    schema = schemathesis.openapi.from_asgi(
+        "/api/v1/openapi.json", app, config=fuzz_config(key, tickers)
+    )
     report_and_check(run_schemathesis(schema), "in-process")
 
 
@@ -177,6 +185,8 @@ def test_schemathesis_in_process_finds_nothing(runtime):
 def test_schemathesis_live_server_finds_nothing(runtime, database_url):
     key, tickers = _fuzz_account(runtime)
     with live_server(database_url, env={"PAIRSCREEN_DAILY_LIMIT_PRO": str(HIGH_LIMIT)}) as base:
-        schema = schemathesis.openapi.from_url(f"{base}/openapi.json", config=fuzz_config(key, tickers, base))
+        schema = schemathesis.openapi.from_url(
+            f"{base}/openapi.json", config=fuzz_config(key, tickers, base)
+        )
         outcome = run_schemathesis(schema)
     report_and_check(outcome, "live")

@@ -14,8 +14,8 @@ from pairscreen import Asset
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import Candle
 from pairscreen.hooks import Plugins
-from pairscreen.plugins import new_plugin_manager
 from pairscreen.market.sync import load_candles, sync_candles
+from pairscreen.plugins import new_plugin_manager
 from pairscreen.universe import load_universe_file
 
 UNTIL = date(2025, 1, 31)
@@ -31,8 +31,7 @@ def _fetch(folder: Path, assets, since=None, until=UNTIL):
     source = csv_source.CsvMarketSource()
     return {
         c.ticker: c
-        for c in source.fetch_candles(assets, {"path": str(folder)}, since=since or {},
-                                      until=until)
+        for c in source.fetch_candles(assets, {"path": str(folder)}, since=since or {}, until=until)
     }
 
 
@@ -42,25 +41,34 @@ def test_hook_registers_the_csv_source():
 
 
 def test_rows_sorted_duplicates_keep_last_bad_rows_dropped(tmp_path, caplog):
-    _write(tmp_path, "BTC", (
-        "date,close,volume\n"
-        "2025-01-03,103,1000\n"
-        "2025-01-01,101,1000\n"
-        "2025-01-02,102,1000\n"
-        "2025-01-02,102.5,1500\n"  # line 5: a correction of line 4
-        "2025-01-04,-1,1000\n"  # line 6: non-positive close
-        "2025-01-05,nan,1000\n"  # line 7: NaN close
-        "2025-01-06,,1000\n"  # line 8: empty close
-        "yesterday,99,1000\n"  # line 9: bad date
-        "2025-01-07,107,\n"  # line 10: empty volume reads as 0
-        "2025-01-08T00:00:00Z,108,800\n"  # a timestamp counts as its UTC day
-        "\n"
-        "2025-02-01,999,1\n"  # after `until`
-    ))
+    _write(
+        tmp_path,
+        "BTC",
+        (
+            "date,close,volume\n"
+            "2025-01-03,103,1000\n"
+            "2025-01-01,101,1000\n"
+            "2025-01-02,102,1000\n"
+            "2025-01-02,102.5,1500\n"  # line 5: a correction of line 4
+            "2025-01-04,-1,1000\n"  # line 6: non-positive close
+            "2025-01-05,nan,1000\n"  # line 7: NaN close
+            "2025-01-06,,1000\n"  # line 8: empty close
+            "yesterday,99,1000\n"  # line 9: bad date
+            "2025-01-07,107,\n"  # line 10: empty volume reads as 0
+            "2025-01-08T00:00:00Z,108,800\n"  # a timestamp counts as its UTC day
+            "\n"
+            "2025-02-01,999,1\n"  # after `until`
+        ),
+    )
     with caplog.at_level(logging.WARNING):
         got = _fetch(tmp_path, [Asset("BTC", "majors")])["BTC"]
     assert [str(d) for d in got.dates] == [
-        "2025-01-01", "2025-01-02", "2025-01-03", "2025-01-07", "2025-01-08"]
+        "2025-01-01",
+        "2025-01-02",
+        "2025-01-03",
+        "2025-01-07",
+        "2025-01-08",
+    ]
     np.testing.assert_array_equal(got.close, [101, 102.5, 103, 107, 108])
     np.testing.assert_array_equal(got.volume, [1000, 1500, 1000, 0, 800])
     for line in (6, 7, 8, 9):
@@ -95,13 +103,19 @@ def test_bad_options_are_clear(tmp_path):
     with pytest.raises(ValueError, match="path"):
         list(source.fetch_candles([Asset("BTC", "x")], {}, since={}, until=UNTIL))
     with pytest.raises(ValueError, match="does not exist"):
-        list(source.fetch_candles([Asset("BTC", "x")], {"path": str(tmp_path / "nope")},
-                                  since={}, until=UNTIL))
+        list(
+            source.fetch_candles(
+                [Asset("BTC", "x")], {"path": str(tmp_path / "nope")}, since={}, until=UNTIL
+            )
+        )
 
 
 def test_since_returns_only_later_days(tmp_path):
-    _write(tmp_path, "BTC", "date,close,volume\n" + "".join(
-        f"2025-01-{d:02d},{100 + d},1\n" for d in range(1, 11)))
+    _write(
+        tmp_path,
+        "BTC",
+        "date,close,volume\n" + "".join(f"2025-01-{d:02d},{100 + d},1\n" for d in range(1, 11)),
+    )
     got = _fetch(tmp_path, [Asset("BTC", "majors")], since={"BTC": date(2025, 1, 8)})["BTC"]
     np.testing.assert_array_equal(got.close, [109, 110])
     nothing = _fetch(tmp_path, [Asset("BTC", "majors")], since={"BTC": date(2025, 1, 10)})
@@ -112,8 +126,12 @@ def test_incremental_sync_from_a_universe_file(tmp_path):
     prices = tmp_path / "prices"
     prices.mkdir()
     for symbol, base in (("BTC", 100.0), ("ETH", 10.0)):
-        _write(prices, symbol, "date,close,volume\n" + "".join(
-            f"2025-01-{d:02d},{base + d},{d * 1000}\n" for d in range(1, 21)))
+        _write(
+            prices,
+            symbol,
+            "date,close,volume\n"
+            + "".join(f"2025-01-{d:02d},{base + d},{d * 1000}\n" for d in range(1, 21)),
+        )
     universe_file = tmp_path / "universe.toml"
     universe_file.write_text(
         '[market]\nsource = "csv"\npath = "prices"\n\n'

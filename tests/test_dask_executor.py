@@ -58,16 +58,31 @@ def test_dask_screen_is_identical_to_local(runtime, cluster):
     assert all(loaded for _, loaded in workers.values()), "every worker ran chunks"
 
 
-def test_cli_screen_run_on_dask_publishes_the_local_screen(runtime, database_url, cluster, tmp_path):
+def test_cli_screen_run_on_dask_publishes_the_local_screen(
+    runtime, database_url, cluster, tmp_path
+):
     with database.connection_context():
         expected = screening.compute_screen(runtime, clock.now(), processes=1)
         before = Screen.select().count()
     database.close()
     env = {**os.environ, "DATABASE_URL": database_url, "PAIRSCREEN_DATA_DIR": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-m", "pairscreen", "screen", "run", "--no-sync",
-         "--executor", "dask", "--scheduler", cluster.scheduler_address],
-        env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pairscreen",
+            "screen",
+            "run",
+            "--no-sync",
+            "--executor",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert f"{expected['n_survivors']} survivors" in done.stdout
@@ -84,7 +99,10 @@ def test_cli_dask_without_scheduler_is_a_one_line_error(database_url, tmp_path):
     env.pop("PAIRSCREEN_DASK_SCHEDULER", None)
     done = subprocess.run(
         [sys.executable, "-m", "pairscreen", "screen", "run", "--no-sync", "--executor", "dask"],
-        env=env, capture_output=True, text=True, timeout=120,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
@@ -153,7 +171,9 @@ def test_a_chunk_is_rebuilt_on_the_worker_from_the_same_candles_only(runtime):
     for name in ("dates", "close_a", "close_b", "volume_a", "volume_b"):
         assert np.array_equal(getattr(rebuilt.panel, name), getattr(job.panel, name))
     assert (rebuilt.panel.a, rebuilt.panel.b) == (job.panel.a, job.panel.b)
-    assert rebuilt.history_days is job.history_days or np.array_equal(rebuilt.history_days, job.history_days)
+    assert rebuilt.history_days is job.history_days or np.array_equal(
+        rebuilt.history_days, job.history_days
+    )
     nudged = {**candles, "BTC": replace(candles["BTC"], close=candles["BTC"].close * (1 + 1e-9))}
     with pytest.raises(RuntimeError, match="other numbers"):
         recipe.job(nudged)

@@ -54,8 +54,11 @@ def test_universe_shape(universe, candles):
 
 
 def test_pegs_of_tokenized_assets(universe):
-    expected_threshold = {"tokenized_metal": 1.0, "tokenized_equity": 1.5,
-                          "tokenized_treasury": 0.5}
+    expected_threshold = {
+        "tokenized_metal": 1.0,
+        "tokenized_equity": 1.5,
+        "tokenized_treasury": 0.5,
+    }
     for asset in universe.assets:
         if not asset.is_tokenized:
             assert asset.peg is None
@@ -97,8 +100,10 @@ def test_deterministic_and_stable_when_a_day_is_added(universe):
     options = dict(universe.market_options)
 
     def fetch(until, **extra):
-        return {c.ticker: c for c in source.fetch_candles(
-            assets, {**options, **extra}, since={}, until=until)}
+        return {
+            c.ticker: c
+            for c in source.fetch_candles(assets, {**options, **extra}, since={}, until=until)
+        }
 
     first, again = fetch(TODAY), fetch(TODAY)
     tomorrow = fetch(TODAY + timedelta(days=1))
@@ -121,15 +126,20 @@ def test_since_returns_only_new_days_and_unknown_assets_are_skipped(universe, ca
     btc = universe.asset("BTC")
     ghost = Asset(ticker="GHOST", sector="x")
     with caplog.at_level(logging.WARNING):
-        out = list(source.fetch_candles(
-            [btc, ghost], universe.market_options,
-            since={"BTC": TODAY - timedelta(days=3)}, until=TODAY,
-        ))
+        out = list(
+            source.fetch_candles(
+                [btc, ghost],
+                universe.market_options,
+                since={"BTC": TODAY - timedelta(days=3)},
+                until=TODAY,
+            )
+        )
     assert [c.ticker for c in out] == ["BTC"]
     assert list(out[0].dates) == [np.datetime64(TODAY - timedelta(days=k), "D") for k in (2, 1, 0)]
     assert "GHOST" in caplog.text
-    up_to_date = list(source.fetch_candles([btc], universe.market_options,
-                                           since={"BTC": TODAY}, until=TODAY))
+    up_to_date = list(
+        source.fetch_candles([btc], universe.market_options, since={"BTC": TODAY}, until=TODAY)
+    )
     assert up_to_date == []
 
 
@@ -175,7 +185,8 @@ def test_intraday_prices_agree_with_daily_closes():
     saturday = TODAY - timedelta(days=(TODAY.weekday() - 5) % 7 or 7)
     friday = saturday - timedelta(days=1)
     price, as_of = demo.demo_reference_at(
-        "AAPL", datetime.combine(saturday, datetime.min.time(), UTC) + timedelta(hours=12))
+        "AAPL", datetime.combine(saturday, datetime.min.time(), UTC) + timedelta(hours=12)
+    )
     _, ref = demo.demo_reference_daily("AAPL", friday)
     assert price == ref[-1]
     assert as_of == datetime.combine(friday, datetime.min.time(), UTC) + timedelta(hours=21)
@@ -232,4 +243,3 @@ def test_screen_mix_has_survivors_and_every_rejection_reason(universe, candles):
         assert outcome[reason] >= 1, f"no pair rejected for {reason}: {dict(outcome)}"
     assert 0.03 <= outcome["survivor"] / total <= 0.25, dict(outcome)
     assert outcome["hurst"] == max(outcome.values()), "most rejections should be hurst"
-

@@ -23,9 +23,9 @@ from pairscreen import hookimpl
 from pairscreen.db.connection import connect, database, init_database
 from pairscreen.db.models import PegEvent, PegSample
 from pairscreen.hooks import Plugins
-from pairscreen.plugins import new_plugin_manager
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.status import peg_status, unhealthy_since
+from pairscreen.plugins import new_plugin_manager
 from pairscreen.types import Asset, PegConfig, PegEventChange
 from pairscreen.universe import Universe
 
@@ -128,8 +128,11 @@ def oracle_active(prefix: list[S]) -> tuple[datetime, datetime, int, float] | No
         unhealthy = [x for x in prefix[i:] if x.status == "unhealthy"]
         span = unhealthy[-1].t - unhealthy[0].t
         if len(unhealthy) >= 6 and span >= timedelta(hours=12):
-            return s.t, unhealthy[-1].t, len(unhealthy), statistics.median(
-                x.drift for x in unhealthy
+            return (
+                s.t,
+                unhealthy[-1].t,
+                len(unhealthy),
+                statistics.median(x.drift for x in unhealthy),
             )
         return None  # the earliest start since the last healthy sample is the best one
     return None
@@ -300,8 +303,17 @@ def test_a_healthy_sample_in_between_starts_the_count_again():
 
 
 def test_an_unknown_sample_neither_extends_nor_breaks_the_run():
-    store(seq(*(("u", h) for h in range(0, 7)), ("?", 7), ("?", 8), ("?", 9), ("?", 10),
-              ("u", 11), ("u", 12)))
+    store(
+        seq(
+            *(("u", h) for h in range(0, 7)),
+            ("?", 7),
+            ("?", 8),
+            ("?", 9),
+            ("?", 10),
+            ("u", 11),
+            ("u", 12),
+        )
+    )
     (opened,) = run_detector()
     assert (opened.first_unhealthy, opened.last_unhealthy) == (T0, T0 + 12 * H)
     assert opened.sample_count == 9  # the unknown samples are not counted

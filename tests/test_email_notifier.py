@@ -74,9 +74,22 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
         [
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-            "-keyout", str(key), "-out", str(cert),
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
         ],
         check=True,
         capture_output=True,
@@ -125,9 +138,7 @@ def test_refused_recipient_is_permanent_and_unreachable_server_is_retried(smtp, 
     _, port = smtp
     monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")
     with pytest.raises(DeliveryError) as refused:
-        EmailNotifier().deliver(
-            Notification(**{**NOTE.__dict__, "address": "nobody@example.com"})
-        )
+        EmailNotifier().deliver(Notification(**{**NOTE.__dict__, "address": "nobody@example.com"}))
     assert refused.value.permanent
 
     monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{free_port()}")
@@ -144,7 +155,12 @@ def test_refused_recipient_is_permanent_and_unreachable_server_is_retried(smtp, 
 def test_smtp_url_parsing():
     c = SmtpConfig.from_url("smtp://u%40x:secret@mail.example.com:587?starttls=1")
     assert (c.host, c.port, c.user, c.password, c.starttls, c.implicit_tls) == (
-        "mail.example.com", 587, "u@x", "secret", True, False,
+        "mail.example.com",
+        587,
+        "u@x",
+        "secret",
+        True,
+        False,
     )
     assert SmtpConfig.from_url("smtp://localhost").port == 25
     assert SmtpConfig.from_url("smtps://h").port == 465
@@ -163,8 +179,14 @@ def test_outbox_row_is_mailed_and_marked_sent(smtp, monkeypatch, empty_database_
             enqueue(
                 [
                     OutboxMessage(
-                        NOTE.idempotency_key, None, "email", NOTE.address,
-                        NOTE.subject, NOTE.text, NOTE.html, {"pair": "ETH/BTC"},
+                        NOTE.idempotency_key,
+                        None,
+                        "email",
+                        NOTE.address,
+                        NOTE.subject,
+                        NOTE.text,
+                        NOTE.html,
+                        {"pair": "ETH/BTC"},
                     )
                 ]
             )

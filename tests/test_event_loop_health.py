@@ -46,7 +46,10 @@ def test_me_p99_stays_low_while_100_computes_are_in_flight(runtime, database_url
         probe_key = accounts.rotate_key("probe@example.com")
     a, b = (asset.ticker for asset in runtime.universe.screened_pairs()[0])
 
-    env = {"PAIRSCREEN_IN_FLIGHT_PRO": str(IN_FLIGHT // KEYS), "PAIRSCREEN_DAILY_LIMIT_PRO": "1000000"}
+    env = {
+        "PAIRSCREEN_IN_FLIGHT_PRO": str(IN_FLIGHT // KEYS),
+        "PAIRSCREEN_DAILY_LIMIT_PRO": "1000000",
+    }
     with live_server(database_url, env=env) as base:
         ctx = multiprocessing.get_context("spawn")
         started, probing, stop = ctx.Event(), ctx.Event(), ctx.Event()
@@ -78,13 +81,17 @@ def test_me_p99_stays_low_while_100_computes_are_in_flight(runtime, database_url
     assert outstanding_min >= IN_FLIGHT - KEYS, "the computes were not really in flight"
     assert completed > 0 and statuses[200] > 0
     assert not [s for s in statuses if s >= 500 or s == 409], dict(statuses)
-    assert p99 < P99_LIMIT_MS, f"/me p99 {p99:.1f} ms >= {P99_LIMIT_MS} ms with {IN_FLIGHT} computes in flight"
+    assert p99 < P99_LIMIT_MS, (
+        f"/me p99 {p99:.1f} ms >= {P99_LIMIT_MS} ms with {IN_FLIGHT} computes in flight"
+    )
 
 
 def probe_me(base: str, key: str, probing) -> list[float]:  # type: ignore[no-untyped-def]
     """``PROBES`` sequential ``/me`` calls on one connection; their latencies in ms."""
     latencies = []
-    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as probe:
+    with httpx.Client(
+        base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30
+    ) as probe:
         probe.get("/me")  # open the connection
         gc.disable()  # our own collector pauses are not the server's latency
         probing.set()
@@ -131,7 +138,9 @@ def compute_load(base, keys, path, started, probing, stop, results) -> None:  # 
     async def main() -> None:
         limits = httpx.Limits(max_connections=IN_FLIGHT, max_keepalive_connections=IN_FLIGHT)
         async with httpx.AsyncClient(base_url=base, limits=limits, timeout=120) as http:
-            await asyncio.gather(watch(), *(client(http, keys[i % len(keys)]) for i in range(IN_FLIGHT)))
+            await asyncio.gather(
+                watch(), *(client(http, keys[i % len(keys)]) for i in range(IN_FLIGHT))
+            )
 
     asyncio.run(main())
     results.put((statuses, state["completed"], state["min"], errors))

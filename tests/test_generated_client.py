@@ -100,7 +100,9 @@ def generated_operations(package: ModuleType) -> list[Operation]:
             continue
         sig = inspect.signature(module._get_kwargs)
         path_params = tuple(
-            name for name, p in sig.parameters.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+            name
+            for name, p in sig.parameters.items()
+            if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
         )
         kwargs = module._get_kwargs(*(f"{{{name}}}" for name in path_params))
         ops.append(Operation(kwargs["method"].upper(), unquote(kwargs["url"]), module, path_params))
@@ -155,13 +157,19 @@ def world(runtime, database_url) -> Iterator[World]:  # type: ignore[no-untyped-
     with live_server(database_url, env=env) as base:
         import httpx
 
-        pairs = httpx.get(f"{base}/pairs", headers={"Authorization": f"Bearer {pro}"}, timeout=30).json()
-        a, b = (pairs["pairs"][0]["a"], pairs["pairs"][0]["b"]) if pairs["pairs"] else ("ETH", "BTC")
+        pairs = httpx.get(
+            f"{base}/pairs", headers={"Authorization": f"Bearer {pro}"}, timeout=30
+        ).json()
+        a, b = (
+            (pairs["pairs"][0]["a"], pairs["pairs"][0]["b"]) if pairs["pairs"] else ("ETH", "BTC")
+        )
         yield World(base, pro, personal, a, b)
 
 
 def _client(package: ModuleType, base: str, key: str):  # type: ignore[no-untyped-def]
-    return package.AuthenticatedClient(base_url=base, token=key, raise_on_unexpected_status=True, timeout=60)
+    return package.AuthenticatedClient(
+        base_url=base, token=key, raise_on_unexpected_status=True, timeout=60
+    )
 
 
 def _call(op: Operation, client, tickers: dict[str, str]):  # type: ignore[no-untyped-def]
@@ -196,12 +204,20 @@ def test_generated_client_calls_every_operation(client_package, world):
         media = next(iter(responses["200"]["content"]))
 
         response = _call(op, pro, tickers)
-        assert response.status_code == 200, f"{op.label}: {response.status_code} {response.content[:300]!r}"
+        assert response.status_code == 200, (
+            f"{op.label}: {response.status_code} {response.content[:300]!r}"
+        )
         if media == "application/json":
-            assert isinstance(response.parsed, model_classes), f"{op.label}: parsed {type(response.parsed)}"
-            assert response.parsed.to_dict() == json.loads(response.content), f"{op.label}: lossy model"
+            assert isinstance(response.parsed, model_classes), (
+                f"{op.label}: parsed {type(response.parsed)}"
+            )
+            assert response.parsed.to_dict() == json.loads(response.content), (
+                f"{op.label}: lossy model"
+            )
         elif media.startswith("image/"):
-            assert isinstance(response.parsed, types.File), f"{op.label}: parsed {type(response.parsed)}"
+            assert isinstance(response.parsed, types.File), (
+                f"{op.label}: parsed {type(response.parsed)}"
+            )
             data = response.parsed.payload.read()
             assert data.startswith(PNG_SIGNATURE) and len(data) > 1000
         else:
@@ -215,7 +231,9 @@ def test_generated_client_calls_every_operation(client_package, world):
         if op.path_params:
             unknown = _call(op, pro, {**tickers, op.path_params[-1]: UNKNOWN_TICKER})
             assert unknown.status_code == 404
-            assert isinstance(unknown.parsed, str) and UNKNOWN_TICKER in unknown.parsed, unknown.parsed
+            assert isinstance(unknown.parsed, str) and UNKNOWN_TICKER in unknown.parsed, (
+                unknown.parsed
+            )
             assert unknown.headers["content-type"].startswith("text/plain")
         called.append(op.label)
     assert sorted(called) == sorted(spec)
@@ -224,7 +242,9 @@ def test_generated_client_calls_every_operation(client_package, world):
 
 def test_generated_client_exposes_retry_after_on_429(client_package, world):
     spec = spec_operations()
-    limited = [op for op in generated_operations(client_package) if "429" in spec[op.label]["responses"]]
+    limited = [
+        op for op in generated_operations(client_package) if "429" in spec[op.label]["responses"]
+    ]
     assert limited, "no operation documents 429"
     personal = _client(client_package, world.base, world.personal)  # 1 compute a day on this server
     for op in limited:

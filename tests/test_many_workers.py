@@ -25,8 +25,8 @@ import httpx
 import pytest
 
 from pairscreen import clock
-from pairscreen.db.connection import database
 from pairscreen.access import accounts
+from pairscreen.db.connection import database
 from tests.support.live_server import LiveServer, serving
 from tests.support.probe import Probe
 
@@ -36,6 +36,7 @@ WORKERS = 4
 LOCK_TTL_SECONDS = 8
 PAIR = "/pair/ETH/BTC?bt=90"
 
+
 @dataclass
 class World:
     server: LiveServer
@@ -43,7 +44,9 @@ class World:
 
     def get(self, path: str, key: str) -> httpx.Response:
         """One request on a fresh connection (so any worker may accept it)."""
-        return httpx.get(self.server.base + path, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+        return httpx.get(
+            self.server.base + path, headers={"Authorization": f"Bearer {key}"}, timeout=60
+        )
 
     def used_today(self, key: str) -> tuple[int, int]:
         quota = self.get("/me", key).json()["quota"]
@@ -60,8 +63,12 @@ def world(runtime, database_url: str, tmp_path: Path) -> Iterator[World]:
     with serving(database_url, workers=WORKERS, env=env) as server:
         deadline = time.monotonic() + 90
         # Every worker built its own runtime (the app factory) and loaded the plugins.
-        while not (len(server.worker_pids()) == WORKERS and server.worker_pids() <= set(probe.loaded)):
-            assert time.monotonic() < deadline, f"workers {server.worker_pids()}, loaded {probe.loaded}"
+        while not (
+            len(server.worker_pids()) == WORKERS and server.worker_pids() <= set(probe.loaded)
+        ):
+            assert time.monotonic() < deadline, (
+                f"workers {server.worker_pids()}, loaded {probe.loaded}"
+            )
             time.sleep(0.1)
         try:
             yield World(server, probe)
@@ -84,8 +91,9 @@ def test_sixty_clients_on_four_workers_get_exactly_the_daily_quota(world: World)
     lock = threading.Lock()
 
     def client() -> None:
-        with httpx.Client(base_url=world.server.base, headers={"Authorization": f"Bearer {key}"},
-                          timeout=60) as c:
+        with httpx.Client(
+            base_url=world.server.base, headers={"Authorization": f"Bearer {key}"}, timeout=60
+        ) as c:
             while True:
                 r = c.get(PAIR)
                 with lock:
@@ -115,7 +123,9 @@ def test_sixty_clients_on_four_workers_get_exactly_the_daily_quota(world: World)
     by_worker = Counter(world.probe.computed)
     assert sum(by_worker.values()) == 200
     assert len(by_worker) >= 2, f"the successes came from one worker only: {by_worker}"
-    print(f"\nR1 on {WORKERS} workers: {dict(statuses)}; successes per worker {sorted(by_worker.values())}")
+    print(
+        f"\nR1 on {WORKERS} workers: {dict(statuses)}; successes per worker {sorted(by_worker.values())}"
+    )
 
 
 def test_rotated_key_is_refused_by_every_worker(world: World):
@@ -160,8 +170,10 @@ def test_in_flight_limit_holds_across_workers(world: World):
     most = max(sum(1 for s, e in successes if s <= moment < e) for moment, _ in successes)
     assert most <= 2
     assert world.used_today(key) == (6, 194)
-    print(f"\nR6 across {WORKERS} workers: {dict(statuses)}; held computations ran on "
-          f"{len(set(world.probe.computed))} worker(s)")
+    print(
+        f"\nR6 across {WORKERS} workers: {dict(statuses)}; held computations ran on "
+        f"{len(set(world.probe.computed))} worker(s)"
+    )
 
 
 def test_killed_worker_leaks_no_quota_and_its_slot_expires(world: World):
@@ -203,8 +215,10 @@ def test_killed_worker_leaks_no_quota_and_its_slot_expires(world: World):
     # After the lock TTL the dead request's slot is free again and its unit comes back.
     time.sleep(max(0.0, killed_at + LOCK_TTL_SECONDS + 0.5 - time.monotonic()))
     world.probe.hold()
-    pair = [threading.Thread(target=lambda: outcome.append(world.get(PAIR, key).status_code))
-            for _ in range(2)]
+    pair = [
+        threading.Thread(target=lambda: outcome.append(world.get(PAIR, key).status_code))
+        for _ in range(2)
+    ]
     for t in pair:
         t.start()
     world.probe.wait_computing(4)  # both held at once: two free slots

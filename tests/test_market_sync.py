@@ -14,9 +14,9 @@ from pairscreen.config import load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import AssetRow, Candle, DataVersion
 from pairscreen.hooks import Plugins
-from pairscreen.plugins import new_plugin_manager
 from pairscreen.market.sync import load_candles, sync_candles
 from pairscreen.market.universe_loader import load_universe
+from pairscreen.plugins import new_plugin_manager
 from pairscreen.universe import load_universe_file
 
 END = date(2026, 3, 14)
@@ -107,7 +107,8 @@ def test_load_candles_round_trips(universe, plugins, db):
     expected = {
         c.ticker: c
         for c in demo.DemoMarketSource().fetch_candles(
-            universe.assets, universe.market_options, since={}, until=END)
+            universe.assets, universe.market_options, since={}, until=END
+        )
     }
     stored = load_candles()
     assert set(stored) == set(expected)
@@ -126,8 +127,12 @@ def test_load_candles_round_trips(universe, plugins, db):
 def test_changed_asset_metadata_bumps_the_version(universe, plugins, db, tmp_path):
     sync_candles(universe, plugins, until=END)
     moved = tmp_path / "moved.toml"
-    moved.write_text(UNIVERSE.replace('ticker = "ETH"\nsector = "majors"',
-                                      'ticker = "ETH"\nsector = "platforms"'), encoding="utf-8")
+    moved.write_text(
+        UNIVERSE.replace(
+            'ticker = "ETH"\nsector = "majors"', 'ticker = "ETH"\nsector = "platforms"'
+        ),
+        encoding="utf-8",
+    )
     report = sync_candles(load_universe_file(moved), plugins, until=END)
     assert report.total == 0 and report.assets_changed == 1 and report.data_version == 2
     with database.connection_context():
@@ -136,8 +141,9 @@ def test_changed_asset_metadata_bumps_the_version(universe, plugins, db, tmp_pat
 
 def test_assets_the_source_does_not_know_are_reported(tmp_path, plugins, db, caplog):
     path = tmp_path / "u.toml"
-    path.write_text(UNIVERSE + '\n[[asset]]\nticker = "GHOST"\nsector = "majors"\n',
-                    encoding="utf-8")
+    path.write_text(
+        UNIVERSE + '\n[[asset]]\nticker = "GHOST"\nsector = "majors"\n', encoding="utf-8"
+    )
     with caplog.at_level(logging.WARNING):
         report = sync_candles(load_universe_file(path), plugins, until=END)
     assert report.missing == ("GHOST",)
@@ -159,6 +165,7 @@ def test_load_universe_defaults_to_the_packaged_demo(tmp_path, universe, monkeyp
     assert settings.universe_path is None
     default = load_universe(settings)
     assert default.label == "synthetic demo market" and default.market_source == "demo"
-    explicit = load_settings(data_dir=tmp_path, database_url="sqlite:///:memory:",
-                             universe=tmp_path / "universe.toml")
+    explicit = load_settings(
+        data_dir=tmp_path, database_url="sqlite:///:memory:", universe=tmp_path / "universe.toml"
+    )
     assert load_universe(explicit).label == "sync test"

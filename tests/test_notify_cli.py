@@ -27,9 +27,16 @@ def test_channels_set_disable_list(cli):
     assert code == 0 and "email     ann@example.com  enabled (account address)" in out
 
     code, out, _ = cli(
-        "channels", "set", "ann@example.com",
-        "--email", "alerts@ann.example.com", "--telegram", "-1001234567890",
-        "--webhook", "https://hooks.example.com/ann", "--depeg-alerts",
+        "channels",
+        "set",
+        "ann@example.com",
+        "--email",
+        "alerts@ann.example.com",
+        "--telegram",
+        "-1001234567890",
+        "--webhook",
+        "https://hooks.example.com/ann",
+        "--depeg-alerts",
     )
     assert code == 0, out
     assert "email     alerts@ann.example.com  enabled  depeg alerts: all assets" in out

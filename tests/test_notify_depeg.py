@@ -9,11 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pairscreen import PegEventChange, clock
+from pairscreen.access.accounts import AccountError
 from pairscreen.db.connection import database
 from pairscreen.db.models import Outbox, PegEvent
-from pairscreen.notify import channels
-from pairscreen.notify import watchlist
-from pairscreen.access.accounts import AccountError
+from pairscreen.notify import channels, watchlist
 from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
 from tests.support.receivers import make_user
 

@@ -14,9 +14,8 @@ from pairscreen import Candles, clock
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import Candle, DataVersion, Outbox, WatchlistItem
 from pairscreen.engine.panels import align
-from pairscreen.notify import channels
+from pairscreen.notify import channels, watchlist
 from pairscreen.notify import run as notify_run
-from pairscreen.notify import watchlist
 from pairscreen.notify.run import live_positions, run_notifications
 from pairscreen.screening.snapshot import compute_snapshot
 
@@ -53,9 +52,7 @@ def set_position(rt, a: str, b: str, x: float) -> None:  # type: ignore[no-untyp
         return
     day = date.fromisoformat(str(pair.dates[-1].astype("datetime64[D]")))
     with write_transaction():
-        Candle.update(close=close).where(
-            (Candle.ticker == a) & (Candle.day == day)
-        ).execute()
+        Candle.update(close=close).where((Candle.ticker == a) & (Candle.day == day)).execute()
         DataVersion.update(version=DataVersion.version + 1).where(
             DataVersion.name == "candles"
         ).execute()
@@ -122,7 +119,9 @@ def test_walk_through_every_transition(world, client, keys):
         if notifies:
             row = rows()[-1]
             assert (row.channel, row.address, row.status) == (
-                "email", "personal@example.com", "pending"
+                "email",
+                "personal@example.com",
+                "pending",
             )
             assert row.idempotency_key == (
                 f"watch.{item.id}.{state}.{(start + timedelta(hours=step)):%Y%m%dT%H%M%SZ}.email"

@@ -142,9 +142,7 @@ def test_concurrent_workers_never_send_a_row_twice(db):
 
     rt = notifier_plugins(Plugin())
     n = 60
-    enqueue(
-        [OutboxMessage(f"c.{i}", None, "slow", "x", "s", "t") for i in range(n)]
-    )
+    enqueue([OutboxMessage(f"c.{i}", None, "slow", "x", "s", "t") for i in range(n)])
     barrier = threading.Barrier(4)
     reports = []
 

@@ -11,10 +11,10 @@ from pairscreen.cli import main
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.db.models import JobRun, PegSample
-from pairscreen.runtime import build_runtime
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.events import PEG_JOB
 from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
+from pairscreen.runtime import build_runtime
 from pairscreen.screening.screen import latest_screen_json, run_screen
 from tests.conftest import make_client
 from tests.test_depeg_detector import EventRecorder
@@ -22,12 +22,11 @@ from tests.test_depeg_detector import EventRecorder
 BASE = "/api/v1"
 
 
-def test_peg_sample_command_to_peg_events_and_the_pair_snapshot(
-    client, keys, database_url, capsys
-):
+def test_peg_sample_command_to_peg_events_and_the_pair_snapshot(client, keys, database_url, capsys):
     # three days of hourly samples (a weekend of stale gold quotes included), then one now
-    code = main(["--database-url", database_url, "peg", "sample", "--no-sync",
-                 "--backfill-hours", "72"])
+    code = main(
+        ["--database-url", database_url, "peg", "sample", "--no-sync", "--backfill-hours", "72"]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "event opened: PAXG" in out
     assert main(["--database-url", database_url, "peg", "sample"]) == 0
@@ -78,8 +77,14 @@ def test_the_screen_keeps_out_pairs_with_a_leg_in_an_active_event(runtime, clien
         leg = a if runtime.universe.asset(a).is_tokenized or not tokenized else b
         start = clock.now() - timedelta(hours=13)
         for h in range(14):
-            PegSample.create(ticker=leg, sampled_at=start + timedelta(hours=h), status="unhealthy",
-                             drift_pct=-3.0, threshold_pct=1.5, reference_source="demo")
+            PegSample.create(
+                ticker=leg,
+                sampled_at=start + timedelta(hours=h),
+                status="unhealthy",
+                drift_pct=-3.0,
+                threshold_pct=1.5,
+                reference_source="demo",
+            )
         (opened,) = detect_events(runtime.plugins, runtime.universe)
         assert opened.ticker == leg
         summary = run_screen(runtime)
@@ -129,9 +134,11 @@ def test_the_demo_shows_exactly_one_active_event(empty_runtime):
         assert client.get(f"{BASE}/peg-events", setup.personal_key).status_code == 403
         # the short blip of USTB left samples but no event, and is over
         with database.connection_context():
-            blip = PegSample.select().where(
-                (PegSample.ticker == "USTB") & (PegSample.status == "unhealthy")
-            ).count()
+            blip = (
+                PegSample.select()
+                .where((PegSample.ticker == "USTB") & (PegSample.status == "unhealthy"))
+                .count()
+            )
         assert 0 < blip < 12
         ustb = client.get(f"{BASE}/pair/USTB/PAXG", setup.personal_key).json()
         assert ustb["peg"]["A"]["status"] == "healthy" and ustb["peg"]["A"]["active_event"] is False

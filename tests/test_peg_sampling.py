@@ -139,8 +139,9 @@ def test_the_market_price_is_intraday_when_the_market_source_offers_one(tmp_path
     at = datetime(2025, 3, 5, 16, tzinfo=UTC)
     rt = peg_runtime(tmp_path, universe, Provides(IntradayMarket(243.5)), candles=candles)
     assert read_peg(rt, AAPLX, at, candles).market_price == 243.5
-    rt = peg_runtime(tmp_path, universe, Provides(IntradayMarket(RuntimeError("feed down"))),
-                     candles=candles)
+    rt = peg_runtime(
+        tmp_path, universe, Provides(IntradayMarket(RuntimeError("feed down"))), candles=candles
+    )
     with caplog.at_level(logging.WARNING):
         assert read_peg(rt, AAPLX, at, candles).market_price == 240.0  # the last full day
     assert "feed down" in caplog.text

@@ -28,10 +28,10 @@ from pairscreen.config import load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import PegEvent, PegSample
 from pairscreen.hooks import Plugins
+from pairscreen.market.universe_loader import load_demo_universe
+from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
 from pairscreen.plugins import new_plugin_manager
 from pairscreen.runtime import Runtime
-from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
-from pairscreen.market.universe_loader import load_demo_universe
 from pairscreen.types import Asset, Candles, PegConfig
 from pairscreen.universe import Universe, load_universe_file
 
@@ -109,8 +109,10 @@ def test_csv_answers_the_last_row_at_or_before_the_time(tmp_path):
 
 def test_csv_skips_bad_rows_rejects_a_bad_header_and_a_bad_name(tmp_path, caplog):
     folder = tmp_path / "refs"
-    write(folder / "AAPL.csv", "price,timestamp\n200,2025-03-03T20:00Z\nabc,2025-03-03T21:00Z\n"
-          "201,yesterday\n\n")
+    write(
+        folder / "AAPL.csv",
+        "price,timestamp\n200,2025-03-03T20:00Z\nabc,2025-03-03T21:00Z\n201,yesterday\n\n",
+    )
     write(folder / "GOLD.csv", "time,value\n2025-03-03,1\n")
     source, options = CsvPegSource(), {"folder": str(folder)}
     at = datetime(2025, 3, 4, tzinfo=UTC)
@@ -139,8 +141,10 @@ def test_csv_rereads_a_file_that_changed(tmp_path):
 def test_csv_through_the_sampler_with_the_universe_file(tmp_path):
     """[peg_sources.csv] folder is relative to the universe file; units_per_token scales the
     reference; an old row (a Friday fix read on Sunday) is stale: unknown, not a guess."""
-    write(tmp_path / "conf" / "refs" / "XAU.csv",
-          "timestamp,price\n2025-03-06T15:00Z,2000\n2025-03-07T15:00Z,2010\n")
+    write(
+        tmp_path / "conf" / "refs" / "XAU.csv",
+        "timestamp,price\n2025-03-06T15:00Z,2000\n2025-03-07T15:00Z,2010\n",
+    )
     universe_file = write(
         tmp_path / "conf" / "universe.toml",
         '[market]\nsource = "csv"\npath = "prices"\n\n'
@@ -293,8 +297,12 @@ def gold_universe(*sources: str, **peg_options: dict) -> Universe:
 def test_absurd_or_failing_answers_make_the_sample_unknown(
     tmp_path, server, caplog, route, json_path, why
 ):
-    options = {"url": f"{server}/{route}/{{reference}}", "json_path": json_path,
-               "timestamp_path": "time" if route == "old" else "", "timeout": 0.3}
+    options = {
+        "url": f"{server}/{route}/{{reference}}",
+        "json_path": json_path,
+        "timestamp_path": "time" if route == "old" else "",
+        "timeout": 0.3,
+    }
     if route != "old":
         del options["timestamp_path"]
     now = datetime.now(UTC)
@@ -333,7 +341,11 @@ def test_sources_are_combined_by_median_and_named_in_order(tmp_path, server):
             return [Fixed(), Raising()]
 
     universe = gold_universe(
-        "csv", "raising", "http_json", "fixed", "nowhere",
+        "csv",
+        "raising",
+        "http_json",
+        "fixed",
+        "nowhere",
         csv={"folder": str(tmp_path / "refs")},
         http_json={"url": f"{server}/ok/{{reference}}", "json_path": "data.price"},
     )

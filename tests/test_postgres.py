@@ -18,11 +18,11 @@ import httpx
 import peewee
 import pytest
 
-from pairscreen.db.connection import database
 from pairscreen.access import accounts
+from pairscreen.db.connection import database
+from tests.conftest import CONTRACT
 from tests.support.live_server import serving
 from tests.support.probe import Probe
-from tests.conftest import CONTRACT
 from tests.support.tcp_proxy import TcpProxy
 
 TEXT = "text/plain; charset=utf-8"
@@ -68,7 +68,9 @@ def test_server_restart_gives_fast_503s_then_recovers(postgres, runtime, databas
     try:
         with serving(url) as server:
             base = server.base
-            assert Counter(timed_get(f"{base}/me", key)[0].status_code for _ in range(10)) == {200: 10}
+            assert Counter(timed_get(f"{base}/me", key)[0].status_code for _ in range(10)) == {
+                200: 10
+            }
             assert timed_get(f"{base}/pair/ETH/BTC?bt=90", key)[0].status_code == 200
 
             proxy.stop()  # the server goes down: open connections die, new ones are refused
@@ -76,10 +78,14 @@ def test_server_restart_gives_fast_503s_then_recovers(postgres, runtime, databas
                 assert_fast_503(*timed_get(base + path, key))
 
             proxy.start()  # back: not one more error
-            after = Counter(timed_get(f"{base}{p}", key)[0].status_code
-                            for p in ["/me", "/pairs", "/pair/ETH/BTC?bt=90"] * 7)
+            after = Counter(
+                timed_get(f"{base}{p}", key)[0].status_code
+                for p in ["/me", "/pairs", "/pair/ETH/BTC?bt=90"] * 7
+            )
             assert after == {200: 21}, after
-            quota = httpx.get(f"{base}/me", headers={"Authorization": f"Bearer {key}"}).json()["quota"]
+            quota = httpx.get(f"{base}/me", headers={"Authorization": f"Bearer {key}"}).json()[
+                "quota"
+            ]
             assert quota["used_today"] == 1 + 7, "failed requests consumed nothing"
             log = server.log()
             assert "database unavailable" in log and "Traceback" not in log
@@ -99,8 +105,14 @@ def test_pool_exhaustion_gives_fast_503s(postgres, runtime, database_url, tmp_pa
         assert timed_get(f"{base}/me", key)[0].status_code == 200
         probe.hold()
         held: list[int] = []
-        threads = [threading.Thread(target=lambda: held.append(timed_get(f"{base}/pair/ETH/BTC?bt=90", key)[0].status_code))
-                   for _ in range(2)]
+        threads = [
+            threading.Thread(
+                target=lambda: held.append(
+                    timed_get(f"{base}/pair/ETH/BTC?bt=90", key)[0].status_code
+                )
+            )
+            for _ in range(2)
+        ]
         for t in threads:
             t.start()
         probe.wait_computing(2)  # both pooled connections are in use by held requests
@@ -111,14 +123,18 @@ def test_pool_exhaustion_gives_fast_503s(postgres, runtime, database_url, tmp_pa
             t.join()
         assert held == [200, 200]
         assert Counter(timed_get(f"{base}/me", key)[0].status_code for _ in range(10)) == {200: 10}
-        used = httpx.get(f"{base}/me", headers={"Authorization": f"Bearer {key}"}).json()["quota"]["used_today"]
+        used = httpx.get(f"{base}/me", headers={"Authorization": f"Bearer {key}"}).json()["quota"][
+            "used_today"
+        ]
         assert used == 2
 
 
 @pytest.mark.parametrize(
     "error",
-    [peewee.OperationalError("server closed the connection unexpectedly"),
-     peewee.InterfaceError("connection already closed")],
+    [
+        peewee.OperationalError("server closed the connection unexpectedly"),
+        peewee.InterfaceError("connection already closed"),
+    ],
 )
 def test_database_errors_are_plain_503s_that_cost_nothing(client, keys, monkeypatch, error):
     """In-process, on the run's database: the database fails inside a compute request."""

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from pairscreen import clock
-from pairscreen.db.connection import database
 from pairscreen.access import accounts
+from pairscreen.db.connection import database
 from tests.support.live_server import live_server
 
 BASE = "/api/v1"
@@ -30,17 +30,23 @@ def _hammer(base: str, key: str, clients: int, path: str) -> tuple[Counter, list
     lock = threading.Lock()
 
     def run() -> None:
-        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as c:
+        with httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60
+        ) as c:
             while True:
                 r = c.get(path)
                 with lock:
                     statuses[r.status_code] += 1
                     if r.status_code in (200, 409, 429):
                         if not RATE_LIMIT.match(r.headers.get("RateLimit", "")):
-                            problems.append(f"{r.status_code} RateLimit={r.headers.get('RateLimit')!r}")
+                            problems.append(
+                                f"{r.status_code} RateLimit={r.headers.get('RateLimit')!r}"
+                            )
                         if not POLICY.match(r.headers.get("RateLimit-Policy", "")):
                             problems.append(f"{r.status_code} policy")
-                    if r.status_code in (409, 429) and not re.fullmatch(r"\d+", r.headers.get("Retry-After", "")):
+                    if r.status_code in (409, 429) and not re.fullmatch(
+                        r"\d+", r.headers.get("Retry-After", "")
+                    ):
                         problems.append(f"{r.status_code} without Retry-After")
                     if "database is locked" in r.text:
                         problems.append("database is locked")
@@ -81,7 +87,10 @@ def test_thirty_clients_get_exactly_the_daily_quota(runtime, database_url):
             new_key = accounts.rotate_key("q@example.com")
         old = httpx.get(f"{base}/me", headers={"Authorization": f"Bearer {key}"})
         assert old.status_code == 401
-        assert httpx.get(f"{base}/me", headers={"Authorization": f"Bearer {new_key}"}).status_code == 200
+        assert (
+            httpx.get(f"{base}/me", headers={"Authorization": f"Bearer {new_key}"}).status_code
+            == 200
+        )
     database.close()
 
 
@@ -199,5 +208,8 @@ def test_concurrent_rotations_leave_one_active_key(runtime, keys):
                 working.append(key)
             except Exception:
                 pass
-        assert ApiKey.select().where(ApiKey.user == accounts.find_user("pro@example.com").id).count() == 1
+        assert (
+            ApiKey.select().where(ApiKey.user == accounts.find_user("pro@example.com").id).count()
+            == 1
+        )
     assert len(working) == 1

@@ -12,14 +12,13 @@ from datetime import timedelta
 import pytest
 
 from pairscreen import clock
+from pairscreen.access import accounts, quota
+from pairscreen.access import slots as compute_slots
+from pairscreen.access.admission import compute_request
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.db.models import ComputeSlot, QuotaUsage
 from pairscreen.errors import QuotaExhausted
-from pairscreen.access import accounts
-from pairscreen.access import slots as compute_slots
-from pairscreen.access import quota
-from pairscreen.access.admission import compute_request
 
 TTL = 60
 
@@ -27,7 +26,9 @@ TTL = 60
 @pytest.fixture()
 def user_id(empty_runtime) -> Iterator[int]:  # type: ignore[no-untyped-def]
     with database.connection_context():
-        user = accounts.create_user("r@example.com", "personal", expires=clock.now() + timedelta(days=9))
+        user = accounts.create_user(
+            "r@example.com", "personal", expires=clock.now() + timedelta(days=9)
+        )
         yield user.id
 
 
@@ -37,7 +38,10 @@ def counters(user_id: int) -> tuple[int, int]:
 
 
 def marks(user_id: int) -> list:
-    return [s.reserved_day for s in ComputeSlot.select().where(ComputeSlot.user == user_id).order_by(ComputeSlot.slot)]
+    return [
+        s.reserved_day
+        for s in ComputeSlot.select().where(ComputeSlot.user == user_id).order_by(ComputeSlot.slot)
+    ]
 
 
 def test_a_reserved_unit_is_pending_until_confirmed_exactly_once(user_id: int):

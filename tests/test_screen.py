@@ -32,7 +32,9 @@ def test_screen_counts_add_up_and_every_reason_occurs(runtime):
     assert sum(screen["rejected"].values()) + screen["n_survivors"] == screen["n_pairs_screened"]
     share = screen["n_survivors"] / screen["n_pairs_screened"]
     assert 0.02 < share < 0.3, share
-    print(f"\ndemo screen: {screen['n_survivors']} of {screen['n_pairs_screened']} survive; rejected {screen['rejected']}")
+    print(
+        f"\ndemo screen: {screen['n_survivors']} of {screen['n_pairs_screened']} survive; rejected {screen['rejected']}"
+    )
 
 
 def test_failed_screen_leaves_previous_screen_served(runtime, monkeypatch):
@@ -82,7 +84,9 @@ def test_killed_screen_process_leaves_previous_screen_intact(runtime, database_u
         "PAIRSCREEN_PLUGINS_DIR": str(plugins),
         "PAIRSCREEN_SCREEN_PROCESSES": "1",
     }
-    proc = subprocess.Popen([sys.executable, "-m", "pairscreen", "screen", "run", "--no-sync"], env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pairscreen", "screen", "run", "--no-sync"], env=env
+    )
     time.sleep(4.0)
     assert proc.poll() is None, "the screen should still be computing"
     proc.send_signal(signal.SIGKILL)

@@ -56,7 +56,9 @@ def _execute(driver, wait, block) -> tuple[str, str]:  # type: ignore[no-untyped
     status = wait.until(
         lambda d: [
             s
-            for s in block.find_elements(By.CSS_SELECTOR, ".live-responses-table .response .response-col_status")
+            for s in block.find_elements(
+                By.CSS_SELECTOR, ".live-responses-table .response .response-col_status"
+            )
             if s.text.strip()
         ]
     )[0]
@@ -73,7 +75,9 @@ def _authorize(driver, wait, key: str) -> None:
 
     wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "button.btn.authorize"))).click()
     field = wait.until(
-        ec.visibility_of_element_located((By.CSS_SELECTOR, ".modal-ux input[aria-label='auth-bearer-value']"))
+        ec.visibility_of_element_located(
+            (By.CSS_SELECTOR, ".modal-ux input[aria-label='auth-bearer-value']")
+        )
     )
     field.send_keys(key)
     driver.find_element(By.CSS_SELECTOR, ".modal-ux button.modal-btn.auth.authorize").click()

@@ -140,8 +140,12 @@ def walk_notifications(positions, **flags):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(
     ("around", "first"),
-    [(0.3, ["approach_bottom"]), (0.2, ["approach_bottom", "in_bottom"]),
-     (0.7, ["approach_top"]), (0.8, ["approach_top", "in_top"])],
+    [
+        (0.3, ["approach_bottom"]),
+        (0.2, ["approach_bottom", "in_bottom"]),
+        (0.7, ["approach_top"]),
+        (0.8, ["approach_top", "in_top"]),
+    ],
 )
 def test_flapping_around_a_boundary_is_not_a_storm(around, first):
     """200 flips by ±0.015 (inside the margin) around each edge: only the first entries."""
@@ -180,7 +184,7 @@ def test_no_storm_property(positions, approach, in_zone):
     sent = walk_notifications(positions, notify_approach=approach, notify_in_zone=in_zone)
     for i, state in sent:
         assert raw_state(positions[i]) == state
-        assert (approach if state.startswith("approach") else in_zone)
+        assert approach if state.startswith("approach") else in_zone
     for state in STATES:
         times = [i for i, s in sent if s == state]
         for i, j in itertools.pairwise(times):

@@ -60,8 +60,14 @@ def queue(address: str, channel: str = "webhook", key: str = "k.1") -> None:
     enqueue(
         [
             OutboxMessage(
-                key, None, channel, address, "subject", "SOL/ETH is approaching the top zone.",
-                "", {"pair": "SOL/ETH"},
+                key,
+                None,
+                channel,
+                address,
+                "subject",
+                "SOL/ETH is approaching the top zone.",
+                "",
+                {"pair": "SOL/ETH"},
             )
         ]
     )
@@ -124,9 +130,7 @@ def test_status_codes_map_to_retry_or_permanent(receiver, monkeypatch):
 def test_telegram_429_retry_after_from_the_body(receiver, monkeypatch):
     monkeypatch.setenv("PAIRSCREEN_TELEGRAM_TOKEN", TOKEN)
     monkeypatch.setenv("PAIRSCREEN_TELEGRAM_API", receiver.url)
-    body = json.dumps(
-        {"ok": False, "error_code": 429, "parameters": {"retry_after": 11}}
-    ).encode()
+    body = json.dumps({"ok": False, "error_code": 429, "parameters": {"retry_after": 11}}).encode()
     receiver.answer(429, {"Content-Type": "application/json"}, body)
     with pytest.raises(DeliveryError) as err:
         TelegramNotifier().deliver(Notification(**{**note("42").__dict__, "channel": "telegram"}))

@@ -205,7 +205,7 @@ def test_a_crashed_workers_lock_expires(worker_env):
     assert successor.stop() == 0, successor.log
 
 
-SLOW_NOTIFIER = '''
+SLOW_NOTIFIER = """
 import os, time
 from pathlib import Path
 from pairscreen import hookimpl
@@ -221,7 +221,7 @@ class Slow:
 @hookimpl
 def pairscreen_register_notifiers():
     return [Slow()]
-'''
+"""
 
 
 def test_sigterm_lets_the_running_job_finish(worker_env, runtime, tmp_path):
@@ -232,7 +232,8 @@ def test_sigterm_lets_the_running_job_finish(worker_env, runtime, tmp_path):
     with database.connection_context():
         enqueue([OutboxMessage("slow.1", None, "slow", "x", "subject", "text")])
     worker = worker_env(
-        "--deliver-every", "0.5",
+        "--deliver-every",
+        "0.5",
         extra={"PAIRSCREEN_PLUGINS_DIR": str(plugins), "SLOW_MARKER": str(marker)},
     )
     deadline = time.monotonic() + 30

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pairscreen import clock
-from pairscreen.runtime import current
 from pairscreen.access import quota
 from pairscreen.access.accounts import LIFETIME_EXPIRY, Principal
+from pairscreen.runtime import current
 
 
 def account_json(principal: Principal) -> dict:

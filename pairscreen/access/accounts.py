@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 import peewee
 
 from pairscreen import clock
+from pairscreen.access import keys as api_keys
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import ApiKey, User
 from pairscreen.errors import Forbidden, Unauthorized
-from pairscreen.access import keys as api_keys
 
 TIERS = ("personal", "pro")
 TIER_RANK = {"personal": 1, "pro": 2}

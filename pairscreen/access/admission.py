@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from pairscreen import clock
+from pairscreen.access import quota
+from pairscreen.access import slots as compute_slots
+from pairscreen.access.accounts import Principal
 from pairscreen.config import Settings
 from pairscreen.errors import Busy
-from pairscreen.access import slots as compute_slots
-from pairscreen.access import quota
-from pairscreen.access.accounts import Principal
 
 
 @contextmanager

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from pairscreen import clock
+from pairscreen.access.slots import HeldSlot
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import ComputeSlot, QuotaUsage
 from pairscreen.errors import Busy, QuotaExhausted
-from pairscreen.access.slots import HeldSlot
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +68,7 @@ class QuotaState:
 
 def usage(user_id: int, limit: int, at: datetime | None = None) -> QuotaState:
     at = at or clock.now()
-    row = QuotaUsage.get_or_none(
-        (QuotaUsage.user == user_id) & (QuotaUsage.day == clock.today(at))
-    )
+    row = QuotaUsage.get_or_none((QuotaUsage.user == user_id) & (QuotaUsage.day == clock.today(at)))
     if row is None:
         return QuotaState(limit=limit, used=0, at=at)
     return QuotaState(limit=limit, used=row.used, at=at, pending=row.pending)

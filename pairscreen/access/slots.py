@@ -69,9 +69,11 @@ def release(held: HeldSlot) -> None:
 
 def _ensure_slots(user_id: int, limit: int) -> None:
     """Create the account's missing slot rows."""
-    existing = ComputeSlot.select().where(
-        (ComputeSlot.user == user_id) & (ComputeSlot.slot < limit)
-    ).count()
+    existing = (
+        ComputeSlot.select()
+        .where((ComputeSlot.user == user_id) & (ComputeSlot.slot < limit))
+        .count()
+    )
     if existing < limit:
         rows = [{"user": user_id, "slot": s} for s in range(limit)]
         ComputeSlot.insert_many(rows).on_conflict_ignore().execute()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pairscreen.api.support import caller, with_database
 from pairscreen.access.account_view import account_json
+from pairscreen.api.support import caller, with_database
 
 
 @with_database

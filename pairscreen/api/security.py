@@ -11,11 +11,11 @@ writer, while the thread hop cost about 190 us of CPU per request, the differenc
 from __future__ import annotations
 
 from pairscreen import clock
+from pairscreen.access import accounts
+from pairscreen.access import keys as api_keys
 from pairscreen.api.support import in_connection, in_thread
 from pairscreen.db.connection import is_sqlite
 from pairscreen.errors import Forbidden
-from pairscreen.access import accounts
-from pairscreen.access import keys as api_keys
 
 
 async def bearer_info(token: str) -> dict:

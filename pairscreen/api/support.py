@@ -12,10 +12,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from pairscreen.db.connection import database, is_sqlite
-from pairscreen.runtime import current
 from pairscreen.access.accounts import Principal
 from pairscreen.access.admission import compute_request
+from pairscreen.db.connection import database, is_sqlite
+from pairscreen.runtime import current
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")

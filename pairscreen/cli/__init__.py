@@ -14,9 +14,9 @@ import os
 import sys
 from collections.abc import Sequence
 
+from pairscreen.access.accounts import AccountError
 from pairscreen.errors import ServiceError
 from pairscreen.hooks import PluginError
-from pairscreen.access.accounts import AccountError
 from pairscreen.universe import UniverseError
 
 COMMAND_GROUPS: tuple[str, ...] = (

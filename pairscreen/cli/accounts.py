@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime, timedelta
 
-from pairscreen.cli.common import open_database, open_runtime
 from pairscreen.access import accounts
+from pairscreen.cli.common import open_database, open_runtime
 from pairscreen.notify import watchlist
 
 
@@ -69,7 +69,9 @@ def _create_user(args: argparse.Namespace) -> None:
     open_database(args)
     tier, expires, lifetime = _tier_args(args)
     user = accounts.create_user(args.email, tier, expires=expires, lifetime=lifetime)
-    print(f"created {user.email} ({tier or 'no tier'}); issue a key with: pairscreen keys rotate {user.email}")
+    print(
+        f"created {user.email} ({tier or 'no tier'}); issue a key with: pairscreen keys rotate {user.email}"
+    )
 
 
 def _set_tier(args: argparse.Namespace) -> None:
@@ -95,7 +97,11 @@ def _rotate(args: argparse.Namespace) -> None:
 def _watch_add(args: argparse.Namespace) -> None:
     rt = open_runtime(args)
     item = watchlist.add_item(
-        rt.universe, args.email, args.pair, approach=not args.no_approach, in_zone=not args.no_in_zone
+        rt.universe,
+        args.email,
+        args.pair,
+        approach=not args.no_approach,
+        in_zone=not args.no_in_zone,
     )
     print(f"watching {item.a}/{item.b} for {args.email}")
 
@@ -110,6 +116,11 @@ def _watch_list(args: argparse.Namespace) -> None:
     open_database(args)
     for item in watchlist.items_of(args.email):
         flags = ",".join(
-            f for f, on in (("approach", item["notify_approach"]), ("in_zone", item["notify_in_zone"])) if on
+            f
+            for f, on in (
+                ("approach", item["notify_approach"]),
+                ("in_zone", item["notify_in_zone"]),
+            )
+            if on
         )
         print(f"{item['pair']}\t{item['last_notified_state']}\t{flags or '-'}")

@@ -48,9 +48,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _upgrade(args: argparse.Namespace) -> None:
     settings = open_database(args)
     applied = upgrade()
-    print(f"database {settings.database_url}: " + (
-        f"applied migrations {applied}" if applied else "already up to date"
-    ))
+    print(
+        f"database {settings.database_url}: "
+        + (f"applied migrations {applied}" if applied else "already up to date")
+    )
 
 
 def _sync(args: argparse.Namespace) -> None:

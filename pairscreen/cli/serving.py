@@ -19,7 +19,9 @@ from pairscreen.runtime import build_runtime
 def register(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser("serve", help="serve the API under uvicorn")
     _server_options(serve)
-    serve.add_argument("--workers", type=int, default=int(os.environ.get("PAIRSCREEN_WORKERS", "1")))
+    serve.add_argument(
+        "--workers", type=int, default=int(os.environ.get("PAIRSCREEN_WORKERS", "1"))
+    )
     serve.set_defaults(handler=_serve)
 
     demo = commands.add_parser(
@@ -76,7 +78,9 @@ def banner(settings: Settings, host: str, port: int, key: str = "rr_…") -> str
 def _demo(args: argparse.Namespace) -> None:
     from pairscreen.demo import PERSONAL_EMAIL, PRO_EMAIL, prepare_demo
 
-    folder = Path(args.data_dir or os.environ.get("PAIRSCREEN_DATA_DIR") or default_data_dir()) / "demo"
+    folder = (
+        Path(args.data_dir or os.environ.get("PAIRSCREEN_DATA_DIR") or default_data_dir()) / "demo"
+    )
     if folder.exists():
         shutil.rmtree(folder)
     args.data_dir = str(folder)
@@ -124,8 +128,11 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
 def start_worker() -> subprocess.Popen:
     """``pairscreen worker`` in a child process with this process's settings (environment)."""
     proc = subprocess.Popen([sys.executable, "-m", "pairscreen", "worker"], env=dict(os.environ))
-    print(f"worker started (pid {proc.pid}): screen every 6 h, peg sampling hourly, "
-          "notifications after each, outbox delivery every 10 s", flush=True)
+    print(
+        f"worker started (pid {proc.pid}): screen every 6 h, peg sampling hourly, "
+        "notifications after each, outbox delivery every 10 s",
+        flush=True,
+    )
     return proc
 
 

@@ -22,8 +22,8 @@ of the URL override these defaults and reach psycopg2 (e.g. ``?sslmode=require``
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import peewee

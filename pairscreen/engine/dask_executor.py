@@ -50,8 +50,14 @@ def fingerprint(panel: PairPanel) -> tuple[Any, ...]:
     """Enough of a panel to tell that a rebuilt one holds the same numbers."""
     first, last = panel.dates[:, 0], panel.dates[:, -1]
     sums = (panel.close_a.sum(), panel.close_b.sum(), panel.volume_a.sum(), panel.volume_b.sum())
-    return (panel.a, panel.b, panel.close_a.shape, first.tobytes(), last.tobytes(),
-            np.array(sums).tobytes())
+    return (
+        panel.a,
+        panel.b,
+        panel.close_a.shape,
+        first.tobytes(),
+        last.tobytes(),
+        np.array(sums).tobytes(),
+    )
 
 
 @dataclass(frozen=True)
@@ -70,8 +76,15 @@ class ChunkRecipe:
     def of(cls, job: ChunkJob) -> ChunkRecipe:
         panel = job.panel
         rest = {f.name: getattr(job, f.name) for f in fields(job) if f.name != "panel"}
-        return cls(panel.a, panel.b, panel.n_days, panel.window_days, panel.volume_days,
-                   fingerprint(panel), rest)
+        return cls(
+            panel.a,
+            panel.b,
+            panel.n_days,
+            panel.window_days,
+            panel.volume_days,
+            fingerprint(panel),
+            rest,
+        )
 
     def job(self, candles: Mapping[str, Candles]) -> ChunkJob:
         pairs = [align(candles[a], candles[b]) for a, b in zip(self.a, self.b, strict=True)]
@@ -149,9 +162,7 @@ def run_dask(
         return []
     plugins = plugins or Plugins(load_plugins())
     expected = metric_fields(plugins)
-    with Client(
-        scheduler_address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False
-    ) as client:
+    with Client(scheduler_address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False) as client:
         used = {t for job in jobs for t in (*job.panel.a, *job.panel.b)}
         # One copy of the candles per worker, sent ahead rather than inside every task.
         [shared] = client.scatter([{t: candles[t] for t in sorted(used)}], broadcast=True)

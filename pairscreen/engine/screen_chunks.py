@@ -8,7 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen.engine.evaluate import FilterRules, MetricValues, compute_metrics, filter_reasons, run_legs
+from pairscreen.engine.evaluate import (
+    FilterRules,
+    MetricValues,
+    compute_metrics,
+    filter_reasons,
+    run_legs,
+)
 from pairscreen.hooks import Plugins
 from pairscreen.types import BacktestBatch, PairPanel
 

@@ -68,9 +68,7 @@ class SyncReport:
         return text
 
 
-def sync_candles(
-    universe: Universe, plugins: Plugins, *, until: date | None = None
-) -> SyncReport:
+def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = None) -> SyncReport:
     """Pull the days after the last stored one, per ticker, from the universe's source."""
     until = until or clock.today()
     source = plugins.market_sources.get(universe.market_source)
@@ -85,8 +83,11 @@ def sync_candles(
         known = set(universe.tickers)
         unknown = sorted({c.ticker for c in fetched} - known)
         if unknown:
-            log.warning("market source %s returned unknown tickers %s; ignored",
-                        source.name, ", ".join(unknown))
+            log.warning(
+                "market source %s returned unknown tickers %s; ignored",
+                source.name,
+                ", ".join(unknown),
+            )
         fetched = [c for c in fetched if c.ticker in known and len(c.dates)]
 
         inserted: dict[str, int] = {}
@@ -129,8 +130,11 @@ def _only_new(candles: Candles, after: date | None, until: date) -> Candles:
         keep &= dates > np.datetime64(after, "D")
     if not keep.all():
         dropped = int((~keep).sum())
-        log.warning("%s: %d candles outside the requested days or without a positive close "
-                    "were ignored", candles.ticker, dropped)
+        log.warning(
+            "%s: %d candles outside the requested days or without a positive close were ignored",
+            candles.ticker,
+            dropped,
+        )
     volume = np.where(np.isfinite(volume) & (volume >= 0), volume, 0.0)
     return Candles(candles.ticker, dates[keep], close[keep], volume[keep])
 

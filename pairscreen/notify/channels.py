@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from pairscreen import clock
+from pairscreen.access.accounts import AccountError, find_user
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import CHANNEL_KINDS, Channel, User
-from pairscreen.access.accounts import AccountError, find_user
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 CHAT_ID_RE = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$")

@@ -25,10 +25,10 @@ import logging
 from datetime import UTC, datetime
 
 from pairscreen import clock
+from pairscreen.access.accounts import Principal
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import Channel, User, WatchlistItem
 from pairscreen.hookspecs import hookimpl
-from pairscreen.access.accounts import Principal
 from pairscreen.notify.channels import email_destination
 from pairscreen.notify.outbox import OutboxMessage, enqueue
 from pairscreen.types import PegEventChange
@@ -140,9 +140,7 @@ def depeg_message(event: PegEventChange, pairs: list[str]) -> dict:
         ("Reference", event.reference_source or "unknown"),
         ("Your pairs", ", ".join(pairs) if pairs else "none (you asked for every depeg alert)"),
     ]
-    text = "\n".join(
-        [f"{title}.", "", lead, screen, "", *(f"{k + ':':<17}{v}" for k, v in rows)]
-    )
+    text = "\n".join([f"{title}.", "", lead, screen, "", *(f"{k + ':':<17}{v}" for k, v in rows)])
     e = html.escape
     html_body = (
         f"<html><body><p><strong>{e(title)}.</strong></p><p>{e(lead)} {e(screen)}</p><table>"

@@ -102,9 +102,8 @@ class DeliveryReport:
         return self.sent + self.retrying + self.failed
 
     def summary(self) -> str:
-        return (
-            f"{self.sent} sent, {self.retrying} to retry, {self.failed} failed"
-            + (f", {self.skipped} claimed by another worker" if self.skipped else "")
+        return f"{self.sent} sent, {self.retrying} to retry, {self.failed} failed" + (
+            f", {self.skipped} claimed by another worker" if self.skipped else ""
         )
 
 
@@ -191,7 +190,10 @@ def deliver_pending(
             report.failed += 1
             log.warning(
                 "notification %s (%s) failed for good after %d attempt(s): %s",
-                row.idempotency_key, row.channel, row.attempts, outcome,
+                row.idempotency_key,
+                row.channel,
+                row.attempts,
+                outcome,
             )
         else:
             wait = (
@@ -203,7 +205,11 @@ def deliver_pending(
             report.retrying += 1
             log.info(
                 "notification %s (%s) attempt %d failed, retry in %.0f s: %s",
-                row.idempotency_key, row.channel, row.attempts, wait, outcome,
+                row.idempotency_key,
+                row.channel,
+                row.attempts,
+                wait,
+                outcome,
             )
     return report
 

@@ -26,11 +26,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from pairscreen import clock
+from pairscreen.access.accounts import Principal
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, User, WatchlistItem
 from pairscreen.engine.evaluate import compute_metrics
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
-from pairscreen.access.accounts import Principal
 from pairscreen.notify.channels import Destination, destinations
 from pairscreen.notify.outbox import OutboxMessage, enqueue
 from pairscreen.notify.states import BAND_LIMITS, BANDS, Transition, next_state

@@ -5,9 +5,9 @@ from __future__ import annotations
 import peewee
 
 from pairscreen import clock
+from pairscreen.access.accounts import AccountError, find_user
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import WatchlistItem
-from pairscreen.access.accounts import AccountError, find_user
 from pairscreen.universe import Universe
 
 
@@ -69,7 +69,9 @@ def remove_item(universe: Universe, email: str, pair: str) -> None:
     with write_transaction():
         deleted = (
             WatchlistItem.delete()
-            .where((WatchlistItem.user == user.id) & (WatchlistItem.a == a) & (WatchlistItem.b == b))
+            .where(
+                (WatchlistItem.user == user.id) & (WatchlistItem.a == a) & (WatchlistItem.b == b)
+            )
             .execute()
         )
     if not deleted:

@@ -43,10 +43,10 @@ import numpy as np
 from pairscreen import clock
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
-from pairscreen.runtime import Runtime
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.events import PEG_JOB
 from pairscreen.pegs.status import depegged_tickers, threshold_pct
+from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, Candles, PegEventChange, ReferenceQuote
 
 log = logging.getLogger(__name__)
@@ -80,8 +80,10 @@ class SamplingReport:
     active_events: tuple[str, ...]  # tickers in an active event afterwards
 
     def summary(self) -> str:
-        counts = {s: sum(r.status == s for r in self.readings) for s in
-                  ("healthy", "unhealthy", "unknown")}
+        counts = {
+            s: sum(r.status == s for r in self.readings)
+            for s in ("healthy", "unhealthy", "unknown")
+        }
         text = (
             f"peg sample at {clock.iso(self.sampled_at)}: {len(self.readings)} tokenized "
             f"assets ({', '.join(f'{n} {s}' for s, n in counts.items())}), "
@@ -157,15 +159,16 @@ def read_peg(rt: Runtime, asset: Asset, at: datetime, candles: Mapping[str, Cand
         if problem:
             log.log(
                 logging.INFO if problem.startswith("stale") else logging.WARNING,
-                "peg source %s for %s (%s): %s; skipped", name, asset.ticker, peg.reference,
+                "peg source %s for %s (%s): %s; skipped",
+                name,
+                asset.ticker,
+                peg.reference,
                 problem,
             )
             continue
         names.append(name)
         prices.append(quote.price)
-    reference = (
-        float(statistics.median(prices)) * peg.units_per_token if prices and peg else None
-    )
+    reference = float(statistics.median(prices)) * peg.units_per_token if prices and peg else None
     drift = 100.0 * (market / reference - 1.0) if market and reference else None
     return PegReading(
         ticker=asset.ticker,
@@ -223,15 +226,20 @@ def _ask(rt: Runtime, name: str, asset: Asset, at: datetime) -> ReferenceQuote |
     try:
         quote = source.reference_price(asset.peg.reference, at, _options(rt, name))
     except Exception as exc:
-        log.warning("peg source %s failed for %s (%s): %s", name, asset.ticker,
-                    asset.peg.reference, exc)
+        log.warning(
+            "peg source %s failed for %s (%s): %s", name, asset.ticker, asset.peg.reference, exc
+        )
         return None
     if quote is None:
         log.info("peg source %s has no price for %s", name, asset.peg.reference)
         return None
     if not isinstance(getattr(quote, "as_of", None), datetime) or not hasattr(quote, "price"):
-        log.warning("peg source %s answered %r for %s, not a ReferenceQuote; skipped",
-                    name, quote, asset.ticker)
+        log.warning(
+            "peg source %s answered %r for %s, not a ReferenceQuote; skipped",
+            name,
+            quote,
+            asset.ticker,
+        )
         return None
     return quote
 

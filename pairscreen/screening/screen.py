@@ -21,8 +21,8 @@ from pairscreen.engine.executors import run_local
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
 from pairscreen.engine.screen_chunks import ChunkJob
 from pairscreen.errors import NotFound
-from pairscreen.runtime import Runtime
 from pairscreen.pegs.status import depegged_tickers
+from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, BacktestBatch
 from pairscreen.universe import pair_sector
 
@@ -125,7 +125,9 @@ def compute_screen(
                 ChunkJob(
                     panel=sub,
                     history_days=np.array([aligned[i].n_days for i in chunk]),
-                    depegged=np.array([a in depegged or b in depegged for a, b in zip(sub.a, sub.b)]),
+                    depegged=np.array(
+                        [a in depegged or b in depegged for a, b in zip(sub.a, sub.b)]
+                    ),
                     rules=rules,
                     strategy=settings.strategy,
                     scorer=settings.scorer,

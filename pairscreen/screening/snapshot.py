@@ -12,8 +12,8 @@ from pairscreen import clock
 from pairscreen.engine.evaluate import FilterRules, compute_metrics, filter_reasons, run_legs
 from pairscreen.engine.panels import AlignedPair, align, panel_of
 from pairscreen.errors import BadRequest, NotFound
-from pairscreen.runtime import Runtime
 from pairscreen.pegs.status import depegged_tickers, peg_status
+from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, BacktestBatch, PairPanel
 from pairscreen.universe import pair_sector
 

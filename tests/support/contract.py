@@ -32,7 +32,15 @@ class Contract:
     def routes(self) -> list[tuple[re.Pattern[str], str]]:
         out = []
         for template in self.raw["paths"]:
-            pattern = "^" + re.sub(r"\{[^}]+\}", r"[^/]+", re.escape(template).replace(r"\{", "{").replace(r"\}", "}")) + "$"
+            pattern = (
+                "^"
+                + re.sub(
+                    r"\{[^}]+\}",
+                    r"[^/]+",
+                    re.escape(template).replace(r"\{", "{").replace(r"\}", "}"),
+                )
+                + "$"
+            )
             out.append((re.compile(pattern), template))
         return out
 
@@ -59,16 +67,22 @@ class Contract:
         if op is None:
             # Unknown routes and wrong methods: plain text only.
             if status >= 400 and not content_type.startswith("text/plain"):
-                raise ContractViolation(f"{method} {path} -> {status} is {content_type}, not text/plain")
+                raise ContractViolation(
+                    f"{method} {path} -> {status} is {content_type}, not text/plain"
+                )
             return
         responses = op["responses"]
         if str(status) not in responses:
-            raise ContractViolation(f"{method} {path}: status {status} is not documented ({sorted(responses)})")
+            raise ContractViolation(
+                f"{method} {path}: status {status} is not documented ({sorted(responses)})"
+            )
         response = self.resolve(responses[str(status)])
         for name, header in (response.get("headers") or {}).items():
             header = self.resolve(header)
             if header.get("required") and name.lower() not in {k.lower() for k in headers}:
-                raise ContractViolation(f"{method} {path} -> {status}: missing required header {name}")
+                raise ContractViolation(
+                    f"{method} {path} -> {status}: missing required header {name}"
+                )
             if name.lower() in {k.lower() for k in headers}:
                 schema = self.resolve(header.get("schema", {}))
                 value = next(v for k, v in headers.items() if k.lower() == name.lower())
@@ -81,7 +95,9 @@ class Contract:
             raise ContractViolation(f"{method} {path} -> {status}: {base_type} not in {media}")
         if base_type == "text/plain":
             if "charset=utf-8" not in content_type.replace(" ", "").lower():
-                raise ContractViolation(f"{method} {path} -> {status}: text/plain without charset=utf-8")
+                raise ContractViolation(
+                    f"{method} {path} -> {status}: text/plain without charset=utf-8"
+                )
             text = body.decode("utf-8")
             if "Traceback" in text or not text.strip():
                 raise ContractViolation(f"{method} {path} -> {status}: bad error body {text!r}")
@@ -91,9 +107,10 @@ class Contract:
             root = {**schema, "components": self.raw["components"]}
             errors = sorted(OAS30Validator(root).iter_errors(json.loads(body)), key=str)
             if errors:
-                raise ContractViolation(f"{method} {path} -> {status}: {errors[0].message} at {list(errors[0].absolute_path)}")
+                raise ContractViolation(
+                    f"{method} {path} -> {status}: {errors[0].message} at {list(errors[0].absolute_path)}"
+                )
         elif base_type == "image/png":
             if not body.startswith(b"\x89PNG\r\n\x1a\n"):
                 raise ContractViolation(f"{method} {path}: not a PNG")
         self.checked += 1
-

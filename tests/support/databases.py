@@ -85,8 +85,9 @@ class PostgresDatabases:
         conn = self._admin()
         try:
             cursor = conn.cursor()
-            cursor.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
-                           (NAME_PREFIX + "%",))
+            cursor.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE %s", (NAME_PREFIX + "%",)
+            )
             names = [row[0] for row in cursor.fetchall()]
         finally:
             conn.close()
@@ -133,7 +134,9 @@ def stored_text(database_url: str) -> tuple[str, bytes]:
         ]
         lines = []
         for table in tables:
-            query = sql.SQL("SELECT row_to_json(t)::text FROM {} AS t").format(sql.Identifier(table))
+            query = sql.SQL("SELECT row_to_json(t)::text FROM {} AS t").format(
+                sql.Identifier(table)
+            )
             cursor = database.cursor()
             cursor.execute(query)
             lines += [f"{table}: {row[0]}" for row in cursor.fetchall()]

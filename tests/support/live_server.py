@@ -49,15 +49,31 @@ class LiveServer:
 
 
 @contextmanager
-def serving(database_url: str, *, workers: int = 1, env: dict | None = None) -> Iterator[LiveServer]:
+def serving(
+    database_url: str, *, workers: int = 1, env: dict | None = None
+) -> Iterator[LiveServer]:
     """Serve the database at ``database_url`` until the block ends."""
     port = free_port()
-    child_env = {**os.environ, "DATABASE_URL": database_url, "PAIRSCREEN_LOAD_PLUGINS": "", **(env or {})}
+    child_env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "PAIRSCREEN_LOAD_PLUGINS": "",
+        **(env or {}),
+    }
     # A file, not a pipe: nobody reads the output while the server runs, and a full pipe
     # would block every worker that logs.
     output = tempfile.TemporaryFile("a+")  # appends: the child shares the file offset
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pairscreen", "serve", "--port", str(port), "--workers", str(workers)],
+        [
+            sys.executable,
+            "-m",
+            "pairscreen",
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],
         env=child_env,
         stdout=output,
         stderr=subprocess.STDOUT,

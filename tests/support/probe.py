@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-PROBE_PLUGIN = '''
+PROBE_PLUGIN = """
 import os
 import time
 from pathlib import Path
@@ -42,7 +42,7 @@ class Probe:
 @hookimpl
 def pairscreen_register_metrics():
     return [Probe()]
-'''
+"""
 
 
 @dataclass
@@ -57,7 +57,10 @@ class Probe:
         (plugins / "probe.py").write_text(PROBE_PLUGIN)
         probe = cls(tmp_path / "probe")
         probe.folder.mkdir()
-        env = {"PAIRSCREEN_PLUGINS_DIR": str(plugins), "PAIRSCREEN_TEST_PROBE_DIR": str(probe.folder)}
+        env = {
+            "PAIRSCREEN_PLUGINS_DIR": str(plugins),
+            "PAIRSCREEN_TEST_PROBE_DIR": str(probe.folder),
+        }
         return probe, env
 
     def _pids(self, name: str) -> list[int]:

@@ -110,7 +110,9 @@ class CcxtOptions:
             )
         volume = options.get("volume", "base")
         if volume not in ("base", "quote"):
-            raise ValueError(f'ccxt market source: volume must be "base" or "quote", got {volume!r}')
+            raise ValueError(
+                f'ccxt market source: volume must be "base" or "quote", got {volume!r}'
+            )
         config = options.get("exchange_config", {})
         if not isinstance(config, Mapping):
             raise ValueError("ccxt market source: exchange_config must be a table")
@@ -177,14 +179,16 @@ class _Requests:
             except self.ccxt.NetworkError as exc:  # includes RateLimitExceeded, DDoSProtection
                 if attempt >= self.options.max_retries:
                     raise
-                delay = max(
-                    self.options.backoff_seconds * 2**attempt, self._retry_after_seconds()
-                )
+                delay = max(self.options.backoff_seconds * 2**attempt, self._retry_after_seconds())
                 attempt += 1
                 log.warning(
                     "ccxt %s: %s failed (%s); retry %d of %d in %.2f s",
-                    self.options.exchange, what, type(exc).__name__, attempt,
-                    self.options.max_retries, delay,
+                    self.options.exchange,
+                    what,
+                    type(exc).__name__,
+                    attempt,
+                    self.options.max_retries,
+                    delay,
                 )
                 time.sleep(delay)
 
@@ -215,8 +219,10 @@ class CcxtMarketSource:
         wanted = []
         for asset in assets:
             after = since.get(asset.ticker)
-            first = after + timedelta(days=1) if after else last_day - timedelta(
-                days=opts.history_days - 1
+            first = (
+                after + timedelta(days=1)
+                if after
+                else last_day - timedelta(days=opts.history_days - 1)
             )
             if first <= last_day:
                 wanted.append((asset, first))
@@ -238,7 +244,9 @@ class CcxtMarketSource:
             if symbol not in exchange.markets:
                 log.warning(
                     "ccxt %s: %s (%s) is not listed (delisted or misspelt symbol); skipped",
-                    opts.exchange, asset.ticker, symbol,
+                    opts.exchange,
+                    asset.ticker,
+                    symbol,
                 )
                 continue
             attempted += 1
@@ -247,14 +255,21 @@ class CcxtMarketSource:
             except ccxt.BadSymbol as exc:
                 log.warning(
                     "ccxt %s: %s (%s) is refused by the exchange (%s); skipped",
-                    opts.exchange, asset.ticker, symbol, exc,
+                    opts.exchange,
+                    asset.ticker,
+                    symbol,
+                    exc,
                 )
                 continue
             except ccxt.NetworkError as exc:
                 network_failures += 1
                 log.error(
                     "ccxt %s: %s (%s) still fails after %d retries (%s); skipped until the "
-                    "next sync", opts.exchange, asset.ticker, symbol, opts.max_retries,
+                    "next sync",
+                    opts.exchange,
+                    asset.ticker,
+                    symbol,
+                    opts.max_retries,
                     type(exc).__name__,
                 )
                 continue
@@ -277,8 +292,12 @@ class CcxtMarketSource:
         end_ms = day_ms(last)
         while since_ms <= end_ms:
             page = requests.call(
-                f"candles of {symbol}", exchange.fetch_ohlcv, symbol, "1d",
-                since=since_ms, limit=limit,
+                f"candles of {symbol}",
+                exchange.fetch_ohlcv,
+                symbol,
+                "1d",
+                since=since_ms,
+                limit=limit,
             )
             if not page:
                 break
@@ -290,8 +309,9 @@ class CcxtMarketSource:
                 if not first <= day <= last:
                     continue
                 if close is None or not math.isfinite(close) or close <= 0:
-                    log.warning("ccxt: %s on %s has no usable close (%r); day skipped",
-                                symbol, day, close)
+                    log.warning(
+                        "ccxt: %s on %s has no usable close (%r); day skipped", symbol, day, close
+                    )
                     continue
                 rows[day] = (float(close), float(volume or 0.0))
             if newest < since_ms:  # the exchange went backwards: nothing newer to get

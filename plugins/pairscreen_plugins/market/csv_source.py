@@ -72,22 +72,32 @@ def read_csv_candles(
             if not record or all(not cell.strip() for cell in record):
                 continue
             if len(record) < width:
-                log.warning("%s line %d: expected %d columns, got %d; row skipped",
-                            path, line_no, width, len(record))
+                log.warning(
+                    "%s line %d: expected %d columns, got %d; row skipped",
+                    path,
+                    line_no,
+                    width,
+                    len(record),
+                )
                 continue
             try:
                 day = _parse_day(record[i_date])
             except ValueError:
-                log.warning("%s line %d: %r is not an ISO date; row skipped",
-                            path, line_no, record[i_date])
+                log.warning(
+                    "%s line %d: %r is not an ISO date; row skipped", path, line_no, record[i_date]
+                )
                 continue
             try:
                 close = float(record[i_close])
             except ValueError:
                 close = math.nan
             if not (math.isfinite(close) and close > 0):
-                log.warning("%s line %d: close %r is not a positive number; row skipped",
-                            path, line_no, record[i_close].strip())
+                log.warning(
+                    "%s line %d: close %r is not a positive number; row skipped",
+                    path,
+                    line_no,
+                    record[i_close].strip(),
+                )
                 continue
             raw_volume = record[i_volume].strip()
             try:
@@ -95,8 +105,12 @@ def read_csv_candles(
             except ValueError:
                 volume = math.nan
             if not (math.isfinite(volume) and volume >= 0):
-                log.warning("%s line %d: volume %r is not a non-negative number; read as 0",
-                            path, line_no, raw_volume)
+                log.warning(
+                    "%s line %d: volume %r is not a non-negative number; read as 0",
+                    path,
+                    line_no,
+                    raw_volume,
+                )
                 volume = 0.0
             if (after is not None and day <= after) or (until is not None and day > until):
                 continue
@@ -136,8 +150,9 @@ class CsvMarketSource:
             if not path.is_file():
                 log.warning("csv market source: %s has no file %s; skipped", asset.ticker, path)
                 continue
-            candles = read_csv_candles(path, asset.ticker, after=since.get(asset.ticker),
-                                       until=until)
+            candles = read_csv_candles(
+                path, asset.ticker, after=since.get(asset.ticker), until=until
+            )
             if len(candles.dates):
                 yield candles
 

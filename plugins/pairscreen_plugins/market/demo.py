@@ -154,8 +154,7 @@ CRYPTO: tuple[CryptoSpec, ...] = (
     _C("UNI", "defi", 13.3, 3.2e8, beta=1.3, style="revert", vol=0.036, half_life=8),
     _C("AAVE", "defi", 310.0, 3.5e8, beta=1.3, vol=0.028),
     _C("MKR", "defi", 1_520.0, 8.0e7, beta=1.2, vol=0.026),
-    _C("CRV", "defi", 0.88, 2.0e8, beta=1.3, style="bleed", vol=0.02, half_life=8,
-       bleed=-0.0025),
+    _C("CRV", "defi", 0.88, 2.0e8, beta=1.3, style="bleed", vol=0.02, half_life=8, bleed=-0.0025),
     _C("LDO", "defi", 1.8, 1.2e8, beta=1.35, vol=0.03),
     _C("COMP", "defi", 78.0, 4.5e7, beta=1.3, style="revert", vol=0.034, half_life=10),
     _C("SNX", "defi", 2.1, 4.0e7, beta=1.3, style="revert", vol=0.036, half_life=7, rw=0.002),
@@ -178,18 +177,33 @@ CRYPTO: tuple[CryptoSpec, ...] = (
     _C("OP", "l2", 1.85, 2.2e8, beta=1.35, style="revert", vol=0.036, half_life=9),
     _C("POL", "l2", 0.47, 1.5e8, beta=1.35, style="revert", vol=0.034, half_life=8),
     _C("IMX", "l2", 1.28, 6.0e7, beta=1.4, vol=0.032),
-    _C("STRK", "l2", 0.42, 9.0e7, beta=1.35, style="bleed", vol=0.02, half_life=8,
-       bleed=-0.0025),
+    _C("STRK", "l2", 0.42, 9.0e7, beta=1.35, style="bleed", vol=0.02, half_life=8, bleed=-0.0025),
 )
 
 _R = ReferenceSpec
 REFERENCES: tuple[ReferenceSpec, ...] = (
     _R("XAU", "metal", 2_625.0, vol=0.0085, equity_beta=0.0, drift=0.0003, drift_sd=0.0004),
     _R("AAPL", "stock", 250.0, vol=0.011, equity_beta=0.9, drift=0.0003),
-    _R("MSTR", "stock", 330.0, vol=0.02, equity_beta=1.2, crypto_beta=1.35, drift=-0.0003,
-       drift_sd=0.0025),
-    _R("COIN", "stock", 260.0, vol=0.018, equity_beta=1.3, crypto_beta=0.75, drift=-0.0002,
-       drift_sd=0.0025),
+    _R(
+        "MSTR",
+        "stock",
+        330.0,
+        vol=0.02,
+        equity_beta=1.2,
+        crypto_beta=1.35,
+        drift=-0.0003,
+        drift_sd=0.0025,
+    ),
+    _R(
+        "COIN",
+        "stock",
+        260.0,
+        vol=0.018,
+        equity_beta=1.3,
+        crypto_beta=0.75,
+        drift=-0.0002,
+        drift_sd=0.0025,
+    ),
     _R("NVDA", "stock", 135.0, vol=0.02, equity_beta=1.5, drift=0.0006, drift_sd=0.003),
     _R("TSLA", "stock", 400.0, vol=0.024, equity_beta=1.6, drift=0.0002, drift_sd=0.003),
     _R("GOOGL", "stock", 190.0, vol=0.012, equity_beta=1.0, drift=0.0003),
@@ -333,11 +347,14 @@ def _world_for_length(seed: int, n: int) -> _World:
     # Crypto market factor with a wandering drift (momentum).
     m_shock = _stream(seed, "market/shock", n)[:, 0]
     m_drift_phi = _phi(MARKET_DRIFT_HALF_LIFE)
-    m_drift = MARKET_DRIFT + _ar1(
-        (MARKET_DRIFT_SD * np.sqrt(1 - m_drift_phi**2))
-        * _stream(seed, "market/drift", n, kind="normal"),
-        m_drift_phi,
-    )[:, 0]
+    m_drift = (
+        MARKET_DRIFT
+        + _ar1(
+            (MARKET_DRIFT_SD * np.sqrt(1 - m_drift_phi**2))
+            * _stream(seed, "market/drift", n, kind="normal"),
+            m_drift_phi,
+        )[:, 0]
+    )
     market_ret = m_drift + MARKET_VOL * regime * m_shock
     market = np.cumsum(market_ret)
 
@@ -378,16 +395,18 @@ def _world_for_length(seed: int, n: int) -> _World:
             close[ref.symbol] = ref.price * np.exp(accrual)
             scale[ref.symbol] = 0.0002
             continue
-        drift = ref.drift + _ar1(
-            ref.drift_sd * np.sqrt(1 - trend_phi**2)
-            * _stream(seed, f"ref/{ref.symbol}/drift", n, 1, "normal"),
-            trend_phi,
-        )[:, 0]
+        drift = (
+            ref.drift
+            + _ar1(
+                ref.drift_sd
+                * np.sqrt(1 - trend_phi**2)
+                * _stream(seed, f"ref/{ref.symbol}/drift", n, 1, "normal"),
+                trend_phi,
+            )[:, 0]
+        )
         shock = _stream(seed, f"ref/{ref.symbol}/shock", n)[:, 0]
         latent = (
-            np.cumsum(drift + ref.vol * shock)
-            + ref.equity_beta * equity
-            + ref.crypto_beta * market
+            np.cumsum(drift + ref.vol * shock) + ref.equity_beta * equity + ref.crypto_beta * market
         )
         # The reference moves only on weekdays: it shows its latent value of the last one.
         observed = latent[last_trading]
@@ -413,16 +432,28 @@ def _world_for_length(seed: int, n: int) -> _World:
 
     for spec in CRYPTO:
         volume[spec.symbol] = _volume(
-            seed, spec.symbol, close[spec.symbol], spec.price, spec.volume, scale[spec.symbol],
-            regime, np.where(weekday >= 5, 0.72, 1.0),
+            seed,
+            spec.symbol,
+            close[spec.symbol],
+            spec.price,
+            spec.volume,
+            scale[spec.symbol],
+            regime,
+            np.where(weekday >= 5, 0.72, 1.0),
         )
     for token in TOKENS:
         ref_spec = REFERENCE_BY_SYMBOL[token.reference]
         weekend = 0.35 if ref_spec.kind == "stock" else (0.6 if ref_spec.kind == "metal" else 0.5)
         anchor_price = float(close[token.symbol][anchor])
         volume[token.symbol] = _volume(
-            seed, token.symbol, close[token.symbol], anchor_price, token.volume,
-            scale[token.symbol], regime, np.where(weekday >= 5, weekend, 1.0),
+            seed,
+            token.symbol,
+            close[token.symbol],
+            anchor_price,
+            token.volume,
+            scale[token.symbol],
+            regime,
+            np.where(weekday >= 5, weekend, 1.0),
         )
 
     for arr in (*close.values(), *volume.values(), *premium.values(), regime, dates):
@@ -438,7 +469,8 @@ def _idiosyncratic(
         return np.cumsum(spec.vol * shocks[:, 0])
     if spec.style == "trend":
         drift = _ar1(
-            spec.drift_sd * np.sqrt(1 - trend_phi**2)
+            spec.drift_sd
+            * np.sqrt(1 - trend_phi**2)
             * _stream(seed, f"asset/{spec.symbol}/drift", n, 1, "normal"),
             trend_phi,
         )[:, 0]
@@ -464,8 +496,12 @@ def _volume(
     surprise = log_ret / max(scale, 1e-4)
     noise = _ar1(0.25 * _stream(seed, f"volume/{symbol}", len(close), 1, "normal"), 0.6)
     level = (close / anchor_price) ** 0.6
-    out = base * level * weekly * (0.55 + 0.3 * np.minimum(surprise, 6.0)) * np.exp(
-        noise[:, 0] + 0.35 * (regime - CALM_MULT)
+    out = (
+        base
+        * level
+        * weekly
+        * (0.55 + 0.3 * np.minimum(surprise, 6.0))
+        * np.exp(noise[:, 0] + 0.35 * (regime - CALM_MULT))
     )
     return np.round(out, 2)
 
@@ -566,7 +602,8 @@ def _intraday(seed: int, symbol: str, kind: str, at: datetime) -> tuple[float, d
         fraction = (at - opened) / (closed - opened)
         sd = world.log_return_sd.get(symbol, 0.0) * 0.5
         log_price = (
-            np.log(prev) + fraction * (np.log(close) - np.log(prev))
+            np.log(prev)
+            + fraction * (np.log(close) - np.log(prev))
             + _bridge(seed, symbol, d, fraction, sd)
         )
         return float(np.exp(log_price)), at
@@ -643,7 +680,8 @@ class DemoMarketSource:
             if symbol not in world.volume:
                 log.warning(
                     "demo market: no synthetic series for %s (symbol %r); skipped",
-                    asset.ticker, symbol,
+                    asset.ticker,
+                    symbol,
                 )
                 continue
             spec = CRYPTO_BY_SYMBOL.get(symbol)

@@ -110,7 +110,9 @@ class EmailNotifier:
     def _send(self, config: SmtpConfig, message: EmailMessage) -> None:
         if config.implicit_tls:
             smtp: smtplib.SMTP = smtplib.SMTP_SSL(
-                config.host, config.port, timeout=TIMEOUT_SECONDS,
+                config.host,
+                config.port,
+                timeout=TIMEOUT_SECONDS,
                 context=ssl.create_default_context(),
             )
         else:

@@ -94,9 +94,7 @@ def post_json(url: str, body: bytes, headers: dict[str, str], what: str) -> None
         if retry_after is None and status == 429:
             retry_after = _telegram_retry_after(answer)
         if status == 429 or status == 408 or status >= 500:
-            raise DeliveryError(
-                f"{what} answered HTTP {status}", retry_after=retry_after
-            ) from None
+            raise DeliveryError(f"{what} answered HTTP {status}", retry_after=retry_after) from None
         raise DeliveryError(f"{what} refused the message: HTTP {status}", permanent=True) from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)

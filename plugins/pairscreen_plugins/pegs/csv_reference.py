@@ -89,8 +89,11 @@ def read_reference_csv(path: Path) -> ReferenceSeries:
                 moment = parse_timestamp(record[i_time])
                 price = float(record[i_price])
             except (IndexError, ValueError):
-                log.warning("%s line %d: expected an ISO timestamp and a number; row skipped",
-                            path.name, line_no)
+                log.warning(
+                    "%s line %d: expected an ISO timestamp and a number; row skipped",
+                    path.name,
+                    line_no,
+                )
                 continue
             rows[moment] = price
     times = tuple(sorted(rows))
@@ -113,7 +116,7 @@ class CsvPegSource:
     ) -> ReferenceQuote | None:
         folder = options.get("folder") or options.get("path")
         if not folder:
-            raise ValueError("csv peg source: set folder = \"...\" in [peg_sources.csv]")
+            raise ValueError('csv peg source: set folder = "..." in [peg_sources.csv]')
         if not REFERENCE_PATTERN.match(reference):
             raise ValueError(f"csv peg source: {reference!r} cannot name a file")
         path = Path(folder) / f"{reference}.csv"

@@ -48,9 +48,11 @@ def follow_path(document: Any, path: str) -> Any:
     for part in filter(None, path.split(".")):
         if isinstance(value, Mapping) and part in value:
             value = value[part]
-        elif isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(
-            part
-        ) < len(value):
+        elif (
+            isinstance(value, list)
+            and part.lstrip("-").isdigit()
+            and -len(value) <= int(part) < len(value)
+        ):
             value = value[int(part)]
         else:
             raise ValueError(f"the JSON answer has nothing at {part!r} of {path!r}")
@@ -90,8 +92,9 @@ class HttpJsonPegSource:
     ) -> ReferenceQuote | None:
         template = options.get("url")
         if not isinstance(template, str) or "://" not in template:
-            raise ValueError('http_json peg source: set url = "https://..." in '
-                             "[peg_sources.http_json]")
+            raise ValueError(
+                'http_json peg source: set url = "https://..." in [peg_sources.http_json]'
+            )
         now = datetime.now(UTC)
         max_age_hours = options.get("max_age_hours", self.max_age / timedelta(hours=1))
         if now - at > timedelta(hours=float(max_age_hours)):
