@@ -217,8 +217,11 @@ class MetricField:
 class Metric(Protocol):
     """A statistic of the log-ratio computed for every pair of a panel at once."""
 
-    name: str
-    fields: tuple[MetricField, ...]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def fields(self) -> tuple[MetricField, ...]: ...
 
     def compute(self, panel: PairPanel) -> Mapping[str, np.ndarray]:
         """Return one array of shape ``(panel.n_pairs,)`` per field in ``fields``."""
@@ -256,7 +259,8 @@ class BacktestBatch:
 class Strategy(Protocol):
     """A backtest strategy run walk-forward on every pair of a panel."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def run(
         self, panel: PairPanel, *, bt_days: int, start_leg: Leg, with_trades: bool = False
@@ -269,7 +273,8 @@ class Strategy(Protocol):
 class Scorer(Protocol):
     """Ranks surviving pairs: higher is better, 0-100."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def score(self, metrics: Mapping[str, np.ndarray]) -> np.ndarray:
         """Score every pair from its metric arrays (all the panel's fields, by name)."""
@@ -285,7 +290,8 @@ class Scorer(Protocol):
 class MarketSource(Protocol):
     """Where daily candles come from (the demo generator, CSV files, an exchange)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def fetch_candles(
         self,
@@ -332,7 +338,8 @@ class ChartData:
 class ChartRenderer(Protocol):
     """Draws a pair chart as PNG bytes. Must be thread-safe (no global plotting state)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def render(self, chart: ChartData, *, width_px: int, height_px: int) -> bytes: ...
 
@@ -356,8 +363,13 @@ class ReferenceQuote:
 class PegSource(Protocol):
     """An independent price for what a tokenized asset claims to track (XAU, AAPL, a NAV)."""
 
-    name: str
-    max_age: timedelta  # an answer older than this (at the sampling time) does not count
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def max_age(self) -> timedelta:
+        """An answer older than this (at the sampling time) does not count."""
+        ...
 
     def reference_price(
         self, reference: str, at: datetime, options: Mapping[str, Any]
@@ -401,7 +413,10 @@ class DeliveryError(Exception):
 class Notifier(Protocol):
     """Delivers outbox notifications of one channel kind."""
 
-    name: str  # the channel kind it delivers: "email", "telegram", "webhook"
+    @property
+    def name(self) -> str:
+        """The channel kind it delivers: ``email``, ``telegram``, ``webhook``."""
+        ...
 
     def deliver(self, notification: Notification) -> None:
         """Send it, or raise :class:`DeliveryError`."""
