@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from functools import cached_property
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -123,7 +123,8 @@ class PairPanel:
     @cached_property
     def log_ratio(self) -> np.ndarray:
         """``ln(close_A / close_B)``, shape (pairs, days)."""
-        return np.log(self.close_a / self.close_b)
+        # numpy types ufuncs on untyped-dtype arrays as Any
+        return cast(np.ndarray, np.log(self.close_a / self.close_b))
 
     @property
     def window(self) -> np.ndarray:

@@ -33,6 +33,9 @@ class Universe:
     label: str = ""  # e.g. "synthetic demo market"; shown wherever a person sees the data
     # ``[peg_sources.<name>]`` tables: each peg reference source's options (paths resolved)
     peg_source_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Lookups built by __post_init__ (not constructor arguments, not part of equality).
+    _by_ticker: dict[str, Asset] = field(init=False, repr=False, compare=False)
+    _by_lower: dict[str, Asset] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_ticker", {a.ticker: a for a in self.assets})
@@ -43,14 +46,14 @@ class Universe:
         return tuple(a.ticker for a in self.assets)
 
     def asset(self, ticker: str) -> Asset:
-        return self._by_ticker[ticker]  # type: ignore[attr-defined]
+        return self._by_ticker[ticker]
 
     def resolve(self, ticker: str) -> Asset | None:
         """The asset for ``ticker``: exact match, else a unique case-insensitive match."""
-        exact = self._by_ticker.get(ticker)  # type: ignore[attr-defined]
+        exact = self._by_ticker.get(ticker)
         if exact is not None:
             return exact
-        return self._by_lower.get(ticker.lower())  # type: ignore[attr-defined]
+        return self._by_lower.get(ticker.lower())
 
     def screened_pairs(self) -> list[tuple[Asset, Asset]]:
         """Every same-sector pair plus the configured cross-sector pairs, canonical order."""

@@ -30,6 +30,7 @@ from datetime import date, datetime
 
 from pairscreen import clock
 from pairscreen.access.slots import HeldSlot
+from pairscreen.db import rows
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import ComputeSlot, QuotaUsage
 from pairscreen.errors import Busy, QuotaExhausted
@@ -145,14 +146,12 @@ def cancel(held: HeldSlot, day: date) -> None:
 def reclaim_expired(user_id: int, at: datetime) -> int:
     """Give back the units of the account's expired slots whose holders never settled them
     (a killed worker), and free those slots. Returns how many units came back."""
-    stale = (
-        ComputeSlot.select(ComputeSlot.id, ComputeSlot.holder, ComputeSlot.reserved_day)
-        .where(
+    stale = rows.tuples(
+        ComputeSlot.select(ComputeSlot.id, ComputeSlot.holder, ComputeSlot.reserved_day).where(
             (ComputeSlot.user == user_id)
             & ComputeSlot.reserved_day.is_null(False)
             & (ComputeSlot.expires_at < at)
         )
-        .tuples()
     )
     returned = 0
     for slot_id, holder, day in list(stale):

@@ -55,6 +55,7 @@ SQLITE_PRAGMAS = (
 
 def connect(url: str) -> peewee.Database:
     """Open the database named by ``url`` (creating an SQLite file's folder) and bind it."""
+    db: peewee.Database  # playhouse.db_url is untyped
     if url.startswith("sqlite:///"):
         path = url.removeprefix("sqlite:///")
         if path and path != ":memory:":

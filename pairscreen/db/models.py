@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import peewee
 
@@ -16,13 +17,14 @@ def utcnow() -> datetime:
 class UTCDateTimeField(peewee.DateTimeField):
     """A timestamp stored as naive UTC and read back timezone-aware."""
 
-    def db_value(self, value):  # type: ignore[no-untyped-def]
+    def db_value(self, value: datetime | None) -> Any:
         if value is not None and value.tzinfo is not None:
             value = value.astimezone(UTC).replace(tzinfo=None)
-        return super().db_value(value)
+        # peewee's stub leaves Field.db_value unannotated; untyped_calls_exclude misses super().
+        return super().db_value(value)  # type: ignore[no-untyped-call]
 
-    def python_value(self, value):  # type: ignore[no-untyped-def]
-        value = super().python_value(value)
+    def python_value(self, value: Any) -> Any:
+        value = super().python_value(value)  # type: ignore[no-untyped-call]  # as db_value
         if isinstance(value, datetime) and value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
         return value
@@ -40,6 +42,7 @@ class SchemaVersion(BaseModel):
 
 
 class User(BaseModel):
+    id = peewee.AutoField()  # peewee's implicit primary key, declared so it is typed
     email = peewee.CharField(max_length=254, unique=True)
     tier = peewee.CharField(max_length=20, null=True)  # personal | pro | None
     tier_expires_at = UTCDateTimeField(null=True)
@@ -72,6 +75,7 @@ class QuotaUsage(BaseModel):
 class ComputeSlot(BaseModel):
     """One of an account's in-flight compute slots; held while ``holder`` is set and fresh."""
 
+    id = peewee.AutoField()
     user = peewee.ForeignKeyField(User, on_delete="CASCADE")
     slot = peewee.IntegerField()
     holder = peewee.CharField(max_length=40, null=True)
@@ -120,7 +124,9 @@ class Screen(BaseModel):
 
 
 class WatchlistItem(BaseModel):
+    id = peewee.AutoField()
     user = peewee.ForeignKeyField(User, backref="watchlist", on_delete="CASCADE")
+    user_id: int  # the raw foreign key, an accessor peewee adds for ``user``
     a = peewee.CharField(max_length=20)
     b = peewee.CharField(max_length=20)
     notify_approach = peewee.BooleanField(default=True)
@@ -147,6 +153,7 @@ class PegSample(BaseModel):
 
 
 class PegEvent(BaseModel):
+    id = peewee.AutoField()
     ticker = peewee.CharField(max_length=20, index=True)
     asset_class = peewee.CharField(max_length=30)
     first_unhealthy = UTCDateTimeField()
@@ -165,7 +172,7 @@ class JobRun(BaseModel):
     finished_at = UTCDateTimeField()
 
     @classmethod
-    def replace(cls, __data=None, **insert):  # type: ignore[no-untyped-def, override]
+    def replace(cls, __data: Any = None, **insert: Any) -> peewee.ModelInsert:
         """Insert or overwrite the job's row, on SQLite and PostgreSQL alike.
 
         peewee's ``replace`` is SQLite/MySQL ``REPLACE INTO``, which PostgreSQL lacks; an
@@ -209,7 +216,9 @@ class Channel(BaseModel):
     alert, not only those of assets on the user's watchlist.
     """
 
+    id = peewee.AutoField()
     user = peewee.ForeignKeyField(User, backref="channels", on_delete="CASCADE")
+    user_id: int  # the raw foreign key, an accessor peewee adds for ``user``
     kind = peewee.CharField(max_length=20)  # email | telegram | webhook
     address = peewee.CharField(max_length=500)
     enabled = peewee.BooleanField(default=True)
@@ -229,8 +238,10 @@ class Outbox(BaseModel):
     (the worker crashed) makes the row deliverable again.
     """
 
+    id = peewee.AutoField()
     idempotency_key = peewee.CharField(max_length=200, unique=True)
     user = peewee.ForeignKeyField(User, null=True, on_delete="CASCADE")
+    user_id: int | None  # the raw foreign key, an accessor peewee adds for ``user``
     channel = peewee.CharField(max_length=20)
     address = peewee.CharField(max_length=500)
     subject = peewee.CharField(max_length=300)

@@ -21,6 +21,7 @@ import numpy as np
 import peewee
 
 from pairscreen import clock
+from pairscreen.db import rows
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion
 from pairscreen.hooks import Plugins
@@ -115,7 +116,7 @@ def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = N
 def _last_days() -> dict[str, date]:
     query = Candle.select(Candle.ticker, peewee.fn.MAX(Candle.day)).group_by(Candle.ticker)
     out: dict[str, date] = {}
-    for ticker, day in query.tuples():
+    for ticker, day in rows.tuples(query):
         out[ticker] = day if isinstance(day, date) else date.fromisoformat(str(day)[:10])
     return out
 
@@ -179,9 +180,9 @@ def _candle_upsert_sql() -> tuple[str, list[str]]:
 def _upsert_assets(universe: Universe) -> int:
     stored = {
         t: (s, c)
-        for t, s, c in AssetRow.select(
-            AssetRow.ticker, AssetRow.sector, AssetRow.asset_class
-        ).tuples()
+        for t, s, c in rows.tuples(
+            AssetRow.select(AssetRow.ticker, AssetRow.sector, AssetRow.asset_class)
+        )
     }
     changed = [
         (a.ticker, a.sector, a.asset_class)

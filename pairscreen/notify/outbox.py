@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import peewee
 
 from pairscreen import clock
+from pairscreen.db import rows
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import Outbox
 from pairscreen.hooks import PluginError
@@ -298,6 +299,6 @@ def counts() -> dict[str, int]:
     query = Outbox.select(Outbox.status, peewee.fn.COUNT(Outbox.id).alias("n")).group_by(
         Outbox.status
     )
-    for row in query.dicts():
+    for row in rows.dicts(query):
         out[row["status"]] = int(row["n"])
     return out

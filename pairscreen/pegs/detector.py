@@ -41,6 +41,7 @@ from typing import Literal
 from peewee import fn
 
 from pairscreen import clock
+from pairscreen.db import rows
 from pairscreen.db.connection import database, is_sqlite, write_transaction
 from pairscreen.db.models import AssetRow, PegEvent, PegSample
 from pairscreen.hooks import Plugins
@@ -158,7 +159,7 @@ def _load_samples(
     newest_query = PegSample.select(PegSample.ticker, fn.MAX(PegSample.sampled_at))
     if tickers is not None:
         newest_query = newest_query.where(PegSample.ticker.in_(tickers))
-    newest = dict(newest_query.group_by(PegSample.ticker).tuples())
+    newest: dict[str, datetime] = dict(rows.tuples(newest_query.group_by(PegSample.ticker)))
     if not newest:
         return {}, {}
     before_window = reduce(
@@ -168,11 +169,12 @@ def _load_samples(
             for t, last in newest.items()
         ),
     )
-    horizons = dict(
-        PegSample.select(PegSample.ticker, fn.MAX(PegSample.sampled_at))
-        .where((PegSample.status == "healthy") & before_window)
-        .group_by(PegSample.ticker)
-        .tuples()
+    horizons: dict[str, datetime] = dict(
+        rows.tuples(
+            PegSample.select(PegSample.ticker, fn.MAX(PegSample.sampled_at))
+            .where((PegSample.status == "healthy") & before_window)
+            .group_by(PegSample.ticker)
+        )
     )
     since_horizon = reduce(
         operator.or_,
@@ -191,7 +193,7 @@ def _load_samples(
         PegSample.reference_source,
     ).where(since_horizon)
     samples: dict[str, list[Sample]] = {}
-    for ticker, *values in query.order_by(PegSample.ticker, PegSample.sampled_at).tuples():
+    for ticker, *values in rows.tuples(query.order_by(PegSample.ticker, PegSample.sampled_at)):
         samples.setdefault(ticker, []).append(Sample(*values))
     return samples, horizons
 

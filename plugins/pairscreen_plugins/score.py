@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -21,7 +22,8 @@ WEIGHTS = {"hurst": 35.0, "adf": 15.0, "range": 20.0, "touches": 15.0, "edge": 1
 
 def clip01(x: np.ndarray) -> np.ndarray:
     """``c``: clip to [0, 1], with NaN counted as 0."""
-    return np.nan_to_num(np.clip(np.asarray(x, dtype=float), 0.0, 1.0), nan=0.0)
+    # numpy types ufuncs on untyped-dtype arrays as Any
+    return cast(np.ndarray, np.nan_to_num(np.clip(np.asarray(x, dtype=float), 0.0, 1.0), nan=0.0))
 
 
 def score(metrics: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -38,10 +38,12 @@ import itertools
 import math
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from matplotlib import dates as mdates
+from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -179,7 +181,7 @@ class _Chart:
         """Rendered width in pixels; the layout is cached for the draw that follows."""
         return float(text.get_window_extent(self.renderer).width)
 
-    def figure_text(self, x_px: float, y_px: float, s: str, **style: object) -> Text:
+    def figure_text(self, x_px: float, y_px: float, s: str, **style: Any) -> Text:
         return self.fig.text(x_px / self.w, y_px / self.h, s, parse_math=False, **style)
 
     # -- layout ---------------------------------------------------------------------------
@@ -287,7 +289,7 @@ class _Chart:
         """The legend along the bottom edge, in as many columns as fit; returns its height."""
         a, b = self.chart.a, self.chart.b
         grey = "#444444"
-        entries: list[tuple[str, dict, str]] = [
+        entries: list[tuple[str, dict[str, Any], str]] = [
             ("line", {"color": INK, "linewidth": 1.3}, f"ln({a}/{b})"),
             ("patch", {"facecolor": BOTTOM_FILL, "edgecolor": BOTTOM_LINE}, "p5\u2013p15 band"),
             ("patch", {"facecolor": TOP_FILL, "edgecolor": TOP_LINE}, "p85\u2013p95 band"),
@@ -320,6 +322,7 @@ class _Chart:
             for row, i in enumerate(col):
                 kind, style, _ = entries[i]
                 y = 6.0 + (nrow - row - 0.5) * row_h
+                key: Artist
                 if kind == "line":
                     key = Line2D([x0, x0 + key_w], [y, y], transform=identity, **style)
                 elif kind == "patch":
@@ -374,7 +377,12 @@ class _Chart:
         along = self.ax.get_xaxis_transform()
         gx, gy = _segments(ticks)
         self.ax.add_line(Line2D(gx, gy, transform=along, color=GRID, linewidth=0.7, zorder=0))
-        style = {"fontsize": TICK_PT, "color": TEXT, "parse_math": False, "annotation_clip": False}
+        style: dict[str, Any] = {
+            "fontsize": TICK_PT,
+            "color": TEXT,
+            "parse_math": False,
+            "annotation_clip": False,
+        }
         for value, label in zip(ticks, labels, strict=True):
             self.ax.annotate(
                 label,
@@ -446,7 +454,7 @@ class _Chart:
     def _phase_labels(self, room_px: float) -> None:
         """Name the two sides of the backtest line; the right one shortens without room."""
         at = self.x[self.start]
-        style = {
+        style: dict[str, Any] = {
             "fontsize": TICK_PT,
             "color": MUTED,
             "va": "top",
@@ -468,7 +476,7 @@ def _segments(at: list[float]) -> tuple[np.ndarray, np.ndarray]:
     return xs, ys
 
 
-def _current_style(colour: str, size: float) -> dict:
+def _current_style(colour: str, size: float) -> dict[str, Any]:
     return {
         "marker": "o",
         "markersize": size,
@@ -478,13 +486,15 @@ def _current_style(colour: str, size: float) -> dict:
     }
 
 
-def _leg_style(leg: str, colour: str) -> dict:
+def _leg_style(leg: str, colour: str) -> dict[str, Any]:
     style = dict(LEG_MARKERS[leg])
     style["markeredgecolor" if leg == "A" else "markerfacecolor"] = colour
     return style
 
 
-def _y_limits(r: np.ndarray, bands, current: float) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def _y_limits(
+    r: np.ndarray, bands: Mapping[str, np.ndarray], current: float
+) -> tuple[float, float]:
     values = [r, np.array([current], dtype=float)]
     values.extend(np.asarray(bands[k], dtype=float) for k in BANDS)
     every = np.concatenate(values)

@@ -29,7 +29,7 @@ What is stored:
   for the days after the last stored one, so a partial candle stored once would never be
   corrected; leaving it out keeps every stored day final.
 * Volume in the quote currency, like every pairscreen source: ccxt's OHLCV volume is the base
-  volume on most exchanges, so the quote volume is that × the day's close (``volume =
+  volume on most exchanges, so the quote volume is that times the day's close (``volume =
   "quote"`` when the exchange already reports quote volume).
 * Gaps stay gaps: a day the exchange has no candle for is missing, never filled in (the
   engine joins the legs of a pair by date).

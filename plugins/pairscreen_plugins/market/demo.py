@@ -61,7 +61,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -503,7 +503,8 @@ def _volume(
         * (0.55 + 0.3 * np.minimum(surprise, 6.0))
         * np.exp(noise[:, 0] + 0.35 * (regime - CALM_MULT))
     )
-    return np.round(out, 2)
+    # numpy types ufuncs on untyped-dtype arrays as Any
+    return cast(np.ndarray, np.round(out, 2))
 
 
 # ---------------------------------------------------------------------------

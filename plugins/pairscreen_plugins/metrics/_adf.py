@@ -26,6 +26,7 @@ statsmodels' answer.
 from __future__ import annotations
 
 import warnings
+from typing import cast
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -169,13 +170,15 @@ class _Products:
         """The Gram matrix of the columns centred over the sample (the constant partialled
         out, Frisch-Waugh-Lovell)."""
         outer = self.sums[:, :, None] * self.sums[:, None, :]
-        return self.gram - outer / self.nobs[:, None, None]
+        # numpy types ufuncs on untyped-dtype arrays as Any
+        return cast(np.ndarray, self.gram - outer / self.nobs[:, None, None])
 
 
 def _cholesky(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cholesky factors of the Gram matrices, and a flag for (near-)collinear columns."""
     diag = np.diagonal(gram, axis1=1, axis2=2)
-    bad = ~(diag > 0).all(axis=1)
+    # One flag per matrix: ``all(axis=1)`` of the 2-d diagonals is an array, not a scalar.
+    bad = cast(np.ndarray, ~(diag > 0).all(axis=1))
     safe = gram.copy()
     if bad.any():  # keep the batch factorisable; those rows are recomputed anyway
         safe[bad] = np.eye(gram.shape[1])

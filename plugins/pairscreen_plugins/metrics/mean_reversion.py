@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy.special import ndtr
@@ -39,11 +40,13 @@ def _sum_in_order(a: np.ndarray) -> np.ndarray:
     add pairwise, depending on the array's shape). ``add.accumulate`` is sequential too and
     faster for a few columns (a snapshot); for many, row-by-row adds stay cache-friendly."""
     if a.shape[1] <= _FEW_ROWS:
-        return np.add.accumulate(a, axis=0)[-1]
+        # numpy types ufuncs on untyped-dtype arrays as Any
+        return cast(np.ndarray, np.add.accumulate(a, axis=0)[-1])
     total = a[0].copy()
     for row in a[1:]:
         total += row
-    return total
+    # numpy types ufuncs on untyped-dtype arrays as Any
+    return cast(np.ndarray, total)
 
 
 def _at_least_two_rows(x: np.ndarray) -> np.ndarray:
@@ -106,7 +109,8 @@ def _variance_ratio_block(y: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray
 def hurst_from_vr(vr: np.ndarray, q: int = VR_LAGS) -> np.ndarray:
     """``0.5 + ln(VR) / (2 ln q)``: the Hurst exponent a variance ratio at ``q`` implies."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return 0.5 + np.log(vr) / (2.0 * math.log(q))
+        # numpy types ufuncs on untyped-dtype arrays as Any
+        return cast(np.ndarray, 0.5 + np.log(vr) / (2.0 * math.log(q)))
 
 
 def _rs_lags(max_lag: int) -> np.ndarray:
@@ -184,7 +188,8 @@ def _has_run(x: np.ndarray, length: int) -> np.ndarray:
     run = counts[:, window - 1 :] - np.concatenate(
         [np.zeros((x.shape[0], 1), dtype=np.int32), counts[:, :-window]], axis=1
     )
-    return (run == window).any(axis=1)
+    # numpy types ufuncs on untyped-dtype arrays as Any
+    return cast(np.ndarray, (run == window).any(axis=1))
 
 
 def _log_rs_transposed(x: np.ndarray, lags: list[int]) -> np.ndarray:

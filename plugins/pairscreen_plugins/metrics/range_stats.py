@@ -11,6 +11,7 @@ machine toggles and is run as written, row by row.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -79,7 +80,8 @@ def trend_slope(series: np.ndarray) -> np.ndarray:
     centred = y - y.mean(axis=1, keepdims=True)
     # A row-wise sum, not ``centred @ t``: BLAS blocks a matrix-vector product by the number
     # of rows, so its last bits would depend on how the screen is split into chunks.
-    return (centred * t).sum(axis=1) / (t @ t)
+    # numpy types ufuncs on untyped-dtype arrays as Any
+    return cast(np.ndarray, (centred * t).sum(axis=1) / (t @ t))
 
 
 @dataclass(frozen=True)

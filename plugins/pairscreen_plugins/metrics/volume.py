@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -11,7 +12,8 @@ from pairscreen import Metric, MetricField, PairPanel, hookimpl
 
 def mean_recent(volume: np.ndarray, days: int) -> np.ndarray:
     """Mean of the last ``days`` columns of each row (all of them when the row is shorter)."""
-    return np.asarray(volume, dtype=float)[:, -days:].mean(axis=1)
+    # numpy types ufuncs on untyped-dtype arrays as Any
+    return cast(np.ndarray, np.asarray(volume, dtype=float)[:, -days:].mean(axis=1))
 
 
 @dataclass(frozen=True)

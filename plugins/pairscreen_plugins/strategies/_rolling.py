@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import operator
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -51,9 +52,12 @@ def lerp(
 ) -> np.ndarray:
     """numpy's ``_lerp``: ``a + (b-a)*g``, or ``b - (b-a)*(1-g)`` when ``g >= 0.5``."""
     diff = np.subtract(upper, lower, out=out)
+    # numpy types ufuncs on untyped-dtype arrays as Any
     if gamma >= 0.5:
-        return np.subtract(upper, np.multiply(diff, 1 - gamma, out=diff), out=diff)
-    return np.add(lower, np.multiply(diff, gamma, out=diff), out=diff)
+        return cast(
+            np.ndarray, np.subtract(upper, np.multiply(diff, 1 - gamma, out=diff), out=diff)
+        )
+    return cast(np.ndarray, np.add(lower, np.multiply(diff, gamma, out=diff), out=diff))
 
 
 def rolling_percentiles(
@@ -183,7 +187,9 @@ def _chunk_percentiles(
     mirror_ok = np.ones(rows, dtype=bool)
     if mirror is not None:
         mirror_ok = ~(np.diff(both.imag, axis=1) > 0).any(axis=1)
-        for i in np.flatnonzero(~mirror_ok):  # ties in ``values``: break them by the mirror
+        for i in map(
+            int, np.flatnonzero(~mirror_ok)
+        ):  # ties in ``values``: break them by the mirror
             order[i] = np.lexsort((-mirror[i], values[i]))
             both.real[i] = values[i, order[i]]
             both.imag[i] = mirror[i, order[i]]

@@ -17,7 +17,9 @@ the decision from ``r[t-1]``, and the swap executes at day-``t`` closes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -78,7 +80,9 @@ def _bands(panel: PairPanel, p: Plan, leg: Leg) -> tuple[np.ndarray, np.ndarray]
             mirror = _mirror_log_ratio(panel, columns, rows)
             (lo_a, hi_a), mirrored = rolling_percentiles(direct, p.lookback, BAND_PCTS, mirror)
             assert mirrored is not None
-            for side, (lo, hi) in (("A", (lo_a, hi_a)), ("B", mirrored)):
+            sides: tuple[tuple[Leg, Iterable[np.ndarray]], ...]  # (leg, (low, high) bands)
+            sides = (("A", (lo_a, hi_a)), ("B", mirrored))
+            for side, (lo, hi) in sides:
                 pending[side][0][rows] = lo
                 pending[side][1][rows] = hi
     bands = pending.pop(leg)
@@ -90,7 +94,8 @@ def _bands(panel: PairPanel, p: Plan, leg: Leg) -> tuple[np.ndarray, np.ndarray]
 def _mirror_log_ratio(panel: PairPanel, columns: slice, rows: slice = slice(None)) -> np.ndarray:
     """``ln(B/A)`` on some days, as the flipped panel computes it (an elementwise expression,
     so the same on any slice; not ``-ln(A/B)``, which can differ in the last bit)."""
-    return np.log(panel.close_b[rows, columns] / panel.close_a[rows, columns])
+    # numpy types ufuncs on untyped-dtype arrays as Any
+    return cast(np.ndarray, np.log(panel.close_b[rows, columns] / panel.close_a[rows, columns]))
 
 
 def _hold_sequence(position: np.ndarray) -> np.ndarray:
@@ -106,7 +111,8 @@ def _hold_sequence(position: np.ndarray) -> np.ndarray:
     code = (position <= ENTRY_LOW) * (days + _HOLD_START)
     code += (position >= ENTRY_HIGH) * (days + _HOLD_OTHER)
     latest = np.maximum.accumulate(code, axis=1)
-    return (latest & 3) != _HOLD_OTHER
+    # numpy types ufuncs on untyped-dtype arrays as Any
+    return cast(np.ndarray, (latest & 3) != _HOLD_OTHER)
 
 
 def _coins_held(
