@@ -23,7 +23,8 @@ def _bad_headers(valid_but_unknown: str, revoked: str) -> dict[str, dict]:
         "bearer-without-token": {"Authorization": "Bearer"},
         "malformed": {"Authorization": "Bearer not-a-key"},
         "bad-checksum": {
-            "Authorization": f"Bearer {valid_but_unknown[:-1]}{'A' if valid_but_unknown[-1] != 'A' else 'B'}"
+            "Authorization": f"Bearer {valid_but_unknown[:-1]}"
+            f"{'A' if valid_but_unknown[-1] != 'A' else 'B'}"
         },
         "unknown": {"Authorization": f"Bearer {valid_but_unknown}"},
         "revoked": {"Authorization": f"Bearer {revoked}"},

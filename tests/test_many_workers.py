@@ -124,7 +124,8 @@ def test_sixty_clients_on_four_workers_get_exactly_the_daily_quota(world: World)
     assert sum(by_worker.values()) == 200
     assert len(by_worker) >= 2, f"the successes came from one worker only: {by_worker}"
     print(
-        f"\nR1 on {WORKERS} workers: {dict(statuses)}; successes per worker {sorted(by_worker.values())}"
+        f"\nR1 on {WORKERS} workers: {dict(statuses)}; "
+        f"successes per worker {sorted(by_worker.values())}"
     )
 
 

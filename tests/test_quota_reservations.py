@@ -128,9 +128,12 @@ def test_first_concurrent_requests_of_an_account_all_get_a_slot(user_id: int):
         with database.atomic():
             user = User.create(email=f"race{round_}@example.com", tier="pro", is_lifetime=True)
         barrier = threading.Barrier(limit)
-        got: list = []
+        got: list[object] = []
 
-        def take(uid: int = user.id) -> None:
+        # Bound as defaults: each round's threads use that round's barrier and list.
+        def take(
+            uid: int = user.id, barrier: threading.Barrier = barrier, got: list[object] = got
+        ) -> None:
             with database.connection_context():
                 barrier.wait()
                 got.append(compute_slots.acquire(uid, limit, clock.now(), TTL))

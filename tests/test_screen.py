@@ -33,7 +33,8 @@ def test_screen_counts_add_up_and_every_reason_occurs(runtime):
     share = screen["n_survivors"] / screen["n_pairs_screened"]
     assert 0.02 < share < 0.3, share
     print(
-        f"\ndemo screen: {screen['n_survivors']} of {screen['n_pairs_screened']} survive; rejected {screen['rejected']}"
+        f"\ndemo screen: {screen['n_survivors']} of {screen['n_pairs_screened']} survive; "
+        f"rejected {screen['rejected']}"
     )
 
 

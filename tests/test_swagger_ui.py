@@ -33,7 +33,8 @@ def _operation_block(driver, wait, path: str):  # type: ignore[no-untyped-def]
             (
                 By.XPATH,
                 f"//span[contains(@class,'opblock-summary-path') and @data-path='{path}']"
-                "/ancestor::div[contains(concat(' ', normalize-space(@class), ' '), ' opblock ')][1]",
+                "/ancestor::div"
+                "[contains(concat(' ', normalize-space(@class), ' '), ' opblock ')][1]",
             )
         )
     )

@@ -10,7 +10,7 @@ from pairscreen.cli.common import open_database, open_runtime
 from pairscreen.notify import watchlist
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     users = commands.add_parser("users", help="manage accounts").add_subparsers(
         dest="users_command", required=True
     )
@@ -70,7 +70,8 @@ def _create_user(args: argparse.Namespace) -> None:
     tier, expires, lifetime = _tier_args(args)
     user = accounts.create_user(args.email, tier, expires=expires, lifetime=lifetime)
     print(
-        f"created {user.email} ({tier or 'no tier'}); issue a key with: pairscreen keys rotate {user.email}"
+        f"created {user.email} ({tier or 'no tier'}); "
+        f"issue a key with: pairscreen keys rotate {user.email}"
     )
 
 

@@ -12,7 +12,7 @@ from pairscreen.cli.common import open_database, open_runtime
 from pairscreen.db.migrations import upgrade
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     db = commands.add_parser("db", help="database schema").add_subparsers(
         dest="db_command", required=True
     )

@@ -12,7 +12,7 @@ from pairscreen.db.connection import database
 from pairscreen.db.models import CHANNEL_KINDS
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     notify = commands.add_parser("notify", help="watchlist notifications").add_subparsers(
         dest="notify_command", required=True
     )

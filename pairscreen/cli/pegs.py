@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pairscreen.cli.common import open_runtime
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     peg = commands.add_parser("peg", help="peg monitoring of tokenized assets").add_subparsers(
         dest="peg_command", required=True
     )

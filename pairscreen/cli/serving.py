@@ -16,7 +16,7 @@ from pairscreen.config import Settings, default_data_dir
 from pairscreen.runtime import build_runtime
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = commands.add_parser("serve", help="serve the API under uvicorn")
     _server_options(serve)
     serve.add_argument(
@@ -125,7 +125,7 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
     raise SystemExit(0)
 
 
-def start_worker() -> subprocess.Popen:
+def start_worker() -> subprocess.Popen[bytes]:
     """``pairscreen worker`` in a child process with this process's settings (environment)."""
     proc = subprocess.Popen([sys.executable, "-m", "pairscreen", "worker"], env=dict(os.environ))
     print(
@@ -136,7 +136,7 @@ def start_worker() -> subprocess.Popen:
     return proc
 
 
-def stop_worker(proc: subprocess.Popen) -> None:
+def stop_worker(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM (the worker finishes its running job and releases its lock), then wait."""
     if proc.poll() is None:
         proc.terminate()

@@ -142,6 +142,7 @@ def destinations(user_ids: list[int]) -> dict[int, list[Destination]]:
     if not user_ids:
         return out
     rows: dict[int, dict[str, Channel]] = {uid: {} for uid in user_ids}
+    c: Channel | None  # a row, then each kind's row when the user has one
     for c in Channel.select().where(Channel.user.in_(user_ids)):
         rows[c.user_id][c.kind] = c
     emails = {u.id: u.email for u in User.select(User.id, User.email).where(User.id.in_(user_ids))}

@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import logging
 from datetime import UTC, datetime
+from typing import Any
 
 from pairscreen import clock
 from pairscreen.access.accounts import Principal
@@ -111,7 +112,7 @@ def queue_depeg_alerts(event: PegEventChange, *, at: datetime | None = None) -> 
         return enqueue(messages, at=at)
 
 
-def depeg_message(event: PegEventChange, pairs: list[str]) -> dict:
+def depeg_message(event: PegEventChange, pairs: list[str]) -> dict[str, Any]:
     """Subject, text, HTML and payload of one depeg alert."""
     hours = (event.last_unhealthy - event.first_unhealthy).total_seconds() / 3600
     if event.change == "opened":

@@ -74,7 +74,7 @@ class OutboxPolicy:
 
     def backoff(self, attempts: int) -> float:
         """Seconds to wait after the ``attempts``-th failed attempt (1, 2, ...)."""
-        return min(self.backoff_cap, self.backoff_base * 2 ** max(0, attempts - 1))
+        return min(self.backoff_cap, self.backoff_base * 2.0 ** max(0, attempts - 1))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import logging
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pairscreen import clock
 from pairscreen.access.accounts import Principal
@@ -183,7 +183,7 @@ def _messages(
     ]
 
 
-def watch_message(a: str, b: str, t: Transition, pos: PairPosition) -> dict:
+def watch_message(a: str, b: str, t: Transition, pos: PairPosition) -> dict[str, Any]:
     """Subject, plain text, HTML and JSON payload of one watchlist notification."""
     pair = f"{a}/{b}"
     title = STATE_TITLES[t.state]

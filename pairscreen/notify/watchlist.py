@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import peewee
 
 from pairscreen import clock
@@ -11,7 +13,7 @@ from pairscreen.db.models import WatchlistItem
 from pairscreen.universe import Universe
 
 
-def item_json(item: WatchlistItem) -> dict:
+def item_json(item: WatchlistItem) -> dict[str, Any]:
     return {
         "pair": f"{item.a}/{item.b}",
         "a": item.a,
@@ -23,7 +25,7 @@ def item_json(item: WatchlistItem) -> dict:
     }
 
 
-def watchlist_of(user_id: int) -> dict:
+def watchlist_of(user_id: int) -> dict[str, Any]:
     items = (
         WatchlistItem.select()
         .where(WatchlistItem.user == user_id)
@@ -78,5 +80,6 @@ def remove_item(universe: Universe, email: str, pair: str) -> None:
         raise AccountError(f"{a}/{b} is not on {email}'s watchlist")
 
 
-def items_of(email: str) -> list[dict]:
-    return watchlist_of(find_user(email).id)["items"]
+def items_of(email: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = watchlist_of(find_user(email).id)["items"]
+    return items

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pairscreen import clock
 from pairscreen.db.models import JobRun, PegEvent
 
 PEG_JOB = "peg_sample"
 
 
-def event_json(event: PegEvent) -> dict:
+def event_json(event: PegEvent) -> dict[str, Any]:
     return {
         "ticker": event.ticker,
         "asset_class": event.asset_class,
@@ -21,7 +23,7 @@ def event_json(event: PegEvent) -> dict:
     }
 
 
-def active_events() -> dict:
+def active_events() -> dict[str, Any]:
     """The active events, with ``checked_at`` of the last peg check (now when none ran)."""
     events = PegEvent.select().where(PegEvent.active).order_by(PegEvent.ticker)
     run = JobRun.get_or_none(JobRun.name == PEG_JOB)

@@ -36,7 +36,7 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -155,6 +155,7 @@ def read_peg(rt: Runtime, asset: Asset, at: datetime, candles: Mapping[str, Cand
         quote = _ask(rt, name, asset, at)
         if quote is None:
             continue
+        assert peg is not None  # the loop runs over a pegged asset's sources only
         problem = _problem(rt, name, quote, at, market, peg.units_per_token)
         if problem:
             log.log(
@@ -202,7 +203,7 @@ def market_price(
             log.warning("intraday price of %s from %s failed: %s", asset.ticker, name, exc)
             price = None
         if _positive(price):
-            return float(price)  # type: ignore[arg-type]
+            return float(price)
     series = candles.get(asset.ticker)
     if series is None:
         return None
@@ -275,7 +276,7 @@ def _problem(
     return ""
 
 
-def _positive(value: Any) -> bool:
+def _positive(value: Any) -> TypeGuard[float]:
     return (
         isinstance(value, (int, float))
         and not isinstance(value, bool)

@@ -10,6 +10,7 @@ depeg event.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pairscreen import clock
 from pairscreen.db.models import PegEvent, PegSample
@@ -45,7 +46,7 @@ def unhealthy_since(ticker: str) -> datetime | None:
     return first.sampled_at if first else None
 
 
-def peg_status(asset: Asset) -> dict | None:
+def peg_status(asset: Asset) -> dict[str, Any] | None:
     """The latest peg status of a tokenized asset; None for native crypto."""
     if not asset.is_tokenized:
         return None

@@ -108,9 +108,9 @@ class Contract:
             errors = sorted(OAS30Validator(root).iter_errors(json.loads(body)), key=str)
             if errors:
                 raise ContractViolation(
-                    f"{method} {path} -> {status}: {errors[0].message} at {list(errors[0].absolute_path)}"
+                    f"{method} {path} -> {status}: {errors[0].message} "
+                    f"at {list(errors[0].absolute_path)}"
                 )
-        elif base_type == "image/png":
-            if not body.startswith(b"\x89PNG\r\n\x1a\n"):
-                raise ContractViolation(f"{method} {path}: not a PNG")
+        elif base_type == "image/png" and not body.startswith(b"\x89PNG\r\n\x1a\n"):
+            raise ContractViolation(f"{method} {path}: not a PNG")
         self.checked += 1

@@ -62,7 +62,9 @@ def serving(
     }
     # A file, not a pipe: nobody reads the output while the server runs, and a full pipe
     # would block every worker that logs.
-    output = tempfile.TemporaryFile("a+")  # appends: the child shares the file offset
+    # Appends: the child shares the file offset. Closed in the ``finally`` below, after the
+    # server it outlives this statement for (so no ``with``).
+    output = tempfile.TemporaryFile("a+")  # noqa: SIM115
     proc = subprocess.Popen(
         [
             sys.executable,
