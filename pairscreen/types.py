@@ -7,11 +7,11 @@ a :class:`PairPanel` of many pairs at once, and a live ``/pair`` snapshot is a p
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from functools import cached_property
-from typing import Any, Literal, Protocol, cast, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
@@ -23,6 +23,7 @@ ASSET_CLASSES: tuple[str, ...] = (
     "tokenized_treasury",
 )
 Leg = Literal["A", "B"]
+_T = TypeVar("_T")
 
 # Default peg thresholds per asset class, in percent of drift (DESIGN §4).
 DEFAULT_PEG_THRESHOLD_PCT: Mapping[str, float] = {
@@ -146,11 +147,11 @@ class PairPanel:
         """True per row when both ``W`` and ``H`` hold ``window_days`` values."""
         return np.full(self.n_pairs, self.n_days >= self.window_days + 1)
 
-    def cached(self, key: str, compute: Any) -> Any:
+    def cached(self, key: str, compute: Callable[[], _T]) -> _T:
         """Return ``cache[key]``, computing it once with ``compute()``; shared by metrics."""
         if key not in self.cache:
             self.cache[key] = compute()
-        return self.cache[key]
+        return cast(_T, self.cache[key])  # what compute() returned for this key
 
     def flipped(self) -> PairPanel:
         """The same pairs in the other orientation (B/A), for the mirror backtest leg."""

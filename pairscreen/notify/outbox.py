@@ -215,7 +215,7 @@ def deliver_pending(
     return report
 
 
-def _deliverable(now: datetime):  # type: ignore[no-untyped-def]
+def _deliverable(now: datetime) -> peewee.Expression:
     return (
         (Outbox.status == "pending")
         & (Outbox.next_attempt_at <= now)

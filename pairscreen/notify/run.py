@@ -103,7 +103,8 @@ def run_notifications(rt: Runtime, *, at: datetime | None = None) -> NotifyRepor
     """Evaluate every watchlist item, move states, queue notifications (one transaction)."""
     at = (at or clock.now()).replace(microsecond=0)
     items = list(WatchlistItem.select().order_by(WatchlistItem.id))
-    report = NotifyReport(items=len(items), transitions=[])
+    transitions: list[tuple[int, Transition]] = []
+    report = NotifyReport(items=len(items), transitions=transitions)
     positions = live_positions(rt, {(i.a, i.b) for i in items})
     planned: list[tuple[WatchlistItem, Transition, PairPosition]] = []
     for item in items:
@@ -135,7 +136,7 @@ def run_notifications(rt: Runtime, *, at: datetime | None = None) -> NotifyRepor
             if changed != 1:
                 continue  # another run moved it first
             report.moved += 1
-            report.transitions.append((item.id, t))  # type: ignore[union-attr]
+            transitions.append((item.id, t))
             if t.notify and item.user_id in active:
                 report.notifications += enqueue(
                     _messages(item, t, pos, at, where.get(item.user_id, [])), at=at

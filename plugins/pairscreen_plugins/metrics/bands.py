@@ -9,6 +9,7 @@ log-ratios. They are cached on the panel as ``band_percentiles`` for other metri
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -21,9 +22,13 @@ ZONE_HIGH = 0.8
 
 def band_percentiles(panel: PairPanel) -> np.ndarray:
     """p5, p15, p85, p95 of ``H`` per pair, shape (4, pairs); computed once per panel."""
-    return panel.cached(  # type: ignore[no-any-return]
-        "band_percentiles",
-        lambda: np.percentile(panel.band_history, BAND_PERCENTILES, axis=1),
+    # numpy types np.percentile of an untyped-dtype array as Any
+    return cast(
+        np.ndarray,
+        panel.cached(
+            "band_percentiles",
+            lambda: np.percentile(panel.band_history, BAND_PERCENTILES, axis=1),
+        ),
     )
 
 

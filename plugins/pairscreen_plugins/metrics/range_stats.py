@@ -24,8 +24,12 @@ _BLOCK = 1024  # pairs per block: keeps the day-by-day temporaries small
 
 def window_thresholds(panel: PairPanel) -> np.ndarray:
     """p5 and p95 of ``W`` itself per pair, shape (2, pairs); cached on the panel."""
-    return panel.cached(  # type: ignore[no-any-return]
-        "window_p5_p95", lambda: np.percentile(panel.window, TOUCH_PERCENTILES, axis=1)
+    # numpy types np.percentile of an untyped-dtype array as Any
+    return cast(
+        np.ndarray,
+        panel.cached(
+            "window_p5_p95", lambda: np.percentile(panel.window, TOUCH_PERCENTILES, axis=1)
+        ),
     )
 
 

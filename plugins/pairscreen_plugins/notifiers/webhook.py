@@ -29,6 +29,8 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from http.client import HTTPMessage
+from typing import IO
 
 from pairscreen import DeliveryError, Notification, Notifier, hookimpl
 
@@ -63,7 +65,15 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """A redirected POST must not silently turn into a GET that "succeeds"."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> None:
         return None
 
 
