@@ -53,6 +53,7 @@ class User(BaseModel):
 class ApiKey(BaseModel):
     """The one active key of a user; rotating overwrites the row, revoking the old key."""
 
+    id = peewee.AutoField()
     user = peewee.ForeignKeyField(User, backref="api_key", unique=True, on_delete="CASCADE")
     digest = peewee.CharField(max_length=64, unique=True)  # SHA-256 hex of the full key
     prefix = peewee.CharField(max_length=12)  # shown to the owner to recognise the key
@@ -63,6 +64,7 @@ class QuotaUsage(BaseModel):
     """An account's compute units of one UTC day: ``used`` by requests that answered 200,
     ``pending`` reserved by requests still computing (migration 3)."""
 
+    id = peewee.AutoField()
     user = peewee.ForeignKeyField(User, on_delete="CASCADE")
     day = peewee.DateField()
     used = peewee.IntegerField(default=0)
@@ -89,6 +91,7 @@ class ComputeSlot(BaseModel):
 
 
 class AssetRow(BaseModel):
+    id = peewee.AutoField()
     ticker = peewee.CharField(max_length=20, unique=True)
     sector = peewee.CharField(max_length=60)
     asset_class = peewee.CharField(max_length=30)
@@ -116,6 +119,7 @@ class DataVersion(BaseModel):
 
 
 class Screen(BaseModel):
+    id = peewee.AutoField()
     generated_at = UTCDateTimeField(index=True)
     n_pairs_screened = peewee.IntegerField()
     n_survivors = peewee.IntegerField()
@@ -139,6 +143,7 @@ class WatchlistItem(BaseModel):
 
 
 class PegSample(BaseModel):
+    id = peewee.AutoField()
     ticker = peewee.CharField(max_length=20)
     sampled_at = UTCDateTimeField()
     status = peewee.CharField(max_length=10)  # healthy | unhealthy | unknown
