@@ -1,7 +1,8 @@
 """A third-party plugin adds a metric that shows up in /pair/{a}/{b} with no framework change.
 
-The plugin is the metric example of ``docs/plugins.md``, installed as a real distribution with an entry point
-in the ``pairscreen`` group (a dist-info folder on sys.path, as pip would leave it).
+The plugin is the metric example of ``docs/plugins.md``, installed as a real distribution with
+an entry point in the ``pairscreen`` group (a dist-info folder on sys.path, as pip would leave
+it).
 """
 
 from __future__ import annotations
