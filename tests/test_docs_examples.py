@@ -203,8 +203,9 @@ def check_depeg_log(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     caplog: pytest.LogCaptureFixture = request.getfixturevalue("caplog")
     rt = with_settings(request.getfixturevalue("runtime"))
     with caplog.at_level(logging.WARNING, logger="depeg_log"):
-        # The demo market's scripted gold-token depeg opens an event within these hours.
-        backfill_pegs(rt, 30)
+        # The demo market's scripted gold-token depeg opens an event within these hours, on
+        # any weekday (72 hours span a weekend of stale gold quotes, as in `pairscreen demo`).
+        backfill_pegs(rt, 72)
     opened = [r.getMessage() for r in caplog.records if r.name == "depeg_log"]
     assert any(m.startswith("depeg event opened: PAXG (tokenized_metal)") for m in opened), opened
 
