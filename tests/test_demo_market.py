@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from pairscreen_plugins.demo_market import catalogue, model
 from pairscreen_plugins.market import demo
 
 from pairscreen import Asset
@@ -66,7 +67,7 @@ def test_pegs_of_tokenized_assets(universe):
         assert asset.peg is not None
         assert asset.peg.sources == ("demo",)
         assert asset.peg.threshold_pct == expected_threshold[asset.asset_class]
-        assert asset.peg.reference in demo.demo_reference_symbols()
+        assert asset.peg.reference in catalogue.demo_reference_symbols()
         if asset.asset_class == "tokenized_equity":
             assert asset.ticker.endswith("x") and asset.peg.reference == asset.ticker[:-1]
         if asset.asset_class == "tokenized_metal":
@@ -147,7 +148,7 @@ def test_tokenized_assets_track_their_references(universe, candles):
     for asset in universe.assets:
         if asset.peg is None:
             continue
-        dates, ref = demo.demo_reference_daily(asset.peg.reference, TODAY)
+        dates, ref = model.demo_reference_daily(asset.peg.reference, TODAY)
         token = candles[asset.ticker]
         _, i_ref, i_tok = np.intersect1d(dates, token.dates, return_indices=True)
         drift = np.abs(token.close[i_tok] / ref[i_ref] - 1)
@@ -157,7 +158,7 @@ def test_tokenized_assets_track_their_references(universe, candles):
 
 
 def test_references_move_like_their_markets():
-    dates, aapl = demo.demo_reference_daily("AAPL", TODAY)
+    dates, aapl = model.demo_reference_daily("AAPL", TODAY)
     weekday = (dates.astype("int64") + 3) % 7  # 0 = Monday
     saturday = np.flatnonzero(weekday == 5)
     saturday = saturday[saturday > 0]
@@ -165,40 +166,40 @@ def test_references_move_like_their_markets():
     np.testing.assert_array_equal(aapl[saturday + 1][:-1], aapl[saturday][:-1])
     weekdays = np.flatnonzero(weekday[1:] < 5) + 1
     assert np.mean(aapl[weekdays] != aapl[weekdays - 1]) > 0.99
-    _, gold = demo.demo_reference_daily("XAU", TODAY, days=400)
+    _, gold = model.demo_reference_daily("XAU", TODAY, days=400)
     assert 0.05 < np.std(np.diff(np.log(gold))) * np.sqrt(365) < 0.35
-    _, nav = demo.demo_reference_daily("USTBNAV", TODAY, days=400)
+    _, nav = model.demo_reference_daily("USTBNAV", TODAY, days=400)
     growth = nav[-1] / nav[-366] - 1
     assert np.all(np.diff(nav) > 0) and 0.03 < growth < 0.07
     with pytest.raises(KeyError):
-        demo.demo_reference_daily("NOPE", TODAY)
+        model.demo_reference_daily("NOPE", TODAY)
 
 
 def test_intraday_prices_agree_with_daily_closes():
     day = TODAY - timedelta(days=10)
     midnight = datetime.combine(day + timedelta(days=1), datetime.min.time(), UTC)
-    _, closes, _ = demo.demo_daily("AAPLx", day)
-    assert demo.demo_price_at("AAPLx", midnight) == pytest.approx(closes[-1], rel=1e-12)
-    _, closes, _ = demo.demo_daily("BTC", day)
-    assert demo.demo_price_at("BTC", midnight) == pytest.approx(closes[-1], rel=1e-12)
+    _, closes, _ = model.demo_daily("AAPLx", day)
+    assert model.demo_price_at("AAPLx", midnight) == pytest.approx(closes[-1], rel=1e-12)
+    _, closes, _ = model.demo_daily("BTC", day)
+    assert model.demo_price_at("BTC", midnight) == pytest.approx(closes[-1], rel=1e-12)
     # a stock quote on a Saturday is Friday's close, as of Friday's close
     saturday = TODAY - timedelta(days=(TODAY.weekday() - 5) % 7 or 7)
     friday = saturday - timedelta(days=1)
-    price, as_of = demo.demo_reference_at(
+    price, as_of = model.demo_reference_at(
         "AAPL", datetime.combine(saturday, datetime.min.time(), UTC) + timedelta(hours=12)
     )
-    _, ref = demo.demo_reference_daily("AAPL", friday)
+    _, ref = model.demo_reference_daily("AAPL", friday)
     assert price == ref[-1]
     assert as_of == datetime.combine(friday, datetime.min.time(), UTC) + timedelta(hours=21)
     # during a session the quote is fresh, and a token tracks its reference every hour
     tuesday = friday - timedelta(days=3)
     for hour in range(24):
         at = datetime.combine(tuesday, datetime.min.time(), UTC) + timedelta(hours=hour, minutes=7)
-        ref_price, ref_as_of = demo.demo_reference_at("AAPL", at)
+        ref_price, ref_as_of = model.demo_reference_at("AAPL", at)
         if 15 <= hour < 21:
             assert ref_as_of == at
-        assert abs(demo.demo_price_at("AAPLx", at) / ref_price - 1) < 0.06
-    again = demo.demo_reference_at("AAPL", at)
+        assert abs(model.demo_price_at("AAPLx", at) / ref_price - 1) < 0.06
+    again = model.demo_reference_at("AAPL", at)
     assert again == (ref_price, ref_as_of)
 
 

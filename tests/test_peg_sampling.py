@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from pairscreen_plugins.market.demo import demo_reference_daily
+from pairscreen_plugins.demo_market.model import demo_reference_daily
 
 from pairscreen import clock, hookimpl
 from pairscreen.db.models import JobRun, PegEvent, PegSample

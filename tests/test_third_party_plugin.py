@@ -1,7 +1,8 @@
 """A third-party plugin adds a metric that shows up in /pair/{a}/{b} with no framework change.
 
-The plugin is the README's own example, installed as a real distribution with an entry point
-in the ``pairscreen`` group (a dist-info folder on sys.path, as pip would leave it).
+The plugin is the metric example of ``docs/plugins.md``, installed as a real distribution with
+an entry point in the ``pairscreen`` group (a dist-info folder on sys.path, as pip would leave
+it).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def readme_plugin_source() -> str:
-    readme = (ROOT / "README.md").read_text()
-    match = re.search(r"```python\n(# momentum_plugin.py\n.*?)```", readme, re.S)
-    assert match, "the README's plugin example is missing"
+    doc = (ROOT / "docs" / "plugins.md").read_text()
+    match = re.search(r"```python\n(# plugin: momentum_plugin.py\n.*?)```", doc, re.S)
+    assert match, "the metric example of docs/plugins.md is missing"
     return match.group(1)
 
 

@@ -5,7 +5,7 @@ Every price here is synthetic, like the rest of the demo market.
 References
 ----------
 Gold (``XAU``) and the stocks (``AAPL``, ``MSTR`` ...) come from the demo market's intraday
-reference series (:func:`pairscreen_plugins.market.demo.demo_reference_at`): during the
+reference series (:func:`pairscreen_plugins.demo_market.model.demo_reference_at`): during the
 session (gold 00:00-22:00 UTC on weekdays, stocks 14:30-21:00 UTC on weekdays) the price is
 as of the asked time; outside it the answer is the last close, ``as_of`` the close's time. The
 source's maximum age is 90 minutes, so a weekend gold quote and a stock quote overnight or
@@ -52,7 +52,8 @@ from functools import lru_cache
 from typing import Any
 
 from pairscreen import Asset, ReferenceQuote, hookimpl
-from pairscreen_plugins.market.demo import DEFAULT_SEED, REFERENCE_BY_SYMBOL, demo_reference_at
+from pairscreen_plugins.demo_market.catalogue import DEFAULT_SEED, REFERENCE_BY_SYMBOL
+from pairscreen_plugins.demo_market.model import demo_reference_at
 
 HOUR = timedelta(hours=1)
 MAX_AGE = timedelta(minutes=90)
