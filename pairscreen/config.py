@@ -38,6 +38,7 @@ class Parser:
     what: str
     render: Callable[[Any], str] = str
     accepts_empty: bool = False  # "" is a value, not "unset"
+    metavar: str | None = None  # how a command's help names the value
 
 
 def _integer(minimum: int) -> Callable[[str], int]:
@@ -91,9 +92,9 @@ def _choice(*choices: str) -> Parser:
 TEXT = Parser(str, "text")
 PATH = Parser(lambda text: Path(text).expanduser(), "a path")
 COUNT = Parser(_integer(0), "a whole number (0 or more)")
-AT_LEAST_ONE = Parser(_integer(1), "a whole number, at least 1")
-SECONDS = Parser(_positive_seconds, "a positive number of seconds")
-PORT = Parser(_port, "a TCP port (1-65535)")
+AT_LEAST_ONE = Parser(_integer(1), "a whole number, at least 1", metavar="N")
+SECONDS = Parser(_positive_seconds, "a positive number of seconds", metavar="SECONDS")
+PORT = Parser(_port, "a TCP port (1-65535)", metavar="PORT")
 FLAG = Parser(
     _boolean, "one of " + ", ".join(_TRUE + _FALSE), render=lambda value: "1" if value else "0"
 )

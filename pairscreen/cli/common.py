@@ -31,7 +31,8 @@ def add_setting_options(parser: argparse.ArgumentParser, *names: str) -> None:
                 declared.flag, dest=name, action="store_const", const="1", default=None, help=help_
             )
         else:
-            parser.add_argument(declared.flag, dest=name, default=None, help=help_)
+            metavar = declared.parser.metavar or declared.flag.lstrip("-").upper().replace("-", "_")
+            parser.add_argument(declared.flag, dest=name, metavar=metavar, default=None, help=help_)
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
