@@ -5,6 +5,7 @@ Plugin authors import everything they need from here and nothing deeper.
 
 from __future__ import annotations
 
+from pairscreen.config import Settings
 from pairscreen.hookspecs import hookimpl
 from pairscreen.types import (
     ASSET_CLASSES,
@@ -52,6 +53,7 @@ __all__ = [
     "PegSource",
     "ReferenceQuote",
     "Scorer",
+    "Settings",
     "Strategy",
     "Trade",
     "__version__",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from importlib import resources
 from pathlib import Path
 
@@ -24,10 +23,9 @@ class ContractNotFound(RuntimeError):
     pass
 
 
-def openapi_path() -> Path:
-    """The contract: ``PAIRSCREEN_OPENAPI``, else the copy packaged with (or beside) pairscreen."""
-    override = os.environ.get("PAIRSCREEN_OPENAPI")
-    candidates = [Path(override)] if override else []
+def openapi_path(settings: Settings) -> Path:
+    """The contract: ``settings.openapi_path``, else the copy packaged with (or beside) it."""
+    candidates = [settings.openapi_path] if settings.openapi_path else []
     candidates.append(Path(str(resources.files("pairscreen").joinpath("openapi.yaml"))))
     candidates.append(Path(__file__).resolve().parent.parent / "openapi.yaml")
     for path in candidates:
@@ -50,7 +48,7 @@ def create_app(
     install(rt)
     app = connexion.AsyncApp(__name__)
     app.add_api(
-        openapi_path(),
+        openapi_path(rt.settings),
         strict_validation=True,
         validate_responses=validate_responses,
         swagger_ui_options=connexion.options.SwaggerUIOptions(swagger_ui=True),

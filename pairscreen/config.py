@@ -1,70 +1,489 @@
-"""Settings, read once from the command line and the environment (DESIGN §7)."""
+"""Every setting of the service, declared once, and read from the environment once.
+
+Each field of :class:`Settings` carries its declaration (:func:`setting`): the environment
+variable, the command-line flag when there is one, the default and what it means. The CLI
+builds its flags from these declarations and ``docs/configuration.md`` is generated from them,
+so neither can drift from the code. :func:`load_settings` runs at a composition root (a CLI
+command, the app factory, a Dask worker), after the environment is final; everything else is
+handed the frozen result, and this is the only module that reads ``os.environ``.
+
+An empty environment variable counts as unset, except where an empty value means something
+(``PAIRSCREEN_LOAD_PLUGINS``: no third-party plugins).
+"""
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
 
+class SettingsError(ValueError):
+    """A setting has a value it cannot take; the message names the variable or flag."""
+
+
 @dataclass(frozen=True)
-class Settings:
-    """Where data lives and how the service behaves; every field has an environment variable."""
+class Parser:
+    """Turns the text of a variable or flag into a value and back.
 
-    data_dir: Path
-    database_url: str
-    universe_path: Path | None = None  # None: the built-in demo universe
-    window_days: int = 540
-    min_history_days: int = 200
-    strategy: str = "accumulation"
-    scorer: str = "score"
-    chart_renderer: str = "default"
-    screens_kept: int = 20
-    in_flight_limits: dict[str, int] = field(default_factory=lambda: {"personal": 2, "pro": 4})
-    daily_limits: dict[str, int] = field(default_factory=lambda: {"personal": 200, "pro": 2000})
-    lock_ttl_seconds: float = 60.0
-    # Threads per worker process for compute requests (a pool of their own); 0: one fewer
-    # than the usable cores, at least 1, so the event loop and cheap reads keep a core.
-    compute_threads: int = 0
+    ``what`` completes "must be ..." in the error, so every bad value is reported the same way.
+    """
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.database_url.startswith("sqlite")
+    convert: Callable[[str], Any]
+    what: str
+    render: Callable[[Any], str] = str
+    accepts_empty: bool = False  # "" is a value, not "unset"
+    metavar: str | None = None  # how a command's help names the value
+
+
+def _integer(minimum: int) -> Callable[[str], int]:
+    def convert(text: str) -> int:
+        value = int(text)
+        if value < minimum:
+            raise ValueError(text)
+        return value
+
+    return convert
+
+
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(text)
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 < value < 65536:
+        raise ValueError(text)
+    return value
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _boolean(text: str) -> bool:
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    raise ValueError(text)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(filter(None, (n.strip() for n in text.split(","))))
+
+
+def _choice(*choices: str) -> Parser:
+    def convert(text: str) -> str:
+        if text not in choices:
+            raise ValueError(text)
+        return text
+
+    return Parser(convert, "one of " + ", ".join(choices))
+
+
+TEXT = Parser(str, "text")
+PATH = Parser(lambda text: Path(text).expanduser(), "a path")
+COUNT = Parser(_integer(0), "a whole number (0 or more)")
+AT_LEAST_ONE = Parser(_integer(1), "a whole number, at least 1", metavar="N")
+SECONDS = Parser(_positive_seconds, "a positive number of seconds", metavar="SECONDS")
+PORT = Parser(_port, "a TCP port (1-65535)", metavar="PORT")
+FLAG = Parser(
+    _boolean, "one of " + ", ".join(_TRUE + _FALSE), render=lambda value: "1" if value else "0"
+)
+NAMES = Parser(_names, "a comma-separated list of names", render=",".join, accepts_empty=True)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """How one setting is set and what it is for; stored in its field's metadata."""
+
+    env: str
+    help: str
+    parser: Parser
+    flag: str | None = None
+    shown_default: str | None = None  # the default as the docs state it, when it is computed
+    secret: bool = False
+
+
+def setting(
+    env: str,
+    help: str,
+    parser: Parser = TEXT,
+    *,
+    default: Any = MISSING,
+    default_factory: Any = MISSING,
+    flag: str | None = None,
+    shown_default: str | None = None,
+    secret: bool = False,
+) -> Any:
+    """A :class:`Settings` field with its declaration."""
+    declaration = Declaration(env, help, parser, flag, shown_default, secret)
+    return field(
+        default=default,
+        default_factory=default_factory,
+        repr=not secret,
+        metadata={"setting": declaration},
+    )
 
 
 def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("pairscreen", appauthor=False))
 
 
-def load_settings(
-    *,
-    data_dir: str | Path | None = None,
-    database_url: str | None = None,
-    universe: str | Path | None = None,
-) -> Settings:
-    """Settings from explicit values, else the environment, else the defaults."""
-    env = os.environ
-    folder = Path(data_dir or env.get("PAIRSCREEN_DATA_DIR") or default_data_dir()).expanduser()
-    url = database_url or env.get("DATABASE_URL") or f"sqlite:///{folder / 'pairscreen.sqlite3'}"
-    universe_value = universe or env.get("PAIRSCREEN_UNIVERSE")
-    in_flight = {
-        "personal": int(env.get("PAIRSCREEN_IN_FLIGHT_PERSONAL", "2")),
-        "pro": int(env.get("PAIRSCREEN_IN_FLIGHT_PRO", "4")),
-    }
-    daily = {
-        "personal": int(env.get("PAIRSCREEN_DAILY_LIMIT_PERSONAL", "200")),
-        "pro": int(env.get("PAIRSCREEN_DAILY_LIMIT_PRO", "2000")),
-    }
-    return Settings(
-        data_dir=folder,
-        database_url=url,
-        universe_path=Path(universe_value).expanduser() if universe_value else None,
-        window_days=int(env.get("PAIRSCREEN_WINDOW_DAYS", "540")),
-        in_flight_limits=in_flight,
-        daily_limits=daily,
-        compute_threads=int(env.get("PAIRSCREEN_COMPUTE_THREADS", "0")),
-        lock_ttl_seconds=float(env.get("PAIRSCREEN_LOCK_TTL", "60")),
-        chart_renderer=env.get("PAIRSCREEN_CHART_RENDERER", "default"),
+def default_database_url(data_dir: Path) -> str:
+    return f"sqlite:///{data_dir / 'pairscreen.sqlite3'}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where data lives and how the service behaves, read once; plugins get it from their hooks.
+
+    Fields can be set by keyword (tests do); :func:`load_settings` reads them from the
+    environment and the command line.
+    """
+
+    # Storage
+    data_dir: Path = setting(
+        "PAIRSCREEN_DATA_DIR",
+        "folder of the embedded database",
+        PATH,
+        default_factory=default_data_dir,
+        flag="--data-dir",
+        shown_default="the user data folder (platformdirs)",
     )
+    database_url: str = setting(
+        "DATABASE_URL",
+        "peewee database URL (SQLite or PostgreSQL)",
+        default="",
+        flag="--database-url",
+        shown_default="pairscreen.sqlite3 in the data folder",
+    )
+    universe_path: Path | None = setting(
+        "PAIRSCREEN_UNIVERSE",
+        "universe TOML file",
+        PATH,
+        default=None,
+        flag="--universe",
+        shown_default="the built-in demo universe",
+    )
+    # Screening
+    window_days: int = setting(
+        "PAIRSCREEN_WINDOW_DAYS",
+        "days of log-ratio history the bands use",
+        AT_LEAST_ONE,
+        default=540,
+    )
+    min_history_days: int = setting(
+        "PAIRSCREEN_MIN_HISTORY_DAYS",
+        "days of history a pair needs to be screened",
+        COUNT,
+        default=200,
+    )
+    strategy: str = setting(
+        "PAIRSCREEN_STRATEGY", "the backtest strategy plugin to run", default="accumulation"
+    )
+    scorer: str = setting(
+        "PAIRSCREEN_SCORER", "the scorer plugin that ranks survivors", default="score"
+    )
+    screens_kept: int = setting(
+        "PAIRSCREEN_SCREENS_KEPT",
+        "published screens kept in the database",
+        AT_LEAST_ONE,
+        default=20,
+    )
+    screen_processes: int = setting(
+        "PAIRSCREEN_SCREEN_PROCESSES",
+        "processes a local screen runs on (0: one per core)",
+        COUNT,
+        default=0,
+    )
+    executor: str = setting(
+        "PAIRSCREEN_EXECUTOR",
+        "where `screen run` computes: this machine's cores, or a Dask cluster",
+        _choice("local", "dask"),
+        default="local",
+        flag="--executor",
+    )
+    dask_scheduler: str | None = setting(
+        "PAIRSCREEN_DASK_SCHEDULER",
+        "the Dask scheduler address for the dask executor, e.g. tcp://10.0.0.5:8786",
+        default=None,
+        flag="--scheduler",
+    )
+    chart_renderer: str = setting(
+        "PAIRSCREEN_CHART_RENDERER", "the chart renderer plugin for chart.png", default="default"
+    )
+    # The API
+    host: str = setting(
+        "PAIRSCREEN_HOST",
+        "address `serve` and `demo` listen on",
+        default="127.0.0.1",
+        flag="--host",
+    )
+    port: int = setting(
+        "PAIRSCREEN_PORT", "port `serve` and `demo` listen on", PORT, default=8000, flag="--port"
+    )
+    workers: int = setting(
+        "PAIRSCREEN_WORKERS",
+        "uvicorn worker processes of `serve`",
+        AT_LEAST_ONE,
+        default=1,
+        flag="--workers",
+    )
+    openapi_path: Path | None = setting(
+        "PAIRSCREEN_OPENAPI",
+        "the openapi.yaml to serve instead of the packaged one",
+        PATH,
+        default=None,
+        shown_default="the packaged contract",
+    )
+    # Threads per worker process for compute requests (a pool of their own); 0: one fewer
+    # than the usable cores, at least 1, so the event loop and cheap reads keep a core.
+    compute_threads: int = setting(
+        "PAIRSCREEN_COMPUTE_THREADS",
+        "threads per API process for compute requests (0: one fewer than the cores, at least 1)",
+        COUNT,
+        default=0,
+    )
+    in_flight_personal: int = setting(
+        "PAIRSCREEN_IN_FLIGHT_PERSONAL",
+        "requests a personal account may run at once",
+        AT_LEAST_ONE,
+        default=2,
+    )
+    in_flight_pro: int = setting(
+        "PAIRSCREEN_IN_FLIGHT_PRO",
+        "requests a pro account may run at once",
+        AT_LEAST_ONE,
+        default=4,
+    )
+    daily_limit_personal: int = setting(
+        "PAIRSCREEN_DAILY_LIMIT_PERSONAL",
+        "charged requests per day, personal accounts",
+        COUNT,
+        default=200,
+    )
+    daily_limit_pro: int = setting(
+        "PAIRSCREEN_DAILY_LIMIT_PRO", "charged requests per day, pro accounts", COUNT, default=2000
+    )
+    lock_ttl_seconds: float = setting(
+        "PAIRSCREEN_LOCK_TTL",
+        "how long a request's quota reservation lives (above the longest request)",
+        SECONDS,
+        default=60.0,
+    )
+    # Plugins
+    load_plugins: tuple[str, ...] | None = setting(
+        "PAIRSCREEN_LOAD_PLUGINS",
+        "the entry-point plugins to load, comma-separated (empty: none)",
+        NAMES,
+        default=None,
+        shown_default="every installed one",
+    )
+    plugins_dir: Path | None = setting(
+        "PAIRSCREEN_PLUGINS_DIR",
+        "a folder whose .py files are loaded as plugins",
+        PATH,
+        default=None,
+    )
+    # Pegs
+    peg_retention_days: int = setting(
+        "PAIRSCREEN_PEG_RETENTION_DAYS", "days peg samples are kept", AT_LEAST_ONE, default=90
+    )
+    # The worker
+    worker_wait: bool = setting(
+        "PAIRSCREEN_WORKER_WAIT",
+        "wait for a running worker to stop instead of exiting",
+        FLAG,
+        default=False,
+        flag="--wait",
+    )
+    worker_wait_poll: float = setting(
+        "PAIRSCREEN_WORKER_WAIT_POLL",
+        "how often a waiting worker checks the lock",
+        SECONDS,
+        default=2.0,
+    )
+    deliver_every: float = setting(
+        "PAIRSCREEN_DELIVER_EVERY",
+        "the worker's outbox delivery interval",
+        SECONDS,
+        default=10.0,
+        flag="--deliver-every",
+    )
+    worker_lock_ttl: float = setting(
+        "PAIRSCREEN_WORKER_LOCK_TTL",
+        "how long the single-worker lock outlives a silent worker",
+        SECONDS,
+        default=60.0,
+        flag="--lock-ttl",
+    )
+    # The outbox
+    outbox_max_attempts: int = setting(
+        "PAIRSCREEN_OUTBOX_MAX_ATTEMPTS",
+        "delivery attempts before a notification fails",
+        AT_LEAST_ONE,
+        default=10,
+    )
+    outbox_backoff: float = setting(
+        "PAIRSCREEN_OUTBOX_BACKOFF",
+        "wait before the 2nd delivery attempt; doubles after each failure",
+        SECONDS,
+        default=30.0,
+    )
+    outbox_backoff_cap: float = setting(
+        "PAIRSCREEN_OUTBOX_BACKOFF_CAP",
+        "the longest wait between delivery attempts",
+        SECONDS,
+        default=3600.0,
+    )
+    outbox_lease: float = setting(
+        "PAIRSCREEN_OUTBOX_LEASE",
+        "how long a delivery claim holds (a crashed worker's rows return after it)",
+        SECONDS,
+        default=120.0,
+    )
+    # Notifiers (built-in plugins)
+    smtp_url: str = setting(
+        "PAIRSCREEN_SMTP_URL",
+        "e-mail server: smtp://[user:password@]host[:port][?starttls=1] or smtps://… "
+        "(empty: no e-mail)",
+        default="",
+        secret=True,
+    )
+    mail_from: str = setting(
+        "PAIRSCREEN_MAIL_FROM", "sender of the e-mails", default="pairscreen@localhost"
+    )
+    telegram_token: str = setting(
+        "PAIRSCREEN_TELEGRAM_TOKEN",
+        "Telegram bot token (empty: no Telegram)",
+        default="",
+        secret=True,
+    )
+    telegram_api: str = setting(
+        "PAIRSCREEN_TELEGRAM_API", "Telegram Bot API base URL", default="https://api.telegram.org"
+    )
+    webhook_secret: str = setting(
+        "PAIRSCREEN_WEBHOOK_SECRET",
+        "HMAC-SHA256 key that signs webhook bodies (empty: no webhooks)",
+        default="",
+        secret=True,
+    )
+
+    def __post_init__(self) -> None:
+        if not self.database_url:
+            object.__setattr__(self, "database_url", default_database_url(self.data_dir))
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def in_flight_limits(self) -> dict[str, int]:
+        return {"personal": self.in_flight_personal, "pro": self.in_flight_pro}
+
+    @property
+    def daily_limits(self) -> dict[str, int]:
+        return {"personal": self.daily_limit_personal, "pro": self.daily_limit_pro}
+
+
+def declarations() -> Iterator[tuple[Field[Any], Declaration]]:
+    """Every setting with its declaration, in declaration order."""
+    for f in fields(Settings):
+        yield f, f.metadata["setting"]
+
+
+def declaration(name: str) -> Declaration:
+    return next(d for f, d in declarations() if f.name == name)
+
+
+def _parse(declared: Declaration, text: str, label: str) -> Any:
+    try:
+        return declared.parser.convert(text)
+    except ValueError:
+        raise SettingsError(f"{label} must be {declared.parser.what}, got {text!r}") from None
+
+
+def load_settings(
+    environ: Mapping[str, str] | None = None,
+    *,
+    flags: Mapping[str, str] | None = None,
+    universe: str | Path | None = None,
+    **values: Any,
+) -> Settings:
+    """Settings from ``values``, else ``flags``, else the environment, else the defaults.
+
+    ``values`` are keyword values by field name (text is parsed, anything else is taken as
+    is; None means "not given"), ``universe`` is short for ``universe_path``; ``flags`` are
+    the command line's texts by field name. A bad value raises :class:`SettingsError`.
+    """
+    env = os.environ if environ is None else environ
+    if universe is not None:
+        values.setdefault("universe_path", universe)
+    unknown = set(values) - {f.name for f in fields(Settings)}
+    if unknown:
+        raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
+    chosen: dict[str, Any] = {}
+    for f, declared in declarations():
+        given, from_flag, raw = values.get(f.name), (flags or {}).get(f.name), env.get(declared.env)
+        if given is not None:
+            chosen[f.name] = _parse(declared, given, f.name) if isinstance(given, str) else given
+        elif from_flag is not None:
+            chosen[f.name] = _parse(declared, from_flag, declared.flag or f.name)
+        elif raw is not None and (raw or declared.parser.accepts_empty):
+            chosen[f.name] = _parse(declared, raw, declared.env)
+    return Settings(**chosen)
+
+
+def environ_of(settings: Settings) -> dict[str, str | None]:
+    """The environment that :func:`load_settings` reads back as ``settings`` (None: unset)."""
+    rendered: dict[str, str | None] = {}
+    for f, declared in declarations():
+        value = getattr(settings, f.name)
+        rendered[declared.env] = None if value is None else declared.parser.render(value)
+    return rendered
+
+
+def export_settings(settings: Settings, environ: MutableMapping[str, str] | None = None) -> None:
+    """Put ``settings`` in the environment, for child processes (uvicorn workers, the worker)."""
+    target = os.environ if environ is None else environ
+    for name, text in environ_of(settings).items():
+        if text is None:
+            target.pop(name, None)
+        else:
+            target[name] = text
+
+
+def default_text(name: str) -> str:
+    """A setting's default as people read it: its text, or what a computed default is."""
+    f = Settings.__dataclass_fields__[name]
+    declared: Declaration = f.metadata["setting"]
+    if declared.shown_default is not None:
+        return declared.shown_default
+    if f.default is None:
+        return "unset"
+    return declared.parser.render(f.default) or "empty"
+
+
+def markdown_table() -> str:
+    """The settings table of ``docs/configuration.md``."""
+    rows = [
+        "| Environment variable | CLI flag | Default | Meaning |",
+        "| --- | --- | --- | --- |",
+    ]
+    for f, declared in declarations():
+        default = default_text(f.name)
+        if declared.shown_default is None and f.default not in (None, ""):
+            default = f"`{default}`"
+        flag = f"`{declared.flag}`" if declared.flag else ""
+        meaning = declared.help.replace("|", "\\|")
+        rows.append(f"| `{declared.env}` | {flag} | {default} | {meaning} |")
+    return "\n".join(rows) + "\n"

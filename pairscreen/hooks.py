@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 
 import pluggy
 
+from pairscreen.config import Settings
 from pairscreen.types import (
     ChartRenderer,
     MarketSource,
@@ -75,17 +76,24 @@ class Registry(Generic[T]):
 
 
 class Plugins:
-    """Typed access to everything the loaded plugins contribute."""
+    """Typed access to everything the loaded plugins contribute.
 
-    def __init__(self, pm: pluggy.PluginManager):
+    ``settings`` are handed to the register hooks that ask for them (``settings`` in an
+    implementation's signature), so plugins are configured without reading the environment.
+    """
+
+    def __init__(self, pm: pluggy.PluginManager, settings: Settings):
         self.pm = pm
+        self.settings = settings
 
     def _collect(self, kind: str, hook_name: str) -> Registry:
         registry: Registry = Registry(kind)
         hook = getattr(self.pm.hook, hook_name)
         for impl in hook.get_hookimpls():
             owner = self.pm.get_name(impl.plugin) or repr(impl.plugin)
-            for component in impl.function() or ():
+            offered = {"settings": self.settings}
+            arguments = {name: offered[name] for name in impl.argnames if name in offered}
+            for component in impl.function(**arguments) or ():
                 registry.add(component, owner)
         return registry
 

@@ -3,8 +3,11 @@
 A plugin is a module (or object) with functions decorated ``@hookimpl`` and named after the
 specs below. Every ``pairscreen_register_*`` hook returns a list of typed components; the
 framework collects them into named registries that reject duplicate names, so one plugin may
-contribute several metrics, sources or renderers. Hooks evolve only by adding keyword
-arguments, so a plugin written today keeps working.
+contribute several metrics, sources or renderers. Every ``pairscreen_register_*`` hook is
+given the service's :class:`~pairscreen.Settings` as ``settings``; like any hook argument it is
+opt-in (leave it out of the signature when the components need no configuration), so a plugin
+never reads the environment itself. Hooks evolve only by adding keyword arguments, so a plugin
+written today keeps working.
 
 Import what you need from the top-level package only::
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import pluggy
 
+from pairscreen.config import Settings
 from pairscreen.types import (
     ChartRenderer,
     MarketSource,
@@ -37,7 +41,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def pairscreen_register_market_sources() -> list[MarketSource]:
+def pairscreen_register_market_sources(settings: Settings) -> list[MarketSource]:
     """Return the market-data sources this plugin provides.
 
     A source is chosen by ``name`` in the universe file's ``[market] source = "..."``; the
@@ -52,7 +56,7 @@ def pairscreen_register_market_sources() -> list[MarketSource]:
 
 
 @hookspec
-def pairscreen_register_metrics() -> list[Metric]:
+def pairscreen_register_metrics(settings: Settings) -> list[Metric]:
     """Return the metrics this plugin provides.
 
     Each metric computes its ``fields`` over a whole :class:`~pairscreen.types.PairPanel` (one
@@ -64,7 +68,7 @@ def pairscreen_register_metrics() -> list[Metric]:
 
 
 @hookspec
-def pairscreen_register_strategies() -> list[Strategy]:
+def pairscreen_register_strategies(settings: Settings) -> list[Strategy]:
     """Return the backtest strategies this plugin provides.
 
     The service runs the strategy named in its settings (``accumulation`` by default) twice
@@ -73,7 +77,7 @@ def pairscreen_register_strategies() -> list[Strategy]:
 
 
 @hookspec
-def pairscreen_register_scorers() -> list[Scorer]:
+def pairscreen_register_scorers(settings: Settings) -> list[Scorer]:
     """Return the survivor scores this plugin provides (the built-in one is ``score``).
 
     The service ranks survivors with the scorer named in its settings.
@@ -86,7 +90,7 @@ def pairscreen_register_scorers() -> list[Scorer]:
 
 
 @hookspec
-def pairscreen_register_chart_renderers() -> list[ChartRenderer]:
+def pairscreen_register_chart_renderers(settings: Settings) -> list[ChartRenderer]:
     """Return the chart renderers this plugin provides.
 
     ``/pair/{a}/{b}/chart.png`` is drawn by the renderer named in the settings (``default``
@@ -101,7 +105,7 @@ def pairscreen_register_chart_renderers() -> list[ChartRenderer]:
 
 
 @hookspec
-def pairscreen_register_peg_sources() -> list[PegSource]:
+def pairscreen_register_peg_sources(settings: Settings) -> list[PegSource]:
     """Return the peg reference sources this plugin provides.
 
     The universe names, per tokenized asset, the sources to ask for its reference price.
@@ -126,9 +130,11 @@ def pairscreen_peg_event_changed(event: PegEventChange) -> None:
 
 
 @hookspec
-def pairscreen_register_notifiers() -> list[Notifier]:
+def pairscreen_register_notifiers(settings: Settings) -> list[Notifier]:
     """Return the notifiers this plugin provides, one per channel kind it delivers.
 
     The outbox worker hands every pending notification of a channel kind to the notifier
-    of that ``name``; a :class:`~pairscreen.types.DeliveryError` schedules a retry.
+    of that ``name``; a :class:`~pairscreen.types.DeliveryError` schedules a retry. The
+    built-in notifiers take their servers and secrets from ``settings`` (``smtp_url``,
+    ``telegram_token``, ``webhook_secret`` ...).
     """

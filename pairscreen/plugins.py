@@ -10,13 +10,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
-import os
 import sys
 from pathlib import Path
 
 import pluggy
 
 from pairscreen import hookspecs
+from pairscreen.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -47,33 +47,31 @@ def new_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
-def load_plugins(*, extra: tuple[object, ...] = ()) -> pluggy.PluginManager:
+def load_plugins(settings: Settings, *, extra: tuple[object, ...] = ()) -> pluggy.PluginManager:
     """Build the plugin manager: built-ins, entry points, the plugins folder, then ``extra``."""
     pm = new_plugin_manager()
     for name in BUILTIN_PLUGINS:
         pm.register(importlib.import_module(name), name=name)
-    _load_entry_points(pm)
-    _load_plugins_dir(pm)
+    _load_entry_points(pm, settings.load_plugins)
+    _load_plugins_dir(pm, settings.plugins_dir)
     for plugin in extra:
         pm.register(plugin)
     pm.check_pending()
     return pm
 
 
-def _load_entry_points(pm: pluggy.PluginManager) -> None:
-    allowed = os.environ.get("PAIRSCREEN_LOAD_PLUGINS")
+def _load_entry_points(pm: pluggy.PluginManager, allowed: tuple[str, ...] | None) -> None:
     if allowed is None:
         pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME)
         return
-    for name in filter(None, (n.strip() for n in allowed.split(","))):
+    for name in allowed:
         pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME, name=name)
 
 
-def _load_plugins_dir(pm: pluggy.PluginManager) -> None:
-    folder = os.environ.get("PAIRSCREEN_PLUGINS_DIR")
-    if not folder:
+def _load_plugins_dir(pm: pluggy.PluginManager, folder: Path | None) -> None:
+    if folder is None:
         return
-    for path in sorted(Path(folder).glob("*.py")):
+    for path in sorted(folder.glob("*.py")):
         module_name = f"pairscreen_local_plugin_{path.stem}"
         spec = importlib.util.spec_from_file_location(module_name, path)
         if spec is None or spec.loader is None:

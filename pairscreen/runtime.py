@@ -36,7 +36,9 @@ def build_runtime(
     return Runtime(
         settings=settings,
         # The framework's own hook implementations (depeg alerts), then the caller's.
-        plugins=Plugins(load_plugins(extra=(DepegAlertsPlugin(), *extra_plugins))),
+        plugins=Plugins(
+            load_plugins(settings, extra=(DepegAlertsPlugin(), *extra_plugins)), settings
+        ),
         universe=load_universe(settings),
     )
 

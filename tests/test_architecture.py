@@ -11,6 +11,7 @@ from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
 
 import pairscreen.hookspecs as hookspecs
+from pairscreen.config import Settings, load_settings
 from pairscreen.plugins import BUILTIN_PLUGINS, load_plugins
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +34,7 @@ def test_import_linter_contracts_hold():
 
 
 def test_every_builtin_loads_and_implements_a_hook():
-    pm = load_plugins()
+    pm = load_plugins(load_settings())
     for name in BUILTIN_PLUGINS:
         plugin = pm.get_plugin(name)
         assert plugin is not None, name
@@ -67,4 +68,4 @@ def test_app_boots_and_resolves_every_operation(runtime):
 def test_openapi_is_packaged_with_the_framework():
     from pairscreen.app import openapi_path
 
-    assert openapi_path().read_bytes() == (ROOT / "openapi.yaml").read_bytes()
+    assert openapi_path(Settings()).read_bytes() == (ROOT / "openapi.yaml").read_bytes()

@@ -30,6 +30,7 @@ from pairscreen_plugins.charts import matplotlib_renderer as mpl_renderer
 from PIL import Image
 
 from pairscreen import ChartData, Trade, hookimpl
+from pairscreen.config import Settings
 from pairscreen.db.connection import database
 from pairscreen.hooks import Plugins
 from pairscreen.plugins import new_plugin_manager
@@ -138,7 +139,7 @@ def rss_bytes() -> int:
 def test_renderer_registers_through_its_hook():
     pm = new_plugin_manager()
     pm.register(mpl_renderer, name="charts")
-    renderers = Plugins(pm).chart_renderers
+    renderers = Plugins(pm, Settings()).chart_renderers
     assert "default" in renderers
     assert [r.name for r in mpl_renderer.pairscreen_register_chart_renderers()] == ["default"]
 

@@ -172,8 +172,7 @@ def test_schemathesis_in_process_finds_nothing(runtime):
     from pairscreen.app import create_app
 
     key, tickers = _fuzz_account(runtime)
-    limits = {**runtime.settings.daily_limits, "pro": HIGH_LIMIT}
-    runtime.settings = dataclasses.replace(runtime.settings, daily_limits=limits)
+    runtime.settings = dataclasses.replace(runtime.settings, daily_limit_pro=HIGH_LIMIT)
     app = create_app(runtime, validate_responses=True)
     schema = schemathesis.openapi.from_asgi(
         "/api/v1/openapi.json", app, config=fuzz_config(key, tickers)

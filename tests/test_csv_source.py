@@ -11,6 +11,7 @@ import pytest
 from pairscreen_plugins.market import csv_source
 
 from pairscreen import Asset
+from pairscreen.config import Settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import Candle
 from pairscreen.hooks import Plugins
@@ -142,7 +143,7 @@ def test_incremental_sync_from_a_universe_file(tmp_path):
     universe = load_universe_file(universe_file)
     pm = new_plugin_manager()
     pm.register(csv_source)
-    plugins = Plugins(pm)
+    plugins = Plugins(pm, Settings())
     init_database("sqlite:///" + str(tmp_path / "t.sqlite3"))
     try:
         first = sync_candles(universe, plugins, until=date(2025, 1, 31))

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pairscreen import hookimpl
+from pairscreen.config import Settings
 from pairscreen.db.connection import connect, database, init_database
 from pairscreen.db.models import PegEvent, PegSample
 from pairscreen.hooks import Plugins
@@ -81,7 +82,7 @@ def clear() -> None:
 def plugins_with(recorder: EventRecorder) -> Plugins:
     pm = new_plugin_manager()
     pm.register(recorder)
-    return Plugins(pm)
+    return Plugins(pm, Settings())
 
 
 def store(samples: list[S], ticker: str = "PAXG") -> None:
@@ -415,6 +416,6 @@ def test_one_failing_plugin_does_not_stop_the_others():
     pm.register(Broken())
     pm.register(recorder)
     store(unhealthy_hours(*range(0, 13)))
-    detect_events(Plugins(pm), UNIVERSE)
+    detect_events(Plugins(pm, Settings()), UNIVERSE)
     assert [c.change for c in recorder.calls] == ["opened"]
     assert len(active_rows()) == 1

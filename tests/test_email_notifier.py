@@ -15,8 +15,10 @@ from pairscreen_plugins.notifiers import email as email_plugin
 from pairscreen_plugins.notifiers.email import EmailNotifier, SmtpConfig
 
 from pairscreen import DeliveryError, Notification
+from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.db.models import Outbox
+from pairscreen.hooks import Plugins
 from pairscreen.notify.outbox import OutboxMessage, deliver_pending, enqueue
 from tests.support.receivers import SmtpCollector, free_port, fresh_database, notifier_plugins
 
@@ -51,7 +53,7 @@ def test_plain_smtp_delivers_text_and_html_parts(smtp, monkeypatch):
     handler, port = smtp
     monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")
     monkeypatch.setenv("PAIRSCREEN_MAIL_FROM", "alerts@pairscreen.test")
-    EmailNotifier().deliver(NOTE)
+    EmailNotifier.of(load_settings()).deliver(NOTE)
 
     assert len(handler.messages) == 1
     got = handler.messages[0]
@@ -127,7 +129,7 @@ def test_starttls_and_login_with_credentials_from_the_url(tmp_path, monkeypatch)
         monkeypatch.setenv(
             "PAIRSCREEN_SMTP_URL", f"smtp://mailer:p%40ss%20word@127.0.0.1:{port}?starttls=1"
         )
-        EmailNotifier().deliver(NOTE)
+        EmailNotifier.of(load_settings()).deliver(NOTE)
         assert logins == [(b"mailer", b"p@ss word")]
         assert len(handler.messages) == 1 and handler.messages[0].tls
     finally:
@@ -138,17 +140,19 @@ def test_refused_recipient_is_permanent_and_unreachable_server_is_retried(smtp, 
     _, port = smtp
     monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")
     with pytest.raises(DeliveryError) as refused:
-        EmailNotifier().deliver(Notification(**{**NOTE.__dict__, "address": "nobody@example.com"}))
+        EmailNotifier.of(load_settings()).deliver(
+            Notification(**{**NOTE.__dict__, "address": "nobody@example.com"})
+        )
     assert refused.value.permanent
 
     monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{free_port()}")
     with pytest.raises(DeliveryError) as down:
-        EmailNotifier().deliver(NOTE)
+        EmailNotifier.of(load_settings()).deliver(NOTE)
     assert not down.value.permanent
 
     monkeypatch.delenv("PAIRSCREEN_SMTP_URL")
     with pytest.raises(DeliveryError, match="PAIRSCREEN_SMTP_URL") as unset:
-        EmailNotifier().deliver(NOTE)
+        EmailNotifier.of(load_settings()).deliver(NOTE)
     assert not unset.value.permanent
 
 
@@ -206,6 +210,11 @@ def test_watchlist_notification_end_to_end_over_smtp(runtime, keys, smtp, monkey
 
     handler, port = smtp
     monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")
+    # The settings are read at the composition root: build them again now that the env is set.
+    settings = load_settings(
+        data_dir=runtime.settings.data_dir, database_url=runtime.settings.database_url
+    )
+    runtime.settings, runtime.plugins = settings, Plugins(runtime.plugins.pm, settings)
     with database.connection_context():
         runtime.candles = InMemoryCandles(runtime.candles.get())
         watchlist.add_item(runtime.universe, "personal@example.com", "SOL/ADA")

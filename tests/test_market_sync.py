@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from pairscreen_plugins.market import demo
 
-from pairscreen.config import load_settings
+from pairscreen.config import Settings, load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import AssetRow, Candle, DataVersion
 from pairscreen.hooks import Plugins
@@ -60,7 +60,7 @@ def universe(tmp_path: Path):
 def plugins() -> Plugins:
     pm = new_plugin_manager()
     pm.register(demo)
-    return Plugins(pm)
+    return Plugins(pm, Settings())
 
 
 @pytest.fixture()

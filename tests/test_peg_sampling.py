@@ -11,9 +11,10 @@ import pytest
 from pairscreen_plugins.demo_market.model import demo_reference_daily
 
 from pairscreen import clock, hookimpl
+from pairscreen.config import load_settings
 from pairscreen.db.models import JobRun, PegEvent, PegSample
 from pairscreen.pegs.events import PEG_JOB
-from pairscreen.pegs.sampling import read_peg, retention_days, sample_pegs
+from pairscreen.pegs.sampling import read_peg, sample_pegs
 from pairscreen.pegs.status import peg_status, unhealthy_since
 from pairscreen.types import Asset, Candles, PegConfig
 from pairscreen.universe import Universe
@@ -77,14 +78,18 @@ def test_retention_deletes_old_samples(tmp_path, monkeypatch):
     old = clock.now() - timedelta(days=3)
     PegSample.create(ticker="AAPLx", sampled_at=old, status="healthy", threshold_pct=1.5)
     monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "2")
+    rt.settings = load_settings(data_dir=tmp_path, database_url=rt.settings.database_url)
     report = sample_pegs(rt)
     assert report.expired == 1
     assert [s.sampled_at for s in PegSample.select()] == [report.sampled_at]
     monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "0")
-    with pytest.raises(ValueError, match="at least 1"):
-        retention_days()
+    with pytest.raises(
+        ValueError,
+        match="PAIRSCREEN_PEG_RETENTION_DAYS must be a whole number, at least 1, got '0'",
+    ):
+        load_settings()
     monkeypatch.delenv("PAIRSCREEN_PEG_RETENTION_DAYS")
-    assert retention_days() == 90
+    assert load_settings().peg_retention_days == 90
 
 
 def test_the_run_is_recorded_for_checked_at(tmp_path):

@@ -60,7 +60,7 @@ def peg_runtime(
     for plugin in extra:
         pm.register(plugin)
     settings = load_settings(data_dir=tmp_path, database_url=url)
-    return Runtime(settings, Plugins(pm), universe, StaticCandles(candles))  # type: ignore[arg-type]
+    return Runtime(settings, Plugins(pm, settings), universe, StaticCandles(candles))  # type: ignore[arg-type]
 
 
 def daily(ticker: str, last_day: str, closes: list[float]) -> Candles:

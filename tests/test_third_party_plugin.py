@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.hooks import PluginError
 from pairscreen.runtime import build_runtime
@@ -69,7 +70,8 @@ def test_plugins_dir_metric_and_unlisted_entry_points_stay_out(tmp_path, monkeyp
     (folder / "momentum_local.py").write_text(readme_plugin_source())
     monkeypatch.setenv("PAIRSCREEN_PLUGINS_DIR", str(folder))
     monkeypatch.setenv("PAIRSCREEN_LOAD_PLUGINS", "")
-    rt = build_runtime(runtime.settings)
+    settings = load_settings(data_dir=tmp_path, database_url=runtime.settings.database_url)
+    rt = build_runtime(settings)
     assert "momentum" in rt.plugins.metrics
     assert rt.plugins.metrics.owner("momentum") == "local:momentum_local.py"
 

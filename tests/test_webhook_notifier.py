@@ -18,6 +18,7 @@ from pairscreen_plugins.notifiers.webhook import (
 )
 
 from pairscreen import DeliveryError, Notification, clock
+from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.db.models import Outbox
 from pairscreen.notify.outbox import OutboxMessage, OutboxPolicy, deliver_pending, enqueue
@@ -75,7 +76,7 @@ def queue(address: str, channel: str = "webhook", key: str = "k.1") -> None:
 
 def test_webhook_posts_signed_json_with_the_idempotency_key(receiver, monkeypatch):
     monkeypatch.setenv("PAIRSCREEN_WEBHOOK_SECRET", SECRET)
-    WebhookNotifier().deliver(note(receiver.url + "/hooks/pairscreen"))
+    WebhookNotifier.of(load_settings()).deliver(note(receiver.url + "/hooks/pairscreen"))
     (req,) = receiver.requests
     assert req.path == "/hooks/pairscreen"
     expected = hmac.new(SECRET.encode(), req.body, hashlib.sha256).hexdigest()
@@ -94,7 +95,7 @@ def test_webhook_posts_signed_json_with_the_idempotency_key(receiver, monkeypatc
 def test_telegram_send_message_call(receiver, monkeypatch):
     monkeypatch.setenv("PAIRSCREEN_TELEGRAM_TOKEN", TOKEN)
     monkeypatch.setenv("PAIRSCREEN_TELEGRAM_API", receiver.url + "/")
-    TelegramNotifier().deliver(
+    TelegramNotifier.of(load_settings()).deliver(
         Notification(**{**note("-1001234567890").__dict__, "channel": "telegram"})
     )
     (req,) = receiver.requests
@@ -107,7 +108,7 @@ def test_telegram_send_message_call(receiver, monkeypatch):
 
 def test_status_codes_map_to_retry_or_permanent(receiver, monkeypatch):
     monkeypatch.setenv("PAIRSCREEN_WEBHOOK_SECRET", SECRET)
-    hook = WebhookNotifier()
+    hook = WebhookNotifier.of(load_settings())
     receiver.answer(429, {"Retry-After": "7"})
     receiver.answer(503)
     receiver.answer(404)
@@ -133,7 +134,9 @@ def test_telegram_429_retry_after_from_the_body(receiver, monkeypatch):
     body = json.dumps({"ok": False, "error_code": 429, "parameters": {"retry_after": 11}}).encode()
     receiver.answer(429, {"Content-Type": "application/json"}, body)
     with pytest.raises(DeliveryError) as err:
-        TelegramNotifier().deliver(Notification(**{**note("42").__dict__, "channel": "telegram"}))
+        TelegramNotifier.of(load_settings()).deliver(
+            Notification(**{**note("42").__dict__, "channel": "telegram"})
+        )
     assert err.value.retry_after == 11.0
     assert TOKEN not in str(err.value)
 

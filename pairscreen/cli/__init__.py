@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import os
 import sys
 from collections.abc import Sequence
 
 from pairscreen.access.accounts import AccountError
+from pairscreen.cli.common import add_setting_options
 from pairscreen.errors import ServiceError
 from pairscreen.hooks import PluginError
 from pairscreen.universe import UniverseError
@@ -39,9 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pairscreen",
         description="Screen asset pairs, backtest coin accumulation, watch depegs, serve the API.",
     )
-    parser.add_argument("--data-dir", help="folder of the embedded database [PAIRSCREEN_DATA_DIR]")
-    parser.add_argument("--universe", help="universe TOML file [PAIRSCREEN_UNIVERSE]")
-    parser.add_argument("--database-url", help="peewee database URL [DATABASE_URL]")
+    add_setting_options(parser, "data_dir", "universe_path", "database_url")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMAND_GROUPS:
@@ -67,13 +65,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
-
-def export_settings_env(args: argparse.Namespace) -> None:
-    """Pass the global options to child processes (uvicorn workers) through the environment."""
-    if args.data_dir:
-        os.environ["PAIRSCREEN_DATA_DIR"] = args.data_dir
-    if args.universe:
-        os.environ["PAIRSCREEN_UNIVERSE"] = args.universe
-    if args.database_url:
-        os.environ["DATABASE_URL"] = args.database_url

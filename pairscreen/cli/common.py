@@ -4,15 +4,45 @@ from __future__ import annotations
 
 import argparse
 
-from pairscreen.config import Settings, load_settings
+from pairscreen.config import (
+    FLAG,
+    Settings,
+    declaration,
+    declarations,
+    default_text,
+    load_settings,
+)
 from pairscreen.db.connection import init_database
 from pairscreen.runtime import Runtime, build_runtime
 
 
+def add_setting_options(parser: argparse.ArgumentParser, *names: str) -> None:
+    """The flags of the named settings, with the help, variable and default they declare.
+
+    A flag left out stays None, so the environment (then the default) decides.
+    """
+    for name in names:
+        declared = declaration(name)
+        if declared.flag is None:
+            raise ValueError(f"setting {name!r} has no command-line flag")
+        help_ = f"{declared.help} (default {default_text(name)}) [{declared.env}]"
+        if declared.parser is FLAG:
+            parser.add_argument(
+                declared.flag, dest=name, action="store_const", const="1", default=None, help=help_
+            )
+        else:
+            metavar = declared.parser.metavar or declared.flag.lstrip("-").upper().replace("-", "_")
+            parser.add_argument(declared.flag, dest=name, metavar=metavar, default=None, help=help_)
+
+
 def settings_of(args: argparse.Namespace) -> Settings:
-    return load_settings(
-        data_dir=args.data_dir, database_url=args.database_url, universe=args.universe
-    )
+    """The settings of this command: its flags, else the environment, else the defaults."""
+    flags = {
+        f.name: getattr(args, f.name)
+        for f, declared in declarations()
+        if declared.flag is not None and getattr(args, f.name, None) is not None
+    }
+    return load_settings(flags=flags)
 
 
 def open_database(args: argparse.Namespace) -> Settings:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
 from pairscreen.cli import CommandError
-from pairscreen.cli.common import open_database, open_runtime
+from pairscreen.cli.common import add_setting_options, open_database, open_runtime, settings_of
 from pairscreen.db.migrations import upgrade
+from pairscreen.runtime import build_runtime
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,18 +29,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         dest="screen_command", required=True
     )
     run = screen.add_parser("run", help="screen every pair and publish the result")
-    run.add_argument(
-        "--executor",
-        choices=["local", "dask"],
-        default=os.environ.get("PAIRSCREEN_EXECUTOR", "local"),
-        help="where the chunks run: this machine's cores, or a Dask cluster [PAIRSCREEN_EXECUTOR]",
-    )
-    run.add_argument(
-        "--scheduler",
-        default=os.environ.get("PAIRSCREEN_DASK_SCHEDULER"),
-        help="the Dask scheduler address for --executor dask, e.g. tcp://10.0.0.5:8786 "
-        "[PAIRSCREEN_DASK_SCHEDULER]",
-    )
+    add_setting_options(run, "executor", "dask_scheduler")
     run.add_argument("--no-sync", action="store_true", help="do not pull new candles first")
     run.set_defaults(handler=_screen)
 
@@ -65,15 +54,16 @@ def _sync(args: argparse.Namespace) -> None:
 def _screen(args: argparse.Namespace) -> None:
     from pairscreen.screening.screen import run_screen
 
-    if args.executor == "dask" and not args.scheduler:
+    settings = settings_of(args)
+    if settings.executor == "dask" and not settings.dask_scheduler:
         raise CommandError("--executor dask needs --scheduler tcp://HOST:PORT (a Dask scheduler)")
-    rt = open_runtime(args)
+    rt = build_runtime(settings)
     if not args.no_sync:
         from pairscreen.market.sync import sync_candles
 
         sync_candles(rt.universe, rt.plugins)
     started = time.perf_counter()
-    summary = run_screen(rt, executor=args.executor, scheduler=args.scheduler)
+    summary = run_screen(rt, executor=settings.executor, scheduler=settings.dask_scheduler)
     elapsed = time.perf_counter() - started
     rejected = ", ".join(f"{k} {v}" for k, v in summary.rejected.items() if v)
     print(

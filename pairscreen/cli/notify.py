@@ -7,7 +7,7 @@ import os
 import socket
 import sys
 
-from pairscreen.cli.common import open_database, open_runtime
+from pairscreen.cli.common import add_setting_options, open_database, open_runtime
 from pairscreen.db.connection import database
 from pairscreen.db.models import CHANNEL_KINDS
 
@@ -51,27 +51,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "worker",
         help="run the schedule: screen every 6 h, peg sampling hourly, notifications, delivery",
     )
-    worker.add_argument(
-        "--wait",
-        action="store_true",
-        default=os.environ.get("PAIRSCREEN_WORKER_WAIT", "") not in ("", "0"),
-        help="wait for a running worker to stop instead of exiting [PAIRSCREEN_WORKER_WAIT]",
-    )
-    worker.add_argument(
-        "--deliver-every",
-        type=float,
-        default=float(os.environ.get("PAIRSCREEN_DELIVER_EVERY", "10")),
-        metavar="SECONDS",
-        help="outbox delivery interval (default 10) [PAIRSCREEN_DELIVER_EVERY]",
-    )
-    worker.add_argument(
-        "--lock-ttl",
-        type=float,
-        default=float(os.environ.get("PAIRSCREEN_WORKER_LOCK_TTL", "60")),
-        metavar="SECONDS",
-        help="how long the single-instance lock outlives a silent worker "
-        "(default 60) [PAIRSCREEN_WORKER_LOCK_TTL]",
-    )
+    add_setting_options(worker, "worker_wait", "deliver_every", "worker_lock_ttl")
     worker.set_defaults(handler=_worker)
 
 
@@ -133,21 +113,20 @@ def _channels_list(args: argparse.Namespace) -> None:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from pairscreen.cli import export_settings_env
+    from pairscreen.config import export_settings
     from pairscreen.worker import EXIT_LOCK_HELD, WorkerBusy, WorkerOptions, run_worker
 
-    if args.deliver_every <= 0 or args.lock_ttl <= 0:
-        raise ValueError("--deliver-every and --lock-ttl must be positive")
-    export_settings_env(args)
     rt = open_runtime(args)
+    export_settings(rt.settings)  # the screen's forked or spawned processes read them back
+    settings = rt.settings
     try:
         return run_worker(
             rt,
             WorkerOptions(
-                wait=args.wait,
-                deliver_every=args.deliver_every,
-                lock_ttl=args.lock_ttl,
-                wait_poll=float(os.environ.get("PAIRSCREEN_WORKER_WAIT_POLL", "2")),
+                wait=settings.worker_wait,
+                deliver_every=settings.deliver_every,
+                lock_ttl=settings.worker_lock_ttl,
+                wait_poll=settings.worker_wait_poll,
             ),
         )
     except WorkerBusy as exc:

@@ -3,46 +3,36 @@
 from __future__ import annotations
 
 import argparse
-import os
+import dataclasses
 import shutil
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
-from pairscreen.cli import export_settings_env
-from pairscreen.cli.common import settings_of
-from pairscreen.config import Settings, default_data_dir
+from pairscreen.cli.common import add_setting_options, settings_of
+from pairscreen.config import Settings, default_database_url, export_settings
 from pairscreen.runtime import build_runtime
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = commands.add_parser("serve", help="serve the API under uvicorn")
-    _server_options(serve)
-    serve.add_argument(
-        "--workers", type=int, default=int(os.environ.get("PAIRSCREEN_WORKERS", "1"))
-    )
+    add_setting_options(serve, "host", "port", "workers")
     serve.set_defaults(handler=_serve)
 
     demo = commands.add_parser(
         "demo", help="fresh embedded setup on the synthetic demo market, then serve it"
     )
-    _server_options(demo)
+    add_setting_options(demo, "host", "port")
     demo.add_argument("--no-serve", action="store_true", help="prepare only, do not serve")
     demo.set_defaults(handler=_demo)
 
 
-def _server_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default=os.environ.get("PAIRSCREEN_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PAIRSCREEN_PORT", "8000")))
-
-
 def _serve(args: argparse.Namespace) -> None:
-    export_settings_env(args)
     settings = settings_of(args)
+    export_settings(settings)  # the uvicorn workers read them back from the environment
     build_runtime(settings)  # migrates and fails fast on a bad universe or database
-    print(banner(settings, args.host, args.port))
-    run_server(args.host, args.port, args.workers)
+    print(banner(settings, settings.host, settings.port))
+    run_server(settings.host, settings.port, settings.workers)
 
 
 def run_server(host: str, port: int, workers: int = 1) -> None:
@@ -78,22 +68,22 @@ def banner(settings: Settings, host: str, port: int, key: str = "rr_…") -> str
 def _demo(args: argparse.Namespace) -> None:
     from pairscreen.demo import PERSONAL_EMAIL, PRO_EMAIL, prepare_demo
 
-    folder = (
-        Path(args.data_dir or os.environ.get("PAIRSCREEN_DATA_DIR") or default_data_dir()) / "demo"
-    )
+    given = settings_of(args)
+    folder = given.data_dir / "demo"
     if folder.exists():
         shutil.rmtree(folder)
-    args.data_dir = str(folder)
-    args.universe = None
-    os.environ.pop("PAIRSCREEN_UNIVERSE", None)
-    if not args.database_url:
-        os.environ.pop("DATABASE_URL", None)
-    export_settings_env(args)
-    settings = settings_of(args)
+    # The demo's own folder and universe; a database only when given on the command line.
+    settings = dataclasses.replace(
+        given,
+        data_dir=folder,
+        universe_path=None,
+        database_url=args.database_url or default_database_url(folder),
+    )
+    export_settings(settings)  # for the API's worker processes and the schedule's worker
     rt = build_runtime(settings)
     setup = prepare_demo(rt)
-    base = f"http://{args.host}:{args.port}/api/v1"
-    print(banner(settings, args.host, args.port, setup.pro_key))
+    base = f"http://{settings.host}:{settings.port}/api/v1"
+    print(banner(settings, settings.host, settings.port, setup.pro_key))
     print(
         "\n".join(
             [
@@ -116,7 +106,7 @@ def _demo(args: argparse.Namespace) -> None:
         # so the worker is stopped too instead of being orphaned.
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
         try:
-            run_server(args.host, args.port)
+            run_server(settings.host, settings.port)
         finally:
             stop_worker(worker)
 
@@ -127,7 +117,7 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
 
 def start_worker() -> subprocess.Popen[bytes]:
     """``pairscreen worker`` in a child process with this process's settings (environment)."""
-    proc = subprocess.Popen([sys.executable, "-m", "pairscreen", "worker"], env=dict(os.environ))
+    proc = subprocess.Popen([sys.executable, "-m", "pairscreen", "worker"])
     print(
         f"worker started (pid {proc.pid}): screen every 6 h, peg sampling hourly, "
         "notifications after each, outbox delivery every 10 s",

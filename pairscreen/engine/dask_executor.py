@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from pairscreen.config import load_settings
 from pairscreen.engine.panels import align, panel_of
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.hooks import Plugins
@@ -111,11 +112,15 @@ def _difference(expected: tuple[str, ...], found: tuple[str, ...]) -> str:
 
 
 def worker_plugins() -> Plugins:
-    """This worker process's plugins, loaded on first use and kept for its lifetime."""
+    """This worker process's plugins, loaded on first use and kept for its lifetime.
+
+    A Dask worker is a process of its own: its settings come from its own environment.
+    """
     global _worker_plugins
     with _worker_lock:
         if _worker_plugins is None:
-            _worker_plugins = Plugins(load_plugins())
+            settings = load_settings()
+            _worker_plugins = Plugins(load_plugins(settings), settings)
         return _worker_plugins
 
 
@@ -143,7 +148,7 @@ def run_dask(
     scheduler_address: str,
     *,
     candles: Mapping[str, Candles],
-    plugins: Plugins | None = None,
+    plugins: Plugins,
 ) -> list[ChunkResult]:
     """Run ``jobs`` on the cluster behind ``scheduler_address``; results in the jobs' order.
 
@@ -160,7 +165,6 @@ def run_dask(
         ) from None
     if not jobs:
         return []
-    plugins = plugins or Plugins(load_plugins())
     expected = metric_fields(plugins)
     with Client(scheduler_address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False) as client:
         used = {t for job in jobs for t in (*job.panel.a, *job.panel.b)}

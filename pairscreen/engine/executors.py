@@ -22,13 +22,10 @@ def _run_in_worker(job: ChunkJob) -> ChunkResult:
     return evaluate_chunk(_worker_plugins, job)
 
 
-def run_local(
-    plugins: Plugins, jobs: Sequence[ChunkJob], processes: int | None = None
-) -> list[ChunkResult]:
-    """Run ``jobs`` on ``processes`` forked workers (1: in this process), results in order."""
-    processes = (
-        processes or int(os.environ.get("PAIRSCREEN_SCREEN_PROCESSES", 0)) or os.cpu_count() or 1
-    )
+def run_local(plugins: Plugins, jobs: Sequence[ChunkJob], processes: int = 0) -> list[ChunkResult]:
+    """Run ``jobs`` on ``processes`` forked workers (1: in this process, 0: one per core),
+    results in order."""
+    processes = processes or os.cpu_count() or 1
     if processes <= 1 or len(jobs) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [evaluate_chunk(plugins, job) for job in jobs]
     global _worker_plugins

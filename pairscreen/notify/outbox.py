@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import peewee
 
 from pairscreen import clock
+from pairscreen.config import Settings
 from pairscreen.db import rows
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import Outbox
@@ -53,7 +53,7 @@ KEY_RE = re.compile(r"^[A-Za-z0-9._-]{1,200}$")
 
 @dataclass(frozen=True)
 class OutboxPolicy:
-    """Retry policy; every field reads an environment variable (see :meth:`from_env`)."""
+    """Retry policy; the service's comes from its settings (see :meth:`of`)."""
 
     max_attempts: int = 10
     backoff_base: float = 30.0  # seconds before the 2nd attempt; doubles after each failure
@@ -63,13 +63,12 @@ class OutboxPolicy:
     batch: int = 100
 
     @classmethod
-    def from_env(cls) -> OutboxPolicy:
-        env = os.environ
+    def of(cls, settings: Settings) -> OutboxPolicy:
         return cls(
-            max_attempts=int(env.get("PAIRSCREEN_OUTBOX_MAX_ATTEMPTS", "10")),
-            backoff_base=float(env.get("PAIRSCREEN_OUTBOX_BACKOFF", "30")),
-            backoff_cap=float(env.get("PAIRSCREEN_OUTBOX_BACKOFF_CAP", "3600")),
-            lease=float(env.get("PAIRSCREEN_OUTBOX_LEASE", "120")),
+            max_attempts=settings.outbox_max_attempts,
+            backoff_base=settings.outbox_backoff,
+            backoff_cap=settings.outbox_backoff_cap,
+            lease=settings.outbox_lease,
         )
 
     def backoff(self, attempts: int) -> float:
@@ -162,7 +161,7 @@ def deliver_pending(
     policy: OutboxPolicy | None = None,
 ) -> DeliveryReport:
     """Deliver every row due at ``now``; see the module docstring for the guarantees."""
-    policy = policy or OutboxPolicy.from_env()
+    policy = policy or OutboxPolicy.of(rt.settings)
     now = now or clock.now()
     report = DeliveryReport()
     due = list(

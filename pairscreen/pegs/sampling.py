@@ -21,7 +21,7 @@ For each tokenized asset at the sampling time ``at``:
   market price or no answer that counts: never a guess.
 
 The samples are stored (one per ticker and time: sampling the same time again keeps the
-first), samples older than the retention (``PAIRSCREEN_PEG_RETENTION_DAYS``, default 90) are
+first), samples older than the retention (``Settings.peg_retention_days``, default 90) are
 deleted, the detector reconciles the depeg events, and the ``peg_sample`` job time, which
 ``/peg-events`` reports as ``checked_at``, is set, all in one transaction. The reference
 sources are asked before it opens, since some of them are remote.
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import statistics
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -51,7 +50,6 @@ from pairscreen.types import Asset, Candles, PegEventChange, ReferenceQuote
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RETENTION_DAYS = 90
 DEFAULT_MAX_DEVIATION_PCT = 50.0
 # A source's clock may run slightly ahead of ours; further ahead is a broken answer.
 FUTURE_TOLERANCE = timedelta(minutes=5)
@@ -94,20 +92,13 @@ class SamplingReport:
         return text + f"; active depeg events: {', '.join(self.active_events) or 'none'}"
 
 
-def retention_days() -> int:
-    days = int(os.environ.get("PAIRSCREEN_PEG_RETENTION_DAYS", str(DEFAULT_RETENTION_DAYS)))
-    if days < 1:
-        raise ValueError("PAIRSCREEN_PEG_RETENTION_DAYS must be at least 1")
-    return days
-
-
 def sample_pegs(rt: Runtime, at: datetime | None = None) -> SamplingReport:
     """Sample every tokenized asset at ``at`` (default now), store, detect, record the run."""
     at = (at or clock.now()).astimezone(UTC).replace(microsecond=0)
     candles = rt.candles.get()
     readings = tuple(read_peg(rt, a, at, candles) for a in rt.universe.assets if a.is_tokenized)
     rows = [{**asdict(r), "sampled_at": at} for r in readings]
-    cutoff = clock.now() - timedelta(days=retention_days())
+    cutoff = clock.now() - timedelta(days=rt.settings.peg_retention_days)
     tickers = [r.ticker for r in readings]
     with write_transaction():
         already = (

@@ -140,7 +140,7 @@ def compute_screen(
 
         results = run_dask(jobs, scheduler or "", candles=candles, plugins=rt.plugins)
     else:
-        results = run_local(rt.plugins, jobs, processes)
+        results = run_local(rt.plugins, jobs, processes or rt.settings.screen_processes)
     survivors: list[dict] = []
     for chunk, result in zip(job_rows, results):
         rejected.update(filter_code(r) for r in result.reasons if r)

@@ -117,14 +117,17 @@ class SmtpCollector:
 
 
 def notifier_plugins(*modules: object):  # type: ignore[no-untyped-def]
-    """A runtime stand-in that has only the given plugins: enough for the outbox."""
+    """A runtime stand-in that has only the given plugins, and the settings of the
+    environment: enough for the outbox."""
+    from pairscreen.config import load_settings
     from pairscreen.hooks import Plugins
     from pairscreen.plugins import new_plugin_manager
 
+    settings = load_settings()
     pm = new_plugin_manager()
     for module in modules:
         pm.register(module)
-    return SimpleNamespace(plugins=Plugins(pm))
+    return SimpleNamespace(settings=settings, plugins=Plugins(pm, settings))
 
 
 def fresh_database(url: str) -> None:

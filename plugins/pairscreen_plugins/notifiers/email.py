@@ -1,12 +1,12 @@
 """The ``email`` notifier: SMTP with plain-text and HTML parts (smtplib).
 
-Configuration (read at each delivery, never logged):
+Configuration (from the service's settings, handed to the register hook; never logged):
 
-- ``PAIRSCREEN_SMTP_URL``: ``smtp://[user:password@]host[:port]`` (port 25 by default);
-  ``?starttls=1`` upgrades the connection with STARTTLS before logging in; ``smtps://``
+- ``smtp_url`` (``PAIRSCREEN_SMTP_URL``): ``smtp://[user:password@]host[:port]`` (port 25
+  by default); ``?starttls=1`` upgrades the connection with STARTTLS before logging in; ``smtps://``
   (port 465 by default) connects over TLS from the start. User and password are
   URL-decoded, so ``%40`` may stand for ``@``.
-- ``PAIRSCREEN_MAIL_FROM``: the sender address (default ``pairscreen@localhost``).
+- ``mail_from`` (``PAIRSCREEN_MAIL_FROM``): the sender address.
 
 Every message carries the outbox idempotency key twice, so a receiving system can drop the
 duplicate of an at-least-once redelivery: as ``Message-ID: <key@pairscreen>`` and as
@@ -18,15 +18,14 @@ Errors: a 5xx answer to the recipient or the message is permanent; connection pr
 
 from __future__ import annotations
 
-import os
 import smtplib
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.utils import formatdate
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from pairscreen import DeliveryError, Notification, Notifier, hookimpl
+from pairscreen import DeliveryError, Notification, Notifier, Settings, hookimpl
 
 TIMEOUT_SECONDS = 20.0
 TRUE = {"1", "true", "yes", "on"}
@@ -79,18 +78,23 @@ def build_message(notification: Notification, sender: str) -> EmailMessage:
 
 @dataclass(frozen=True)
 class EmailNotifier:
+    smtp_url: str = field(repr=False)  # may hold a password
+    mail_from: str
     name: str = "email"
 
+    @classmethod
+    def of(cls, settings: Settings) -> EmailNotifier:
+        return cls(smtp_url=settings.smtp_url, mail_from=settings.mail_from)
+
     def deliver(self, notification: Notification) -> None:
-        url = os.environ.get("PAIRSCREEN_SMTP_URL", "")
+        url = self.smtp_url
         if not url:
             raise DeliveryError("e-mail is not configured: set PAIRSCREEN_SMTP_URL")
         try:
             config = SmtpConfig.from_url(url)
         except ValueError as exc:
             raise DeliveryError(str(exc)) from None
-        sender = os.environ.get("PAIRSCREEN_MAIL_FROM", "pairscreen@localhost")
-        message = build_message(notification, sender)
+        message = build_message(notification, self.mail_from)
         try:
             self._send(config, message)
         except smtplib.SMTPRecipientsRefused as exc:
@@ -128,6 +132,6 @@ class EmailNotifier:
 
 
 @hookimpl
-def pairscreen_register_notifiers() -> list[Notifier]:
+def pairscreen_register_notifiers(settings: Settings) -> list[Notifier]:
     """The ``email`` notifier."""
-    return [EmailNotifier()]
+    return [EmailNotifier.of(settings)]

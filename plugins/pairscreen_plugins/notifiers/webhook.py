@@ -1,13 +1,14 @@
 """The messaging notifiers: ``telegram`` (Bot API ``sendMessage``) and ``webhook`` (signed JSON).
 
 ``telegram`` POSTs ``{"chat_id": <address>, "text": <text>}`` as JSON to
-``{PAIRSCREEN_TELEGRAM_API}/bot{PAIRSCREEN_TELEGRAM_TOKEN}/sendMessage`` (the API base defaults
-to ``https://api.telegram.org``, so any Bot-API-compatible server works).
+``{telegram_api}/bot{telegram_token}/sendMessage`` (settings ``PAIRSCREEN_TELEGRAM_API``, by
+default ``https://api.telegram.org``, so any Bot-API-compatible server works, and
+``PAIRSCREEN_TELEGRAM_TOKEN``).
 
 ``webhook`` POSTs the notification as JSON to the channel's URL: the notification's payload
-plus ``idempotency_key``, ``subject`` and ``text``. The body is signed with
-``PAIRSCREEN_WEBHOOK_SECRET``: ``X-Pairscreen-Signature: sha256=<hex HMAC-SHA256 of the exact
-body bytes>``; a receiver recomputes it and compares in constant time.
+plus ``idempotency_key``, ``subject`` and ``text``. The body is signed with ``webhook_secret``
+(``PAIRSCREEN_WEBHOOK_SECRET``): ``X-Pairscreen-Signature: sha256=<hex HMAC-SHA256 of the
+exact body bytes>``; a receiver recomputes it and compares in constant time.
 
 Both send the outbox idempotency key as ``X-Idempotency-Key`` (the webhook also in the body)
 so a receiver can drop a redelivered duplicate.
@@ -23,19 +24,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from http.client import HTTPMessage
 from typing import IO
 
-from pairscreen import DeliveryError, Notification, Notifier, hookimpl
+from pairscreen import DeliveryError, Notification, Notifier, Settings, hookimpl
 
 TIMEOUT_SECONDS = 15.0
-DEFAULT_TELEGRAM_API = "https://api.telegram.org"
 USER_AGENT = "pairscreen-notifier/1"
 
 
@@ -121,13 +120,19 @@ def _telegram_retry_after(body: bytes) -> float | None:
 
 @dataclass(frozen=True)
 class TelegramNotifier:
+    token: str = field(repr=False)
+    api: str
     name: str = "telegram"
 
+    @classmethod
+    def of(cls, settings: Settings) -> TelegramNotifier:
+        return cls(token=settings.telegram_token, api=settings.telegram_api)
+
     def deliver(self, notification: Notification) -> None:
-        token = os.environ.get("PAIRSCREEN_TELEGRAM_TOKEN", "")
+        token = self.token
         if not token:
             raise DeliveryError("Telegram is not configured: set PAIRSCREEN_TELEGRAM_TOKEN")
-        api = os.environ.get("PAIRSCREEN_TELEGRAM_API", DEFAULT_TELEGRAM_API).rstrip("/")
+        api = self.api.rstrip("/")
         body = json.dumps(
             {
                 "chat_id": notification.address,
@@ -145,10 +150,15 @@ class TelegramNotifier:
 
 @dataclass(frozen=True)
 class WebhookNotifier:
+    secret: str = field(repr=False)
     name: str = "webhook"
 
+    @classmethod
+    def of(cls, settings: Settings) -> WebhookNotifier:
+        return cls(secret=settings.webhook_secret)
+
     def deliver(self, notification: Notification) -> None:
-        secret = os.environ.get("PAIRSCREEN_WEBHOOK_SECRET", "")
+        secret = self.secret
         if not secret:
             raise DeliveryError("webhooks are not configured: set PAIRSCREEN_WEBHOOK_SECRET")
         document = {
@@ -170,6 +180,6 @@ class WebhookNotifier:
 
 
 @hookimpl
-def pairscreen_register_notifiers() -> list[Notifier]:
+def pairscreen_register_notifiers(settings: Settings) -> list[Notifier]:
     """The ``telegram`` and ``webhook`` notifiers."""
-    return [TelegramNotifier(), WebhookNotifier()]
+    return [TelegramNotifier.of(settings), WebhookNotifier.of(settings)]
