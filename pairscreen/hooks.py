@@ -2,15 +2,25 @@
 
 Core code asks this facade for named components (``plugins.metrics``, ``plugins.strategy(
 "accumulation")`` ...) and never calls hooks itself, so every hook has one typed call site.
+
+Every hook is called through pluggy, one implementing plugin at a time: for each plugin, a
+subset hook caller holds that plugin's implementation and every wrapper of the hook, so
+pluggy's calling rules hold (an implementation may take fewer arguments than the spec,
+``wrapper=True`` and ``hookwrapper=True`` implementations wrap each plugin's call, tracing
+and ``add_hookcall_monitoring`` see every call). Calling per plugin is what lets a registry
+name the plugin behind each component, and lets one failing ``peg_event_changed``
+implementation be logged without stopping the others.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import typing
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Generic, TypeVar
+from types import ModuleType
+from typing import Any, Generic, TypeVar
 
 import pluggy
 
@@ -31,18 +41,39 @@ T = TypeVar("T")
 
 
 class PluginError(Exception):
-    """A plugin broke the contract (a duplicate name, a missing component)."""
+    """A plugin broke the contract (a duplicate name, a missing component, a wrong type)."""
+
+
+def protocol_members(protocol: type) -> tuple[str, ...]:
+    """The public attributes and methods a Protocol declares, for naming what is missing."""
+    names: set[str] = set()
+    for base in protocol.__mro__:
+        if base in (object, typing.Protocol, typing.Generic):
+            continue
+        names.update(vars(base).get("__annotations__", {}))
+        names.update(vars(base))
+    return tuple(sorted(n for n in names if not n.startswith("_")))
 
 
 @dataclass
 class Registry(Generic[T]):
-    """Named components of one kind; a second component with the same name is an error."""
+    """Named components of one kind, each checked against the kind's Protocol when added.
+
+    A second component with the same name is an error naming both plugins.
+    """
 
     kind: str
+    protocol: type
     items: dict[str, T] = field(default_factory=dict)
     owners: dict[str, str] = field(default_factory=dict)
 
-    def add(self, component: T, owner: str) -> None:
+    def add(self, component: object, owner: str) -> None:
+        if not isinstance(component, self.protocol):
+            missing = [m for m in protocol_members(self.protocol) if not hasattr(component, m)]
+            raise PluginError(
+                f"plugin {owner!r} registered {component!r} as a {self.kind}, but it is not a "
+                f"{self.protocol.__name__} (missing: {', '.join(missing) or 'nothing named'})"
+            )
         name = getattr(component, "name", None)
         if not isinstance(name, str) or not name:
             raise PluginError(f"plugin {owner!r} registered a {self.kind} without a name")
@@ -51,7 +82,7 @@ class Registry(Generic[T]):
                 f"{self.kind} {name!r} is registered twice: by {self.owners[name]!r} "
                 f"and by {owner!r}"
             )
-        self.items[name] = component
+        self.items[name] = typing.cast(T, component)
         self.owners[name] = owner
 
     def get(self, name: str) -> T:
@@ -74,19 +105,65 @@ class Registry(Generic[T]):
         return self.owners[name]
 
 
+def plugin_name(pm: pluggy.PluginManager, plugin: object) -> str:
+    """The name a plugin is shown by: its registered name, else where it is defined.
+
+    pluggy names a plugin registered without a name and without ``__name__`` (an instance)
+    by its ``id()``, which tells a reader nothing; such a plugin is shown by its module and
+    class instead.
+    """
+    name = pm.get_name(plugin)
+    if name and name != str(id(plugin)):
+        return name
+    if isinstance(plugin, ModuleType):
+        return plugin.__name__
+    kind = plugin if isinstance(plugin, type) else type(plugin)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def component_type(hook: pluggy.HookCaller) -> type:
+    """The component a ``register`` hook returns a list of, read from its spec's annotation."""
+    if hook.spec is None:
+        raise PluginError(f"{hook.name} has no hook specification")
+    returned = typing.get_type_hints(hook.spec.function).get("return")
+    args = typing.get_args(returned)
+    if typing.get_origin(returned) is not list or len(args) != 1 or not isinstance(args[0], type):
+        raise PluginError(f"{hook.name} is not specified as returning a list of components")
+    return typing.cast(type, args[0])
+
+
 class Plugins:
     """Typed access to everything the loaded plugins contribute."""
 
     def __init__(self, pm: pluggy.PluginManager):
         self.pm = pm
 
-    def _collect(self, kind: str, hook_name: str) -> Registry:
-        registry: Registry = Registry(kind)
-        hook = getattr(self.pm.hook, hook_name)
-        for impl in hook.get_hookimpls():
-            owner = self.pm.get_name(impl.plugin) or repr(impl.plugin)
-            for component in impl.function() or ():
-                registry.add(component, owner)
+    def plugin_name(self, plugin: object) -> str:
+        return plugin_name(self.pm, plugin)
+
+    def _per_plugin(self, hook_name: str) -> Iterator[tuple[str, pluggy.HookCaller]]:
+        """One hook caller per implementing plugin, in registration order, with the wrappers.
+
+        Each caller holds that plugin's implementation and every wrapper of the hook, so a
+        wrapper sees (and may change) each plugin's answer.
+        """
+        hook: pluggy.HookCaller = getattr(self.pm.hook, hook_name)
+        impls = hook.get_hookimpls()
+        wrapping = {id(i.plugin) for i in impls if i.wrapper or i.hookwrapper}
+        plain = list({id(i.plugin): i.plugin for i in impls if not (i.wrapper or i.hookwrapper)})
+        by_id = {id(i.plugin): i.plugin for i in impls}
+        for plugin_id in plain:
+            others = [by_id[o] for o in plain if o != plugin_id and o not in wrapping]
+            yield plugin_name(self.pm, by_id[plugin_id]), self.pm.subset_hook_caller(
+                hook_name, others
+            )
+
+    def _collect(self, kind: str, hook_name: str) -> Registry[Any]:
+        registry: Registry[Any] = Registry(kind, component_type(getattr(self.pm.hook, hook_name)))
+        for owner, call in self._per_plugin(hook_name):
+            for answer in call():
+                for component in _components(answer, owner, kind):
+                    registry.add(component, owner)
         return registry
 
     @cached_property
@@ -129,8 +206,15 @@ class Plugins:
 
     def peg_event_changed(self, event: PegEventChange) -> None:
         """Tell every plugin about an opened or closed depeg event; one failure stops none."""
-        for impl in self.pm.hook.pairscreen_peg_event_changed.get_hookimpls():
+        for owner, call in self._per_plugin("pairscreen_peg_event_changed"):
             try:
-                impl.function(event=event)
+                call(event=event)
             except Exception:
-                log.exception("plugin %s failed on a peg event", self.pm.get_name(impl.plugin))
+                log.exception("plugin %s failed on a peg event", owner)
+
+
+def _components(answer: object, owner: str, kind: str) -> Iterable[object]:
+    """One plugin's answer to a ``register`` hook: a list (or other iterable) of components."""
+    if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
+        raise PluginError(f"plugin {owner!r} answered {answer!r} where a list of {kind}s belongs")
+    return answer
