@@ -138,9 +138,6 @@ class Plugins:
     def __init__(self, pm: pluggy.PluginManager):
         self.pm = pm
 
-    def plugin_name(self, plugin: object) -> str:
-        return plugin_name(self.pm, plugin)
-
     def _per_plugin(self, hook_name: str) -> Iterator[tuple[str, pluggy.HookCaller]]:
         """One hook caller per implementing plugin, in registration order, with the wrappers.
 
@@ -150,13 +147,10 @@ class Plugins:
         hook: pluggy.HookCaller = getattr(self.pm.hook, hook_name)
         impls = hook.get_hookimpls()
         wrapping = {id(i.plugin) for i in impls if i.wrapper or i.hookwrapper}
-        plain = list({id(i.plugin): i.plugin for i in impls if not (i.wrapper or i.hookwrapper)})
-        by_id = {id(i.plugin): i.plugin for i in impls}
-        for plugin_id in plain:
-            others = [by_id[o] for o in plain if o != plugin_id and o not in wrapping]
-            yield plugin_name(self.pm, by_id[plugin_id]), self.pm.subset_hook_caller(
-                hook_name, others
-            )
+        plain = {id(i.plugin): i.plugin for i in impls if not (i.wrapper or i.hookwrapper)}
+        for plugin_id, plugin in plain.items():
+            others = [p for i, p in plain.items() if i != plugin_id and i not in wrapping]
+            yield plugin_name(self.pm, plugin), self.pm.subset_hook_caller(hook_name, others)
 
     def _collect(self, kind: str, hook_name: str) -> Registry[Any]:
         registry: Registry[Any] = Registry(kind, component_type(getattr(self.pm.hook, hook_name)))
