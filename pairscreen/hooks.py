@@ -125,10 +125,20 @@ def component_type(hook: pluggy.HookCaller) -> type:
     """The component a ``register`` hook returns a list of, read from its spec's annotation."""
     if hook.spec is None:
         raise PluginError(f"{hook.name} has no hook specification")
-    returned = typing.get_type_hints(hook.spec.function).get("return")
+    try:
+        returned = typing.get_type_hints(hook.spec.function).get("return")
+    except NameError as exc:
+        raise PluginError(f"{hook.name}: its return annotation does not resolve: {exc}") from None
     args = typing.get_args(returned)
     if typing.get_origin(returned) is not list or len(args) != 1 or not isinstance(args[0], type):
         raise PluginError(f"{hook.name} is not specified as returning a list of components")
+    try:
+        isinstance(None, args[0])
+    except TypeError:  # a Protocol without @runtime_checkable cannot check a component
+        raise PluginError(
+            f"{hook.name} returns {args[0].__name__}, which cannot check components: "
+            "mark it @runtime_checkable"
+        ) from None
     return typing.cast(type, args[0])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import pluggy
 import pytest
@@ -14,7 +14,8 @@ from pairscreen_plugins.pegs.csv_reference import CsvPegSource
 from pairscreen_plugins.pegs.demo_reference import DemoPegSource
 
 from pairscreen import IntradayMarketPrice, MetricField, PegEventChange, hookimpl
-from pairscreen.hooks import PluginError, Plugins, plugin_name
+from pairscreen.hooks import PluginError, Plugins, component_type, plugin_name
+from pairscreen.hookspecs import hookspec
 from pairscreen.pegs.sampling import read_peg
 from pairscreen.plugins import new_plugin_manager
 from pairscreen.universe import Universe
@@ -194,3 +195,30 @@ def test_a_peg_source_without_the_capability_is_not_asked_for_a_market_price(tmp
     rt = peg_runtime(tmp_path, universe, Provides(ReferenceOnly()), candles=candles)
     at = datetime(2025, 3, 5, 16, tzinfo=UTC)
     assert read_peg(rt, AAPLX, at, candles).market_price == 240.0
+
+
+def test_every_register_hook_names_a_checkable_component_type():
+    """Each ``pairscreen_register_*`` spec returns ``list[<runtime-checkable Protocol>]``."""
+    hooks = [c for n, c in vars(new_plugin_manager().hook).items() if "_register_" in n]
+    assert len(hooks) >= 7
+    for hook in hooks:
+        protocol = component_type(hook)
+        assert getattr(protocol, "_is_protocol", False), f"{hook.name}: {protocol} is no Protocol"
+        assert not isinstance(object(), protocol)
+
+
+class Unchecked(Protocol):
+    name: str
+
+
+class UncheckedSpecs:
+    @hookspec
+    def pairscreen_register_unchecked(self) -> list[Unchecked]:
+        """A spec whose component type cannot check a component."""
+
+
+def test_a_spec_returning_an_uncheckable_protocol_is_a_clear_error():
+    pm = new_plugin_manager()
+    pm.add_hookspecs(UncheckedSpecs)
+    with pytest.raises(PluginError, match="Unchecked, which cannot check components"):
+        component_type(pm.hook.pairscreen_register_unchecked)
