@@ -139,7 +139,7 @@ def component_type(hook: pluggy.HookCaller) -> type:
             f"{hook.name} returns {args[0].__name__}, which cannot check components: "
             "mark it @runtime_checkable"
         ) from None
-    return typing.cast(type, args[0])
+    return args[0]
 
 
 class Plugins:

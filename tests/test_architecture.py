@@ -43,7 +43,7 @@ def test_every_builtin_loads_and_implements_a_hook():
         assert pm.get_hookcallers(plugin), f"{name} implements no hook"
 
 
-def test_every_hook_is_documented():
+def test_every_hook_is_documented() -> None:
     """Each hook spec has a docstring and a README entry."""
     readme = (ROOT / "README.md").read_text()
     for name in hookspec_names():
@@ -123,12 +123,12 @@ def hook_test_problems(
 
 
 @pytest.mark.parametrize("hook", hookspec_names())
-def test_every_hook_has_a_test_through_a_test_plugin(hook):
+def test_every_hook_has_a_test_through_a_test_plugin(hook: str) -> None:
     problems = hook_test_problems(hook, collected_test_functions(), hooks_of_test_plugins())
     assert not problems, problems
 
 
-def test_the_hook_test_check_fails_when_a_test_is_missing():
+def test_the_hook_test_check_fails_when_a_test_is_missing() -> None:
     """The meta-test above can fail: a missing, misnamed or plugin-less test is reported."""
 
     def fn(name: str, body: str = "pass") -> ast.FunctionDef:

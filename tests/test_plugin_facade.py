@@ -4,7 +4,9 @@ check of every component, and the names plugins are shown by."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, Protocol
 
 import pluggy
@@ -20,7 +22,7 @@ from pairscreen.pegs.sampling import read_peg
 from pairscreen.plugins import new_plugin_manager
 from pairscreen.universe import Universe
 from tests.support.plugin_files import plugin_file
-from tests.test_peg_sampling import AAPLX, Provides
+from tests.test_peg_sampling import AAPLX
 from tests.test_peg_sources import daily, peg_runtime
 
 EVENT = PegEventChange(
@@ -42,12 +44,12 @@ def plugins_of(*plugins: object) -> Plugins:
     return Plugins(pm)
 
 
-def test_hookcall_monitoring_sees_one_call_per_plugin_with_the_wrappers():
+def test_hookcall_monitoring_sees_one_call_per_plugin_with_the_wrappers() -> None:
     plugins = plugins_of(volume, plugin_file("hook_metric"), plugin_file("hook_wrapper_metrics"))
     calls: list[tuple[str, list[str]]] = []
     returned: list[Any] = []
 
-    def before(hook_name: str, impls: list[pluggy.HookImpl], kwargs: dict[str, Any]) -> None:
+    def before(hook_name: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]) -> None:
         calls.append((hook_name, [plugin_name(plugins.pm, i.plugin) for i in impls]))
 
     def after(outcome: Any, hook_name: str, impls: Any, kwargs: Any) -> None:
@@ -69,7 +71,7 @@ def test_hookcall_monitoring_sees_one_call_per_plugin_with_the_wrappers():
     ]
 
 
-def test_pluggy_tracing_writes_every_hook_call():
+def test_pluggy_tracing_writes_every_hook_call() -> None:
     plugins = plugins_of(plugin_file("hook_peg_event"), plugin_file("hook_peg_event_no_argument"))
     lines: list[str] = []
     plugins.pm.trace.root.setwriter(lines.append)
@@ -84,14 +86,16 @@ def test_pluggy_tracing_writes_every_hook_call():
     assert all("ticker='PAXG'" in line for line in calls)
 
 
-def test_an_implementation_taking_no_argument_is_called(caplog):
+def test_an_implementation_taking_no_argument_is_called(caplog: pytest.LogCaptureFixture) -> None:
     plugins = plugins_of(plugin_file("hook_peg_event_no_argument"))
     with caplog.at_level(logging.WARNING):
         plugins.peg_event_changed(EVENT)
     assert caplog.messages == ["hook_peg_event_no_argument: something opened or closed"]
 
 
-def test_a_wrapper_around_the_event_hook_wraps_each_plugin(caplog):
+def test_a_wrapper_around_the_event_hook_wraps_each_plugin(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     seen: list[str] = []
 
     class Timing:
@@ -120,15 +124,20 @@ class NoCompute:
 class Offers:
     """A plugin object registered without a name."""
 
-    def __init__(self, *metrics: object) -> None:
+    def __init__(self, *metrics: object, peg_sources: Sequence[object] = ()) -> None:
         self.metrics = metrics
+        self.peg_sources = peg_sources
 
     @hookimpl
     def pairscreen_register_metrics(self) -> list[object]:
         return list(self.metrics)
 
+    @hookimpl
+    def pairscreen_register_peg_sources(self) -> list[object]:
+        return list(self.peg_sources)
 
-def test_a_component_that_is_not_of_its_kind_is_rejected_naming_the_plugin():
+
+def test_a_component_that_is_not_of_its_kind_is_rejected_naming_the_plugin() -> None:
     plugins = plugins_of(Offers(NoCompute()))
     with pytest.raises(PluginError) as caught:
         _ = plugins.metrics
@@ -137,7 +146,7 @@ def test_a_component_that_is_not_of_its_kind_is_rejected_naming_the_plugin():
     assert "as a metric, but it is not a Metric (missing: compute)" in message
 
 
-def test_an_answer_that_is_not_a_list_is_rejected():
+def test_an_answer_that_is_not_a_list_is_rejected() -> None:
     class Bare:
         @hookimpl
         def pairscreen_register_metrics(self) -> object:
@@ -147,7 +156,7 @@ def test_an_answer_that_is_not_a_list_is_rejected():
         _ = plugins_of(Bare()).metrics
 
 
-def test_unnamed_plugins_are_shown_by_module_and_class_never_by_id():
+def test_unnamed_plugins_are_shown_by_module_and_class_never_by_id() -> None:
     class Duplicate:
         name = "volume"
         fields = (MetricField("volume_again"),)
@@ -168,19 +177,21 @@ def test_unnamed_plugins_are_shown_by_module_and_class_never_by_id():
     assert str(id(first)) not in str(caught.value)
 
 
-def test_a_named_plugin_keeps_its_name():
+def test_a_named_plugin_keeps_its_name() -> None:
     pm = new_plugin_manager()
     pm.register(volume, name="volume-plugin")
     assert Plugins(pm).metrics.owner("volume") == "volume-plugin"
 
 
-def test_the_intraday_market_price_is_a_declared_capability():
+def test_the_intraday_market_price_is_a_declared_capability() -> None:
     assert isinstance(DemoPegSource(), IntradayMarketPrice)
     assert not isinstance(CsvPegSource(), IntradayMarketPrice)
     assert isinstance(plugin_file("hook_peg_source").FixedPegSource(), IntradayMarketPrice)
 
 
-def test_a_peg_source_without_the_capability_is_not_asked_for_a_market_price(tmp_path):
+def test_a_peg_source_without_the_capability_is_not_asked_for_a_market_price(
+    tmp_path: Path,
+) -> None:
     """Named like the market source but without ``market_price``: the daily close counts."""
 
     class ReferenceOnly:
@@ -192,12 +203,12 @@ def test_a_peg_source_without_the_capability_is_not_asked_for_a_market_price(tmp
 
     universe = Universe(assets=(AAPLX,), market_source="exchange")
     candles = {"AAPLx": daily("AAPLx", "2025-03-05", [240.0, 241.0])}
-    rt = peg_runtime(tmp_path, universe, Provides(ReferenceOnly()), candles=candles)
+    rt = peg_runtime(tmp_path, universe, Offers(peg_sources=[ReferenceOnly()]), candles=candles)
     at = datetime(2025, 3, 5, 16, tzinfo=UTC)
     assert read_peg(rt, AAPLX, at, candles).market_price == 240.0
 
 
-def test_every_register_hook_names_a_checkable_component_type():
+def test_every_register_hook_names_a_checkable_component_type() -> None:
     """Each ``pairscreen_register_*`` spec returns ``list[<runtime-checkable Protocol>]``."""
     hooks = [c for n, c in vars(new_plugin_manager().hook).items() if "_register_" in n]
     assert len(hooks) >= 7
@@ -215,9 +226,10 @@ class UncheckedSpecs:
     @hookspec
     def pairscreen_register_unchecked(self) -> list[Unchecked]:
         """A spec whose component type cannot check a component."""
+        return []
 
 
-def test_a_spec_returning_an_uncheckable_protocol_is_a_clear_error():
+def test_a_spec_returning_an_uncheckable_protocol_is_a_clear_error() -> None:
     pm = new_plugin_manager()
     pm.add_hookspecs(UncheckedSpecs)
     with pytest.raises(PluginError, match="Unchecked, which cannot check components"):

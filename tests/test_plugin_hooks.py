@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ from pairscreen.pegs.sampling import sample_pegs
 from pairscreen.runtime import Runtime
 from pairscreen.screening.screen import run_screen
 from pairscreen.universe import Universe
-from tests.conftest import make_client
+from tests.conftest import Keys, make_client
 from tests.plugins.hook_chart_renderer import PNG_SIGNATURE
 from tests.plugins.hook_market_source import start_price
 from tests.support.plugin_files import runtime_with
@@ -39,7 +40,7 @@ def last_log_ratio(rt: Runtime, a: str, b: str) -> float:
     return float(np.log(pair.close_a[-1] / pair.close_b[-1]))
 
 
-def test_hook_pairscreen_register_market_sources(runtime, keys):
+def test_hook_pairscreen_register_market_sources(runtime: Runtime, keys: Keys) -> None:
     """A universe on the plugin's market syncs its candles, and /pair serves the pair."""
     rt = runtime_with(runtime, "hook_market_source")
     rt.universe = Universe(
@@ -62,7 +63,7 @@ def test_hook_pairscreen_register_market_sources(runtime, keys):
     )
 
 
-def test_hook_pairscreen_register_metrics(runtime, keys):
+def test_hook_pairscreen_register_metrics(runtime: Runtime, keys: Keys) -> None:
     """The plugin's metric field appears in /pair/{a}/{b}, computed on the served pair."""
     rt = runtime_with(runtime, "hook_metric")
     assert rt.plugins.metrics.owner("hook_last_log_ratio") == "tests.plugins.hook_metric"
@@ -73,7 +74,7 @@ def test_hook_pairscreen_register_metrics(runtime, keys):
     assert "hurst" in metrics  # the built-in metrics are still there
 
 
-def test_hook_pairscreen_register_strategies(runtime, keys):
+def test_hook_pairscreen_register_strategies(runtime: Runtime, keys: Keys) -> None:
     """With the plugin's strategy configured, /pair reports its backtest: no trade at all."""
     rt = runtime_with(runtime, "hook_strategy", strategy="hook_hold")
     c = make_client(rt)
@@ -90,7 +91,7 @@ def test_hook_pairscreen_register_strategies(runtime, keys):
     assert trades["A"]["n_trades"] + trades["B"]["n_trades"] > 0  # the built-in does trade
 
 
-def test_hook_pairscreen_register_scorers(runtime, keys):
+def test_hook_pairscreen_register_scorers(runtime: Runtime, keys: Keys) -> None:
     """With the plugin's scorer configured, the published screen is ranked by its score."""
     rt = runtime_with(runtime, "hook_scorer", scorer="hook_by_hurst")
     with database.connection_context():
@@ -106,7 +107,7 @@ def test_hook_pairscreen_register_scorers(runtime, keys):
     assert scores == sorted(scores, reverse=True)
 
 
-def test_hook_pairscreen_register_chart_renderers(runtime, keys):
+def test_hook_pairscreen_register_chart_renderers(runtime: Runtime, keys: Keys) -> None:
     """With the plugin's renderer configured, chart.png is what the renderer drew."""
     rt = runtime_with(runtime, "hook_chart_renderer", chart_renderer="hook_caption")
     c = make_client(rt)
@@ -116,7 +117,7 @@ def test_hook_pairscreen_register_chart_renderers(runtime, keys):
     assert r.content == PNG_SIGNATURE + b"ETH/BTC 90d 720x480"
 
 
-def test_hook_pairscreen_register_peg_sources(runtime):
+def test_hook_pairscreen_register_peg_sources(runtime: Runtime) -> None:
     """Peg sampling asks the plugin's source for the reference and, since it is named like
     the market source and offers an intraday price, for the token's price too."""
     rt = runtime_with(runtime, "hook_peg_source")
@@ -153,7 +154,9 @@ def open_depeg(rt: Runtime, ticker: str) -> None:
     assert (opened.ticker, opened.change) == (ticker, "opened")
 
 
-def test_hook_pairscreen_peg_event_changed(runtime, caplog):
+def test_hook_pairscreen_peg_event_changed(
+    runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
     """Every implementation hears the event: a failing one is logged with its plugin's name
     and stops neither the plugin after it, nor one that takes no argument."""
     rt = runtime_with(
@@ -171,11 +174,11 @@ def test_hook_pairscreen_peg_event_changed(runtime, caplog):
     assert "depeg event PAXG opened" in caplog.text  # the framework's own alerts ran too
 
 
-def test_hook_pairscreen_register_notifiers(runtime):
+def test_hook_pairscreen_register_notifiers(runtime: Runtime) -> None:
     """The outbox hands messages of the plugin's channel kind to its notifier; a refusal is
     retried later, as with any notifier."""
     rt = runtime_with(runtime, "hook_notifier")
-    memo = rt.plugins.notifiers.get("hook_memo")
+    memo: Any = rt.plugins.notifiers.get("hook_memo")  # the plugin's Memo
     with database.connection_context():
         enqueue(
             [
@@ -192,7 +195,7 @@ def test_hook_pairscreen_register_notifiers(runtime):
     assert statuses["hook.memo.1"] == "sent" and statuses["hook.memo.2"] == "pending"
 
 
-def test_a_wrapper_changes_what_the_other_plugins_register(runtime, keys):
+def test_a_wrapper_changes_what_the_other_plugins_register(runtime: Runtime, keys: Keys) -> None:
     """A ``wrapper=True`` implementation filters every plugin's metrics; /pair shows it."""
     rt = runtime_with(runtime, "hook_wrapper_metrics", "hook_metric")
     assert "hook_last_log_ratio" not in rt.plugins.metrics
@@ -203,7 +206,7 @@ def test_a_wrapper_changes_what_the_other_plugins_register(runtime, keys):
     assert "hook_last_log_ratio" not in metrics and "volume_a" in metrics
 
 
-def test_an_old_style_hookwrapper_renames_what_the_others_register(runtime):
+def test_an_old_style_hookwrapper_renames_what_the_others_register(runtime: Runtime) -> None:
     """A ``hookwrapper=True`` implementation renames every notifier; delivery follows."""
     rt = runtime_with(runtime, "hook_old_style_wrapper_notifiers", "hook_notifier")
     names = {n.name for n in rt.plugins.notifiers}
@@ -212,11 +215,12 @@ def test_an_old_style_hookwrapper_renames_what_the_others_register(runtime):
     with database.connection_context():
         enqueue([OutboxMessage("hook.legacy.1", None, "legacy_hook_memo", "desk", "s", "t")])
         assert deliver_pending(rt, worker_id="hook-test").sent == 1
-    (delivered,) = rt.plugins.notifiers.get("legacy_hook_memo").inner.delivered
+    renamed: Any = rt.plugins.notifiers.get("legacy_hook_memo")
+    (delivered,) = renamed.inner.delivered
     assert delivered.idempotency_key == "hook.legacy.1"
 
 
-def test_settings_of_a_runtime_with_plugins_are_the_base_ones(runtime):
+def test_settings_of_a_runtime_with_plugins_are_the_base_ones(runtime: Runtime) -> None:
     """The helper changes only what it is asked to (guards the tests above)."""
     rt = runtime_with(runtime, "hook_metric", scorer="hook_by_hurst")
     assert rt.settings == replace(runtime.settings, scorer="hook_by_hurst")

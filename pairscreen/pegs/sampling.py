@@ -200,8 +200,8 @@ def market_price(
         except Exception as exc:
             log.warning("intraday price of %s from %s failed: %s", asset.ticker, name, exc)
             price = None
-        if _positive(price):
-            return float(price)  # type: ignore[arg-type]
+        if price is not None and _positive(price):
+            return float(price)
     series = candles.get(asset.ticker)
     if series is None:
         return None
