@@ -165,7 +165,11 @@ class Plugins:
     def _collect(self, kind: str, hook_name: str) -> Registry[Any]:
         registry: Registry[Any] = Registry(kind, component_type(getattr(self.pm.hook, hook_name)))
         for owner, call in self._per_plugin(hook_name):
-            for answer in call():
+            try:
+                answers = call()
+            except Exception as exc:
+                raise PluginError(f"plugin {owner!r} failed in {hook_name}: {exc}") from exc
+            for answer in answers:
                 for component in _components(answer, owner, kind):
                     registry.add(component, owner)
         return registry

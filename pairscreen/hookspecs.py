@@ -11,7 +11,8 @@ today keeps working: an implementation names only the arguments it uses.
 Every hook is called through pluggy once per implementing plugin, with all of the hook's
 ``wrapper=True`` (or ``hookwrapper=True``) implementations around each call: a wrapper sees,
 and may change, one plugin's answer at a time, and the framework knows which plugin
-contributed each component.
+contributed each component (a plugin contributes components of its own through a plain
+implementation, not a wrapper).
 
 Import what you need from the top-level package only::
 

@@ -156,6 +156,20 @@ def test_an_answer_that_is_not_a_list_is_rejected() -> None:
         _ = plugins_of(Bare()).metrics
 
 
+def test_a_register_hook_that_raises_is_an_error_naming_the_plugin() -> None:
+    class Crashing:
+        @hookimpl
+        def pairscreen_register_strategies(self) -> list[object]:
+            raise RuntimeError("no config file")
+
+    with pytest.raises(PluginError) as caught:
+        _ = plugins_of(Crashing()).strategies
+    assert str(caught.value) == (
+        "plugin 'tests.test_plugin_facade.test_a_register_hook_that_raises_is_an_error_naming"
+        "_the_plugin.<locals>.Crashing' failed in pairscreen_register_strategies: no config file"
+    )
+
+
 def test_unnamed_plugins_are_shown_by_module_and_class_never_by_id() -> None:
     class Duplicate:
         name = "volume"
