@@ -3,11 +3,18 @@
 A plugin is a module (or object) with functions decorated ``@hookimpl`` and named after the
 specs below. Every ``pairscreen_register_*`` hook returns a list of typed components; the
 framework collects them into named registries that reject duplicate names, so one plugin may
-contribute several metrics, sources or renderers. Every ``pairscreen_register_*`` hook is
-given the service's :class:`~pairscreen.Settings` as ``settings``; like any hook argument it is
-opt-in (leave it out of the signature when the components need no configuration), so a plugin
-never reads the environment itself. Hooks evolve only by adding keyword arguments, so a plugin
-written today keeps working.
+contribute several metrics, sources or renderers; each component must satisfy the
+Protocol its hook returns a list of (checked when the registry is built, a mismatch is an
+error naming the plugin). Hooks evolve only by adding keyword arguments, so a plugin written
+today keeps working: an implementation names only the arguments it uses. Every
+``pairscreen_register_*`` hook is given the service's :class:`~pairscreen.Settings` as
+``settings`` (opt-in like any argument), so a plugin never reads the environment itself.
+
+Every hook is called through pluggy once per implementing plugin, with all of the hook's
+``wrapper=True`` (or ``hookwrapper=True``) implementations around each call: a wrapper sees,
+and may change, one plugin's answer at a time, and the framework knows which plugin
+contributed each component (a plugin contributes components of its own through a plain
+implementation, not a wrapper).
 
 Import what you need from the top-level package only::
 
@@ -120,7 +127,8 @@ def pairscreen_peg_event_changed(event: PegEventChange) -> None:
 
     The framework's own implementation (``DepegAlertsPlugin`` in
     ``pairscreen/notify/depeg_alerts.py``) queues the depeg e-mails in the outbox; a plugin's
-    implementation runs beside it (to page someone, say) and cannot stop it.
+    implementation runs beside it (to page someone, say) and cannot stop it: an
+    implementation that raises is logged with its plugin's name and the others still run.
     """
 
 

@@ -380,6 +380,21 @@ class PegSource(Protocol):
         ...
 
 
+@runtime_checkable
+class IntradayMarketPrice(Protocol):
+    """An optional capability of a peg source: the token's own market price at any time.
+
+    A market whose candles are daily knows a token's price only at each day's close; a peg
+    check at a given hour needs the price at that hour. The peg source named like the
+    universe's market source may offer it (the demo's does); the sampler uses it when the
+    source satisfies this Protocol and falls back to the last daily close otherwise.
+    """
+
+    def market_price(self, asset: Asset, at: datetime, options: Mapping[str, Any]) -> float | None:
+        """The token's price at ``at``, or None when the source has none."""
+        ...
+
+
 # ---------------------------------------------------------------------------
 # Notifications
 # ---------------------------------------------------------------------------
@@ -449,6 +464,7 @@ __all__ = [
     "ChartData",
     "ChartRenderer",
     "DeliveryError",
+    "IntradayMarketPrice",
     "Leg",
     "MarketSource",
     "Metric",

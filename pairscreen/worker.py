@@ -43,7 +43,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.base import SchedulerNotRunningError
@@ -343,9 +343,7 @@ class Worker:
     def _peg(self) -> str:
         from pairscreen.pegs.sampling import sample_pegs
 
-        report: Any = sample_pegs(self.rt)
-        summary = report.summary() if hasattr(report, "summary") else str(report)
-        return f"{summary}; {self._notify()}"
+        return f"{sample_pegs(self.rt).summary()}; {self._notify()}"
 
     def _notify(self) -> str:
         from pairscreen.notify.run import run_notifications

@@ -184,7 +184,12 @@ class Configured:
 
     @hookimpl
     def pairscreen_register_scorers(self, settings: Settings) -> list:
-        return [type("Named", (), {"name": f"scorer-{settings.scorer}"})()]
+        return [_scorer(f"scorer-{settings.scorer}")]
+
+
+def _scorer(name: str) -> object:
+    """A scorer named ``name`` (it satisfies the Scorer Protocol; its scores are unused)."""
+    return type("Named", (), {"name": name, "score": lambda self, metrics: None})()
 
 
 class Unconfigured:
@@ -192,7 +197,7 @@ class Unconfigured:
 
     @hookimpl
     def pairscreen_register_scorers(self) -> list:
-        return [type("Named", (), {"name": "plain"})()]
+        return [_scorer("plain")]
 
 
 def test_register_hooks_hand_the_settings_to_the_plugins_that_ask():

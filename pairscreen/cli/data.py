@@ -48,7 +48,7 @@ def _sync(args: argparse.Namespace) -> None:
 
     rt = open_runtime(args)
     report = sync_candles(rt.universe, rt.plugins)
-    print(report.summary() if hasattr(report, "summary") else report)
+    print(report.summary())
 
 
 def _screen(args: argparse.Namespace) -> None:

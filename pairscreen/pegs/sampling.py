@@ -5,8 +5,8 @@ For each tokenized asset at the sampling time ``at``:
 * **market price**: the token's price at ``at`` when the universe's market source has an
   intraday price for it, else the close of the last full UTC day before ``at`` from the
   candle store. The intraday price comes from the peg source that carries the market
-  source's name and offers ``market_price(asset, at, options)`` (the demo does: its market
-  has daily candles only, its peg plugin knows the hourly prices);
+  source's name and satisfies :class:`~pairscreen.types.IntradayMarketPrice` (the demo's
+  does: its market has daily candles only, its peg plugin knows the hourly prices);
 * **reference**: every source the universe names for the asset (``peg.sources``) is asked
   for the asset's reference symbol with the options of its ``[peg_sources.<name>]`` table.
   An answer counts when it is a positive finite price, not from the future, not older than
@@ -46,7 +46,7 @@ from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.events import PEG_JOB
 from pairscreen.pegs.status import depegged_tickers, threshold_pct
 from pairscreen.runtime import Runtime
-from pairscreen.types import Asset, Candles, PegEventChange, ReferenceQuote
+from pairscreen.types import Asset, Candles, IntradayMarketPrice, PegEventChange, ReferenceQuote
 
 log = logging.getLogger(__name__)
 
@@ -186,10 +186,9 @@ def market_price(
     """The token's intraday price from the market's peg source, else its last daily close."""
     name = rt.universe.market_source
     source = rt.plugins.peg_sources.items.get(name)
-    intraday = getattr(source, "market_price", None)
-    if intraday is not None:
+    if isinstance(source, IntradayMarketPrice):
         try:
-            price = intraday(asset, at, _options(rt, name))
+            price = source.market_price(asset, at, _options(rt, name))
         except Exception as exc:
             log.warning("intraday price of %s from %s failed: %s", asset.ticker, name, exc)
             price = None
@@ -225,7 +224,7 @@ def _ask(rt: Runtime, name: str, asset: Asset, at: datetime) -> ReferenceQuote |
     if quote is None:
         log.info("peg source %s has no price for %s", name, asset.peg.reference)
         return None
-    if not isinstance(getattr(quote, "as_of", None), datetime) or not hasattr(quote, "price"):
+    if not isinstance(quote, ReferenceQuote) or not isinstance(quote.as_of, datetime):
         log.warning(
             "peg source %s answered %r for %s, not a ReferenceQuote; skipped",
             name,
