@@ -16,6 +16,7 @@ import pluggy
 
 from pairscreen.types import (
     ChartRenderer,
+    Filter,
     MarketSource,
     Metric,
     Notifier,
@@ -106,6 +107,10 @@ class Plugins:
                     )
                 seen[f.name] = metric.name
         return registry
+
+    @cached_property
+    def filters(self) -> Registry[Filter]:
+        return self._collect("screen filter", "pairscreen_register_filters")
 
     @cached_property
     def strategies(self) -> Registry[Strategy]:

@@ -17,6 +17,7 @@ import pluggy
 
 from pairscreen.types import (
     ChartRenderer,
+    Filter,
     MarketSource,
     Metric,
     Notifier,
@@ -47,7 +48,7 @@ def pairscreen_register_market_sources() -> list[MarketSource]:
 
 
 # ---------------------------------------------------------------------------
-# Screening: metrics, strategies, score
+# Screening: metrics, filters, strategies, score
 # ---------------------------------------------------------------------------
 
 
@@ -60,6 +61,22 @@ def pairscreen_register_metrics() -> list[Metric]:
     ``/pair/{a}/{b}`` and of every survivor in ``/screen/latest``; a field name may be
     provided by only one metric. A metric that raises is logged with its name and its fields
     are left out of that response rather than failing it.
+    """
+
+
+@hookspec
+def pairscreen_register_filters() -> list[Filter]:
+    """Return the screen filters this plugin provides (the built-in one is ``default``).
+
+    A filter decides which pairs survive the screen and what ``filter_reason`` says for the
+    others: its rules run in order over whole arrays and the first that fails gives the reason
+    ``"<code>: <text>"``. The universe file's ``[screen] filter = "<name>"`` picks the filter
+    the service uses (``default`` unless set); the other keys of that table override the
+    filter's ``thresholds`` and must be among them. Every metric field a rule lists in its
+    ``inputs`` must be provided by some metric when the plugins load; a field whose metric
+    fails on a batch makes that rule reject the pairs it sees, naming the failed metric.
+    ``/screen/latest`` counts rejections per code of the filter's rules and shows its name and
+    thresholds.
     """
 
 
