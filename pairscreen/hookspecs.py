@@ -60,7 +60,8 @@ def pairscreen_register_metrics() -> list[Metric]:
     row per pair) and returns one array per field. Its fields appear in ``metrics`` of
     ``/pair/{a}/{b}`` and of every survivor in ``/screen/latest``; a field name may be
     provided by only one metric. A metric that raises is logged with its name and its fields
-    are left out of that response rather than failing it.
+    are left out of that response rather than failing it; a filter rule that needs one of
+    them rejects the pair with a reason naming the failed metric.
     """
 
 
@@ -72,9 +73,10 @@ def pairscreen_register_filters() -> list[Filter]:
     others: its rules run in order over whole arrays and the first that fails gives the reason
     ``"<code>: <text>"``. The universe file's ``[screen] filter = "<name>"`` picks the filter
     the service uses (``default`` unless set); the other keys of that table override the
-    filter's ``thresholds`` and must be among them. Every metric field a rule lists in its
-    ``inputs`` must be provided by some metric when the plugins load; a field whose metric
-    fails on a batch makes that rule reject the pairs it sees, naming the failed metric.
+    filter's ``thresholds`` and must be among them. Every metric field a rule of the chosen
+    filter lists in its ``inputs`` must be provided by some loaded metric, or the service does
+    not start; a field whose metric fails on a batch makes that rule reject the pairs it sees,
+    naming the failed metric, and the rule's ``check`` is not called.
     ``/screen/latest`` counts rejections per code of the filter's rules and shows its name and
     thresholds.
     """

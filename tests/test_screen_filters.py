@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -269,3 +270,29 @@ def test_a_chunk_job_names_its_filter(runtime):
     choice = choose_filter(runtime.plugins, runtime.universe)
     assert choice == FilterChoice("default", DEFAULT_THRESHOLDS)
     assert pickle.loads(pickle.dumps(choice)) == choice
+
+
+def test_a_rule_code_that_cannot_start_a_reason_stops_the_start(runtime, tmp_path):
+    class Colon:
+        code = "adf:strict"
+        inputs = ("adf_pvalue",)
+
+        def check(self, metrics: dict, context: FilterContext) -> np.ndarray:
+            return np.ones(len(context.history_days), dtype=bool)
+
+        def explain(self, metrics: dict, context: FilterContext, i: int) -> str:
+            return "never"
+
+    class ColonFilter:
+        name = "colon"
+        thresholds = MappingProxyType({})
+        rules = (Colon(),)
+
+    class Plugin:
+        @hookimpl
+        def pairscreen_register_filters(self) -> list:
+            return [ColonFilter()]
+
+    universe = universe_with(tmp_path, 'filter = "colon"\n')
+    with pytest.raises(PluginError, match="'adf:strict'"):
+        runtime_for(runtime, universe, (Plugin(),))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pairscreen.engine.evaluate import MetricValues
-from pairscreen.hooks import Plugins
+from pairscreen.hooks import PluginError, Plugins
 from pairscreen.types import Filter, FilterContext
 from pairscreen.universe import Universe, UniverseError
 
@@ -40,10 +40,17 @@ class FilterChoice:
 def choose_filter(plugins: Plugins, universe: Universe) -> FilterChoice:
     """The universe's ``[screen]`` filter with its thresholds: the defaults, overridden.
 
-    Raises ``PluginError`` for an unknown filter name and ``UniverseError`` for a key that is
-    not one of the filter's thresholds or a value of the wrong kind.
+    Raises ``PluginError`` for an unknown filter name or a rule without a usable code, and
+    ``UniverseError`` for a key that is not one of the filter's thresholds or a value of the
+    wrong kind.
     """
     screen_filter = plugins.filters.get(universe.screen_filter)
+    for rule in screen_filter.rules:
+        if not rule.code or ":" in rule.code:
+            raise PluginError(
+                f"screen filter {screen_filter.name!r} has a rule with the code {rule.code!r}; "
+                "a code is a non-empty word without ':' (it starts the filter_reason)"
+            )
     defaults = dict(screen_filter.thresholds)
     unknown = sorted(set(universe.screen_thresholds) - set(defaults))
     if unknown:

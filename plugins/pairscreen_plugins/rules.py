@@ -61,7 +61,8 @@ def _history_says(m: Metrics, c: FilterContext, i: int) -> str:
 
 def _hurst_passes(m: Metrics, c: FilterContext) -> np.ndarray:
     hurst = _number(m, "hurst")
-    return np.isfinite(hurst) & (hurst < c.thresholds["hurst_below"])
+    finite: np.ndarray = np.isfinite(hurst)
+    return finite & (hurst < c.thresholds["hurst_below"])
 
 
 def _hurst_says(m: Metrics, c: FilterContext, i: int) -> str:
