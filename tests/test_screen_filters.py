@@ -296,3 +296,28 @@ def test_a_rule_code_that_cannot_start_a_reason_stops_the_start(runtime, tmp_pat
     universe = universe_with(tmp_path, 'filter = "colon"\n')
     with pytest.raises(PluginError, match="'adf:strict'"):
         runtime_for(runtime, universe, (Plugin(),))
+
+
+def test_pairs_list_without_the_band_metric_leaves_zone_and_position_out(
+    runtime, keys, monkeypatch
+):
+    """The metric behind ``position``/``zone`` failing: /pairs still answers, per contract."""
+    from pairscreen_plugins.metrics.bands import BandsMetric
+
+    def broken(self: BandsMetric, panel: PairPanel) -> dict:
+        raise FloatingPointError("bands blew up")
+
+    monkeypatch.setattr(BandsMetric, "compute", broken)
+    rt = runtime_for(runtime)
+    with database.connection_context():
+        summary = screening.run_screen(rt)
+    assert summary.n_survivors > 0
+    c = make_client(rt)
+    with c.client:
+        pairs = c.get("/api/v1/pairs", keys.personal)
+        snapshot = c.get("/api/v1/pair/ETH/BTC", keys.personal)
+    assert pairs.status_code == 200 and snapshot.status_code == 200
+    assert pairs.json()["count"] == summary.n_survivors
+    for pair in pairs.json()["pairs"]:
+        assert "zone" not in pair and "position" not in pair
+    assert "position" not in snapshot.json()["metrics"]
