@@ -27,6 +27,7 @@ import pluggy
 from pairscreen.config import Settings
 from pairscreen.types import (
     ChartRenderer,
+    Filter,
     MarketSource,
     Metric,
     Notifier,
@@ -197,6 +198,10 @@ class Plugins:
                     )
                 seen[f.name] = metric.name
         return registry
+
+    @cached_property
+    def filters(self) -> Registry[Filter]:
+        return self._collect("screen filter", "pairscreen_register_filters")
 
     @cached_property
     def strategies(self) -> Registry[Strategy]:

@@ -28,6 +28,7 @@ import pluggy
 from pairscreen.config import Settings
 from pairscreen.types import (
     ChartRenderer,
+    Filter,
     MarketSource,
     Metric,
     Notifier,
@@ -58,7 +59,7 @@ def pairscreen_register_market_sources(settings: Settings) -> list[MarketSource]
 
 
 # ---------------------------------------------------------------------------
-# Screening: metrics, strategies, score
+# Screening: metrics, filters, strategies, score
 # ---------------------------------------------------------------------------
 
 
@@ -70,7 +71,25 @@ def pairscreen_register_metrics(settings: Settings) -> list[Metric]:
     row per pair) and returns one array per field. Its fields appear in ``metrics`` of
     ``/pair/{a}/{b}`` and of every survivor in ``/screen/latest``; a field name may be
     provided by only one metric. A metric that raises is logged with its name and its fields
-    are left out of that response rather than failing it.
+    are left out of that response rather than failing it; a filter rule that needs one of
+    them rejects the pair with a reason naming the failed metric.
+    """
+
+
+@hookspec
+def pairscreen_register_filters() -> list[Filter]:
+    """Return the screen filters this plugin provides (the built-in one is ``default``).
+
+    A filter decides which pairs survive the screen and what ``filter_reason`` says for the
+    others: its rules run in order over whole arrays and the first that fails gives the reason
+    ``"<code>: <text>"``. The universe file's ``[screen] filter = "<name>"`` picks the filter
+    the service uses (``default`` unless set); the other keys of that table override the
+    filter's ``thresholds`` and must be among them. Every metric field a rule of the chosen
+    filter lists in its ``inputs`` must be provided by some loaded metric, or the service does
+    not start; a field whose metric fails on a batch makes that rule reject the pairs it sees,
+    naming the failed metric, and the rule's ``check`` is not called.
+    ``/screen/latest`` counts rejections per code of the filter's rules and shows its name and
+    thresholds.
     """
 
 

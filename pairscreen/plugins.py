@@ -29,6 +29,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pairscreen_plugins.metrics.mean_reversion",
     "pairscreen_plugins.metrics.range_stats",
     "pairscreen_plugins.metrics.volume",
+    "pairscreen_plugins.rules",
     "pairscreen_plugins.strategies.accumulation",
     "pairscreen_plugins.score",
     "pairscreen_plugins.charts.matplotlib_renderer",

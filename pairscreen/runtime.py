@@ -26,6 +26,8 @@ class Runtime:
 def build_runtime(
     settings: Settings, *, migrate: bool = True, extra_plugins: tuple = ()
 ) -> Runtime:
+    from pairscreen.engine.filtering import choose_filter
+    from pairscreen.engine.required_fields import check_required_fields
     from pairscreen.market.universe_loader import load_universe
     from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
 
@@ -33,14 +35,12 @@ def build_runtime(
         init_database(settings.database_url)
     else:
         connect(settings.database_url)
-    return Runtime(
-        settings=settings,
-        # The framework's own hook implementations (depeg alerts), then the caller's.
-        plugins=Plugins(
-            load_plugins(settings, extra=(DepegAlertsPlugin(), *extra_plugins)), settings
-        ),
-        universe=load_universe(settings),
-    )
+    # The framework's own hook implementations (depeg alerts), then the caller's.
+    plugins = Plugins(load_plugins(settings, extra=(DepegAlertsPlugin(), *extra_plugins)), settings)
+    universe = load_universe(settings)
+    # A missing metric, filter or threshold fails here, at start-up, not in a request.
+    check_required_fields(plugins, choose_filter(plugins, universe).name)
+    return Runtime(settings=settings, plugins=plugins, universe=universe)
 
 
 _current: Runtime | None = None

@@ -207,12 +207,16 @@ class MetricField:
     """One field a metric adds to ``metrics`` in the screen and the snapshot.
 
     ``nullable`` fields may come back as NaN (number) and are served as ``null``.
+    ``needs_full_window`` fields mean something only over a whole band window: the engine
+    serves them as ``null`` for a pair with less than ``window_days + 1`` days of history,
+    whatever the metric returned, so the metric need not check the history length itself.
     """
 
     name: str
     type: FieldType = "number"
     description: str = ""
     nullable: bool = False
+    needs_full_window: bool = False
 
 
 @runtime_checkable
@@ -281,6 +285,73 @@ class Scorer(Protocol):
     def score(self, metrics: Mapping[str, np.ndarray]) -> np.ndarray:
         """Score every pair from its metric arrays (all the panel's fields, by name)."""
         ...
+
+
+# ---------------------------------------------------------------------------
+# Filters: what decides a survivor
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FilterContext:
+    """What a filter rule sees besides the metrics, one entry per pair of the batch.
+
+    ``thresholds`` are the filter's own :attr:`Filter.thresholds` with the universe file's
+    ``[screen]`` values applied, so a rule reads its limits here and never from a constant.
+    """
+
+    history_days: np.ndarray  # (pairs,) int: every day of common history of the pair
+    depegged: np.ndarray  # (pairs,) bool: a leg is in an active depeg event
+    thresholds: Mapping[str, float]
+
+
+@runtime_checkable
+class FilterRule(Protocol):
+    """One check of a filter, vectorised over the pairs of a batch.
+
+    The engine runs a filter's rules in order on the pairs no earlier rule rejected. A rule
+    whose ``inputs`` are not all available (their metric failed on this batch) rejects those
+    pairs itself, with a reason that names the missing fields and the failed metric, so
+    ``check`` and ``explain`` always find every input they declare.
+    """
+
+    @property
+    def code(self) -> str:
+        """The reason code, the part of a reason before ``": "`` (``hurst``, ``adf`` ...)."""
+        ...
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The metric fields the rule reads (empty for a rule on the context only)."""
+        ...
+
+    def check(self, metrics: Mapping[str, np.ndarray], context: FilterContext) -> np.ndarray:
+        """True for every pair that passes, shape ``(pairs,)``."""
+        ...
+
+    def explain(self, metrics: Mapping[str, np.ndarray], context: FilterContext, i: int) -> str:
+        """Why pair ``i`` failed, with its values: the text after ``"<code>: "``."""
+        ...
+
+
+@runtime_checkable
+class Filter(Protocol):
+    """Decides which pairs of the screen survive: an ordered list of rules and their limits.
+
+    A pair's ``filter_reason`` is ``""`` when every rule passes, else ``"<code>: <text>"`` of
+    the first rule that fails. ``thresholds`` are the defaults of every limit the rules read
+    from :attr:`FilterContext.thresholds`; the universe file's ``[screen]`` table may set any
+    of them (and only them), and ``/screen/latest`` shows the values used.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def thresholds(self) -> Mapping[str, float]: ...
+
+    @property
+    def rules(self) -> Sequence[FilterRule]: ...
 
 
 # ---------------------------------------------------------------------------
@@ -464,6 +535,9 @@ __all__ = [
     "ChartData",
     "ChartRenderer",
     "DeliveryError",
+    "Filter",
+    "FilterContext",
+    "FilterRule",
     "IntradayMarketPrice",
     "Leg",
     "MarketSource",

@@ -6,6 +6,7 @@ It comes from a TOML file (DESIGN §7) or, by default, the built-in demo univers
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -16,6 +17,7 @@ from typing import Any
 from pairscreen.types import ASSET_CLASSES, DEFAULT_PEG_THRESHOLD_PCT, Asset, PegConfig
 
 TICKER_PATTERN = re.compile(r"^[A-Za-z0-9]{1,20}$")
+DEFAULT_FILTER = "default"  # the screen filter used unless ``[screen] filter`` names another
 
 
 class UniverseError(ValueError):
@@ -33,6 +35,10 @@ class Universe:
     label: str = ""  # e.g. "synthetic demo market"; shown wherever a person sees the data
     # ``[peg_sources.<name>]`` tables: each peg reference source's options (paths resolved)
     peg_source_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # ``[screen]``: the screen filter's name and the thresholds set for it (checked against
+    # the filter's own when the plugins load, see ``pairscreen.engine.filtering``)
+    screen_filter: str = DEFAULT_FILTER
+    screen_thresholds: Mapping[str, float] = field(default_factory=dict)
     # Lookups built by __post_init__ (not constructor arguments, not part of equality).
     _by_ticker: dict[str, Asset] = field(init=False, repr=False, compare=False)
     _by_lower: dict[str, Asset] = field(init=False, repr=False, compare=False)
@@ -150,6 +156,7 @@ def load_universe_file(path: Path) -> Universe:
         if len(pair) != 2 or any(t not in tickers for t in pair) or pair[0] == pair[1]:
             raise UniverseError(f"{path}: cross pair {pair!r} must name two different assets")
         cross.append((str(pair[0]), str(pair[1])))
+    screen_filter, screen_thresholds = parse_screen(data.get("screen", {}), f"{path}: [screen]")
     return Universe(
         assets=assets,
         market_source=source,
@@ -157,7 +164,30 @@ def load_universe_file(path: Path) -> Universe:
         cross_pairs=tuple(cross),
         label=str(data.get("label", "")),
         peg_source_options=peg_sources,
+        screen_filter=screen_filter,
+        screen_thresholds=screen_thresholds,
     )
+
+
+def parse_screen(table: object, where: str) -> tuple[str, dict[str, float]]:
+    """The ``[screen]`` table: the filter's name and the numbers set for its thresholds.
+
+    Only the shape is checked here; whether each key is a threshold of the chosen filter is
+    known once the plugins are loaded.
+    """
+    if not isinstance(table, Mapping):
+        raise UniverseError(f"{where} must be a table")
+    options = dict(table)
+    name = options.pop("filter", DEFAULT_FILTER)
+    if not isinstance(name, str) or not name:
+        raise UniverseError(f'{where}: filter must be a filter name, e.g. "{DEFAULT_FILTER}"')
+    thresholds: dict[str, float] = {}
+    for key, value in options.items():
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not is_number or not math.isfinite(value):
+            raise UniverseError(f"{where}: {key} must be a number, got {value!r}")
+        thresholds[key] = value
+    return name, thresholds
 
 
 def _resolve_paths(options: dict[str, Any], universe_file: Path) -> dict[str, Any]:

@@ -149,7 +149,7 @@ def test_a_chunk_is_rebuilt_on_the_worker_from_the_same_candles_only(runtime):
     from dataclasses import replace
 
     from pairscreen.engine.dask_executor import ChunkRecipe
-    from pairscreen.engine.evaluate import FilterRules
+    from pairscreen.engine.filtering import choose_filter
     from pairscreen.engine.panels import align, panel_of
     from pairscreen.engine.screen_chunks import ChunkJob
 
@@ -161,7 +161,7 @@ def test_a_chunk_is_rebuilt_on_the_worker_from_the_same_candles_only(runtime):
         panel=panel_of(pairs, days, 540),
         history_days=np.array([p.n_days for p in pairs]),
         depegged=np.array([False, False]),
-        rules=FilterRules(),
+        screen_filter=choose_filter(runtime.plugins, runtime.universe),
         strategy="accumulation",
         scorer="score",
         bt_days=360,

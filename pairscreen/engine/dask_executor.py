@@ -131,7 +131,8 @@ def evaluate_on_worker(
     own plugins.
 
     ``expected`` is the client's :func:`metric_fields`; a worker with other metrics refuses
-    the chunk. (A missing strategy or scorer already fails with a clear ``PluginError``.)
+    the chunk. (A missing strategy, scorer or screen filter already fails with a clear
+    ``PluginError``.)
     """
     plugins = worker_plugins()
     found = metric_fields(plugins)

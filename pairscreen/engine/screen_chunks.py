@@ -1,6 +1,8 @@
 """The screen's unit of work: one chunk of a panel through metrics, filter, score and
 backtests. Chunks are independent, so any executor (in-process, a process pool, a Dask
-cluster) can run them and the result does not depend on how the panel was split."""
+cluster) can run them and the result does not depend on how the panel was split. A job
+names its filter, strategy and scorer; the process that runs it looks them up in its own
+plugins, so a job is plain data."""
 
 from __future__ import annotations
 
@@ -8,15 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen.engine.evaluate import (
-    FilterRules,
-    MetricValues,
-    compute_metrics,
-    filter_reasons,
-    run_legs,
-)
+from pairscreen.engine.evaluate import MetricValues, compute_metrics, run_legs
+from pairscreen.engine.filtering import FilterChoice, filter_reasons
 from pairscreen.hooks import Plugins
-from pairscreen.types import BacktestBatch, PairPanel
+from pairscreen.types import BacktestBatch, FilterContext, PairPanel
 
 
 @dataclass(frozen=True)
@@ -24,7 +21,7 @@ class ChunkJob:
     panel: PairPanel
     history_days: np.ndarray  # (pairs,) full common history of each row
     depegged: np.ndarray  # (pairs,) bool
-    rules: FilterRules
+    screen_filter: FilterChoice
     strategy: str
     scorer: str
     bt_days: int
@@ -41,7 +38,9 @@ class ChunkResult:
 
 def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
     metrics = compute_metrics(plugins, job.panel)
-    reasons = filter_reasons(metrics.values, job.history_days, job.depegged, job.rules)
+    context = FilterContext(job.history_days, job.depegged, job.screen_filter.thresholds)
+    screen_filter = plugins.filters.get(job.screen_filter.name)
+    reasons = filter_reasons(screen_filter, metrics, context)
     keep = np.flatnonzero([not r for r in reasons])
     if keep.size == 0:
         return ChunkResult(metrics, reasons, keep, np.empty(0), {})

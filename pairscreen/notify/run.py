@@ -31,6 +31,7 @@ from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, User, WatchlistItem
 from pairscreen.engine.evaluate import compute_metrics
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
+from pairscreen.engine.required_fields import POSITION
 from pairscreen.notify.channels import Destination, destinations
 from pairscreen.notify.outbox import OutboxMessage, enqueue
 from pairscreen.notify.states import BAND_LIMITS, BANDS, Transition, next_state
@@ -86,14 +87,14 @@ def live_positions(rt: Runtime, pairs: set[tuple[str, str]]) -> dict[tuple[str, 
     window = rt.settings.window_days
     for rows, panel in group_by_history(aligned, window + 1, window):
         values = compute_metrics(rt.plugins, panel).values
-        if "position" not in values:
-            log.error("no metric provides 'position'; watchlist states cannot move")
+        if POSITION.name not in values:
+            log.error("the position metric failed; watchlist states cannot move")
             return {}
         for j, i in enumerate(rows):
             pair = aligned[i]
             day = pair.dates[-1].astype("datetime64[D]")
             out[(pair.a, pair.b)] = PairPosition(
-                float(values["position"][j]),
+                float(values[POSITION.name][j]),
                 datetime.fromisoformat(str(day)).replace(tzinfo=UTC),
             )
     return out

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from pairscreen.engine.evaluate import compute_metrics, run_legs
+from pairscreen.engine.required_fields import POSITION, ZONE
 from pairscreen.runtime import Runtime
 from pairscreen.screening.snapshot import resolve_pair, snapshot_panel
 from pairscreen.types import BacktestBatch, ChartData, PairPanel, Trade
@@ -98,15 +99,16 @@ def rolling_bands(r: np.ndarray, start: int, window: int) -> dict[str, np.ndarra
 def _current(
     rt: Runtime, panel: PairPanel, bands: dict[str, np.ndarray]
 ) -> tuple[float, float, str]:
-    """The current log-ratio, position and zone: the metric plugins' values, as the snapshot.
+    """The current log-ratio (the panel's last one), and the position and zone the metric
+    plugins give, as the snapshot.
 
     Should the metric providing them fail (it is logged by ``compute_metrics``), the same
     definitions are applied to the last day's band so the chart is still drawn.
     """
     values = compute_metrics(rt.plugins, panel).values
-    current = float(values["r_current"][0]) if "r_current" in values else float(panel.r_current[0])
-    if "position" in values and "zone" in values:
-        return current, float(values["position"][0]), str(values["zone"][0])
+    current = float(panel.r_current[0])
+    if POSITION.name in values and ZONE.name in values:
+        return current, float(values[POSITION.name][0]), str(values[ZONE.name][0])
     log.warning("position/zone metrics unavailable; the chart computes them from its bands")
     p5, p95 = float(bands["p5"][-1]), float(bands["p95"][-1])
     position = 0.5 if p95 == p5 else (current - p5) / (p95 - p5)

@@ -16,9 +16,10 @@ import numpy as np
 from pairscreen import clock
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import JobRun, Screen
-from pairscreen.engine.evaluate import FILTER_CODES, FilterRules, filter_code
 from pairscreen.engine.executors import run_local
+from pairscreen.engine.filtering import choose_filter, filter_code, filter_codes
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
+from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_chunks import ChunkJob
 from pairscreen.errors import NotFound
 from pairscreen.pegs.status import depegged_tickers
@@ -30,6 +31,9 @@ log = logging.getLogger(__name__)
 
 SCREEN_BT_DAYS = 360
 EXECUTORS = ("local", "dask")
+# The code of the pairs the engine cannot evaluate at all (fewer common days than the
+# settings' ``min_history_days``, or no candles); counted before the filter's own codes.
+TOO_SHORT = "insufficient_history"
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,7 @@ def compute_screen(
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     settings = rt.settings
-    rules = FilterRules(min_history_days=settings.min_history_days)
+    choice = choose_filter(rt.plugins, rt.universe)
     candles = rt.candles.get()
     pairs = rt.universe.screened_pairs()
     aligned: list[AlignedPair] = []
@@ -105,11 +109,11 @@ def compute_screen(
     rejected: Counter[str] = Counter()
     for a, b in pairs:
         if a.ticker not in candles or b.ticker not in candles:
-            rejected["insufficient_history"] += 1
+            rejected[TOO_SHORT] += 1
             continue
         pair = align(candles[a.ticker], candles[b.ticker])
-        if pair.n_days < rules.min_history_days:
-            rejected["insufficient_history"] += 1
+        if pair.n_days < settings.min_history_days:
+            rejected[TOO_SHORT] += 1
             continue
         aligned.append(pair)
         assets.append((a, b))
@@ -128,7 +132,7 @@ def compute_screen(
                     depegged=np.array(
                         [a in depegged or b in depegged for a, b in zip(sub.a, sub.b)]
                     ),
-                    rules=rules,
+                    screen_filter=choice,
                     strategy=settings.strategy,
                     scorer=settings.scorer,
                     bt_days=SCREEN_BT_DAYS,
@@ -159,13 +163,15 @@ def compute_screen(
                 }
             )
     survivors.sort(key=lambda s: (-s["score"], s["pair"]))
+    codes = dict.fromkeys((TOO_SHORT, *filter_codes(rt.plugins.filters.get(choice.name))))
     return {
         "generated_at": clock.iso(generated_at),
         "n_pairs_screened": len(pairs),
         "n_survivors": len(survivors),
         "survivors": survivors,
         "data_source": data_source_label(rt),
-        "rejected": {code: rejected.get(code, 0) for code in FILTER_CODES},
+        "rejected": {code: rejected.get(code, 0) for code in codes},
+        "filter": choice.as_json(),
     }
 
 
@@ -266,11 +272,15 @@ def compact_pairs(screen: dict) -> dict:
             "a": s["pair"][0],
             "b": s["pair"][1],
             "sector": s["sector"],
-            "zone": s["metrics"]["zone"],
-            "position": s["metrics"]["position"],
+            **present(s["metrics"], ZONE, POSITION),
             "score": s["score"],
         }
         for s in screen["survivors"]
     ]
     pairs.sort(key=lambda p: -p["score"])
     return {"generated_at": screen["generated_at"], "count": len(pairs), "pairs": pairs}
+
+
+def present(metrics: dict, *wanted: RequiredField) -> dict:
+    """The ``wanted`` fields of a survivor's metrics; one whose metric failed is left out."""
+    return {f.name: metrics[f.name] for f in wanted if f.name in metrics}

@@ -9,16 +9,14 @@ from datetime import UTC, datetime
 import numpy as np
 
 from pairscreen import clock
-from pairscreen.engine.evaluate import FilterRules, compute_metrics, filter_reasons, run_legs
+from pairscreen.engine.evaluate import compute_metrics, run_legs
+from pairscreen.engine.filtering import choose_filter, filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, panel_of
 from pairscreen.errors import BadRequest, NotFound
 from pairscreen.pegs.status import depegged_tickers, peg_status
 from pairscreen.runtime import Runtime
-from pairscreen.types import Asset, BacktestBatch, PairPanel
+from pairscreen.types import Asset, BacktestBatch, FilterContext, PairPanel
 from pairscreen.universe import pair_sector
-
-# Shown as null when the pair has less than a full window of history (DESIGN §3).
-NULL_ON_SHORT_HISTORY = ("range_width", "p15", "p85")
 
 
 def resolve_pair(rt: Runtime, a: str, b: str) -> tuple[Asset, Asset, AlignedPair]:
@@ -67,19 +65,11 @@ def evaluate_pair(rt: Runtime, pair: AlignedPair, *, depegged: bool, bt: int) ->
     settings = rt.settings
     panel = snapshot_panel(rt, pair, bt)
     metrics = compute_metrics(rt.plugins, panel)
-    row = metrics.row(0)
-    if not bool(panel.has_full_window[0]):
-        for name in NULL_ON_SHORT_HISTORY:
-            if name in row:
-                row[name] = None
-    reason = filter_reasons(
-        metrics.values,
-        np.array([pair.n_days]),
-        np.array([depegged]),
-        FilterRules(min_history_days=settings.min_history_days),
-    )[0]
+    choice = choose_filter(rt.plugins, rt.universe)
+    context = FilterContext(np.array([pair.n_days]), np.array([depegged]), choice.thresholds)
+    reason = filter_reasons(rt.plugins.filters.get(choice.name), metrics, context)[0]
     legs = run_legs(rt.plugins.strategies.get(settings.strategy), panel, bt)
-    return PairEvaluation(row, reason, legs)
+    return PairEvaluation(metrics.row(0), reason, legs)
 
 
 def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict:

@@ -3,8 +3,8 @@
 ``35 c((0.5 - hurst) / 0.2) + 15 c(1 - adf_pvalue / 0.7) + 20 c(range_width / 1.0)
 + 15 c(min(touches_low, touches_high) / 6) + 15 c(|position - 0.5| / 0.5)``, ``c`` clipping to
 [0, 1]. It rewards strong mean reversion, a wide range, repeated oscillation and a ratio near
-an edge of its band. A missing input (NaN, e.g. ``range_width`` below a full window) earns
-that term nothing rather than poisoning the whole score.
+an edge of its band. A missing input (NaN, e.g. ``range_width`` below a full window, or a
+field whose metric failed) earns that term nothing rather than poisoning the whole score.
 """
 
 from __future__ import annotations
@@ -28,18 +28,29 @@ def clip01(x: np.ndarray) -> np.ndarray:
 
 def score(metrics: Mapping[str, np.ndarray]) -> np.ndarray:
     """The DESIGN §6 score of every pair from its metric arrays."""
-    touches = np.minimum(
-        np.asarray(metrics["touches_low"], dtype=float),
-        np.asarray(metrics["touches_high"], dtype=float),
-    )
-    position = np.asarray(metrics["position"], dtype=float)
+    m = _Inputs(metrics)
+    touches = np.minimum(m["touches_low"], m["touches_high"])
     return (
-        WEIGHTS["hurst"] * clip01((0.5 - np.asarray(metrics["hurst"], dtype=float)) / 0.2)
-        + WEIGHTS["adf"] * clip01(1.0 - np.asarray(metrics["adf_pvalue"], dtype=float) / 0.7)
-        + WEIGHTS["range"] * clip01(np.asarray(metrics["range_width"], dtype=float) / 1.0)
+        WEIGHTS["hurst"] * clip01((0.5 - m["hurst"]) / 0.2)
+        + WEIGHTS["adf"] * clip01(1.0 - m["adf_pvalue"] / 0.7)
+        + WEIGHTS["range"] * clip01(m["range_width"] / 1.0)
         + WEIGHTS["touches"] * clip01(touches / 6.0)
-        + WEIGHTS["edge"] * clip01(np.abs(position - 0.5) / 0.5)
+        + WEIGHTS["edge"] * clip01(np.abs(m["position"] - 0.5) / 0.5)
     )
+
+
+class _Inputs:
+    """The metric arrays as floats; a field whose metric failed on this batch reads as NaN
+    for every pair, so its term earns nothing instead of raising ``KeyError``."""
+
+    def __init__(self, metrics: Mapping[str, np.ndarray]):
+        self.metrics = metrics
+        self.n = len(next(iter(metrics.values()), ()))
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.metrics:
+            return np.full(self.n, np.nan)
+        return np.asarray(self.metrics[name], dtype=float)
 
 
 @dataclass(frozen=True)

@@ -55,11 +55,13 @@ class BandsMetric:
             "p15",
             description="15th percentile of H; null without a full 540-day band window.",
             nullable=True,
+            needs_full_window=True,
         ),
         MetricField(
             "p85",
             description="85th percentile of H; null without a full 540-day band window.",
             nullable=True,
+            needs_full_window=True,
         ),
         MetricField("p95", description="95th percentile of the 540 log-ratios before today."),
         MetricField("r_current", description="Today's log-ratio ln(A/B)."),

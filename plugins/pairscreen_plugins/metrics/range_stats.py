@@ -98,8 +98,14 @@ class RangeStatsMetric:
             "range_width",
             description="max - min of W in log units; null below 541 days of history.",
             nullable=True,
+            needs_full_window=True,
         ),
-        MetricField("range_width_pct", description="100 x range_width.", nullable=True),
+        MetricField(
+            "range_width_pct",
+            description="100 x range_width.",
+            nullable=True,
+            needs_full_window=True,
+        ),
         MetricField(
             "touches_low", type="integer", description="Alternating touches of W's 5th pct."
         ),

@@ -1,0 +1,115 @@
+"""Running the screen filter: which filter, with which thresholds, and the reason per pair.
+
+The filter itself is a plugin (``pairscreen_register_filters``); this module only knows the
+:class:`~pairscreen.types.Filter` contract. It picks the filter the universe names, checks the
+universe's ``[screen]`` thresholds against the filter's own, and runs the filter's rules in
+order over whole arrays. A rule whose input fields are missing (their metric failed on this
+batch) rejects the pairs it sees with a reason naming the failed metric, so a failing metric
+never turns into a ``KeyError`` inside a rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from pairscreen.engine.evaluate import MetricValues
+from pairscreen.hooks import PluginError, Plugins
+from pairscreen.types import Filter, FilterContext
+from pairscreen.universe import Universe, UniverseError
+
+
+@dataclass(frozen=True)
+class FilterChoice:
+    """The filter a screen runs, by name, with every threshold's value.
+
+    Plain data, so chunk jobs carry it to worker processes (or Dask workers), which look the
+    filter up in their own plugins the way they look up the strategy and the scorer.
+    """
+
+    name: str
+    thresholds: Mapping[str, float]
+
+    def as_json(self) -> dict[str, object]:
+        """The ``filter`` object of ``/screen/latest``."""
+        return {"name": self.name, "thresholds": dict(self.thresholds)}
+
+
+def choose_filter(plugins: Plugins, universe: Universe) -> FilterChoice:
+    """The universe's ``[screen]`` filter with its thresholds: the defaults, overridden.
+
+    Raises ``PluginError`` for an unknown filter name or a rule without a usable code, and
+    ``UniverseError`` for a key that is not one of the filter's thresholds or a value of the
+    wrong kind.
+    """
+    screen_filter = plugins.filters.get(universe.screen_filter)
+    for rule in screen_filter.rules:
+        if not rule.code or ":" in rule.code:
+            raise PluginError(
+                f"screen filter {screen_filter.name!r} has a rule with the code {rule.code!r}; "
+                "a code is a non-empty word without ':' (it starts the filter_reason)"
+            )
+    defaults = dict(screen_filter.thresholds)
+    unknown = sorted(set(universe.screen_thresholds) - set(defaults))
+    if unknown:
+        known = ", ".join(defaults) or "none"
+        raise UniverseError(
+            f"[screen] {', '.join(unknown)}: not a threshold of filter "
+            f"{screen_filter.name!r} (its thresholds: {known})"
+        )
+    thresholds: dict[str, float] = {}
+    for key, default in defaults.items():
+        value = universe.screen_thresholds.get(key, default)
+        if isinstance(default, int) and not isinstance(default, bool):
+            if not isinstance(value, int):
+                raise UniverseError(f"[screen] {key} must be a whole number, got {value!r}")
+            thresholds[key] = value
+        else:
+            thresholds[key] = float(value)
+    return FilterChoice(screen_filter.name, thresholds)
+
+
+def filter_codes(screen_filter: Filter) -> tuple[str, ...]:
+    """The filter's reason codes in rule order, each once."""
+    return tuple(dict.fromkeys(rule.code for rule in screen_filter.rules))
+
+
+def filter_code(reason: str) -> str:
+    return reason.split(":", 1)[0] if reason else ""
+
+
+def filter_reasons(
+    screen_filter: Filter, metrics: MetricValues, context: FilterContext
+) -> list[str]:
+    """Per pair, ``""`` when every rule passes, else ``"<code>: <text>"`` of the first failure.
+
+    Each rule is checked once over the whole batch; only the failing pairs cost Python work
+    (their reason text).
+    """
+    n = len(context.history_days)
+    reasons = [""] * n
+    undecided = np.ones(n, dtype=bool)
+    for rule in screen_filter.rules:
+        if not undecided.any():
+            break
+        absent = [name for name in rule.inputs if name not in metrics.values]
+        if absent:
+            failed = np.flatnonzero(undecided)
+            text = unavailable(absent, metrics.missing)
+            for i in failed:
+                reasons[i] = f"{rule.code}: {text}"
+        else:
+            passed = np.asarray(rule.check(metrics.values, context), dtype=bool)
+            failed = np.flatnonzero(undecided & ~passed)
+            for i in failed:
+                reasons[i] = f"{rule.code}: {rule.explain(metrics.values, context, int(i))}"
+        undecided[failed] = False
+    return reasons
+
+
+def unavailable(fields: list[str], causes: Mapping[str, str]) -> str:
+    """``"hurst unavailable (metric variance_ratio failed)"`` for the missing ``fields``."""
+    why = dict.fromkeys(causes.get(name, "no metric provides it") for name in fields)
+    return f"{', '.join(fields)} unavailable ({'; '.join(why)})"

@@ -1,0 +1,133 @@
+"""The built-in screen filter ``default``: what makes a pair worth trading back and forth.
+
+Checked in this order, the first failure being the pair's ``filter_reason``: enough common
+history, mean reversion (variance-ratio ``hurst`` below 0.5), stationarity (ADF p-value below
+0.7), a range wide enough that swap fees do not dominate (0.40 log units), genuine
+oscillation (at least 2 alternating touches of each band), and no leg in a depeg event.
+Every limit is a threshold the universe file's ``[screen]`` table may change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from pairscreen import Filter, FilterContext, FilterRule, hookimpl
+
+Metrics = Mapping[str, np.ndarray]
+
+THRESHOLDS: Mapping[str, float] = MappingProxyType(
+    {
+        "min_history_days": 200,
+        "hurst_below": 0.5,
+        "adf_below": 0.7,
+        "min_range_width": 0.40,
+        "min_touches": 2,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule from two functions: the vectorised pass test and the text of one failure."""
+
+    code: str
+    inputs: tuple[str, ...]
+    passes: Callable[[Metrics, FilterContext], np.ndarray]
+    says: Callable[[Metrics, FilterContext, int], str]
+
+    def check(self, metrics: Metrics, context: FilterContext) -> np.ndarray:
+        return self.passes(metrics, context)
+
+    def explain(self, metrics: Metrics, context: FilterContext, i: int) -> str:
+        return self.says(metrics, context, i)
+
+
+def _number(metrics: Metrics, name: str) -> np.ndarray:
+    return np.asarray(metrics[name], dtype=float)
+
+
+def _history_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return np.asarray(c.history_days) >= c.thresholds["min_history_days"]
+
+
+def _history_says(m: Metrics, c: FilterContext, i: int) -> str:
+    days, needed = int(c.history_days[i]), c.thresholds["min_history_days"]
+    return f"{days} days of common history, at least {needed} needed"
+
+
+def _hurst_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    hurst = _number(m, "hurst")
+    finite: np.ndarray = np.isfinite(hurst)
+    return finite & (hurst < c.thresholds["hurst_below"])
+
+
+def _hurst_says(m: Metrics, c: FilterContext, i: int) -> str:
+    hurst, below = float(m["hurst"][i]), c.thresholds["hurst_below"]
+    return f"Hurst {hurst:.3f} is not below {below} (not mean-reverting)"
+
+
+def _adf_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _number(m, "adf_pvalue") < c.thresholds["adf_below"]
+
+
+def _adf_says(m: Metrics, c: FilterContext, i: int) -> str:
+    adf, below = float(m["adf_pvalue"][i]), c.thresholds["adf_below"]
+    return f"ADF p-value {adf:.3f} is not below {below} (non-stationary)"
+
+
+def _width_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _number(m, "range_width") >= c.thresholds["min_range_width"]
+
+
+def _width_says(m: Metrics, c: FilterContext, i: int) -> str:
+    width, minimum = float(m["range_width"][i]), c.thresholds["min_range_width"]
+    return f"range width {width:.3f} is below {minimum} (swap fees would dominate)"
+
+
+def _touches_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    minimum = c.thresholds["min_touches"]
+    return (_number(m, "touches_low") >= minimum) & (_number(m, "touches_high") >= minimum)
+
+
+def _touches_says(m: Metrics, c: FilterContext, i: int) -> str:
+    low, high = int(m["touches_low"][i]), int(m["touches_high"][i])
+    minimum = c.thresholds["min_touches"]
+    return (
+        f"alternating touches {low}/{high} below {minimum} on each side (not genuinely oscillating)"
+    )
+
+
+def _depeg_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return ~np.asarray(c.depegged, dtype=bool)
+
+
+def _depeg_says(m: Metrics, c: FilterContext, i: int) -> str:
+    return "a leg is in an active depeg event"
+
+
+RULES: tuple[FilterRule, ...] = (
+    Rule("insufficient_history", (), _history_passes, _history_says),
+    Rule("hurst", ("hurst",), _hurst_passes, _hurst_says),
+    Rule("adf", ("adf_pvalue",), _adf_passes, _adf_says),
+    Rule("range_width", ("range_width",), _width_passes, _width_says),
+    Rule("touches", ("touches_low", "touches_high"), _touches_passes, _touches_says),
+    Rule("depeg", (), _depeg_passes, _depeg_says),
+)
+
+
+class DefaultFilter:
+    """Filter ``default``: history, hurst, ADF, range width, touches, depeg, in that order."""
+
+    name = "default"
+    thresholds = THRESHOLDS
+    rules = RULES
+
+
+@hookimpl
+def pairscreen_register_filters() -> list[Filter]:
+    """The built-in filter."""
+    return [DefaultFilter()]

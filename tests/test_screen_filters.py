@@ -1,0 +1,324 @@
+"""The screen filter is a plugin: the built-in ``default``, a replacement, thresholds from the
+universe file, a failing metric, and the metric fields the core itself needs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+import pytest
+
+from pairscreen import Filter, FilterContext, FilterRule, MetricField, PairPanel, clock, hookimpl
+from pairscreen import plugins as plugin_loading
+from pairscreen.config import Settings
+from pairscreen.db.connection import database
+from pairscreen.engine.evaluate import MetricValues, compute_metrics
+from pairscreen.engine.filtering import FilterChoice, choose_filter, filter_reasons
+from pairscreen.hooks import PluginError, Plugins
+from pairscreen.runtime import Runtime, build_runtime
+from pairscreen.screening import screen as screening
+from pairscreen.universe import UniverseError
+from tests.conftest import make_client
+from tests.plugins import coint_filter
+
+from pairscreen_plugins.metrics.mean_reversion import VarianceRatioMetric  # isort: skip
+
+DEMO_UNIVERSE = Path(screening.__file__).resolve().parents[1] / "demo_universe.toml"
+DEFAULT_THRESHOLDS = {
+    "min_history_days": 200,
+    "hurst_below": 0.5,
+    "adf_below": 0.7,
+    "min_range_width": 0.4,
+    "min_touches": 2,
+}
+
+
+def universe_with(tmp_path: Path, screen_table: str) -> Path:
+    """The demo universe with a ``[screen]`` table appended."""
+    path = tmp_path / "universe.toml"
+    path.write_text(DEMO_UNIVERSE.read_text() + "\n[screen]\n" + screen_table)
+    return path
+
+
+def runtime_for(runtime: Runtime, universe: Path | None = None, plugins: tuple = ()) -> Runtime:
+    settings = (
+        runtime.settings if universe is None else replace(runtime.settings, universe_path=universe)
+    )
+    return build_runtime(settings, migrate=False, extra_plugins=plugins)
+
+
+def compute(rt: Runtime) -> dict:
+    with database.connection_context():
+        return screening.compute_screen(rt, clock.now())
+
+
+def test_hook_pairscreen_register_filters(runtime):
+    """The built-in filter comes through the hook, like any third party's."""
+    registry = runtime.plugins.filters
+    default = registry.get("default")
+    assert isinstance(default, Filter)
+    assert registry.owner("default") == "pairscreen_plugins.rules"
+    assert all(isinstance(rule, FilterRule) for rule in default.rules)
+    assert [rule.code for rule in default.rules] == [
+        "insufficient_history",
+        "hurst",
+        "adf",
+        "range_width",
+        "touches",
+        "depeg",
+    ]
+    assert dict(default.thresholds) == DEFAULT_THRESHOLDS
+    rt = runtime_for(runtime, plugins=(coint_filter,))
+    assert {"default", "coint", "half_life"} <= set(rt.plugins.filters.items)
+
+
+def test_default_filter_reasons_are_the_published_texts(runtime):
+    """One pair failing each rule in turn, and one passing: the API's exact reason texts."""
+    metrics = MetricValues(
+        values={
+            "hurst": np.array([0.3, 0.55, 0.3, 0.3, 0.3, 0.3, 0.3, np.nan]),
+            "adf_pvalue": np.array([0.1, 0.1, 0.75, 0.1, 0.1, 0.1, 0.1, 0.1]),
+            "range_width": np.array([0.5, 0.5, 0.5, 0.3, 0.5, 0.5, 0.5, 0.5]),
+            "touches_low": np.array([3, 3, 3, 3, 1, 3, 3, 3]),
+            "touches_high": np.array([3, 3, 3, 3, 4, 3, 3, 3]),
+        },
+        fields={},
+    )
+    context = FilterContext(
+        history_days=np.array([150, 900, 900, 900, 900, 900, 900, 900]),
+        depegged=np.array([False, False, False, False, False, True, False, False]),
+        thresholds=DEFAULT_THRESHOLDS,
+    )
+    reasons = filter_reasons(runtime.plugins.filters.get("default"), metrics, context)
+    assert reasons == [
+        "insufficient_history: 150 days of common history, at least 200 needed",
+        "hurst: Hurst 0.550 is not below 0.5 (not mean-reverting)",
+        "adf: ADF p-value 0.750 is not below 0.7 (non-stationary)",
+        "range_width: range width 0.300 is below 0.4 (swap fees would dominate)",
+        "touches: alternating touches 1/4 below 2 on each side (not genuinely oscillating)",
+        "depeg: a leg is in an active depeg event",
+        "",
+        "hurst: Hurst nan is not below 0.5 (not mean-reverting)",
+    ]
+
+
+def test_a_plugin_filter_replaces_the_default_screen(runtime, tmp_path):
+    """A third party's filter, chosen in the universe file, decides the screen alone."""
+    rt = runtime_for(runtime, universe_with(tmp_path, 'filter = "coint"\n'), (coint_filter,))
+    screen = compute(rt)
+    default = compute(runtime)
+    assert screen["filter"] == {"name": "coint", "thresholds": {"adf_pvalue_below": 0.05}}
+    assert list(screen["rejected"]) == ["insufficient_history", "not_cointegrated"]
+    assert screen["rejected"]["insufficient_history"] == default["rejected"]["insufficient_history"]
+    assert sum(screen["rejected"].values()) + screen["n_survivors"] == screen["n_pairs_screened"]
+    assert screen["n_survivors"] > 0
+    assert all(s["metrics"]["adf_pvalue"] < 0.05 for s in screen["survivors"])
+    # Pairs the default filter rejects for hurst, range or touches survive here.
+    assert {tuple(s["pair"]) for s in screen["survivors"]} != {
+        tuple(s["pair"]) for s in default["survivors"]
+    }
+    assert any(s["metrics"]["hurst"] >= 0.5 for s in screen["survivors"])
+
+
+def test_screen_thresholds_come_from_the_universe_and_show_in_the_screen(runtime, tmp_path, keys):
+    rt = runtime_for(runtime, universe_with(tmp_path, "hurst_below = 0.45\nmin_touches = 3\n"))
+    default = compute(runtime)
+    with database.connection_context():
+        screening.run_screen(rt)
+    c = make_client(rt)
+    with c.client:
+        body = c.get("/api/v1/screen/latest", keys.personal).json()
+        pairs = c.get("/api/v1/pairs", keys.personal).json()
+    assert body["filter"] == {
+        "name": "default",
+        "thresholds": {**DEFAULT_THRESHOLDS, "hurst_below": 0.45, "min_touches": 3},
+    }
+    assert 0 < body["n_survivors"] < default["n_survivors"]
+    for s in body["survivors"]:
+        assert s["metrics"]["hurst"] < 0.45
+        assert min(s["metrics"]["touches_low"], s["metrics"]["touches_high"]) >= 3
+    assert pairs["count"] == body["n_survivors"]
+    assert default["filter"] == {"name": "default", "thresholds": DEFAULT_THRESHOLDS}
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("hurst_limit = 0.4\n", "hurst_limit: not a threshold of filter 'default'"),
+        ('hurst_below = "low"\n', "hurst_below must be a number"),
+        ("hurst_below = true\n", "hurst_below must be a number"),
+        ("min_touches = 2.5\n", "min_touches must be a whole number"),
+        ('filter = "nope"\n', "no screen filter named 'nope'"),
+    ],
+)
+def test_bad_screen_tables_stop_the_start(runtime, tmp_path, table, message):
+    with pytest.raises((UniverseError, PluginError), match=message):
+        runtime_for(runtime, universe_with(tmp_path, table))
+
+
+def test_failing_metric_is_named_in_filter_reason_and_the_screen_publishes(
+    runtime, keys, monkeypatch
+):
+    """The variance-ratio metric raising: /pair answers 200 saying why, the screen publishes."""
+
+    def broken(self: VarianceRatioMetric, panel: PairPanel) -> dict:
+        raise FloatingPointError("variance ratio blew up")
+
+    monkeypatch.setattr(VarianceRatioMetric, "compute", broken)
+    rt = runtime_for(runtime)
+    with database.connection_context():
+        summary = screening.run_screen(rt)
+    assert summary.n_survivors == 0
+    assert summary.rejected["hurst"] > 0
+    c = make_client(rt)
+    with c.client:
+        r = c.get("/api/v1/pair/ETH/BTC", keys.personal)
+        latest = c.get("/api/v1/screen/latest", keys.personal).json()
+    assert r.status_code == 200
+    body = r.json()
+    assert body["passes_filter"] is False
+    assert body["filter_reason"] == "hurst: hurst unavailable (metric variance_ratio failed)"
+    assert "hurst" not in body["metrics"] and "adf_pvalue" in body["metrics"]
+    assert latest["rejected"] == summary.rejected
+
+
+def test_survivors_without_a_failed_metric_are_scored_and_served(
+    runtime, tmp_path, keys, monkeypatch
+):
+    """A filter that does not need the failed metric keeps survivors; the score copes."""
+
+    def broken(self: VarianceRatioMetric, panel: PairPanel) -> dict:
+        raise FloatingPointError("variance ratio blew up")
+
+    monkeypatch.setattr(VarianceRatioMetric, "compute", broken)
+    rt = runtime_for(runtime, universe_with(tmp_path, 'filter = "coint"\n'), (coint_filter,))
+    with database.connection_context():
+        summary = screening.run_screen(rt)
+    assert summary.n_survivors > 0
+    c = make_client(rt)
+    with c.client:
+        latest = c.get("/api/v1/screen/latest", keys.personal).json()
+        pairs = c.get("/api/v1/pairs", keys.personal).json()
+    for s in latest["survivors"]:
+        assert "hurst" not in s["metrics"]
+        assert math.isfinite(s["score"]) and 0 <= s["score"] <= 100
+    assert pairs["count"] == summary.n_survivors
+
+
+def test_a_missing_core_field_provider_stops_the_start(runtime, monkeypatch):
+    without_bands = tuple(
+        name for name in plugin_loading.BUILTIN_PLUGINS if not name.endswith(".bands")
+    )
+    monkeypatch.setattr(plugin_loading, "BUILTIN_PLUGINS", without_bands)
+    with pytest.raises(PluginError, match=r"no metric provides the field 'position'.*/pairs"):
+        runtime_for(runtime)
+
+
+def test_a_filter_input_without_provider_stops_the_start(runtime, tmp_path):
+    universe = universe_with(tmp_path, 'filter = "half_life"\n')
+    with pytest.raises(
+        PluginError, match=r"'half_life', which rule 'slow' of the screen filter 'half_life'"
+    ):
+        runtime_for(runtime, universe, (coint_filter,))
+
+
+def test_full_window_fields_are_null_on_short_history():
+    """``needs_full_window`` is the engine's rule, whatever the metric returned."""
+
+    class Span:
+        name = "span"
+        fields = (
+            MetricField("span_full", nullable=True, needs_full_window=True),
+            MetricField("span_any"),
+        )
+
+        def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
+            w = panel.window
+            return {"span_full": w.max(axis=1) - w.min(axis=1), "span_any": w[:, -1]}
+
+    class Plugin:
+        @hookimpl
+        def pairscreen_register_metrics(self) -> list:
+            return [Span()]
+
+    pm = plugin_loading.new_plugin_manager()
+    pm.register(Plugin())
+    days = 300
+    closes = np.exp(np.sin(np.arange(days) / 9.0))[None, :]
+    panel = PairPanel(
+        a=("X",),
+        b=("Y",),
+        dates=np.arange(days).astype("datetime64[D]")[None, :],
+        close_a=closes,
+        close_b=np.ones_like(closes),
+        volume_a=np.ones_like(closes),
+        volume_b=np.ones_like(closes),
+        window_days=540,
+    )
+    short = compute_metrics(Plugins(pm, Settings()), panel).row(0)
+    assert short["span_full"] is None and short["span_any"] is not None
+    full = compute_metrics(Plugins(pm, Settings()), replace(panel, window_days=200, cache={}))
+    assert full.row(0)["span_full"] is not None
+
+
+def test_a_chunk_job_names_its_filter(runtime):
+    """What crosses to a worker process is the filter's name and thresholds, not the filter."""
+    import pickle
+
+    choice = choose_filter(runtime.plugins, runtime.universe)
+    assert choice == FilterChoice("default", DEFAULT_THRESHOLDS)
+    assert pickle.loads(pickle.dumps(choice)) == choice
+
+
+def test_a_rule_code_that_cannot_start_a_reason_stops_the_start(runtime, tmp_path):
+    class Colon:
+        code = "adf:strict"
+        inputs = ("adf_pvalue",)
+
+        def check(self, metrics: dict, context: FilterContext) -> np.ndarray:
+            return np.ones(len(context.history_days), dtype=bool)
+
+        def explain(self, metrics: dict, context: FilterContext, i: int) -> str:
+            return "never"
+
+    class ColonFilter:
+        name = "colon"
+        thresholds = MappingProxyType({})
+        rules = (Colon(),)
+
+    class Plugin:
+        @hookimpl
+        def pairscreen_register_filters(self) -> list:
+            return [ColonFilter()]
+
+    universe = universe_with(tmp_path, 'filter = "colon"\n')
+    with pytest.raises(PluginError, match="'adf:strict'"):
+        runtime_for(runtime, universe, (Plugin(),))
+
+
+def test_pairs_list_without_the_band_metric_leaves_zone_and_position_out(
+    runtime, keys, monkeypatch
+):
+    """The metric behind ``position``/``zone`` failing: /pairs still answers, per contract."""
+    from pairscreen_plugins.metrics.bands import BandsMetric
+
+    def broken(self: BandsMetric, panel: PairPanel) -> dict:
+        raise FloatingPointError("bands blew up")
+
+    monkeypatch.setattr(BandsMetric, "compute", broken)
+    rt = runtime_for(runtime)
+    with database.connection_context():
+        summary = screening.run_screen(rt)
+    assert summary.n_survivors > 0
+    c = make_client(rt)
+    with c.client:
+        pairs = c.get("/api/v1/pairs", keys.personal)
+        snapshot = c.get("/api/v1/pair/ETH/BTC", keys.personal)
+    assert pairs.status_code == 200 and snapshot.status_code == 200
+    assert pairs.json()["count"] == summary.n_survivors
+    for pair in pairs.json()["pairs"]:
+        assert "zone" not in pair and "position" not in pair
+    assert "position" not in snapshot.json()["metrics"]
