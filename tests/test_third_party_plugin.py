@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from pairscreen.bootstrap import build_runtime
 from pairscreen.db.connection import database
 from pairscreen.hooks import PluginError
-from pairscreen.runtime import build_runtime
 from tests.conftest import make_client
 
 ROOT = Path(__file__).resolve().parents[1]

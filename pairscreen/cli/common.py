@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
 from pairscreen.db.connection import init_database
-from pairscreen.runtime import Runtime, build_runtime
+from pairscreen.runtime import Runtime
 
 
 def settings_of(args: argparse.Namespace) -> Settings:

@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pairscreen.bootstrap import build_runtime
 from pairscreen.cli import export_settings_env
 from pairscreen.cli.common import settings_of
 from pairscreen.config import Settings, default_data_dir
-from pairscreen.runtime import build_runtime
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import peewee
 
-from pairscreen.db.connection import database
+from pairscreen.db.proxy import database
 
 
 def utcnow() -> datetime:
