@@ -8,6 +8,7 @@ holds a worker's state.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -94,7 +95,8 @@ def _stop(workers: dict[Connection, BaseProcess], busy: dict[Connection, int]) -
         if conn in busy:
             process.terminate()
         else:
-            conn.send(None)
+            with contextlib.suppress(OSError):  # it has died: nothing to tell
+                conn.send(None)
         conn.close()
     for process in workers.values():
         process.join()
