@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pairscreen.access.accounts import KeyOwners
 from pairscreen.config import Settings
 from pairscreen.hooks import Plugins
 from pairscreen.market.candle_cache import CandleCache
@@ -23,3 +24,4 @@ class Runtime:
     universe: Universe
     candles: CandleCache = field(default_factory=CandleCache)
     published: PublishedScreenCache = field(default_factory=PublishedScreenCache)
+    key_owners: KeyOwners = field(default_factory=KeyOwners)

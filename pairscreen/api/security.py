@@ -23,16 +23,17 @@ from pairscreen.errors import Forbidden
 async def bearer_info(token: str, request: ConnexionRequest) -> dict:
     """The caller of ``request``; connexion passes the request (its security runs before the
     request context exists), which carries the app's service."""
-    if not api_keys.is_well_formed(token):
-        return _lookup(token)  # raises Unauthorized without touching the database
     service = service_in(request.scope)
+    owners = service.runtime.key_owners
+    if not api_keys.is_well_formed(token):
+        return _lookup(owners, token)  # raises Unauthorized without touching the database
     if is_sqlite():
-        return service.in_connection(_lookup, token)  # see the module docstring
-    return await service.in_thread(_lookup, token)
+        return service.in_connection(_lookup, owners, token)  # see the module docstring
+    return await service.in_thread(_lookup, owners, token)
 
 
-def _lookup(token: str) -> dict:
-    principal = accounts.authenticate(token)
+def _lookup(owners: accounts.KeyOwners, token: str) -> dict:
+    principal = owners.authenticate(token)
     problem = principal.tier_problem(clock.now())
     if problem:
         raise Forbidden(problem)
