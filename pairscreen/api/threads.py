@@ -56,6 +56,7 @@ class Lane:
 def _work(jobs: queue.SimpleQueue[_Job | None]) -> None:
     while (job := jobs.get()) is not None:
         loop, future, fn, args = job
+        outcome: tuple[Any, BaseException | None]
         try:
             outcome = (fn(*args), None)
         except BaseException as exc:  # handed to the awaiting request
