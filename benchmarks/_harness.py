@@ -24,17 +24,17 @@ def prepare(folder: Path) -> tuple[str, str, list[tuple[str, str]]]:
     import json
 
     os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
+    from pairscreen.bootstrap import build_runtime
     from pairscreen.config import load_settings
     from pairscreen.db.connection import database
     from pairscreen.demo import prepare_demo
-    from pairscreen.runtime import build_runtime
     from pairscreen.screening.screen import latest_screen_json
 
     url = f"sqlite:///{folder / 'pairscreen.sqlite3'}"
     rt = build_runtime(load_settings(data_dir=folder, database_url=url))
     with database.connection_context():
         setup = prepare_demo(rt)
-        survivors = json.loads(latest_screen_json())["survivors"]
+        survivors = json.loads(latest_screen_json(rt))["survivors"]
     database.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     database.close()
     pairs = [("ETH", "BTC")] + [tuple(s["pair"]) for s in survivors[:3]]

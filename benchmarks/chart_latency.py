@@ -37,9 +37,9 @@ SIZES = ("desktop", "phone")
 def in_process(
     url: str, folder: Path, pairs: list[tuple[str, str]], repeat: int
 ) -> dict[str, float]:
+    from pairscreen.bootstrap import build_runtime
     from pairscreen.config import load_settings
     from pairscreen.db.connection import database
-    from pairscreen.runtime import build_runtime
     from pairscreen.screening.chart import SIZES as PIXELS
     from pairscreen.screening.chart import chart_data, chart_png
 

@@ -41,10 +41,11 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("PAIRSCREEN_LOAD_PLUGINS", "")  # built-in plugins only, on every worker too
 
 from pairscreen import clock  # noqa: E402
+from pairscreen.bootstrap import build_runtime  # noqa: E402
 from pairscreen.config import load_settings  # noqa: E402
 from pairscreen.db.connection import database  # noqa: E402
 from pairscreen.market.sync import sync_candles  # noqa: E402
-from pairscreen.runtime import Runtime, build_runtime  # noqa: E402
+from pairscreen.runtime import Runtime  # noqa: E402
 from pairscreen.screening.screen import compute_screen  # noqa: E402
 
 DAYS = 1100

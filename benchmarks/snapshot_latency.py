@@ -44,9 +44,9 @@ def engine_once(rt, a: str, b: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def in_process(url: str, folder: Path, pairs: list[tuple[str, str]], repeat: int) -> float:
+    from pairscreen.bootstrap import build_runtime
     from pairscreen.config import load_settings
     from pairscreen.db.connection import database
-    from pairscreen.runtime import build_runtime
     from pairscreen.screening.snapshot import compute_snapshot
 
     rt = build_runtime(load_settings(data_dir=folder, database_url=url), migrate=False)

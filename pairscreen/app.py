@@ -8,13 +8,16 @@ from pathlib import Path
 
 import connexion
 from connexion.exceptions import ProblemException
+from connexion.middleware import MiddlewarePosition
 from starlette.exceptions import HTTPException
 
 from pairscreen.api import errors
+from pairscreen.api.service import Service, ServiceMiddleware
+from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
 from pairscreen.db.connection import UNAVAILABLE_ERRORS
 from pairscreen.errors import ServiceError
-from pairscreen.runtime import Runtime, build_runtime, install
+from pairscreen.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +46,17 @@ def create_app(
     settings: Settings | None = None,
     validate_responses: bool = False,
 ) -> connexion.AsyncApp:
-    """Build the ASGI app; ``validate_responses`` checks every response against the contract."""
+    """Build the ASGI app; ``validate_responses`` checks every response against the contract.
+
+    The app serves ``runtime`` (built from ``settings``, else the environment, when not
+    given): its requests reach it through their scope (:mod:`pairscreen.api.service`).
+    """
     rt = runtime or build_runtime(settings or load_settings())
-    install(rt)
     app = connexion.AsyncApp(__name__)
+    # Outermost: the bearer function runs before connexion sets its request context.
+    app.add_middleware(
+        ServiceMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, service=Service.of(rt)
+    )
     app.add_api(
         openapi_path(rt.settings),
         strict_validation=True,

@@ -51,7 +51,7 @@ def _fill_watchlists(rt: Runtime) -> dict[str, list[str]]:
     from pairscreen.screening.screen import latest_screen_json
 
     survivors = [
-        f"{s['pair'][0]}/{s['pair'][1]}" for s in json.loads(latest_screen_json())["survivors"]
+        f"{s['pair'][0]}/{s['pair'][1]}" for s in json.loads(latest_screen_json(rt))["survivors"]
     ]
     cross = [f"{a}/{b}" for a, b in rt.universe.cross_pairs]
     plan = {

@@ -22,9 +22,10 @@ import pytest
 os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
 
 from pairscreen import clock
+from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database, init_database
-from pairscreen.runtime import Runtime, build_runtime
+from pairscreen.runtime import Runtime
 from tests.support.contract import Contract
 from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases
 

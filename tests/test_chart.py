@@ -30,11 +30,11 @@ from pairscreen_plugins.charts import matplotlib_renderer as mpl_renderer
 from PIL import Image
 
 from pairscreen import ChartData, Trade, hookimpl
+from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings
 from pairscreen.db.connection import database
 from pairscreen.hooks import Plugins
 from pairscreen.plugins import new_plugin_manager
-from pairscreen.runtime import build_runtime
 from pairscreen.screening.chart import SIZES, chart_data, chart_png, rolling_bands
 
 BASE = "/api/v1"

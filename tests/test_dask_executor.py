@@ -33,10 +33,10 @@ def cluster() -> Iterator[object]:
 
 def _worker_state(address: str) -> dict[str, tuple[int, bool]]:
     """Per worker: its process id and whether it has loaded the plugins."""
-    from pairscreen.engine import dask_executor
+    from pairscreen.engine.dask_worker import loaded_on
 
-    def state() -> tuple[int, bool]:
-        return os.getpid(), dask_executor._worker_plugins is not None
+    def state(dask_worker) -> tuple[int, bool]:  # type: ignore[no-untyped-def]
+        return os.getpid(), loaded_on(dask_worker)
 
     with distributed.Client(address, set_as_default=False) as client:
         return client.run(state)
@@ -88,7 +88,7 @@ def test_cli_screen_run_on_dask_publishes_the_local_screen(
     assert f"{expected['n_survivors']} survivors" in done.stdout
     with database.connection_context():
         assert Screen.select().count() == before + 1
-        published = json.loads(screening.latest_screen_json())
+        published = json.loads(screening.latest_screen_json(runtime))
     for payload in (published, expected):
         payload.pop("generated_at")
     assert json.dumps(published) == json.dumps(expected)
@@ -129,8 +129,8 @@ class ClientOnlyPlugin:
 
 
 def test_workers_with_other_plugins_refuse_the_screen(runtime, cluster):
+    from pairscreen.bootstrap import build_runtime
     from pairscreen.engine.dask_executor import PluginMismatch
-    from pairscreen.runtime import build_runtime
 
     client_rt = build_runtime(runtime.settings, migrate=False, extra_plugins=(ClientOnlyPlugin(),))
     with database.connection_context(), pytest.raises(PluginMismatch, match="client_only_value"):

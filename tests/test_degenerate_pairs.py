@@ -11,10 +11,10 @@ import pytest
 
 from pairscreen import clock
 from pairscreen.access import accounts
+from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.market.sync import sync_candles
-from pairscreen.runtime import build_runtime
 from tests.conftest import make_client
 
 DAYS = 700

@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 
 from pairscreen import clock
+from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database, write_transaction
-from pairscreen.runtime import Runtime, build_runtime
+from pairscreen.runtime import Runtime
 from tests.conftest import make_client
 
 ROOT = Path(__file__).resolve().parents[1]

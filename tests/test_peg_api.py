@@ -7,6 +7,7 @@ import json
 from datetime import timedelta
 
 from pairscreen import clock
+from pairscreen.bootstrap import build_runtime
 from pairscreen.cli import main
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
@@ -14,7 +15,6 @@ from pairscreen.db.models import JobRun, PegSample
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.events import PEG_JOB
 from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
-from pairscreen.runtime import build_runtime
 from pairscreen.screening.screen import latest_screen_json, run_screen
 from tests.conftest import make_client
 from tests.test_depeg_detector import EventRecorder
@@ -70,7 +70,7 @@ def test_peg_events_are_for_pro_only(client, keys):
 
 def test_the_screen_keeps_out_pairs_with_a_leg_in_an_active_event(runtime, client, keys):
     with database.connection_context():
-        survivors = json.loads(latest_screen_json())["survivors"]
+        survivors = json.loads(latest_screen_json(runtime))["survivors"]
         pairs = [tuple(s["pair"]) for s in survivors]
         tokenized = [p for p in pairs if any(runtime.universe.asset(t).is_tokenized for t in p)]
         a, b = (tokenized or pairs)[0]

@@ -14,7 +14,7 @@ import pytest
 from pairscreen import clock
 from pairscreen.access import accounts, quota
 from pairscreen.access import slots as compute_slots
-from pairscreen.access.admission import compute_request
+from pairscreen.access.admission import admit, settle
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.db.models import ComputeSlot, QuotaUsage
@@ -105,13 +105,17 @@ def test_a_dead_holders_unit_comes_back_when_its_slot_expires(user_id: int):
     assert counters(user_id) == (0, 0)
 
 
-def test_the_guard_charges_only_completed_requests(user_id: int, tmp_path):
+def test_admission_charges_only_completed_requests(user_id: int, tmp_path):
     settings = load_settings(data_dir=tmp_path)
     principal = accounts.authenticate(accounts.rotate_key("r@example.com"))
-    with compute_request(principal, settings) as headers:
-        assert headers["RateLimit"].startswith('"daily";r=199;')
-    with pytest.raises(RuntimeError), compute_request(principal, settings):
-        raise RuntimeError("the computation failed")
+    admitted = admit(principal, settings)
+    assert admitted.headers["RateLimit"].startswith('"daily";r=199;')
+    assert counters(user_id) == (0, 1), "reserved, not yet charged"
+    settle(admitted, succeeded=True)
+    assert counters(user_id) == (1, 0)
+    failed = admit(principal, settings)
+    assert failed.headers["RateLimit"].startswith('"daily";r=198;')
+    settle(failed, succeeded=False)
     assert counters(user_id) == (1, 0)
     assert all(s.holder is None for s in ComputeSlot.select().where(ComputeSlot.user == user_id))
 

@@ -40,7 +40,7 @@ def test_screen_counts_add_up_and_every_reason_occurs(runtime):
 
 def test_failed_screen_leaves_previous_screen_served(runtime, monkeypatch):
     with database.connection_context():
-        before = screening.latest_screen_json()
+        before = screening.latest_screen_json(runtime)
 
         def crash(*args, **kwargs):
             raise RuntimeError("crash mid-screen")
@@ -48,7 +48,7 @@ def test_failed_screen_leaves_previous_screen_served(runtime, monkeypatch):
         monkeypatch.setattr(screening, "run_local", crash)
         with pytest.raises(RuntimeError):
             screening.run_screen(runtime)
-        assert screening.latest_screen_json() == before
+        assert screening.latest_screen_json(runtime) == before
 
 
 SLOW_METRIC = """
@@ -73,7 +73,7 @@ def pairscreen_register_metrics():
 def test_killed_screen_process_leaves_previous_screen_intact(runtime, database_url, tmp_path):
     """R18: SIGKILL during `pairscreen screen run`; the previous screen is still served."""
     with database.connection_context():
-        before = screening.latest_screen_json()
+        before = screening.latest_screen_json(runtime)
         count = Screen.select().count()
     database.close()
     plugins = tmp_path / "slow_plugins"
@@ -94,4 +94,4 @@ def test_killed_screen_process_leaves_previous_screen_intact(runtime, database_u
     proc.wait()
     with database.connection_context():
         assert Screen.select().count() == count
-        assert screening.latest_screen_json() == before
+        assert screening.latest_screen_json(runtime) == before

@@ -13,12 +13,13 @@ import pytest
 
 from pairscreen import Filter, FilterContext, FilterRule, MetricField, PairPanel, clock, hookimpl
 from pairscreen import plugins as plugin_loading
+from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings
 from pairscreen.db.connection import database
 from pairscreen.engine.evaluate import MetricValues, compute_metrics
 from pairscreen.engine.filtering import FilterChoice, choose_filter, filter_reasons
 from pairscreen.hooks import PluginError, Plugins
-from pairscreen.runtime import Runtime, build_runtime
+from pairscreen.runtime import Runtime
 from pairscreen.screening import screen as screening
 from pairscreen.universe import UniverseError
 from tests.conftest import make_client

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.hooks import PluginError
-from pairscreen.runtime import build_runtime
 from tests.conftest import make_client
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pairscreen import clock
 from pairscreen.access import quota
 from pairscreen.access.accounts import LIFETIME_EXPIRY, Principal
-from pairscreen.runtime import current
+from pairscreen.config import Settings
 
 
-def account_json(principal: Principal) -> dict:
+def account_json(principal: Principal, settings: Settings) -> dict:
     principal.require_tier("personal")
     at = clock.now()
     tier = principal.tier or "personal"
-    state = quota.usage(principal.user_id, current().settings.daily_limits[tier], at)
+    state = quota.usage(principal.user_id, settings.daily_limits[tier], at)
     expires = LIFETIME_EXPIRY if principal.is_lifetime else principal.tier_expires_at
     return {
         "email": principal.email,

@@ -54,44 +54,52 @@ class Principal:
             )
 
 
-def authenticate(key: str) -> Principal:
-    """The account owning ``key``; :class:`Unauthorized` for a malformed, unknown or old key."""
-    if not api_keys.is_well_formed(key):
-        raise Unauthorized(
-            "The API key is malformed: expected 'rr_' followed by 32 letters and digits "
-            "with a valid checksum. Copy the key again from your account settings."
-        )
-    row = database.execute_sql(_owner_sql(), (api_keys.digest(key),)).fetchone()
-    if row is None:
-        raise Unauthorized("The API key is invalid or has been revoked. Use your current key.")
-    user_id, email, tier, expires, lifetime = row
-    return Principal(
-        user_id=user_id,
-        email=email,
-        tier=tier,
-        tier_expires_at=User.tier_expires_at.python_value(expires),
-        is_lifetime=User.is_lifetime.python_value(lifetime),
-    )
+class KeyOwners:
+    """Finds the account owning an API key, with the query compiled once per kind of database.
 
-
-_OWNER_SQL: dict[type, str] = {}
-
-
-def _owner_sql() -> str:
-    """The key-owner query, compiled once per kind of database.
-
-    Every request runs it; building it with peewee each time cost 40 times its execution.
+    Every request runs it; building it with peewee each time cost 40 times its execution. The
+    compiled SQL is kept by this object, which the runtime holds.
     """
-    kind = type(database.obj)
-    sql = _OWNER_SQL.get(kind)
-    if sql is None:
-        query = (
-            User.select(User.id, User.email, User.tier, User.tier_expires_at, User.is_lifetime)
-            .join(ApiKey)
-            .where(ApiKey.digest == "")
+
+    def __init__(self) -> None:
+        self._sql: dict[type, str] = {}
+
+    def authenticate(self, key: str) -> Principal:
+        """The account owning ``key``; :class:`Unauthorized` for a malformed, unknown or old
+        key."""
+        if not api_keys.is_well_formed(key):
+            raise Unauthorized(
+                "The API key is malformed: expected 'rr_' followed by 32 letters and digits "
+                "with a valid checksum. Copy the key again from your account settings."
+            )
+        row = database.execute_sql(self._owner_sql(), (api_keys.digest(key),)).fetchone()
+        if row is None:
+            raise Unauthorized("The API key is invalid or has been revoked. Use your current key.")
+        user_id, email, tier, expires, lifetime = row
+        return Principal(
+            user_id=user_id,
+            email=email,
+            tier=tier,
+            tier_expires_at=User.tier_expires_at.python_value(expires),
+            is_lifetime=User.is_lifetime.python_value(lifetime),
         )
-        sql = _OWNER_SQL[kind] = query.sql()[0]
-    return sql
+
+    def _owner_sql(self) -> str:
+        kind = type(database.obj)
+        sql = self._sql.get(kind)
+        if sql is None:  # two threads may compile it at once: the same SQL, one is kept
+            query = (
+                User.select(User.id, User.email, User.tier, User.tier_expires_at, User.is_lifetime)
+                .join(ApiKey)
+                .where(ApiKey.digest == "")
+            )
+            sql = self._sql.setdefault(kind, query.sql()[0])
+        return sql
+
+
+def authenticate(key: str) -> Principal:
+    """The account owning ``key`` (one-off callers; requests use the runtime's KeyOwners)."""
+    return KeyOwners().authenticate(key)
 
 
 def create_user(

@@ -1,15 +1,22 @@
 """Admission of a compute request: tier, in-flight slot (409), then one quota unit (429).
 
-Only a request that answers 200 is charged: the unit is reserved on admission, charged when
-the guarded block completes, and given back when it raises. A request killed in between
-(its worker died) is never charged: its slot expires after the lock TTL and the next request
-of the account gives the reserved unit back. The slot is always freed.
+Two plain steps, so that each can run on whichever thread the caller likes:
+
+* :func:`admit` checks the tier, takes an in-flight slot (or raises ``Busy``, 409) and
+  reserves one unit of the day's quota (or raises ``QuotaExceeded``, 429); it returns the
+  :class:`Admission` with the rate-limit headers of the 200 response.
+* :func:`settle` charges the unit when the request succeeded and gives it back when it
+  failed, and frees the slot either way.
+
+Only a request that answers 200 is charged. A request killed between the two steps (its
+worker died) is never charged: its slot expires after the lock TTL and the next request of
+the account gives the reserved unit back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
 
 from pairscreen import clock
 from pairscreen.access import quota
@@ -19,9 +26,18 @@ from pairscreen.config import Settings
 from pairscreen.errors import Busy
 
 
-@contextmanager
-def compute_request(principal: Principal, settings: Settings) -> Iterator[dict[str, str]]:
-    """Guard one compute request; yields the rate-limit headers for the 200 response."""
+@dataclass(frozen=True)
+class Admission:
+    """An admitted compute request: its slot, the day its unit is reserved on, its headers."""
+
+    slot: compute_slots.HeldSlot
+    day: date
+    headers: dict[str, str]
+
+
+def admit(principal: Principal, settings: Settings) -> Admission:
+    """Admit one compute request or raise (403 tier, 409 busy, 429 quota); nothing is held
+    when it raises."""
     at = clock.now()
     principal.require_tier("personal", at)
     tier = principal.tier or "personal"
@@ -38,11 +54,18 @@ def compute_request(principal: Principal, settings: Settings) -> Iterator[dict[s
         )
     try:
         state = quota.reserve(held, limit, at)
-        try:
-            yield state.headers()
-        except BaseException:
-            quota.cancel(held, state.day)
-            raise
-        quota.confirm(held, state.day)
-    finally:
+    except BaseException:
         compute_slots.release(held)
+        raise
+    return Admission(held, state.day, state.headers())
+
+
+def settle(admission: Admission, succeeded: bool) -> None:
+    """Charge the reserved unit (``succeeded``) or give it back; the slot is freed either way."""
+    try:
+        if succeeded:
+            quota.confirm(admission.slot, admission.day)
+        else:
+            quota.cancel(admission.slot, admission.day)
+    finally:
+        compute_slots.release(admission.slot)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from pairscreen.api.support import run_compute
-from pairscreen.runtime import current
+from pairscreen.api.support import caller, service
 from pairscreen.screening.chart import chart_png
 
 CACHE_CONTROL = "private, max-age=900"  # DESIGN §4: a client may keep a chart 15 minutes
@@ -14,8 +13,11 @@ CACHE_CONTROL = "private, max-age=900"  # DESIGN §4: a client may keep a chart 
 async def pair_chart(
     a: str, b: str, token_info: dict, bt: int = 360, size: str = "desktop"
 ) -> Response:
-    rt = current()
-    png, headers = await run_compute(token_info, lambda: chart_png(rt, a, b, bt, size=size))
+    svc = service()
+    rt = svc.runtime
+    png, headers = await svc.run_compute(
+        caller(token_info), lambda: chart_png(rt, a, b, bt, size=size)
+    )
     return Response(
         png, media_type="image/png", headers={**headers, "Cache-Control": CACHE_CONTROL}
     )

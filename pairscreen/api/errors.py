@@ -23,7 +23,10 @@ AUTH_HEADERS = {"WWW-Authenticate": 'Bearer realm="pairscreen"'}
 
 GENERIC = {
     400: "The request is malformed. Check the path and query parameters against the API reference.",
-    401: "Missing or malformed Authorization header: send 'Authorization: Bearer rr_…' with your API key.",
+    401: (
+        "Missing or malformed Authorization header: "
+        "send 'Authorization: Bearer rr_…' with your API key."
+    ),
     403: "This key may not use this endpoint.",
     404: "Not found: no such endpoint. The API lives under /api/v1; see openapi.yaml.",
     405: "Method not allowed: every endpoint of this API answers GET only.",

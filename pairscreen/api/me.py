@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pairscreen.access.account_view import account_json
-from pairscreen.api.support import caller, with_database
+from pairscreen.api.support import caller, service, with_database
 
 
 @with_database
 def show_account(token_info: dict) -> dict:
-    return account_json(caller(token_info))
+    return account_json(caller(token_info), service().runtime.settings)

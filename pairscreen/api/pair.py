@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from pairscreen.api.support import run_compute
-from pairscreen.runtime import current
+from pairscreen.api.support import caller, service
 from pairscreen.screening.snapshot import compute_snapshot
 
 
 async def pair_snapshot(a: str, b: str, token_info: dict, bt: int = 360) -> tuple[dict, int, dict]:
-    rt = current()
-    body, headers = await run_compute(token_info, lambda: compute_snapshot(rt, a, b, bt))
+    svc = service()
+    rt = svc.runtime
+    body, headers = await svc.run_compute(
+        caller(token_info), lambda: compute_snapshot(rt, a, b, bt)
+    )
     return body, 200, {"Content-Type": "application/json", **headers}

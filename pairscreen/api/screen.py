@@ -1,15 +1,17 @@
 """``/screen/latest`` and ``/pairs``: the latest published screen, free of quota.
 
-Both answer from the screen held in memory (:func:`screening.recent_screen`), checked against
-the database at most once a second; the bodies are serialised once per screen.
+Both answer from the screen the runtime holds in memory
+(:class:`~pairscreen.screening.published.PublishedScreenCache`), checked against the database
+at most once a second; the bodies are serialised once per screen.
 """
 
 from __future__ import annotations
 
 from starlette.responses import Response
 
-from pairscreen.api.support import caller, in_thread
-from pairscreen.screening import screen as screening
+from pairscreen.api.support import caller, service
+from pairscreen.screening.published import PublishedScreen
+from pairscreen.screening.screen import pairs_json
 
 RECHECK_SECONDS = 1.0  # a screen published by another process is served after at most this
 
@@ -21,11 +23,13 @@ async def latest_screen(token_info: dict) -> Response:
 
 async def list_pairs(token_info: dict) -> Response:
     caller(token_info).require_tier("personal")
-    return Response((await _published()).pairs_json, media_type="application/json")
+    return Response(pairs_json(await _published()), media_type="application/json")
 
 
-async def _published() -> screening.PublishedScreen:
-    screen = screening.recent_screen(RECHECK_SECONDS)
+async def _published() -> PublishedScreen:
+    svc = service()
+    published = svc.runtime.published
+    screen = published.recent(RECHECK_SECONDS)
     if screen is None:
-        screen = await in_thread(screening.latest_screen)
+        screen = await svc.in_thread(published.latest)
     return screen

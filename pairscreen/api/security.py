@@ -10,24 +10,30 @@ writer, while the thread hop cost about 190 us of CPU per request, the differenc
 
 from __future__ import annotations
 
+from connexion.lifecycle import ConnexionRequest
+
 from pairscreen import clock
 from pairscreen.access import accounts
 from pairscreen.access import keys as api_keys
-from pairscreen.api.support import in_connection, in_thread
+from pairscreen.api.service import service_in
 from pairscreen.db.connection import is_sqlite
 from pairscreen.errors import Forbidden
 
 
-async def bearer_info(token: str) -> dict:
+async def bearer_info(token: str, request: ConnexionRequest) -> dict:
+    """The caller of ``request``; connexion passes the request (its security runs before the
+    request context exists), which carries the app's service."""
+    service = service_in(request.scope)
+    owners = service.runtime.key_owners
     if not api_keys.is_well_formed(token):
-        return _lookup(token)  # raises Unauthorized without touching the database
+        return _lookup(owners, token)  # raises Unauthorized without touching the database
     if is_sqlite():
-        return in_connection(_lookup, token)  # see the module docstring
-    return await in_thread(_lookup, token)
+        return service.in_connection(_lookup, owners, token)  # see the module docstring
+    return await service.in_thread(_lookup, owners, token)
 
 
-def _lookup(token: str) -> dict:
-    principal = accounts.authenticate(token)
+def _lookup(owners: accounts.KeyOwners, token: str) -> dict:
+    principal = owners.authenticate(token)
     problem = principal.tier_problem(clock.now())
     if problem:
         raise Forbidden(problem)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from pairscreen.bootstrap import build_runtime
 from pairscreen.config import (
     FLAG,
     Settings,
@@ -13,7 +14,7 @@ from pairscreen.config import (
     load_settings,
 )
 from pairscreen.db.connection import init_database
-from pairscreen.runtime import Runtime, build_runtime
+from pairscreen.runtime import Runtime
 
 
 def add_setting_options(parser: argparse.ArgumentParser, *names: str) -> None:

@@ -6,10 +6,10 @@ import argparse
 import sys
 import time
 
+from pairscreen.bootstrap import build_runtime
 from pairscreen.cli import CommandError
 from pairscreen.cli.common import add_setting_options, open_database, open_runtime, settings_of
 from pairscreen.db.migrations import upgrade
-from pairscreen.runtime import build_runtime
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -9,9 +9,9 @@ import signal
 import subprocess
 import sys
 
+from pairscreen.bootstrap import build_runtime
 from pairscreen.cli.common import add_setting_options, settings_of
 from pairscreen.config import Settings, default_database_url, export_settings
-from pairscreen.runtime import build_runtime
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -30,7 +30,7 @@ import peewee
 from playhouse import db_url
 from playhouse.pool import MaxConnectionsExceeded
 
-database = peewee.DatabaseProxy()
+from pairscreen.db.proxy import database
 
 CONNECT_TIMEOUT_SECONDS = 5
 POOL_WAIT_SECONDS = 2

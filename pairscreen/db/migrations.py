@@ -11,7 +11,7 @@ from collections.abc import Callable
 import peewee
 
 from pairscreen.db import models
-from pairscreen.db.connection import database
+from pairscreen.db.proxy import database
 
 Migration = Callable[[peewee.Database], None]
 

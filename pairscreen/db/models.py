@@ -7,7 +7,7 @@ from typing import Any
 
 import peewee
 
-from pairscreen.db.connection import database
+from pairscreen.db.proxy import database
 
 
 def utcnow() -> datetime:

@@ -11,36 +11,30 @@ panel length, the filter inputs). The worker rebuilds the panel with the same fu
 client used (:func:`~pairscreen.engine.panels.align`, :func:`~pairscreen.engine.panels.panel_of`)
 and checks it against the client's fingerprint before computing.
 
-Plugins are never pickled: each worker process loads them once, from its own environment
-(built-ins, ``pairscreen`` entry points, ``PAIRSCREEN_PLUGINS_DIR``), the first time it runs a
-chunk. Every worker therefore needs pairscreen and the same plugins installed. Each chunk
-carries the client's metric fields (in output order), and a worker whose plugins differ
-refuses the chunk with a message naming the difference, rather than returning a screen
-computed with other metrics.
+Plugins are never pickled: each worker loads them once, from its own environment (built-ins,
+``pairscreen`` entry points, ``PAIRSCREEN_PLUGINS_DIR``), the first time it runs a chunk, and
+keeps them in a Dask worker plugin (:mod:`pairscreen.engine.dask_worker`). Every worker
+therefore needs pairscreen and the same plugins installed. Each chunk carries the client's
+metric fields (in output order), and a worker whose plugins differ refuses the chunk with a
+message naming the difference, rather than returning a screen computed with other metrics.
 
 dask is imported lazily: it is the ``pairscreen[dask]`` extra.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
-from pairscreen.config import load_settings
 from pairscreen.engine.panels import align, panel_of
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.hooks import Plugins
-from pairscreen.plugins import load_plugins
 from pairscreen.types import Candles, PairPanel
 
 CONNECT_TIMEOUT_SECONDS = 30
-
-_worker_plugins: Plugins | None = None
-_worker_lock = threading.Lock()  # a worker runs tasks on a thread pool
 
 
 class PluginMismatch(RuntimeError):
@@ -111,19 +105,6 @@ def _difference(expected: tuple[str, ...], found: tuple[str, ...]) -> str:
     return "; ".join(parts) or "the metric fields come in another order"
 
 
-def worker_plugins() -> Plugins:
-    """This worker process's plugins, loaded on first use and kept for its lifetime.
-
-    A Dask worker is a process of its own: its settings come from its own environment.
-    """
-    global _worker_plugins
-    with _worker_lock:
-        if _worker_plugins is None:
-            settings = load_settings()
-            _worker_plugins = Plugins(load_plugins(settings), settings)
-        return _worker_plugins
-
-
 def evaluate_on_worker(
     recipe: ChunkRecipe, candles: Mapping[str, Candles], expected: tuple[str, ...]
 ) -> ChunkResult:
@@ -134,6 +115,8 @@ def evaluate_on_worker(
     the chunk. (A missing strategy, scorer or screen filter already fails with a clear
     ``PluginError``.)
     """
+    from pairscreen.engine.dask_worker import worker_plugins
+
     plugins = worker_plugins()
     found = metric_fields(plugins)
     if found != expected:
@@ -160,6 +143,8 @@ def run_dask(
         raise ValueError("the dask executor needs a scheduler address, e.g. tcp://host:8786")
     try:
         from dask.distributed import Client
+
+        from pairscreen.engine.dask_worker import WorkerPlugins
     except ImportError:
         raise RuntimeError(
             "the dask executor needs the dask extra: pip install 'pairscreen[dask]'"
@@ -168,6 +153,7 @@ def run_dask(
         return []
     expected = metric_fields(plugins)
     with Client(scheduler_address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False) as client:
+        client.register_plugin(WorkerPlugins())
         used = {t for job in jobs for t in (*job.panel.a, *job.panel.b)}
         # One copy of the candles per worker, sent ahead rather than inside every task.
         [shared] = client.scatter([{t: candles[t] for t in sorted(used)}], broadcast=True)

@@ -1,25 +1,28 @@
-"""Executors that run screen chunks: in this process, or on a pool of forked processes.
+"""Executors that run screen chunks: in this process, or on forked worker processes.
 
-The pool forks after the plugins are loaded, so workers share the parent's plugins and only
-the chunks (numpy arrays) and their results cross process boundaries.
+The workers fork after the plugins are loaded and the chunks are built, so each child starts
+with the parent's plugins and chunks in its memory, handed to it as plain arguments: only a
+chunk's index goes to a worker and only its result (numpy arrays) comes back. No module
+holds a worker's state.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+import pickle
+from collections.abc import Iterator, Sequence
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import cast
 
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.hooks import Plugins
 
-_worker_plugins: Plugins | None = None
 
-
-def _run_in_worker(job: ChunkJob) -> ChunkResult:
-    assert _worker_plugins is not None
-    return evaluate_chunk(_worker_plugins, job)
+class WorkerDied(RuntimeError):
+    """A forked screen worker exited before answering (killed, out of memory)."""
 
 
 def run_local(plugins: Plugins, jobs: Sequence[ChunkJob], processes: int = 0) -> list[ChunkResult]:
@@ -28,11 +31,69 @@ def run_local(plugins: Plugins, jobs: Sequence[ChunkJob], processes: int = 0) ->
     processes = processes or os.cpu_count() or 1
     if processes <= 1 or len(jobs) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [evaluate_chunk(plugins, job) for job in jobs]
-    global _worker_plugins
-    _worker_plugins = plugins
+    return _run_forked(plugins, jobs, min(processes, len(jobs)))
+
+
+def _run_forked(plugins: Plugins, jobs: Sequence[ChunkJob], processes: int) -> list[ChunkResult]:
+    """Hand each idle worker the next chunk's index until every chunk has its result."""
+    context = multiprocessing.get_context("fork")
+    workers: dict[Connection, BaseProcess] = {}
+    busy: dict[Connection, int] = {}  # a worker's connection -> the chunk it computes
+    results: dict[int, ChunkResult] = {}
+    todo = iter(range(len(jobs)))
     try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=min(processes, len(jobs)), mp_context=context) as pool:
-            return list(pool.map(_run_in_worker, jobs))
+        for _ in range(processes):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(plugins, jobs, theirs), daemon=True)
+            process.start()
+            theirs.close()  # the child's end now lives in the child only: EOF when it dies
+            workers[ours] = process
+            _hand_next(ours, todo, busy)
+        while busy:
+            for ready in wait(list(busy)):
+                conn = cast(Connection, ready)
+                index = busy.pop(conn)
+                try:
+                    failed, value = conn.recv()
+                except EOFError:
+                    raise WorkerDied(f"a screen worker died computing chunk {index}") from None
+                if failed:
+                    raise value
+                results[index] = value
+                _hand_next(conn, todo, busy)
     finally:
-        _worker_plugins = None
+        _stop(workers, busy)
+    return [results[i] for i in range(len(jobs))]
+
+
+def _hand_next(conn: Connection, todo: Iterator[int], busy: dict[Connection, int]) -> None:
+    index = next(todo, None)
+    if index is not None:
+        conn.send(index)
+        busy[conn] = index
+
+
+def _serve(plugins: Plugins, jobs: Sequence[ChunkJob], conn: Connection) -> None:
+    """A forked worker: evaluate the chunks whose indices arrive, until ``None``."""
+    while (index := conn.recv()) is not None:
+        try:
+            reply: tuple[bool, object] = (False, evaluate_chunk(plugins, jobs[index]))
+        except Exception as exc:
+            reply = (True, exc)
+        try:
+            conn.send(reply)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:  # an unpicklable error
+            conn.send((True, RuntimeError(f"{type(reply[1]).__name__}: {reply[1]} ({exc})")))
+
+
+def _stop(workers: dict[Connection, BaseProcess], busy: dict[Connection, int]) -> None:
+    """Tell idle workers to exit; end the ones still computing (a chunk failed elsewhere)."""
+    for conn, process in workers.items():
+        if conn in busy:
+            process.terminate()
+        else:
+            with contextlib.suppress(OSError):  # it has died: nothing to tell
+                conn.send(None)
+        conn.close()
+    for process in workers.values():
+        process.join()

@@ -4,7 +4,7 @@ Where it lives, and why: the alert fan-out reads watchlists and channels and wri
 outbox, all framework tables, and built-in plugins may import only the public ``pairscreen``
 API (import-linter contract ``plugins-use-public-api``). So the fan-out is a
 framework-internal pluggy plugin, :class:`DepegAlertsPlugin`, that implements
-``pairscreen_peg_event_changed`` like any other plugin. :func:`pairscreen.runtime.build_runtime`
+``pairscreen_peg_event_changed`` like any other plugin. :func:`pairscreen.bootstrap.build_runtime`
 registers it in every runtime, so the detector only calls
 ``rt.plugins.peg_event_changed(event)`` and every implementation — this one and any
 third-party plugin's — hears about the event. Delivery then goes through the notifier

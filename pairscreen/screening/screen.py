@@ -5,25 +5,23 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cached_property
 
 import numpy as np
 
 from pairscreen import clock
-from pairscreen.db.connection import database, write_transaction
+from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, Screen
 from pairscreen.engine.executors import run_local
 from pairscreen.engine.filtering import choose_filter, filter_code, filter_codes
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_chunks import ChunkJob
-from pairscreen.errors import NotFound
 from pairscreen.pegs.status import depegged_tickers
 from pairscreen.runtime import Runtime
+from pairscreen.screening.published import PublishedScreen
 from pairscreen.types import Asset, BacktestBatch
 from pairscreen.universe import pair_sector
 
@@ -69,7 +67,7 @@ def run_screen(
         keep = Screen.select(Screen.id).order_by(Screen.id.desc()).limit(rt.settings.screens_kept)
         Screen.delete().where(Screen.id.not_in(keep)).execute()
         JobRun.replace(name="screen", finished_at=clock.now()).execute()
-    forget_published()  # this process serves the new screen at once
+    rt.published.forget()  # this runtime serves the new screen at once
     return ScreenSummary(
         row.id,
         generated_at,
@@ -130,7 +128,7 @@ def compute_screen(
                     panel=sub,
                     history_days=np.array([aligned[i].n_days for i in chunk]),
                     depegged=np.array(
-                        [a in depegged or b in depegged for a, b in zip(sub.a, sub.b)]
+                        [a in depegged or b in depegged for a, b in zip(sub.a, sub.b, strict=True)]
                     ),
                     screen_filter=choice,
                     strategy=settings.strategy,
@@ -146,7 +144,7 @@ def compute_screen(
     else:
         results = run_local(rt.plugins, jobs, processes or rt.settings.screen_processes)
     survivors: list[dict] = []
-    for chunk, result in zip(job_rows, results):
+    for chunk, result in zip(job_rows, results, strict=True):
         rejected.update(filter_code(r) for r in result.reasons if r)
         for j, i in enumerate(result.survivors):
             a_asset, b_asset = assets[chunk[i]]
@@ -184,84 +182,23 @@ def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict:
     }
 
 
-def latest_screen_json() -> str:
+def latest_screen_json(rt: Runtime) -> str:
     """The latest published screen as stored (JSON text); NotFound before the first one."""
-    return latest_screen().payload
+    return rt.published.latest().payload
 
 
-def latest_pairs_json() -> str:
+def latest_pairs_json(rt: Runtime) -> str:
     """The ``/pairs`` body of the latest screen as JSON text; NotFound before the first one."""
-    return latest_screen().pairs_json
+    return pairs_json(rt.published.latest())
 
 
-@dataclass
-class PublishedScreen:
-    """A published screen in memory; its database row never changes."""
-
-    database: object
-    key: tuple  # (id, generated_at) of the row
-    payload: str  # the /screen/latest body
-    checked_at: float  # time.monotonic() when it was last known to be the latest
-
-    @cached_property
-    def pairs_json(self) -> str:
-        """The /pairs body."""
-        return json.dumps(compact_pairs(json.loads(self.payload)), allow_nan=False)
+def pairs_json(screen: PublishedScreen) -> str:
+    """The ``/pairs`` body of ``screen``, serialised once per screen."""
+    return screen.view("pairs", _render_pairs)
 
 
-_published: PublishedScreen | None = None
-_LATEST_SQL: dict[type, tuple[str, list]] = {}
-
-
-def latest_screen() -> PublishedScreen:
-    """The latest screen; its payload is read from the database only when a newer one exists.
-
-    One indexed read of the latest row's id (SQL compiled once per kind of database) instead
-    of reading and parsing the whole payload on every request.
-    """
-    global _published
-    db = database.obj
-    if type(db) not in _LATEST_SQL:
-        query = Screen.select(Screen.id, Screen.generated_at).order_by(Screen.id.desc()).limit(1)
-        _LATEST_SQL[type(db)] = query.sql()
-    sql, params = _LATEST_SQL[type(db)]
-    row = database.execute_sql(sql, params).fetchone()
-    if row is None:
-        raise NotFound(
-            "No screen has been published yet. Run 'pairscreen screen run' (the worker runs it "
-            "every 6 hours) and try again."
-        )
-    key = (row[0], str(row[1]))
-    now = time.monotonic()
-    cached = _published
-    if cached is not None and cached.database is db and cached.key == key:
-        cached.checked_at = now
-        return cached
-    payload = Screen.select(Screen.payload).where(Screen.id == row[0]).scalar()
-    if payload is None:  # pruned in between by newer screens: look again
-        return latest_screen()
-    _published = PublishedScreen(db, key, payload, now)
-    return _published
-
-
-def forget_published() -> None:
-    """Drop the screen held in memory: the next request reads the latest one."""
-    global _published
-    _published = None
-
-
-def recent_screen(max_age: float) -> PublishedScreen | None:
-    """The latest screen as known at most ``max_age`` seconds ago, without a database read.
-
-    A screen published by this process is known at once; one published by another
-    process (the worker, another API worker) after at most ``max_age`` seconds.
-    """
-    cached = _published
-    if cached is None or cached.database is not database.obj:
-        return None
-    if time.monotonic() - cached.checked_at > max_age:
-        return None
-    return cached
+def _render_pairs(payload: str) -> str:
+    return json.dumps(compact_pairs(json.loads(payload)), allow_nan=False)
 
 
 def compact_pairs(screen: dict) -> dict:

@@ -13,7 +13,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pairscreen.runtime import Runtime, build_runtime
+from pairscreen.bootstrap import build_runtime
+from pairscreen.runtime import Runtime
 
 PLUGINS_DIR = Path(__file__).resolve().parents[1] / "plugins"
 

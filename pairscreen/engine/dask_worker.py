@@ -1,0 +1,60 @@
+"""A Dask worker's own pairscreen plugins, held by the worker rather than by a module.
+
+Plugins are never pickled: :func:`~pairscreen.engine.dask_executor.run_dask` registers a
+:class:`WorkerPlugins` with the cluster (once: it is idempotent), each worker keeps it for its
+lifetime, and the first chunk a worker runs loads the plugins from the worker's own
+environment (built-ins, ``pairscreen`` entry points, ``PAIRSCREEN_PLUGINS_DIR``).
+
+This module imports ``distributed``: only :mod:`~pairscreen.engine.dask_executor`'s functions
+import it, on the client when a screen runs on Dask, and on the workers.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from distributed import Worker, WorkerPlugin, get_worker
+
+from pairscreen.config import load_settings
+from pairscreen.hooks import Plugins
+from pairscreen.plugins import load_plugins
+
+NAME = "pairscreen-plugins"
+
+
+class WorkerPlugins(WorkerPlugin):
+    """The plugins of the worker it is registered with, loaded on first use."""
+
+    name = NAME
+    idempotent = True  # registering it again (every screen does) keeps the loaded one
+
+    def __init__(self) -> None:
+        self.plugins: Plugins | None = None
+
+    def setup(self, worker: Worker) -> None:
+        self._loading = threading.Lock()  # a worker runs tasks on a thread pool
+
+    def get(self) -> Plugins:
+        with self._loading:
+            if self.plugins is None:
+                # A worker is a process of its own: its settings come from its environment.
+                settings = load_settings()
+                self.plugins = Plugins(load_plugins(settings), settings)
+            return self.plugins
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"plugins": None}  # travels to the workers empty, without its lock
+
+
+def worker_plugins(worker: Worker | None = None) -> Plugins:
+    """The plugins of ``worker`` (default: the worker running this task)."""
+    plugin = (worker or get_worker()).plugins[NAME]
+    assert isinstance(plugin, WorkerPlugins)
+    return plugin.get()
+
+
+def loaded_on(worker: Worker) -> bool:
+    """Whether ``worker`` has loaded its plugins (it has run a chunk)."""
+    plugin = worker.plugins.get(NAME)
+    return isinstance(plugin, WorkerPlugins) and plugin.plugins is not None

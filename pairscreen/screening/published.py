@@ -1,0 +1,92 @@
+"""The latest published screen, held in memory by each runtime.
+
+``/screen/latest`` and ``/pairs`` answer from it: one indexed read of the latest row's id
+tells whether the screen in memory is still the latest, instead of reading and parsing the
+whole payload on every request. The cache belongs to a :class:`~pairscreen.runtime.Runtime`
+(not to this module) so that each runtime, bound to its own database, serves its own screen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pairscreen.db.models import Screen
+from pairscreen.db.proxy import database
+from pairscreen.errors import NotFound
+
+
+@dataclass
+class PublishedScreen:
+    """A published screen in memory; its database row never changes."""
+
+    database: object
+    key: tuple  # (id, generated_at) of the row
+    payload: str  # the /screen/latest body
+    checked_at: float  # time.monotonic() when it was last known to be the latest
+    _views: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def view(self, name: str, render: Callable[[str], str]) -> str:
+        """``render(payload)``, computed once per screen and kept under ``name``.
+
+        Two threads may render the same view at once; both get the same text, one is kept.
+        """
+        text = self._views.get(name)
+        if text is None:
+            text = self._views.setdefault(name, render(self.payload))
+        return text
+
+
+class PublishedScreenCache:
+    """The latest screen of the bound database, re-read only when a newer one exists."""
+
+    def __init__(self) -> None:
+        self._screen: PublishedScreen | None = None
+        self._latest_sql: dict[type, tuple[str, list]] = {}  # compiled once per kind of database
+
+    def latest(self) -> PublishedScreen:
+        """The latest screen; NotFound before the first one is published."""
+        db = database.obj
+        row = database.execute_sql(*self._latest_query(type(db))).fetchone()
+        if row is None:
+            raise NotFound(
+                "No screen has been published yet. Run 'pairscreen screen run' (the worker runs "
+                "it every 6 hours) and try again."
+            )
+        key = (row[0], str(row[1]))
+        now = time.monotonic()
+        cached = self._screen
+        if cached is not None and cached.database is db and cached.key == key:
+            cached.checked_at = now
+            return cached
+        payload = Screen.select(Screen.payload).where(Screen.id == row[0]).scalar()
+        if payload is None:  # pruned in between by newer screens: look again
+            return self.latest()
+        screen = PublishedScreen(db, key, payload, now)
+        self._screen = screen
+        return screen
+
+    def forget(self) -> None:
+        """Drop the screen held in memory: the next request reads the latest one."""
+        self._screen = None
+
+    def recent(self, max_age: float) -> PublishedScreen | None:
+        """The latest screen as known at most ``max_age`` seconds ago, without a database read.
+
+        A screen published through this runtime is known at once; one published by another
+        process (the worker, another API worker) after at most ``max_age`` seconds.
+        """
+        cached = self._screen
+        if cached is None or cached.database is not database.obj:
+            return None
+        if time.monotonic() - cached.checked_at > max_age:
+            return None
+        return cached
+
+    def _latest_query(self, kind: type) -> tuple[str, list]:
+        sql = self._latest_sql.get(kind)
+        if sql is None:  # two threads may compile it at once: the same SQL, one is kept
+            query = Screen.select(Screen.id, Screen.generated_at)
+            sql = self._latest_sql.setdefault(kind, query.order_by(Screen.id.desc()).limit(1).sql())
+        return sql
