@@ -14,7 +14,7 @@ What it does:
    in-flight limits raised so the run measures the service and not its 429s and 409s) on
    that database and times ``GET /pair/{a}/{b}/chart.png`` over HTTP from one client
    (requests one after another) and from four concurrent clients, per size; prints the
-   median, p90 and throughput. Target (DESIGN §6): median <= 150 ms end to end.
+   median, p90 and throughput. Target (docs/performance.md): median <= 150 ms end to end.
 
 ``--check`` exits 1 when the single-client end-to-end median (or, with ``--no-live``, the
 in-process median) is above the target, or when any request did not answer 200.

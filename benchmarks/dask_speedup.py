@@ -5,7 +5,7 @@
 What it does:
 
 1. writes a synthetic universe of ``--assets`` assets in one sector (every pair screened:
-   100 assets give 4,950 pairs, the DESIGN §6 workload) as a ``csv`` universe: 1,100 days
+   100 assets give 4,950 pairs, the reference workload) as a ``csv`` universe: 1,100 days
    of a factor model (a market random walk, plus per asset either a mean-reverting or a
    trending component, so that some pairs survive the filters and get backtested);
 2. syncs it into a fresh SQLite database in a temporary folder;

@@ -8,14 +8,14 @@ What it does:
    the first screen), as ``pairscreen demo`` does, and picks pairs: ETH/BTC and the top
    survivors of the screen;
 2. in-process: the median engine time of one snapshot (the pair's panel, every metric, the
-   filter, both backtest legs: what DESIGN §6 calls engine time, target <= 5 ms) and of the
+   filter, both backtest legs: engine time, target <= 5 ms) and of the
    whole ``compute_snapshot`` (pair resolution from the in-memory candles and peg status
    included);
 3. unless ``--no-live``: starts ``pairscreen serve`` (one uvicorn worker, the Pro daily and
    in-flight limits raised so the run measures the service and not its 429s and 409s) on
    that database and times ``GET /pair/{a}/{b}`` over HTTP with 1 client (requests one
    after another) and with 8 concurrent clients; prints median, p90 and throughput.
-   Target (DESIGN §6): median <= 25 ms end to end.
+   Target (docs/performance.md): median <= 25 ms end to end.
 
 ``--check`` exits 1 when the 1-client median is above 25 ms, the engine median above 5 ms,
 or any request did not answer 200. Timings depend on the machine's load.

@@ -25,7 +25,7 @@ ASSET_CLASSES: tuple[str, ...] = (
 Leg = Literal["A", "B"]
 _T = TypeVar("_T")
 
-# Default peg thresholds per asset class, in percent of drift (DESIGN §4).
+# Default peg thresholds per asset class, in percent of drift (docs/api.md).
 DEFAULT_PEG_THRESHOLD_PCT: Mapping[str, float] = {
     "tokenized_metal": 1.0,
     "tokenized_equity": 1.5,

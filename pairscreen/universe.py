@@ -1,6 +1,6 @@
 """The universe: which assets exist, how they are grouped, and which pairs are screened.
 
-It comes from a TOML file (DESIGN §7) or, by default, the built-in demo universe.
+It comes from a TOML file or, by default, the built-in demo universe.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``pairscreen worker``: the schedule of DESIGN §1 on APScheduler, one instance at a time.
+"""``pairscreen worker``: the job schedule on APScheduler, one instance at a time.
 
 Jobs (each in its own thread with its own database connection, never two runs of one job
 at once, missed runs coalesced into one):

@@ -1,4 +1,4 @@
-"""Authentication matrix, tier gating and plain-text errors (RELIABILITY R8, R10-R12)."""
+"""Authentication matrix, tier gating and plain-text errors."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def test_plugin_crash_is_plain_500_and_consumes_nothing(runtime, keys, monkeypat
 
 
 def test_no_plaintext_key_at_rest_or_in_logs(client, keys, database_url, caplog):
-    """R9: keys live only as digests; nothing logs them, even on failures."""
+    """Keys live only as digests; nothing logs them, even on failures."""
     import logging
 
     from tests.support.databases import stored_text

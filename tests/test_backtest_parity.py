@@ -1,7 +1,7 @@
 """The accumulation strategy equals ``pairscan_rmr.walk_forward_backtest`` bit for bit.
 
 Leg A is the reference run on (A, B), leg B the run on (B, A), both on the last ``L + bt``
-closes with ``lookback_days=L`` (DESIGN §3, including its short-history rules). Checked on
+closes with ``lookback_days=L`` (docs/methodology.md, short-history rules included). Checked on
 one-row panels and on multi-row panels, for bt in 90/180/360; buy-and-hold is checked by
 direct computation. The exact rolling percentiles the strategy relies on are checked
 against ``np.percentile`` on adversarial windows (heavy ties) with hypothesis.

@@ -294,7 +294,7 @@ def test_golden_image():
 
 @pytest.mark.slow
 def test_memory_stays_bounded_over_many_renders():
-    """R15: 300 renders grow the resident set by less than 30 MB (phone size, for time)."""
+    """300 renders grow the resident set by less than 30 MB (phone size, for time)."""
     chart = synthetic_chart()
     for _ in range(20):
         render(chart, "phone")

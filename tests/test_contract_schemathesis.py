@@ -1,4 +1,4 @@
-"""R13: schemathesis fuzzes every operation of ``openapi.yaml`` and finds nothing.
+"""Schemathesis fuzzes every operation of ``openapi.yaml`` and finds nothing.
 
 Twice: in-process against the ASGI app (``create_app(runtime)``, connexion's own response
 validation on too) and against a live ``pairscreen serve``, whose served ``openapi.json`` is the
@@ -69,7 +69,7 @@ def fuzz_config(key: str, tickers: list[str], base_url: str | None = None) -> Sc
 
 
 def filter_case(context, case) -> bool:  # type: ignore[no-untyped-def]
-    """schemathesis hook: leave out requests whose two legs are the same asset."""
+    """Schemathesis hook: leave out requests whose two legs are the same asset."""
     params = case.path_parameters or {}
     a, b = params.get("a"), params.get("b")
     return not (isinstance(a, str) and isinstance(b, str) and a.casefold() == b.casefold())

@@ -1,7 +1,8 @@
 """The built-in demo market: deterministic, realistic-looking, and a screen with a real mix.
 
 The screen mix is computed with the reference implementations (arch, statsmodels,
-pairscan-rmr) directly, so this test holds the demo to DESIGN §3 independently of our engine.
+pairscan-rmr) directly, so this test holds the demo to the methodology independently of our
+engine.
 """
 
 from __future__ import annotations
@@ -211,7 +212,7 @@ def _hurst(window: np.ndarray) -> float:
 
 
 def _first_failure(close_a: np.ndarray, close_b: np.ndarray) -> str:
-    """DESIGN §3's filter, checked in order with the reference implementations."""
+    """The filter of docs/methodology.md, checked in order with the reference implementations."""
     from pairscan_rmr import alternating_touches, range_width
     from statsmodels.tsa.stattools import adfuller
 

@@ -1,4 +1,4 @@
-"""The depeg detector against the rule of DESIGN §4, on its own SQLite file.
+"""The depeg detector against the rule of docs/api.md, on its own SQLite file.
 
 The rule, read directly: at any time, a ticker is in an active event when, since its last
 healthy sample, it has unhealthy samples that number at least 6 and span at least 12 hours

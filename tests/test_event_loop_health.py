@@ -1,4 +1,4 @@
-"""R16: the event loop stays responsive while 100 compute requests are in flight.
+"""The event loop stays responsive while 100 compute requests are in flight.
 
 A live server (one worker) gets 100 concurrent ``/pair/{a}/{b}`` requests from ten Pro keys
 (in-flight limit raised to 10 per account, so none is refused with 409), each client sending
@@ -73,7 +73,7 @@ def test_me_p99_stays_low_while_100_computes_are_in_flight(runtime, database_url
     cuts = statistics.quantiles(latencies, n=100, method="inclusive")
     p50, p99 = cuts[49], cuts[98]
     print(
-        f"R16: /me p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {max(latencies):.1f} ms over "
+        f"event loop: /me p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {max(latencies):.1f} ms over "
         f"{len(latencies)} calls while >= {outstanding_min} computes were in flight "
         f"({completed} computes answered meanwhile, statuses {dict(statuses)})"
     )

@@ -1,4 +1,4 @@
-"""R14: a Python client generated from ``openapi.yaml`` calls every operation of a live server.
+"""A Python client generated from ``openapi.yaml`` calls every operation of a live server.
 
 ``openapi-python-client`` generates the client into a temporary folder with
 ``tests/fixtures/client-config.yaml`` (which maps ``image/png`` to ``application/octet-stream``;

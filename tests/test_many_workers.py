@@ -1,7 +1,7 @@
 """Keys, quota and the in-flight lock across processes: ``pairscreen serve --workers 4``.
 
-RELIABILITY R1, R6 and R7 against a live server with four uvicorn worker processes, on the
-database of the run (SQLite by default, PostgreSQL with ``PAIRSCREEN_TEST_DATABASE_URL``).
+Quota exactness, the in-flight limit and key rotation against a live server with four uvicorn
+worker processes, on the database of the run (SQLite by default, PostgreSQL with ``PAIRSCREEN_TEST_DATABASE_URL``).
 
 The probe plugin (:mod:`tests.support.probe`) records which worker process computed each
 request and holds computations on demand: that is how the tests see the spread over workers,
@@ -84,7 +84,7 @@ def new_key(email: str, tier: str = "personal") -> str:
 
 
 def test_sixty_clients_on_four_workers_get_exactly_the_daily_quota(world: World):
-    """R1: 60 clients, one 200/day key, retrying after 409 until 429: exactly 200 successes."""
+    """60 clients, one 200/day key, retrying after 409 until 429: exactly 200 successes."""
     key = new_key("r1@example.com")
     statuses: Counter = Counter()
     problems: list[str] = []
@@ -130,7 +130,7 @@ def test_sixty_clients_on_four_workers_get_exactly_the_daily_quota(world: World)
 
 
 def test_rotated_key_is_refused_by_every_worker(world: World):
-    """R7: after rotation, 200 requests with the old key over fresh connections: 0 successes."""
+    """After rotation, 200 requests with the old key over fresh connections: 0 successes."""
     old = new_key("r7@example.com")
     assert all(world.get("/me", old).status_code == 200 for _ in range(20))  # every worker saw it
     with database.connection_context():
@@ -141,7 +141,7 @@ def test_rotated_key_is_refused_by_every_worker(world: World):
 
 
 def test_in_flight_limit_holds_across_workers(world: World):
-    """R6: a Personal key (2 in flight) with computations held open on 4 workers."""
+    """A Personal key (2 in flight) with computations held open on 4 workers."""
     key = new_key("r6@example.com")
     results: list[tuple[int, float, float]] = []
 
@@ -178,7 +178,7 @@ def test_in_flight_limit_holds_across_workers(world: World):
 
 
 def test_killed_worker_leaks_no_quota_and_its_slot_expires(world: World):
-    """R6: SIGKILL the worker in the middle of a request: no quota spent, slot back after TTL."""
+    """SIGKILL the worker in the middle of a request: no quota spent, slot back after TTL."""
     key = new_key("kill@example.com")
     world.probe.hold()
     outcome: list[object] = []

@@ -4,7 +4,7 @@ References: ``pairscan_rmr`` (current_signal, is_mean_reverting, hurst_exponent)
 ``VarianceRatio`` and statsmodels' ``adfuller`` (through ``pairscan_rmr.adf_pvalue``), each run
 per series. Each series is checked alone (a one-row panel, the live ``/pair`` path) and inside
 one multi-row panel per history length (the screen's batch path). Exact fields are compared
-bit for bit; the rest within DESIGN §3's tolerances.
+bit for bit; the rest within the tolerances of docs/methodology.md.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ EXACT = (
     "volume_a",
     "volume_b",
 )
-# Absolute tolerances (DESIGN §3: ADF to 1e-9, everything else exact or to 1e-12).
+# Absolute tolerances (ADF to 1e-9, everything else exact or to 1e-12).
 CLOSE = {
     "hurst": 1e-12,
     "variance_ratio_pvalue": 1e-12,

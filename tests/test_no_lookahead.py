@@ -1,4 +1,4 @@
-"""No lookahead (DESIGN §3): the future cannot change the past's trades.
+"""No lookahead: the future cannot change the past's trades.
 
 Replacing every price after day ``k`` with garbage must leave every trade up to day ``k``
 byte-identical (same days, same coin, same decision value to the last bit), for both legs,

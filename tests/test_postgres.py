@@ -1,4 +1,4 @@
-"""R17: on PostgreSQL, pool exhaustion and a server restart give fast plain-text 503s, never
+"""On PostgreSQL, pool exhaustion and a server restart give fast plain-text 503s, never
 a hung request, and the error rate is back to 0 once the server is back.
 
 The restart is played by a TCP proxy between the service and the (shared) PostgreSQL

@@ -1,6 +1,6 @@
 """Quota exactness, the in-flight limit, failed requests, the reset boundary, rotation.
 
-RELIABILITY R1-R7, against a live server where concurrency matters.
+Quota, in-flight limit and key rotation, against a live server where concurrency matters.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_thirty_clients_get_exactly_the_daily_quota(runtime, database_url):
 
 @pytest.mark.slow
 def test_first_request_of_the_day_race(runtime, database_url):
-    """R2: 50 concurrent first calls create one usage row; used equals successes."""
+    """50 concurrent first calls create one usage row; used equals successes."""
     from pairscreen.db.models import QuotaUsage
 
     with database.connection_context():
@@ -124,7 +124,7 @@ def test_first_request_of_the_day_race(runtime, database_url):
 
 
 def test_failed_requests_consume_nothing(client, keys):
-    """R3: 400, 401, 403, 404 and 409-free failures leave used_today unchanged."""
+    """400, 401, 403, 404 and 409-free failures leave used_today unchanged."""
     h = keys.personal
     client.get(f"{BASE}/pair/ETH/BTC", h)
     before = client.get(f"{BASE}/me", h).json()["quota"]["used_today"]
@@ -155,7 +155,7 @@ def test_in_flight_limit_gives_409_and_consumes_nothing(client, keys, runtime):
 
 
 def test_crashed_holder_slot_expires(client, keys, runtime):
-    """R6: a slot whose holder died is free again after its TTL."""
+    """A slot whose holder died is free again after its TTL."""
     from pairscreen.access import slots as compute_slots
 
     with database.connection_context():
@@ -167,7 +167,7 @@ def test_crashed_holder_slot_expires(client, keys, runtime):
 
 
 def test_reset_boundary_with_frozen_clock(client, keys, monkeypatch):
-    """R4: at 23:59:59 UTC the 429 says Retry-After: 1; after midnight the quota is back."""
+    """At 23:59:59 UTC the 429 says Retry-After: 1; after midnight the quota is back."""
     from pairscreen.db.models import QuotaUsage
 
     frozen = datetime(2026, 11, 22, 23, 59, 59, tzinfo=UTC)
@@ -188,7 +188,7 @@ def test_reset_boundary_with_frozen_clock(client, keys, monkeypatch):
 
 
 def test_concurrent_rotations_leave_one_active_key(runtime, keys):
-    """R7: 20 concurrent rotations leave exactly one key that works."""
+    """20 concurrent rotations leave exactly one key that works."""
     from pairscreen.db.models import ApiKey
 
     issued: list[str] = []

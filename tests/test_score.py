@@ -1,4 +1,4 @@
-"""The built-in score (DESIGN §6): the formula, its clipping, its bounds and its plugin hook."""
+"""The built-in score: the formula, its clipping, its bounds and its plugin hook."""
 
 from __future__ import annotations
 

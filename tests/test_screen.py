@@ -71,7 +71,7 @@ def pairscreen_register_metrics():
 
 @pytest.mark.slow
 def test_killed_screen_process_leaves_previous_screen_intact(runtime, database_url, tmp_path):
-    """R18: SIGKILL during `pairscreen screen run`; the previous screen is still served."""
+    """SIGKILL during `pairscreen screen run`; the previous screen is still served."""
     with database.connection_context():
         before = screening.latest_screen_json(runtime)
         count = Screen.select().count()

@@ -7,7 +7,7 @@ from starlette.responses import Response
 from pairscreen.api.support import caller, service
 from pairscreen.screening.chart import chart_png
 
-CACHE_CONTROL = "private, max-age=900"  # DESIGN §4: a client may keep a chart 15 minutes
+CACHE_CONTROL = "private, max-age=900"  # a client may keep a chart 15 minutes
 
 
 async def pair_chart(

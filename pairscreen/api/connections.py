@@ -18,7 +18,7 @@ class RequestConnections:
     On SQLite a thread keeps its connection (one, to the current database) for its next
     request: opening one (a file open and four PRAGMAs) cost more than the whole request of
     a cached endpoint. On PostgreSQL each request takes a fresh or pooled connection and
-    gives it back, so that a server restart heals (R17).
+    gives it back, so that a server restart heals.
 
     Which database each thread keeps is this object's own thread-local record, so an app
     owns it and drops it with itself.

@@ -63,7 +63,7 @@ class Service:
         Admission (tier, in-flight slot or 409, quota unit or 429) and settlement run on the
         ``io`` lane; ``work`` runs on the ``compute`` lane. Computations are CPU-bound: on a
         shared pool a burst of them took every thread, and key lookups and cheap reads
-        (``/me``, the cached screen) queued behind them for seconds (R16). A request waits
+        (``/me``, the cached screen) queued behind them for seconds. A request waits
         for a compute thread only once admitted, so the in-flight limit still answers 409 at
         once.
         """

@@ -1,4 +1,4 @@
-"""The ``pairscreen`` command line (DESIGN §7).
+"""The ``pairscreen`` command line.
 
 Each command group lives in its own module with a ``register(subparsers)`` function; add a
 module to ``COMMAND_GROUPS`` to add commands. Every command exits non-zero with a one-line

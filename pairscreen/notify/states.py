@@ -1,4 +1,4 @@
-"""The watchlist state machine (DESIGN §4): a pure function, no database.
+"""The watchlist state machine (docs/api.md): a pure function, no database.
 
 States (``WatchlistItem.last_notified_state``): ``none``, ``approach_bottom``, ``in_bottom``,
 ``approach_top``, ``in_top``. Bands on the pair's ``position`` (0 = p5, 1 = p95):

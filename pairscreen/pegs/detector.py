@@ -1,4 +1,4 @@
-"""The depeg detector: depeg events rebuilt from the stored peg samples (DESIGN §4).
+"""The depeg detector: depeg events rebuilt from the stored peg samples (docs/api.md).
 
 The rule: a tokenized asset is in an active depeg event while it has been continuously
 unhealthy for at least 12 hours with at least 6 samples. An ``unknown`` sample (no fresh

@@ -1,4 +1,4 @@
-"""Peg sampling: one peg sample per tokenized asset, then the depeg detector (DESIGN §4).
+"""Peg sampling: one peg sample per tokenized asset, then the depeg detector (docs/api.md).
 
 For each tokenized asset at the sampling time ``at``:
 

@@ -2,7 +2,7 @@
 
 The status is the latest peg sample's; ``unhealthy_since`` is the first unhealthy sample of
 the current unhealthy run (the unhealthy samples after the last healthy one: ``unknown``
-samples neither extend nor break a run, DESIGN §4), shown as soon as the run starts, before
+samples neither extend nor break a run), shown as soon as the run starts, before
 it is long enough to be an event; ``active_event`` says whether the asset is in an active
 depeg event.
 """

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 # The sizes the API offers (the ``size`` query parameter), in pixels.
 SIZES: dict[str, tuple[int, int]] = {"desktop": (1280, 720), "phone": (720, 480)}
 BAND_PERCENTILES: dict[str, float] = {"p5": 5.0, "p15": 15.0, "p85": 85.0, "p95": 95.0}
-ZONE_EDGES = (0.2, 0.8)  # DESIGN §3: bottom below 0.2, top above 0.8
+ZONE_EDGES = (0.2, 0.8)  # bottom below 0.2, top above 0.8
 
 
 def chart_png(rt: Runtime, a: str, b: str, bt: int, *, size: str = "desktop") -> bytes:

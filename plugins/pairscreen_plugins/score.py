@@ -1,4 +1,4 @@
-"""The built-in survivor score (DESIGN §6): 0-100, higher is better.
+"""The built-in survivor score: 0-100, higher is better.
 
 ``35 c((0.5 - hurst) / 0.2) + 15 c(1 - adf_pvalue / 0.7) + 20 c(range_width / 1.0)
 + 15 c(min(touches_low, touches_high) / 6) + 15 c(|position - 0.5| / 0.5)``, ``c`` clipping to
@@ -27,7 +27,7 @@ def clip01(x: np.ndarray) -> np.ndarray:
 
 
 def score(metrics: Mapping[str, np.ndarray]) -> np.ndarray:
-    """The DESIGN §6 score of every pair from its metric arrays."""
+    """The score (docs/methodology.md) of every pair from its metric arrays."""
     m = _Inputs(metrics)
     touches = np.minimum(m["touches_low"], m["touches_high"])
     return (
@@ -55,7 +55,7 @@ class _Inputs:
 
 @dataclass(frozen=True)
 class DefaultScorer:
-    """Scorer ``score``: DESIGN §6's weighted, clipped sum."""
+    """Scorer ``score``: the weighted, clipped sum of docs/methodology.md."""
 
     name: str = "score"
 

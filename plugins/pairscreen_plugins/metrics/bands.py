@@ -1,4 +1,4 @@
-"""The band metric: where today's log-ratio sits in the percentile band of ``H`` (DESIGN §3).
+"""The band metric: where today's log-ratio sits in the percentile band of ``H``.
 
 ``H`` is the ``window_days`` log-ratios before today. The percentiles are numpy's linear
 percentiles computed row-wise in one call (bit-identical to ``np.percentile`` of each row), so

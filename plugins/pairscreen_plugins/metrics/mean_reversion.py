@@ -1,4 +1,4 @@
-"""Mean-reversion metrics of the filter window ``W`` (DESIGN §3), batched over pairs.
+"""Mean-reversion metrics of the filter window ``W``, batched over pairs.
 
 Three metrics, so that one failing leaves the others in the response:
 

@@ -1,4 +1,4 @@
-"""Range metrics of the filter window ``W``: width, alternating touches, trend (DESIGN §3).
+"""Range metrics of the filter window ``W``: width, alternating touches, trend.
 
 The touches count is pairscan-rmr's state machine (a run of low-side excursions counts once;
 a side's counter moves only after the series touched the other side), vectorised: when the

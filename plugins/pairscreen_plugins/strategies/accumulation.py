@@ -1,4 +1,4 @@
-"""The accumulation backtest (DESIGN §3): walk-forward band swaps, counted in coins.
+"""The accumulation backtest: walk-forward band swaps, counted in coins.
 
 Leg "A" is ``pairscan_rmr.walk_forward_backtest`` on the last ``L + bt`` closes of (A, B) with
 ``lookback_days=L``; leg "B" is the same run on (B, A). Every pair of the panel is simulated at
@@ -53,7 +53,7 @@ class Plan:
 
 
 def plan(n_days: int, window_days: int, bt_days: int) -> Plan:
-    """DESIGN §3's rules for short histories."""
+    """The short-history rules of docs/methodology.md."""
     if n_days >= window_days + bt_days:
         return Plan(window_days, bt_days, True)
     if n_days - bt_days >= MIN_BAND_DAYS:
