@@ -1,7 +1,8 @@
 """Keys, quota and the in-flight lock across processes: ``pairscreen serve --workers 4``.
 
 Quota exactness, the in-flight limit and key rotation against a live server with four uvicorn
-worker processes, on the database of the run (SQLite by default, PostgreSQL with ``PAIRSCREEN_TEST_DATABASE_URL``).
+worker processes, on the database of the run (SQLite by default, PostgreSQL with
+``PAIRSCREEN_TEST_DATABASE_URL``).
 
 The probe plugin (:mod:`tests.support.probe`) records which worker process computed each
 request and holds computations on demand: that is how the tests see the spread over workers,
