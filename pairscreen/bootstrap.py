@@ -19,7 +19,7 @@ from pairscreen.runtime import Runtime
 
 
 def build_runtime(
-    settings: Settings, *, migrate: bool = True, extra_plugins: tuple = ()
+    settings: Settings, *, migrate: bool = True, extra_plugins: tuple[object, ...] = ()
 ) -> Runtime:
     """Bind the database (migrating it unless ``migrate`` is false), load plugins and universe."""
     if migrate:

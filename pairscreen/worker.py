@@ -93,7 +93,7 @@ def acquire_lock(holder: str, ttl: float, now: datetime | None = None) -> bool:
     now = now or clock.now()
     with write_transaction():
         WorkerLock.insert(name=LOCK_NAME).on_conflict_ignore().execute()
-        taken = (
+        taken: int = (  # peewee types execute() as Any; an UPDATE's is its row count
             WorkerLock.update(
                 holder=holder, acquired_at=now, expires_at=now + timedelta(seconds=ttl)
             )
@@ -115,7 +115,7 @@ def refresh_lock(holder: str, ttl: float, now: datetime | None = None) -> bool:
     """Extend our lock; False when it is no longer ours."""
     now = now or clock.now()
     with write_transaction():
-        kept = (
+        kept: int = (  # peewee types execute() as Any; an UPDATE's is its row count
             WorkerLock.update(expires_at=now + timedelta(seconds=ttl))
             .where((WorkerLock.name == LOCK_NAME) & (WorkerLock.holder == holder))
             .execute()
@@ -149,7 +149,8 @@ def next_due(job: str, every: timedelta, now: datetime) -> datetime:
     row = JobRun.get_or_none(JobRun.name == job)
     if row is None:
         return now
-    return max(now, row.finished_at + every)
+    finished: datetime = row.finished_at  # peewee's stubs read every field as Any
+    return max(now, finished + every)
 
 
 class Worker:
@@ -302,7 +303,9 @@ class Worker:
             next_run_time=now,
         )
 
-    def _job(self, name: str, body: Callable[[], str | None], *, quiet: bool = False):  # type: ignore[no-untyped-def]
+    def _job(
+        self, name: str, body: Callable[[], str | None], *, quiet: bool = False
+    ) -> Callable[[], None]:
         """Wrap a job: own connection, timing, a log line, errors logged not raised."""
 
         def run() -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pairscreen import clock
 from pairscreen.access import quota
 from pairscreen.access.accounts import LIFETIME_EXPIRY, Principal
 from pairscreen.config import Settings
 
 
-def account_json(principal: Principal, settings: Settings) -> dict:
+def account_json(principal: Principal, settings: Settings) -> dict[str, Any]:
     principal.require_tier("personal")
     at = clock.now()
     tier = principal.tier or "personal"

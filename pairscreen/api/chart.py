@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
+from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
 from pairscreen.screening.chart import chart_png
 
@@ -11,7 +12,7 @@ CACHE_CONTROL = "private, max-age=900"  # a client may keep a chart 15 minutes
 
 
 async def pair_chart(
-    a: str, b: str, token_info: dict, bt: int = 360, size: str = "desktop"
+    a: str, b: str, token_info: TokenInfo, bt: int = 360, size: str = "desktop"
 ) -> Response:
     svc = service()
     rt = svc.runtime

@@ -38,7 +38,9 @@ GENERIC = {
 }
 
 
-def text_response(status: int, message: str, headers: dict | None = None) -> ConnexionResponse:
+def text_response(
+    status: int, message: str, headers: dict[str, str] | None = None
+) -> ConnexionResponse:
     return ConnexionResponse(
         status_code=status,
         mimetype="text/plain",

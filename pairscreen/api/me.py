@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pairscreen.access.account_view import account_json
+from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service, with_database
 
 
 @with_database
-def show_account(token_info: dict) -> dict:
+def show_account(token_info: TokenInfo) -> dict[str, Any]:
     return account_json(caller(token_info), service().runtime.settings)

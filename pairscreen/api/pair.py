@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
 from pairscreen.screening.snapshot import compute_snapshot
 
 
-async def pair_snapshot(a: str, b: str, token_info: dict, bt: int = 360) -> tuple[dict, int, dict]:
+async def pair_snapshot(
+    a: str, b: str, token_info: TokenInfo, bt: int = 360
+) -> tuple[dict[str, Any], int, dict[str, str]]:
     svc = service()
     rt = svc.runtime
     body, headers = await svc.run_compute(

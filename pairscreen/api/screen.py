@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
+from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.screen import pairs_json
@@ -16,12 +17,12 @@ from pairscreen.screening.screen import pairs_json
 RECHECK_SECONDS = 1.0  # a screen published by another process is served after at most this
 
 
-async def latest_screen(token_info: dict) -> Response:
+async def latest_screen(token_info: TokenInfo) -> Response:
     caller(token_info).require_tier("personal")
     return Response((await _published()).payload, media_type="application/json")
 
 
-async def list_pairs(token_info: dict) -> Response:
+async def list_pairs(token_info: TokenInfo) -> Response:
     caller(token_info).require_tier("personal")
     return Response(pairs_json(await _published()), media_type="application/json")
 

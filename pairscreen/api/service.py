@@ -12,7 +12,7 @@ import contextvars
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -94,4 +94,5 @@ class ServiceMiddleware:
 
 def service_in(scope: Scope) -> Service:
     """The :class:`Service` of the app serving the request of ``scope``."""
-    return scope["state"][SCOPE_KEY]
+    # Starlette types the scope as a mapping to Any; ServiceMiddleware put a Service there.
+    return cast(Service, scope["state"][SCOPE_KEY])

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ParamSpec
 
 from connexion.context import scope as request_scope
 
 from pairscreen.access.accounts import Principal
+from pairscreen.api.security import TokenInfo
 from pairscreen.api.service import Service, service_in
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
 
 
 def service() -> Service:
@@ -19,15 +20,15 @@ def service() -> Service:
     return service_in(request_scope)
 
 
-def with_database(handler: F) -> F:
+def with_database(handler: Callable[P, object]) -> Callable[P, Any]:
     """Run the handler inside its request's connection (handlers run in a worker thread)."""
 
     @functools.wraps(handler)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
         with service().connections.request():
             return _named_json(handler(*args, **kwargs))
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def _named_json(result: Any) -> Any:
@@ -45,5 +46,5 @@ def _named_json(result: Any) -> Any:
     return result
 
 
-def caller(token_info: dict) -> Principal:
+def caller(token_info: TokenInfo) -> Principal:
     return token_info["principal"]

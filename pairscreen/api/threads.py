@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_Job = tuple[asyncio.AbstractEventLoop, asyncio.Future, Callable[..., Any], tuple[Any, ...]]
+_Job = tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], Callable[..., Any], tuple[Any, ...]]
 
 
 class Lane:
@@ -36,7 +36,7 @@ class Lane:
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on one of the lane's threads."""
         loop = asyncio.get_running_loop()
-        future = loop.create_future()
+        future: asyncio.Future[T] = loop.create_future()
         (self._jobs or self._start()).put((loop, future, fn, args))
         return await future
 
@@ -71,7 +71,7 @@ def _stop(jobs: queue.SimpleQueue[_Job | None], threads: int) -> None:
         jobs.put(None)
 
 
-def _resolve(future: asyncio.Future, result: Any, exc: BaseException | None) -> None:
+def _resolve(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
     if future.cancelled():
         return
     if exc is None:

@@ -30,7 +30,7 @@ import peewee
 from playhouse import db_url
 from playhouse.pool import MaxConnectionsExceeded
 
-from pairscreen.db.proxy import database
+from pairscreen.db.proxy import database as database  # re-exported: callers name it from here
 
 CONNECT_TIMEOUT_SECONDS = 5
 POOL_WAIT_SECONDS = 2

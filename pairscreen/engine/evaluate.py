@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
+from typing import SupportsFloat, cast
 
 import numpy as np
 
@@ -38,7 +39,7 @@ class MetricValues:
 def json_value(value: object, declared: MetricField) -> object:
     if declared.type == "string":
         return str(value)
-    number = float(value)  # type: ignore[arg-type]
+    number = float(cast(SupportsFloat, value))  # a numeric field's value is a numpy number
     if not math.isfinite(number):
         return None
     return int(number) if declared.type == "integer" else number
@@ -83,6 +84,6 @@ def run_legs(
 ) -> dict[str, BacktestBatch]:
     """Both backtest legs: starting in A (counting A coins) and starting in B."""
     return {
-        leg: strategy.run(panel, bt_days=bt_days, start_leg=leg, with_trades=with_trades)  # type: ignore[arg-type]
+        leg: strategy.run(panel, bt_days=bt_days, start_leg=leg, with_trades=with_trades)
         for leg in ("A", "B")
     }

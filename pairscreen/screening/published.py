@@ -11,10 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pairscreen.db.models import Screen
 from pairscreen.db.proxy import database
 from pairscreen.errors import NotFound
+
+_Sql = tuple[str, list[Any]]  # a query's SQL text and its parameters
 
 
 @dataclass
@@ -22,7 +25,7 @@ class PublishedScreen:
     """A published screen in memory; its database row never changes."""
 
     database: object
-    key: tuple  # (id, generated_at) of the row
+    key: tuple[int, str]  # (id, generated_at) of the row
     payload: str  # the /screen/latest body
     checked_at: float  # time.monotonic() when it was last known to be the latest
     _views: dict[str, str] = field(default_factory=dict, repr=False)
@@ -43,7 +46,7 @@ class PublishedScreenCache:
 
     def __init__(self) -> None:
         self._screen: PublishedScreen | None = None
-        self._latest_sql: dict[type, tuple[str, list]] = {}  # compiled once per kind of database
+        self._latest_sql: dict[type, _Sql] = {}  # compiled once per kind of database
 
     def latest(self) -> PublishedScreen:
         """The latest screen; NotFound before the first one is published."""
@@ -84,7 +87,7 @@ class PublishedScreenCache:
             return None
         return cached
 
-    def _latest_query(self, kind: type) -> tuple[str, list]:
+    def _latest_query(self, kind: type) -> _Sql:
         sql = self._latest_sql.get(kind)
         if sql is None:  # two threads may compile it at once: the same SQL, one is kept
             query = Screen.select(Screen.id, Screen.generated_at)

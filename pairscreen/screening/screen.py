@@ -8,6 +8,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +91,7 @@ def compute_screen(
     chunk_rows: int = 250,
     executor: str = "local",
     scheduler: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The screen payload (the ``/screen/latest`` body) without publishing it.
 
     ``executor`` is ``local`` (``processes`` forked workers) or ``dask`` (the cluster at
@@ -143,7 +144,7 @@ def compute_screen(
         results = run_dask(jobs, scheduler or "", candles=candles, plugins=rt.plugins)
     else:
         results = run_local(rt.plugins, jobs, processes or rt.settings.screen_processes)
-    survivors: list[dict] = []
+    survivors: list[dict[str, Any]] = []
     for chunk, result in zip(job_rows, results, strict=True):
         rejected.update(filter_code(r) for r in result.reasons if r)
         for j, i in enumerate(result.survivors):
@@ -173,7 +174,7 @@ def compute_screen(
     }
 
 
-def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict:
+def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict[str, Any]:
     return {
         "base_leg": base,
         "growth_pct": float(batch.growth_pct[j]),
@@ -201,7 +202,7 @@ def _render_pairs(payload: str) -> str:
     return json.dumps(compact_pairs(json.loads(payload)), allow_nan=False)
 
 
-def compact_pairs(screen: dict) -> dict:
+def compact_pairs(screen: dict[str, Any]) -> dict[str, Any]:
     """The ``/pairs`` body: survivors with key fields only, best score first."""
     pairs = [
         {
@@ -218,6 +219,6 @@ def compact_pairs(screen: dict) -> dict:
     return {"generated_at": screen["generated_at"], "count": len(pairs), "pairs": pairs}
 
 
-def present(metrics: dict, *wanted: RequiredField) -> dict:
+def present(metrics: dict[str, Any], *wanted: RequiredField) -> dict[str, Any]:
     """The ``wanted`` fields of a survivor's metrics; one whose metric failed is left out."""
     return {f.name: metrics[f.name] for f in wanted if f.name in metrics}

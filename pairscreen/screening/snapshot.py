@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ def evaluate_pair(rt: Runtime, pair: AlignedPair, *, depegged: bool, bt: int) ->
     return PairEvaluation(metrics.row(0), reason, legs)
 
 
-def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict:
+def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
     asset_a, asset_b, pair = resolve_pair(rt, a, b)
     depegged = depegged_tickers()
     evaluation = evaluate_pair(
@@ -100,7 +101,7 @@ def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict:
     }
 
 
-def snapshot_leg(batch: BacktestBatch, base: str) -> dict:
+def snapshot_leg(batch: BacktestBatch, base: str) -> dict[str, Any]:
     buy_hold = float(batch.buy_hold_growth_pct[0])
     return {
         "base_leg": base,
