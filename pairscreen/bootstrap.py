@@ -12,10 +12,10 @@ from pairscreen.db.connection import connect, init_database
 from pairscreen.engine.filtering import choose_filter
 from pairscreen.engine.required_fields import check_required_fields
 from pairscreen.hooks import Plugins
-from pairscreen.market.universe_loader import load_universe
 from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
 from pairscreen.plugins import load_plugins
 from pairscreen.runtime import Runtime
+from pairscreen.universe import load_universe
 
 
 def build_runtime(

@@ -11,10 +11,14 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pairscreen.types import ASSET_CLASSES, DEFAULT_PEG_THRESHOLD_PCT, Asset, PegConfig
+
+if TYPE_CHECKING:  # settings name the universe file; the universe never needs them at run time
+    from pairscreen.config import Settings
 
 TICKER_PATTERN = re.compile(r"^[A-Za-z0-9]{1,20}$")
 DEFAULT_FILTER = "default"  # the screen filter used unless ``[screen] filter`` names another
@@ -196,3 +200,23 @@ def _resolve_paths(options: dict[str, Any], universe_file: Path) -> dict[str, An
         if isinstance(options.get(key), str):
             options[key] = str((universe_file.parent / options[key]).resolve())
     return options
+
+
+DEMO_UNIVERSE_RESOURCE = "demo_universe.toml"
+
+
+def load_universe(settings: Settings) -> Universe:
+    """The universe at ``settings.universe_path``, or the packaged demo universe when None.
+
+    Raises :class:`~pairscreen.universe.UniverseError` for a missing or malformed file.
+    """
+    if settings.universe_path is not None:
+        return load_universe_file(settings.universe_path)
+    return load_demo_universe()
+
+
+def load_demo_universe() -> Universe:
+    """The built-in demo universe (``pairscreen/demo_universe.toml``, shipped as package data)."""
+    resource = resources.files("pairscreen").joinpath(DEMO_UNIVERSE_RESOURCE)
+    with resources.as_file(resource) as path:
+        return load_universe_file(path)

@@ -18,7 +18,7 @@ from pairscreen_plugins.demo_market import catalogue, model
 from pairscreen_plugins.market import demo
 
 from pairscreen import Asset
-from pairscreen.market.universe_loader import load_demo_universe
+from pairscreen.universe import load_demo_universe
 
 TODAY = datetime.now(UTC).date()
 REASONS = ("insufficient_history", "hurst", "adf", "range_width", "touches")

@@ -15,9 +15,8 @@ from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import AssetRow, Candle, DataVersion
 from pairscreen.hooks import Plugins
 from pairscreen.market.sync import load_candles, sync_candles
-from pairscreen.market.universe_loader import load_universe
 from pairscreen.plugins import new_plugin_manager
-from pairscreen.universe import load_universe_file
+from pairscreen.universe import load_universe, load_universe_file
 
 END = date(2026, 3, 14)
 DAYS = 300

@@ -13,8 +13,8 @@ from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.db.models import JobRun, PegSample
 from pairscreen.pegs.detector import detect_events
-from pairscreen.pegs.events import PEG_JOB
 from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
+from pairscreen.pegs.status import PEG_JOB
 from pairscreen.screening.screen import latest_screen_json, run_screen
 from tests.conftest import make_client
 from tests.test_depeg_detector import EventRecorder

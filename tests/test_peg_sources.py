@@ -28,12 +28,11 @@ from pairscreen.config import load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import PegEvent, PegSample
 from pairscreen.hooks import Plugins
-from pairscreen.market.universe_loader import load_demo_universe
 from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
 from pairscreen.plugins import new_plugin_manager
 from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, Candles, PegConfig
-from pairscreen.universe import Universe, load_universe_file
+from pairscreen.universe import Universe, load_demo_universe, load_universe_file
 
 PEG_PLUGINS = (demo_reference, csv_reference, http_json)
 

@@ -1,14 +1,17 @@
-"""Accounts and their keys: creation, tiers, rotation, and authentication of a request."""
+"""Accounts and their keys: creation, tiers, rotation, authentication, and the ``/me`` body."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import peewee
 
 from pairscreen import clock
 from pairscreen.access import keys as api_keys
+from pairscreen.access import quota
+from pairscreen.config import Settings
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import ApiKey, User
 from pairscreen.errors import Forbidden, Unauthorized
@@ -173,3 +176,23 @@ def list_users() -> list[User]:
 def _check_tier(tier: str | None) -> None:
     if tier is not None and tier not in TIERS:
         raise AccountError(f"tier must be one of {', '.join(TIERS)}, got {tier!r}")
+
+
+def account_json(principal: Principal, settings: Settings) -> dict[str, Any]:
+    principal.require_tier("personal")
+    at = clock.now()
+    tier = principal.tier or "personal"
+    state = quota.usage(principal.user_id, settings.daily_limits[tier], at)
+    expires = LIFETIME_EXPIRY if principal.is_lifetime else principal.tier_expires_at
+    return {
+        "email": principal.email,
+        "tier": tier,
+        "tier_expires_at": clock.iso(expires or LIFETIME_EXPIRY),
+        "is_lifetime": principal.is_lifetime,
+        "quota": {
+            "limit_per_day": state.limit,
+            "used_today": min(state.used, state.limit),
+            "remaining_today": state.remaining,
+            "resets_at": f"{clock.iso(state.resets_at)} (resets daily at 00:00 UTC)",
+        },
+    }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pairscreen.access.account_view import account_json
+from pairscreen.access.accounts import account_json
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service, with_database
 

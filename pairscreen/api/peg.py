@@ -6,7 +6,7 @@ from typing import Any
 
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, with_database
-from pairscreen.pegs.events import active_events
+from pairscreen.pegs.status import active_events
 
 
 @with_database

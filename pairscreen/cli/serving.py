@@ -50,7 +50,7 @@ def run_server(host: str, port: int, workers: int = 1) -> None:
 
 
 def banner(settings: Settings, host: str, port: int, key: str = "rr_…") -> str:
-    from pairscreen.market.universe_loader import load_universe
+    from pairscreen.universe import load_universe
 
     universe = load_universe(settings)
     label = universe.label or f"market source {universe.market_source}"

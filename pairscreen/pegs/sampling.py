@@ -43,8 +43,7 @@ from pairscreen import clock
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
 from pairscreen.pegs.detector import detect_events
-from pairscreen.pegs.events import PEG_JOB
-from pairscreen.pegs.status import depegged_tickers, threshold_pct
+from pairscreen.pegs.status import PEG_JOB, depegged_tickers, threshold_pct
 from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, Candles, IntradayMarketPrice, PegEventChange, ReferenceQuote
 
