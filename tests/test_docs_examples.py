@@ -110,6 +110,29 @@ def check_momentum_plugin(request: pytest.FixtureRequest, tmp_path: Path) -> Non
     assert body["metrics"]["momentum_30d"] == pytest.approx(r[-1] - r[-31], abs=1e-12)
 
 
+def check_wide_range_filter(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    from pairscreen.screening.screen import compute_screen
+
+    runtime: Runtime = request.getfixturevalue("runtime")
+    demo_universe = Path(clock.__file__).resolve().parent / "demo_universe.toml"
+    # The universe file's [screen] table exactly as docs/plugins.md shows it.
+    screen_table = re.search(r"```toml\n(\[screen\]\n.*?)```", PLUGINS_DOC.read_text(), re.S)
+    assert screen_table, "docs/plugins.md shows the [screen] table of the filter example"
+    universe = write_universe(tmp_path, demo_universe.read_text() + "\n" + screen_table[1])
+    rt = with_settings(runtime, universe_path=universe)
+    assert rt.plugins.filters.owner("wide_range") == "local:wide_range_filter.py"
+    screen = compute_screen(rt, clock.now(), processes=1)
+    default = compute_screen(runtime, clock.now(), processes=1)
+    assert screen["filter"] == {"name": "wide_range", "thresholds": {"min_width": 0.5}}
+    assert list(screen["rejected"]) == ["insufficient_history", "narrow", "depeg"]
+    assert screen["rejected"]["narrow"] > 0
+    assert sum(screen["rejected"].values()) + screen["n_survivors"] == screen["n_pairs_screened"]
+    assert screen["survivors"], "the demo market has wide pairs"
+    assert all(s["metrics"]["range_width"] >= 0.5 for s in screen["survivors"])
+    # Pairs the default filter rejects (hurst, adf, touches) survive this one.
+    assert screen["n_survivors"] > default["n_survivors"]
+
+
 def check_hold_strategy(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     from pairscreen.screening.snapshot import compute_snapshot
 
@@ -236,6 +259,7 @@ def check_file_notifier(request: pytest.FixtureRequest, tmp_path: Path) -> None:
 CHECKS: dict[str, Callable[[pytest.FixtureRequest, Path], None]] = {
     "sine_market.py": check_sine_market,
     "momentum_plugin.py": check_momentum_plugin,
+    "wide_range_filter.py": check_wide_range_filter,
     "hold_strategy.py": check_hold_strategy,
     "edge_score.py": check_edge_score,
     "line_chart.py": check_line_chart,
