@@ -1,6 +1,6 @@
 """The typed facade over pluggy: the only module that touches ``pm.hook``.
 
-Core code asks this facade for named components (``plugins.metrics``, ``plugins.strategy(
+Core code asks this facade for named components (``plugins.metrics``, ``plugins.strategies.get(
 "accumulation")`` ...) and never calls hooks itself, so every hook has one typed call site.
 
 Every hook is called through pluggy, one implementing plugin at a time: for each plugin, a

@@ -77,7 +77,7 @@ def pairscreen_register_metrics(settings: Settings) -> list[Metric]:
 
 
 @hookspec
-def pairscreen_register_filters() -> list[Filter]:
+def pairscreen_register_filters(settings: Settings) -> list[Filter]:
     """Return the screen filters this plugin provides (the built-in one is ``default``).
 
     A filter decides which pairs survive the screen and what ``filter_reason`` says for the

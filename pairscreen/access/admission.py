@@ -3,7 +3,7 @@
 Two plain steps, so that each can run on whichever thread the caller likes:
 
 * :func:`admit` checks the tier, takes an in-flight slot (or raises ``Busy``, 409) and
-  reserves one unit of the day's quota (or raises ``QuotaExceeded``, 429); it returns the
+  reserves one unit of the day's quota (or raises ``QuotaExhausted``, 429); it returns the
   :class:`Admission` with the rate-limit headers of the 200 response.
 * :func:`settle` charges the unit when the request succeeded and gives it back when it
   failed, and frees the slot either way.
