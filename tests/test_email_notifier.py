@@ -206,7 +206,7 @@ def test_watchlist_notification_end_to_end_over_smtp(runtime, keys, smtp, monkey
     """notify run -> outbox -> the built-in email plugin -> a real SMTP server."""
     from pairscreen.notify import watchlist
     from pairscreen.notify.run import run_notifications
-    from tests.test_notify_run import InMemoryCandles, set_position
+    from tests.support.positions import InMemoryCandles, set_position
 
     handler, port = smtp
     monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")

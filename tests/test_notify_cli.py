@@ -76,7 +76,7 @@ def test_notify_run_and_deliver(cli, monkeypatch):
     monkeypatch.delenv("PAIRSCREEN_SMTP_URL", raising=False)
     cli("users", "create", "cat@example.com", "--tier", "personal")
     cli("watchlist", "add", "cat@example.com", "ETH/BTC")
-    cli("watchlist", "add", "cat@example.com", "BTC/ETH")
+    cli("watchlist", "add", "cat@example.com", "SOL/ADA")
     code, out, _ = cli("notify", "run")
     assert code == 0
     assert out.startswith("2 watchlist items, 2 with a position")

@@ -34,13 +34,24 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     wl = commands.add_parser("watchlist", help="users' watchlists").add_subparsers(
         dest="watchlist_command", required=True
     )
-    add = wl.add_parser("add", help="add a pair A/B to a user's watchlist")
+    add = wl.add_parser(
+        "add",
+        help="add a pair A/B to a user's watchlist",
+        description=(
+            "Add the pair A/B to a user's watchlist. A/B and B/A are one pair, watched by one "
+            "item: adding the mirror of a watched pair is refused with the item that watches "
+            "it (remove that one first to change the orientation). Notifications read the "
+            "position in the orientation given here."
+        ),
+    )
     add.add_argument("email")
     add.add_argument("pair")
     add.add_argument("--no-approach", action="store_true", help="no approach notifications")
     add.add_argument("--no-in-zone", action="store_true", help="no in-zone notifications")
     add.set_defaults(handler=_watch_add)
-    remove = wl.add_parser("remove", help="remove a pair from a user's watchlist")
+    remove = wl.add_parser(
+        "remove", help="remove a pair (written A/B or B/A) from a user's watchlist"
+    )
     remove.add_argument("email")
     remove.add_argument("pair")
     remove.set_defaults(handler=_watch_remove)
@@ -109,8 +120,8 @@ def _watch_add(args: argparse.Namespace) -> None:
 
 def _watch_remove(args: argparse.Namespace) -> None:
     rt = open_runtime(args)
-    watchlist.remove_item(rt.universe, args.email, args.pair)
-    print(f"removed {args.pair} from {args.email}'s watchlist")
+    removed = watchlist.remove_item(rt.universe, args.email, args.pair)
+    print(f"removed {removed} from {args.email}'s watchlist")
 
 
 def _watch_list(args: argparse.Namespace) -> None:

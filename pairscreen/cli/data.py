@@ -8,7 +8,8 @@ import time
 
 from pairscreen.bootstrap import build_runtime
 from pairscreen.cli import CommandError
-from pairscreen.cli.common import add_setting_options, open_database, open_runtime, settings_of
+from pairscreen.cli.common import add_setting_options, open_runtime, settings_of
+from pairscreen.db.connection import connect
 from pairscreen.db.migrations import upgrade
 
 
@@ -35,7 +36,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _upgrade(args: argparse.Namespace) -> None:
-    settings = open_database(args)
+    # Bound without init_database, which would migrate first and leave nothing to report.
+    settings = settings_of(args)
+    connect(settings.database_url)
     applied = upgrade()
     print(
         f"database {settings.database_url}: "

@@ -12,6 +12,7 @@ import peewee
 
 from pairscreen.db import models
 from pairscreen.db.proxy import database
+from pairscreen.db.rows import tuples
 
 Migration = Callable[[peewee.Database], None]
 
@@ -40,10 +41,69 @@ def _quota_reservations(db: peewee.Database) -> None:
     _add_missing_columns(db, [models.QuotaUsage.pending, models.ComputeSlot.reserved_day])
 
 
+def _one_watchlist_item_per_pair(db: peewee.Database) -> None:
+    """Give every watchlist item its ``pair_key``, merge the items that watch one pair in both
+    orientations, then make the key unique per user (NOT NULL, so no row escapes the index).
+
+    Each step checks first: a database created by migration 1 from the current models already
+    has the column and the index, and then only the (empty) merge runs.
+    """
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    migrator = SchemaMigrator.from_database(db)
+    item = models.WatchlistItem
+    table = item._meta.table_name
+    columns = {c.name: c for c in db.get_columns(table)}
+    if "pair_key" not in columns:
+        nullable = peewee.CharField(max_length=41, null=True)
+        migrate(migrator.add_column(table, "pair_key", nullable))
+    _merge_mirrored_items()
+    if "pair_key" not in columns or columns["pair_key"].null:
+        migrate(migrator.add_not_null(table, "pair_key"))
+    unique = [("user_id", "pair_key")]
+    if unique[0] not in {tuple(i.columns) for i in db.get_indexes(table) if i.unique}:
+        migrate(migrator.add_index(table, unique[0], unique=True))
+
+
+def _merge_mirrored_items() -> None:
+    """Keep one item per user and pair: the first added, with its orientation and state.
+
+    A user who watched A/B and B/A got the notifications of both items, so the kept item
+    notifies what either did (its flags are or-ed with the others'); the others are deleted.
+    The keys are computed in Python, where the order of two tickers is their code-point order
+    on every database.
+    """
+    item = models.WatchlistItem
+    rows = item.select(
+        item.id, item.user, item.a, item.b, item.notify_approach, item.notify_in_zone
+    ).order_by(item.created_at, item.id)
+    kept: dict[tuple[int, str], tuple[int, bool, bool]] = {}
+    merged: list[int] = []
+    for row_id, user_id, a, b, approach, in_zone in tuples(rows):
+        key = (user_id, models.canonical_pair(a, b))
+        if key in kept:
+            first, first_approach, first_in_zone = kept[key]
+            kept[key] = (first, first_approach or approach, first_in_zone or in_zone)
+            merged.append(row_id)
+        else:
+            kept[key] = (row_id, approach, in_zone)
+    if merged:
+        item.delete().where(item.id.in_(merged)).execute()
+    for (_user, pair), (row_id, approach, in_zone) in kept.items():
+        item.update(pair_key=pair, notify_approach=approach, notify_in_zone=in_zone).where(
+            item.id == row_id
+        ).execute()
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
     (3, "quota units reserved by requests in flight", _quota_reservations),
+    (
+        4,
+        "one watchlist item per pair: A/B and B/A merged, unique per user",
+        _one_watchlist_item_per_pair,
+    ),
 ]
 
 

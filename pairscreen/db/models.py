@@ -127,19 +127,38 @@ class Screen(BaseModel):
     payload = peewee.TextField()  # the whole published screen as JSON
 
 
+def canonical_pair(a: str, b: str) -> str:
+    """The key of the pair of ``a`` and ``b`` whichever way round it is written.
+
+    ``A/B`` and ``B/A`` are one pair (the ratios are inverse), so a watchlist holds one item
+    for both; the key is the two tickers in code-point order, computed here rather than in
+    SQL because PostgreSQL compares text by the database's collation, not by code point.
+    """
+    first, second = sorted((a, b))
+    return f"{first}/{second}"
+
+
 class WatchlistItem(BaseModel):
+    """A pair a user watches, in the orientation the user chose (``a``/``b``).
+
+    ``pair_key`` (:func:`canonical_pair`, migration 4) is the same for ``A/B`` and ``B/A``; unique
+    per user, it makes one item per pair a guarantee of the database on SQLite and
+    PostgreSQL alike, whatever writes the row.
+    """
+
     id = peewee.AutoField()
     user = peewee.ForeignKeyField(User, backref="watchlist", on_delete="CASCADE")
     user_id: int  # the raw foreign key, an accessor peewee adds for ``user``
     a = peewee.CharField(max_length=20)
     b = peewee.CharField(max_length=20)
+    pair_key = peewee.CharField(max_length=41)  # "<ticker>/<ticker>", tickers in order
     notify_approach = peewee.BooleanField(default=True)
     notify_in_zone = peewee.BooleanField(default=True)
     last_notified_state = peewee.CharField(max_length=20, default="none")
     created_at = UTCDateTimeField(default=utcnow)
 
     class Meta:
-        indexes = ((("user", "a", "b"), True),)
+        indexes = ((("user", "a", "b"), True), (("user", "pair_key"), True))
 
 
 class PegSample(BaseModel):

@@ -12,6 +12,10 @@
    row and queues nothing; a crash before the commit leaves both the states and the outbox
    as they were.
 
+A user watches a pair once, in one orientation (the unique ``pair_key`` of
+:class:`~pairscreen.db.models.WatchlistItem`, migration 4), so one move of a ratio queues one
+notification per channel of each watcher, never one for ``A/B`` and another for ``B/A``.
+
 Idempotency key of a watchlist notification: ``watch.<item id>.<state>.<entry time>.<channel
 kind>`` with the entry time in UTC (``YYYYMMDDTHHMMSSZ``): unique per entry into a state.
 """

@@ -9,7 +9,7 @@ import peewee
 from pairscreen import clock
 from pairscreen.access.accounts import AccountError, find_user
 from pairscreen.db.connection import write_transaction
-from pairscreen.db.models import WatchlistItem
+from pairscreen.db.models import WatchlistItem, canonical_pair
 from pairscreen.universe import Universe
 
 
@@ -54,30 +54,63 @@ def parse_pair(universe: Universe, text: str) -> tuple[str, str]:
 def add_item(
     universe: Universe, email: str, pair: str, *, approach: bool = True, in_zone: bool = True
 ) -> WatchlistItem:
+    """Watch ``pair`` for ``email``, or refuse when the user already watches it either way round.
+
+    ``A/B`` and ``B/A`` are one pair: one item, so one ratio move is one notification. Adding
+    the mirror of a watched pair is refused rather than folded into the item, because the
+    item's orientation decides what "top" and "bottom" mean in its notifications: quietly
+    keeping the other orientation, or flipping it mid-excursion, would surprise the trader.
+    The unique ``pair_key`` index settles two concurrent adds the same way.
+    """
     user = find_user(email)
     a, b = parse_pair(universe, pair)
+    key = canonical_pair(a, b)
     try:
         with write_transaction():
-            return WatchlistItem.create(
-                user=user.id, a=a, b=b, notify_approach=approach, notify_in_zone=in_zone
-            )
+            existing = _item_on(user.id, key)
+            if existing is None:
+                return WatchlistItem.create(
+                    user=user.id,
+                    a=a,
+                    b=b,
+                    pair_key=key,
+                    notify_approach=approach,
+                    notify_in_zone=in_zone,
+                )
     except peewee.IntegrityError:
-        raise AccountError(f"{a}/{b} is already on {email}'s watchlist") from None
+        existing = _item_on(user.id, key)  # a concurrent add of this pair won
+    raise AccountError(already_watched(email, a, b, existing))
 
 
-def remove_item(universe: Universe, email: str, pair: str) -> None:
+def already_watched(email: str, a: str, b: str, existing: WatchlistItem | None) -> str:
+    """The one-line refusal of adding ``a``/``b``, naming the item that watches the pair."""
+    if existing is None or (existing.a, existing.b) == (a, b):
+        return f"{a}/{b} is already on {email}'s watchlist"
+    watched = f"{existing.a}/{existing.b}"
+    return (
+        f"{a}/{b} is already on {email}'s watchlist as {watched} (one item per pair); "
+        f"remove {watched} first to watch it as {a}/{b}"
+    )
+
+
+def remove_item(universe: Universe, email: str, pair: str) -> str:
+    """Stop watching ``pair`` (written either way round); returns the removed item's pair."""
     user = find_user(email)
     a, b = parse_pair(universe, pair)
     with write_transaction():
-        deleted = (
-            WatchlistItem.delete()
-            .where(
-                (WatchlistItem.user == user.id) & (WatchlistItem.a == a) & (WatchlistItem.b == b)
-            )
-            .execute()
-        )
-    if not deleted:
+        existing = _item_on(user.id, canonical_pair(a, b))
+        if existing is not None:
+            existing.delete_instance()
+    if existing is None:
         raise AccountError(f"{a}/{b} is not on {email}'s watchlist")
+    return f"{existing.a}/{existing.b}"
+
+
+def _item_on(user_id: int, key: str) -> WatchlistItem | None:
+    item: WatchlistItem | None = WatchlistItem.get_or_none(
+        (WatchlistItem.user == user_id) & (WatchlistItem.pair_key == key)
+    )
+    return item
 
 
 def items_of(email: str) -> list[dict[str, Any]]:
