@@ -60,9 +60,9 @@ def _one_watchlist_item_per_pair(db: peewee.Database) -> None:
     _merge_mirrored_items()
     if "pair_key" not in columns or columns["pair_key"].null:
         migrate(migrator.add_not_null(table, "pair_key"))
-    unique = [("user_id", "pair_key")]
-    if unique[0] not in {tuple(i.columns) for i in db.get_indexes(table) if i.unique}:
-        migrate(migrator.add_index(table, unique[0], unique=True))
+    unique = ("user_id", "pair_key")
+    if unique not in {tuple(i.columns) for i in db.get_indexes(table) if i.unique}:
+        migrate(migrator.add_index(table, unique, unique=True))
 
 
 def _merge_mirrored_items() -> None:

@@ -1,4 +1,5 @@
-"""Watchlist items: each user sees and edits only their own."""
+"""Watchlist items: each user sees and edits only their own, one item per pair (``A/B`` and
+``B/A`` are one pair, see :func:`add_item`)."""
 
 from __future__ import annotations
 
@@ -79,10 +80,10 @@ def add_item(
                 )
     except peewee.IntegrityError:
         existing = _item_on(user.id, key)  # a concurrent add of this pair won
-    raise AccountError(already_watched(email, a, b, existing))
+    raise AccountError(_already_watched(email, a, b, existing))
 
 
-def already_watched(email: str, a: str, b: str, existing: WatchlistItem | None) -> str:
+def _already_watched(email: str, a: str, b: str, existing: WatchlistItem | None) -> str:
     """The one-line refusal of adding ``a``/``b``, naming the item that watches the pair."""
     if existing is None or (existing.a, existing.b) == (a, b):
         return f"{a}/{b} is already on {email}'s watchlist"
@@ -107,6 +108,7 @@ def remove_item(universe: Universe, email: str, pair: str) -> str:
 
 
 def _item_on(user_id: int, key: str) -> WatchlistItem | None:
+    """The user's item on the pair of ``key`` (:func:`canonical_pair`), whichever way round."""
     item: WatchlistItem | None = WatchlistItem.get_or_none(
         (WatchlistItem.user == user_id) & (WatchlistItem.pair_key == key)
     )
