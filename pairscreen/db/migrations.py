@@ -40,10 +40,21 @@ def _quota_reservations(db: peewee.Database) -> None:
     _add_missing_columns(db, [models.QuotaUsage.pending, models.ComputeSlot.reserved_day])
 
 
+def _unknown_volume(db: peewee.Database) -> None:
+    """A candle's volume may be NULL: a source without volume must not read as zero volume."""
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    column = models.Candle.volume.column_name
+    table = models.Candle._meta.table_name
+    if any(c.name == column and not c.null for c in db.get_columns(table)):
+        migrate(SchemaMigrator.from_database(db).drop_not_null(table, column))
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
     (3, "quota units reserved by requests in flight", _quota_reservations),
+    (4, "candle volume may be unknown (null)", _unknown_volume),
 ]
 
 
