@@ -40,7 +40,7 @@ def engine_once(rt, a: str, b: str) -> None:  # type: ignore[no-untyped-def]
     from pairscreen.screening.snapshot import evaluate_pair, resolve_pair
 
     _, _, pair = resolve_pair(rt, a, b)
-    evaluate_pair(rt, pair, depegged=False, bt=BT_DAYS)
+    evaluate_pair(rt, pair, depegged=(), bt=BT_DAYS)
 
 
 def in_process(url: str, folder: Path, pairs: list[tuple[str, str]], repeat: int) -> float:

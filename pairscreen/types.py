@@ -73,13 +73,15 @@ class Candles:
     """One asset's daily UTC history, oldest first.
 
     ``volume`` is the day's traded volume in the quote currency, so the volumes of two legs
-    are comparable.
+    are comparable. It is NaN on a day the source reports no volume for (a CSV file without
+    the column, an exchange that gives none): an unknown volume is never stored as 0, which
+    would read as a market nobody trades.
     """
 
     ticker: str
     dates: np.ndarray  # datetime64[D], strictly increasing
     close: np.ndarray  # float64, > 0
-    volume: np.ndarray  # float64, >= 0
+    volume: np.ndarray  # float64, >= 0, or NaN where unknown
 
     def __post_init__(self) -> None:
         n = len(self.dates)
@@ -293,16 +295,32 @@ class Scorer(Protocol):
 
 
 @dataclass(frozen=True)
+class DepeggedLeg:
+    """A leg in an active depeg event, so a reason can name the asset and the event's start.
+
+    ``since`` is the event's first unhealthy peg sample (None when the caller does not know it).
+    """
+
+    ticker: str
+    since: datetime | None = None
+
+
+@dataclass(frozen=True)
 class FilterContext:
     """What a filter rule sees besides the metrics, one entry per pair of the batch.
 
     ``thresholds`` are the filter's own :attr:`Filter.thresholds` with the universe file's
     ``[screen]`` values applied, so a rule reads its limits here and never from a constant.
+    ``depegged_legs`` names, per pair, the legs behind ``depegged`` so that a rejection can
+    say which asset depegged and since when; it is empty when the caller does not know them
+    (a rule then falls back to ``depegged`` alone). Plain data, so a chunk job carrying it
+    pickles to a worker.
     """
 
     history_days: np.ndarray  # (pairs,) int: every day of common history of the pair
     depegged: np.ndarray  # (pairs,) bool: a leg is in an active depeg event
     thresholds: Mapping[str, float]
+    depegged_legs: tuple[tuple[DepeggedLeg, ...], ...] = ()  # (pairs,) or () when unknown
 
 
 @runtime_checkable
@@ -404,7 +422,7 @@ class ChartData:
     backtest_start_index: int  # index into dates of the first simulated day
     trades: Mapping[str, tuple[Trade, ...]]  # "A" and "B" legs; day_index into dates
     data_time: datetime  # the close of the last candle drawn
-    note: str = ""  # shown on the chart when set, e.g. that the data is synthetic
+    note: str = ""  # shown when set, one line per "\n": a depegged leg, synthetic data
 
 
 @runtime_checkable
@@ -535,6 +553,7 @@ __all__ = [
     "ChartData",
     "ChartRenderer",
     "DeliveryError",
+    "DepeggedLeg",
     "Filter",
     "FilterContext",
     "FilterRule",

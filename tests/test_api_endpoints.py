@@ -46,7 +46,8 @@ def test_screen_latest_has_survivors_with_full_structure(client, keys):
     scores = [s["score"] for s in screen["survivors"]]
     assert scores == sorted(scores, reverse=True)
     first = screen["survivors"][0]
-    assert set(first["backtest"]) == {"A", "B"}
+    assert set(first["backtest"]) == {"history_days", "A", "B"}
+    assert screen["backtest_days"] == 360 == first["backtest"]["history_days"]
     assert first["metrics"]["hurst"] < 0.5 and first["metrics"]["adf_pvalue"] < 0.7
 
 
@@ -122,6 +123,21 @@ def test_snapshot_agrees_with_screen(client, keys):
     for leg in ("A", "B"):
         for name in ("growth_pct", "n_trades", "max_drawdown_pct"):
             assert snap["backtest"][leg][name] == s["backtest"][leg][name]
+
+
+def test_screen_backtests_are_the_snapshots_over_the_stated_window(client, keys):
+    """Each survivor's backtest, buy-and-hold and simulated days included, is the snapshot's
+    at ``bt`` = the screen's ``backtest_days``: the two are comparable number for number."""
+    screen = client.get(f"{BASE}/screen/latest", keys.personal).json()
+    bt = screen["backtest_days"]
+    survivors = screen["survivors"][:10]
+    for s in survivors:
+        a, b = s["pair"]
+        snap = client.get(f"{BASE}/pair/{a}/{b}?bt={bt}", keys.personal).json()
+        assert snap["backtest"] == s["backtest"], (a, b)
+    legs = [s["backtest"][leg] for s in survivors for leg in ("A", "B")]
+    assert any(leg["buy_hold"] is not None for leg in legs)
+    assert all(set(leg) >= {"base_leg", "buy_hold"} for leg in legs)
 
 
 def test_tokenized_leg_has_peg_status(client, keys):

@@ -381,3 +381,19 @@ sector = "majors"
     again = sync_candles(universe, empty_runtime.plugins, until=LAST)
     assert not again.changed
     assert exchange.klines_requests("BTCUSDT") == exchange.klines_requests("ETHUSDT") == []
+
+
+def test_a_candle_without_volume_has_an_unknown_volume_never_zero(
+    exchange: Exchange, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """Klines whose volume is null come back as NaN (served as null), not as 0."""
+    for recording in FIXTURES.iterdir():
+        (tmp_path / recording.name).write_bytes(recording.read_bytes())
+    rows = recorded_klines("BTCUSDT")
+    for row in rows[:10]:
+        row[5] = None  # the exchange gives no volume for the first ten days
+    (tmp_path / "binance_klines_BTCUSDT.json").write_text(json.dumps(rows))
+    monkeypatch.setattr(sys.modules[__name__], "FIXTURES", tmp_path)
+    volume = fetch(exchange, [BTC])["BTC"].volume
+    assert np.isnan(volume[:10]).all()
+    assert np.isfinite(volume[10:]).all() and (volume[10:] > 0).all()

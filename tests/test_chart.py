@@ -218,6 +218,32 @@ def test_note_is_shown_only_when_given():
     )
 
 
+def test_each_line_of_the_note_is_drawn_above_the_plot():
+    """A depegged leg adds a line to the synthetic-data one: both are drawn, and the plot
+    moves down to make room rather than running under the second line."""
+    chart = synthetic_chart()
+    depeg = "Depeg: PAXG is in an active depeg event since 2026-11-20T14:00:00+00:00"
+    image = decode(render(replace(chart, note=f"{depeg}\n{chart.note}")))
+    note_rows = np.flatnonzero(mask(image, mpl_renderer.NOTE, tolerance=12).any(axis=1))
+    lines = np.split(note_rows, np.flatnonzero(np.diff(note_rows) > 1) + 1)
+    assert len(lines) == 2
+    assert note_rows[-1] < plot_top(image)
+    assert plot_top(decode(render(chart))) < plot_top(image)
+
+
+def mask(image: np.ndarray, colour: str, tolerance: int = 2) -> np.ndarray:
+    """Per pixel, whether it has ``colour`` (a hex string), within ``tolerance``."""
+    rgb = np.array([round(c * 255) for c in mcolors.to_rgb(colour)], dtype=np.int16)
+    return np.asarray(np.all(np.abs(image - rgb) <= tolerance, axis=-1))
+
+
+def plot_top(image: np.ndarray) -> int:
+    """The top pixel row of the plot: where the left spine (the longest axis-grey column)
+    starts."""
+    spine = mask(image, mpl_renderer.AXIS)
+    return int(np.flatnonzero(spine[:, int(spine.sum(axis=0).argmax())])[0])
+
+
 def test_short_history_and_flat_bands_still_render():
     chart = synthetic_chart(days=300, bt=90, window=540)
     flat = {k: np.where(np.isnan(v), np.nan, -0.8) for k, v in chart.bands.items()}

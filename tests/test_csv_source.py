@@ -11,13 +11,16 @@ import pytest
 from pairscreen_plugins.market import csv_source
 
 from pairscreen import Asset
-from pairscreen.config import Settings
+from pairscreen.access import accounts
+from pairscreen.bootstrap import build_runtime
+from pairscreen.config import Settings, load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import Candle
 from pairscreen.hooks import Plugins
 from pairscreen.market.sync import load_candles, sync_candles
 from pairscreen.plugins import new_plugin_manager
 from pairscreen.universe import load_universe_file
+from tests.conftest import make_client
 
 UNTIL = date(2025, 1, 31)
 
@@ -55,7 +58,7 @@ def test_rows_sorted_duplicates_keep_last_bad_rows_dropped(tmp_path, caplog):
             "2025-01-05,nan,1000\n"  # line 7: NaN close
             "2025-01-06,,1000\n"  # line 8: empty close
             "yesterday,99,1000\n"  # line 9: bad date
-            "2025-01-07,107,\n"  # line 10: empty volume reads as 0
+            "2025-01-07,107,\n"  # line 10: empty volume is unknown, not 0
             "2025-01-08T00:00:00Z,108,800\n"  # a timestamp counts as its UTC day
             "\n"
             "2025-02-01,999,1\n"  # after `until`
@@ -71,7 +74,7 @@ def test_rows_sorted_duplicates_keep_last_bad_rows_dropped(tmp_path, caplog):
         "2025-01-08",
     ]
     np.testing.assert_array_equal(got.close, [101, 102.5, 103, 107, 108])
-    np.testing.assert_array_equal(got.volume, [1000, 1500, 1000, 0, 800])
+    np.testing.assert_array_equal(got.volume, [1000, 1500, 1000, np.nan, 800])
     for line in (6, 7, 8, 9):
         assert f"BTC.csv line {line}" in caplog.text
     assert "BTC.csv line 5" not in caplog.text
@@ -92,11 +95,22 @@ def test_missing_file_is_skipped_with_a_warning(tmp_path, caplog):
     assert "BTC" in caplog.text and "BTC.csv" in caplog.text
 
 
-@pytest.mark.parametrize("header", ["day,close,volume", "date;close;volume", "", "date,close"])
+@pytest.mark.parametrize("header", ["day,close,volume", "date;close;volume", "", "date,volume"])
 def test_malformed_header_names_the_file(tmp_path, header):
     _write(tmp_path, "BTC", f"{header}\n2025-01-01,1,1\n" if header else "")
-    with pytest.raises(ValueError, match=r"BTC\.csv.*date,close,volume"):
+    with pytest.raises(ValueError, match=r"BTC\.csv.*date,close"):
         _fetch(tmp_path, [Asset("BTC", "majors")])
+
+
+def test_a_file_without_volume_has_unknown_volumes_never_zero(tmp_path, caplog):
+    _write(tmp_path, "BTC", "date,close\n2025-01-01,10\n2025-01-02,11\n")
+    _write(tmp_path, "ETH", "date,close,volume\n2025-01-01,1,5\n2025-01-02,2,-3\n")
+    with caplog.at_level(logging.WARNING):
+        got = _fetch(tmp_path, [Asset("BTC", "majors"), Asset("ETH", "majors")])
+    np.testing.assert_array_equal(got["BTC"].close, [10, 11])
+    assert np.isnan(got["BTC"].volume).all()
+    np.testing.assert_array_equal(got["ETH"].volume, [5, np.nan])  # a negative volume: unknown
+    assert "ETH.csv line 3" in caplog.text and "BTC.csv" not in caplog.text
 
 
 def test_bad_options_are_clear(tmp_path):
@@ -159,5 +173,44 @@ def test_incremental_sync_from_a_universe_file(tmp_path):
         assert stored["BTC"].close[-1] == 122.0
         with database.connection_context():
             assert Candle.select().count() == 42
+    finally:
+        database.close()
+
+
+def test_a_volume_less_file_serves_null_volumes_over_http(empty_database_url, tmp_path):
+    """No volume column: stored as NULL, served as null (the contract allows it), never 0."""
+    prices = tmp_path / "prices"
+    prices.mkdir()
+    rng = np.random.default_rng(3)
+    days = np.datetime64("2024-01-01") + np.arange(300)
+    for symbol, volume in (("AAA", ",1000"), ("BBB", None)):
+        close = 100 * np.exp(np.cumsum(rng.normal(0, 0.02, len(days))))
+        header = "date,close" + (",volume" if volume else "")
+        body = "".join(f"{d},{c:.6f}{volume or ''}\n" for d, c in zip(days, close, strict=True))
+        _write(prices, symbol, f"{header}\n{body}")
+    universe_file = tmp_path / "universe.toml"
+    universe_file.write_text(
+        '[market]\nsource = "csv"\npath = "prices"\n\n'
+        '[[asset]]\nticker = "AAA"\nsector = "majors"\n\n'
+        '[[asset]]\nticker = "BBB"\nsector = "majors"\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(
+        data_dir=tmp_path, database_url=empty_database_url, universe=universe_file
+    )
+    init_database(settings.database_url)
+    rt = build_runtime(settings)
+    try:
+        sync_candles(rt.universe, rt.plugins)
+        with database.connection_context():
+            assert Candle.select().where(Candle.volume.is_null()).count() == len(days)
+            accounts.create_user("csv@example.com", "personal", lifetime=True)
+            key = accounts.rotate_key("csv@example.com")
+        client = make_client(rt)
+        with client.client:
+            r = client.get("/api/v1/pair/AAA/BBB", key)
+        assert r.status_code == 200
+        metrics = r.json()["metrics"]
+        assert metrics["volume_a"] == 1000.0 and metrics["volume_b"] is None
     finally:
         database.close()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
+from contextlib import closing
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -168,3 +170,26 @@ def test_load_universe_defaults_to_the_packaged_demo(tmp_path, universe, monkeyp
         data_dir=tmp_path, database_url="sqlite:///:memory:", universe=tmp_path / "universe.toml"
     )
     assert load_universe(explicit).label == "sync test"
+
+
+def test_a_candle_table_from_before_unknown_volumes_is_migrated(tmp_path):
+    """Migration 5 lets an existing table store an unknown volume (NULL), keeping its rows."""
+    path = tmp_path / "old.sqlite3"
+    with closing(sqlite3.connect(path)) as old:
+        old.execute(
+            'CREATE TABLE "candle" ("ticker" VARCHAR(20) NOT NULL, "day" DATE NOT NULL, '
+            '"close" REAL NOT NULL, "volume" REAL NOT NULL, PRIMARY KEY ("ticker", "day"))'
+        )
+        old.execute("INSERT INTO candle VALUES ('BTC', '2025-01-01', 100.0, 5.0)")
+        old.commit()
+    init_database(f"sqlite:///{path}")
+    try:
+        with database.connection_context():
+            (volume,) = [c for c in database.get_columns("candle") if c.name == "volume"]
+            assert volume.null
+            Candle.create(ticker="BTC", day=date(2025, 1, 2), close=101.0, volume=None)
+        stored = load_candles()["BTC"]
+        np.testing.assert_array_equal(stored.close, [100.0, 101.0])
+        np.testing.assert_array_equal(stored.volume, [5.0, np.nan])
+    finally:
+        database.close()

@@ -143,3 +143,40 @@ def test_the_demo_shows_exactly_one_active_event(empty_runtime):
         ustb = client.get(f"{BASE}/pair/USTB/PAXG", setup.personal_key).json()
         assert ustb["peg"]["A"]["status"] == "healthy" and ustb["peg"]["A"]["active_event"] is False
         assert ustb["peg"]["B"]["active_event"] is True
+
+
+def test_the_demos_depegged_gold_token_is_counted_and_told_as_a_depeg(empty_runtime):
+    """Every computed PAXG pair counts under ``depeg`` (not the metric rule it also fails),
+    ``/pair`` names the leg and the event's start, and so does the chart."""
+    from pairscreen.demo import prepare_demo
+    from pairscreen.engine.panels import align
+    from pairscreen.screening.chart import chart_data
+
+    rt = empty_runtime
+    setup = prepare_demo(rt)
+    candles = rt.candles.get()
+    computed = [
+        (a.ticker, b.ticker)
+        for a, b in rt.universe.screened_pairs()
+        if "PAXG" in (a.ticker, b.ticker)
+        and a.ticker in candles
+        and b.ticker in candles
+        and align(candles[a.ticker], candles[b.ticker]).n_days >= rt.settings.min_history_days
+    ]
+    assert computed
+    client = make_client(rt)
+    with client.client:
+        (event,) = client.get(f"{BASE}/peg-events", setup.pro_key).json()["events"]
+        screen = client.get(f"{BASE}/screen/latest", setup.personal_key).json()
+        assert screen["rejected"]["depeg"] == len(computed) == setup.screen.rejected["depeg"]
+        assert list(screen["rejected"])[:2] == ["insufficient_history", "depeg"]
+        assert all("PAXG" not in s["pair"] for s in screen["survivors"])
+        told = f"PAXG is in an active depeg event since {event['first_unhealthy']}"
+        for a, b in computed[:3]:
+            snap = client.get(f"{BASE}/pair/{a}/{b}", setup.personal_key).json()
+            assert snap["filter_reason"] == f"depeg: {told}"
+        xaut = client.get(f"{BASE}/pair/XAUT/BTC", setup.personal_key).json()
+        assert not xaut["filter_reason"].startswith("depeg")
+    with database.connection_context():
+        assert chart_data(rt, "PAXG", "BTC", 360).note.splitlines()[0] == f"Depeg: {told}"
+        assert "depeg" not in chart_data(rt, "XAUT", "BTC", 360).note.lower()

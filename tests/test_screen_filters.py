@@ -4,14 +4,25 @@ universe file, a failing metric, and the metric fields the core itself needs."""
 from __future__ import annotations
 
 import math
+import pickle
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
 import pytest
 
-from pairscreen import Filter, FilterContext, FilterRule, MetricField, PairPanel, clock, hookimpl
+from pairscreen import (
+    DepeggedLeg,
+    Filter,
+    FilterContext,
+    FilterRule,
+    MetricField,
+    PairPanel,
+    clock,
+    hookimpl,
+)
 from pairscreen import plugins as plugin_loading
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings
@@ -65,11 +76,11 @@ def test_hook_pairscreen_register_filters(runtime):
     assert all(isinstance(rule, FilterRule) for rule in default.rules)
     assert [rule.code for rule in default.rules] == [
         "insufficient_history",
+        "depeg",
         "hurst",
         "adf",
         "range_width",
         "touches",
-        "depeg",
     ]
     assert dict(default.thresholds) == DEFAULT_THRESHOLDS
     rt = runtime_for(runtime, plugins=(coint_filter,))
@@ -77,33 +88,68 @@ def test_hook_pairscreen_register_filters(runtime):
 
 
 def test_default_filter_reasons_are_the_published_texts(runtime):
-    """One pair failing each rule in turn, and one passing: the API's exact reason texts."""
+    """One pair failing each rule in turn, and one passing: the API's exact reason texts,
+    each with its units (days, log units, counts; Hurst and the p-value have none)."""
     metrics = MetricValues(
         values={
-            "hurst": np.array([0.3, 0.55, 0.3, 0.3, 0.3, 0.3, 0.3, np.nan]),
-            "adf_pvalue": np.array([0.1, 0.1, 0.75, 0.1, 0.1, 0.1, 0.1, 0.1]),
-            "range_width": np.array([0.5, 0.5, 0.5, 0.3, 0.5, 0.5, 0.5, 0.5]),
-            "touches_low": np.array([3, 3, 3, 3, 1, 3, 3, 3]),
-            "touches_high": np.array([3, 3, 3, 3, 4, 3, 3, 3]),
+            "hurst": np.array([0.3, 0.55, 0.3, 0.3, 0.3, 0.3, 0.3, np.nan, 0.3]),
+            "adf_pvalue": np.array([0.1, 0.1, 0.75, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]),
+            "range_width": np.array([0.5, 0.5, 0.5, 0.03, 0.5, 0.5, 0.5, 0.5, np.nan]),
+            "touches_low": np.array([3, 3, 3, 3, 1, 3, 3, 3, 3]),
+            "touches_high": np.array([3, 3, 3, 3, 4, 3, 3, 3, 3]),
         },
         fields={},
     )
     context = FilterContext(
-        history_days=np.array([150, 900, 900, 900, 900, 900, 900, 900]),
-        depegged=np.array([False, False, False, False, False, True, False, False]),
+        history_days=np.array([150, 900, 900, 900, 900, 900, 900, 900, 400]),
+        depegged=np.array([False, False, False, False, False, True, False, False, False]),
         thresholds=DEFAULT_THRESHOLDS,
     )
     reasons = filter_reasons(runtime.plugins.filters.get("default"), metrics, context)
     assert reasons == [
-        "insufficient_history: 150 days of common history, at least 200 needed",
+        "insufficient_history: 150 days of common history, at least 200 days needed",
         "hurst: Hurst 0.550 is not below 0.5 (not mean-reverting)",
         "adf: ADF p-value 0.750 is not below 0.7 (non-stationary)",
-        "range_width: range width 0.300 is below 0.4 (swap fees would dominate)",
-        "touches: alternating touches 1/4 below 2 on each side (not genuinely oscillating)",
-        "depeg: a leg is in an active depeg event",
+        "range_width: range width 0.030 (log of max/min) is below 0.40 (swap fees would dominate)",
+        "touches: 1 low and 4 high alternating band touches, at least 2 of each needed "
+        "(not genuinely oscillating)",
+        "depeg: a leg is in an active depeg event",  # the context does not say which
         "",
-        "hurst: Hurst nan is not below 0.5 (not mean-reverting)",
+        "hurst: Hurst is undefined (null), so not below 0.5 (not mean-reverting)",
+        "range_width: range width is undefined (null: less than a full band window of "
+        "history), at least 0.40 (log of max/min) needed",
     ]
+
+
+def test_a_depegged_leg_is_the_reason_whatever_else_the_pair_fails(runtime):
+    """The depeg rule runs before the metric rules and names the leg and the event's start."""
+    since = datetime(2026, 11, 20, 14, 0, 0, 123000, tzinfo=UTC)
+    fails_everything = {
+        "hurst": np.array([0.9, 0.9, 0.3]),
+        "adf_pvalue": np.array([0.99, 0.99, 0.1]),
+        "range_width": np.array([0.01, 0.01, 0.5]),
+        "touches_low": np.array([0, 0, 3]),
+        "touches_high": np.array([0, 0, 3]),
+    }
+    context = FilterContext(
+        history_days=np.array([900, 900, 900]),
+        depegged=np.array([True, True, False]),
+        thresholds=DEFAULT_THRESHOLDS,
+        depegged_legs=(
+            (DepeggedLeg("PAXG", since),),
+            (DepeggedLeg("PAXG", since), DepeggedLeg("XAUT")),
+            (),
+        ),
+    )
+    screen_filter = runtime.plugins.filters.get("default")
+    reasons = filter_reasons(screen_filter, MetricValues(fails_everything, {}), context)
+    assert reasons == [
+        "depeg: PAXG is in an active depeg event since 2026-11-20T14:00:00+00:00",
+        "depeg: PAXG is in an active depeg event since 2026-11-20T14:00:00+00:00; "
+        "XAUT is in an active depeg event",
+        "",
+    ]
+    assert pickle.loads(pickle.dumps(context)).depegged_legs == context.depegged_legs
 
 
 def test_a_plugin_filter_replaces_the_default_screen(runtime, tmp_path):

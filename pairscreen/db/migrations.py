@@ -95,6 +95,16 @@ def _merge_mirrored_items() -> None:
         ).execute()
 
 
+def _unknown_volume(db: peewee.Database) -> None:
+    """A candle's volume may be NULL: a source without volume must not read as zero volume."""
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    column = models.Candle.volume.column_name
+    table = models.Candle._meta.table_name
+    if any(c.name == column and not c.null for c in db.get_columns(table)):
+        migrate(SchemaMigrator.from_database(db).drop_not_null(table, column))
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -104,6 +114,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
         "one watchlist item per pair: A/B and B/A merged, unique per user",
         _one_watchlist_item_per_pair,
     ),
+    (5, "candle volume may be unknown (null)", _unknown_volume),
 ]
 
 

@@ -104,7 +104,7 @@ class Candle(BaseModel):
     ticker = peewee.CharField(max_length=20)
     day = peewee.DateField()
     close = peewee.DoubleField()
-    volume = peewee.DoubleField()
+    volume = peewee.DoubleField(null=True)  # NULL: the source reported no volume that day
 
     class Meta:
         primary_key = peewee.CompositeKey("ticker", "day")

@@ -13,7 +13,7 @@ import numpy as np
 from pairscreen.engine.evaluate import MetricValues, compute_metrics, run_legs
 from pairscreen.engine.filtering import FilterChoice, filter_reasons
 from pairscreen.hooks import Plugins
-from pairscreen.types import BacktestBatch, FilterContext, PairPanel
+from pairscreen.types import BacktestBatch, DepeggedLeg, FilterContext, PairPanel
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class ChunkJob:
     strategy: str
     scorer: str
     bt_days: int
+    depegged_legs: tuple[tuple[DepeggedLeg, ...], ...] = ()  # (pairs,): which legs, since when
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,9 @@ class ChunkResult:
 
 def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
     metrics = compute_metrics(plugins, job.panel)
-    context = FilterContext(job.history_days, job.depegged, job.screen_filter.thresholds)
+    context = FilterContext(
+        job.history_days, job.depegged, job.screen_filter.thresholds, job.depegged_legs
+    )
     screen_filter = plugins.filters.get(job.screen_filter.name)
     reasons = filter_reasons(screen_filter, metrics, context)
     keep = np.flatnonzero([not r for r in reasons])

@@ -12,6 +12,7 @@ either the old data with the old version or the new data with the new one.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -136,7 +137,7 @@ def _only_new(candles: Candles, after: date | None, until: date) -> Candles:
             candles.ticker,
             dropped,
         )
-    volume = np.where(np.isfinite(volume) & (volume >= 0), volume, 0.0)
+    volume = np.where(np.isfinite(volume) & (volume >= 0), volume, np.nan)  # unknown, not 0
     return Candles(candles.ticker, dates[keep], close[keep], volume[keep])
 
 
@@ -152,7 +153,7 @@ def _write(candles: Candles) -> int:
         "ticker": [candles.ticker] * len(candles.dates),
         "day": np.datetime_as_string(candles.dates, unit="D").tolist(),  # ISO, both databases
         "close": candles.close.tolist(),
-        "volume": candles.volume.tolist(),
+        "volume": [None if math.isnan(v) else v for v in candles.volume.tolist()],  # NULL
     }
     rows = list(zip(*(columns[name] for name in order), strict=True))
     cursor = database.cursor()

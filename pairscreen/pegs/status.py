@@ -9,17 +9,33 @@ depeg event.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from pairscreen import clock
 from pairscreen.db.models import JobRun, PegEvent, PegSample
-from pairscreen.types import DEFAULT_PEG_THRESHOLD_PCT, Asset
+from pairscreen.types import DEFAULT_PEG_THRESHOLD_PCT, Asset, DepeggedLeg
 
 
 def depegged_tickers() -> set[str]:
     """Tickers with an active depeg event (they are kept out of the screen)."""
     return {row.ticker for row in PegEvent.select(PegEvent.ticker).where(PegEvent.active)}
+
+
+def active_depegs() -> dict[str, DepeggedLeg]:
+    """Each ticker in an active depeg event, with the event's first unhealthy sample, so a
+    rejection can say which leg depegged and since when."""
+    events = PegEvent.select(PegEvent.ticker, PegEvent.first_unhealthy).where(PegEvent.active)
+    out: dict[str, DepeggedLeg] = {}
+    for event in events.order_by(PegEvent.first_unhealthy.desc()):
+        out[event.ticker] = DepeggedLeg(event.ticker, event.first_unhealthy)  # earliest wins
+    return out
+
+
+def depegged_legs(active: Mapping[str, DepeggedLeg], *tickers: str) -> tuple[DepeggedLeg, ...]:
+    """The legs among ``tickers`` in an active depeg event, in the order given."""
+    return tuple(active[t] for t in tickers if t in active)
 
 
 def threshold_pct(asset: Asset) -> float:

@@ -23,11 +23,13 @@ from datetime import UTC, datetime
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from pairscreen import clock
 from pairscreen.engine.evaluate import compute_metrics, run_legs
 from pairscreen.engine.required_fields import POSITION, ZONE
+from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
 from pairscreen.screening.snapshot import resolve_pair, snapshot_panel
-from pairscreen.types import BacktestBatch, ChartData, PairPanel, Trade
+from pairscreen.types import Asset, BacktestBatch, ChartData, PairPanel, Trade
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +75,7 @@ def chart_data(rt: Runtime, a: str, b: str, bt: int) -> ChartData:
         data_time=datetime.fromisoformat(str(pair.dates[-1].astype("datetime64[D]"))).replace(
             tzinfo=UTC
         ),
-        note=_note(rt),
+        note=_note(rt, asset_a, asset_b),
     )
 
 
@@ -123,9 +125,15 @@ def _trades(batch: BacktestBatch, leg: str) -> tuple[Trade, ...]:
     return tuple(batch.trades[0])
 
 
-def _note(rt: Runtime) -> str:
-    """A warning line for the chart when the universe's data is synthetic."""
+def _note(rt: Runtime, a: Asset, b: Asset) -> str:
+    """The chart's warning lines: a leg in an active depeg event (its prices are not the
+    pair's usual behaviour, as the snapshot's ``depeg`` reason says), synthetic data."""
+    lines = [
+        f"Depeg: {leg.ticker} is in an active depeg event"
+        + (f" since {clock.iso(leg.since)}" if leg.since else "")
+        for leg in depegged_legs(active_depegs(), a.ticker, b.ticker)
+    ]
     label = rt.universe.label
     if "synthetic" in label.lower():
-        return f"Synthetic data ({label}): these prices are not real."
-    return ""
+        lines.append(f"Synthetic data ({label}): these prices are not real.")
+    return "\n".join(lines)

@@ -20,7 +20,7 @@ from pairscreen.engine.filtering import choose_filter, filter_code, filter_codes
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_chunks import ChunkJob
-from pairscreen.pegs.status import depegged_tickers
+from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.types import Asset, BacktestBatch
@@ -116,7 +116,7 @@ def compute_screen(
             continue
         aligned.append(pair)
         assets.append((a, b))
-    depegged = depegged_tickers()
+    depegs = active_depegs()
     jobs: list[ChunkJob] = []
     job_rows: list[list[int]] = []
     max_days = settings.window_days + SCREEN_BT_DAYS
@@ -124,17 +124,17 @@ def compute_screen(
         for start in range(0, len(rows), chunk_rows):
             chunk = rows[start : start + chunk_rows]
             sub = panel.rows(np.arange(start, start + len(chunk)))
+            legs = tuple(depegged_legs(depegs, a, b) for a, b in zip(sub.a, sub.b, strict=True))
             jobs.append(
                 ChunkJob(
                     panel=sub,
                     history_days=np.array([aligned[i].n_days for i in chunk]),
-                    depegged=np.array(
-                        [a in depegged or b in depegged for a, b in zip(sub.a, sub.b, strict=True)]
-                    ),
+                    depegged=np.array([bool(pair_legs) for pair_legs in legs]),
                     screen_filter=choice,
                     strategy=settings.strategy,
                     scorer=settings.scorer,
                     bt_days=SCREEN_BT_DAYS,
+                    depegged_legs=legs,
                 )
             )
             job_rows.append(chunk)
@@ -156,6 +156,7 @@ def compute_screen(
                     "score": float(result.scores[j]),
                     "metrics": result.metrics.row(int(i)),
                     "backtest": {
+                        "history_days": int(result.legs["A"].history_days[j]),
                         "A": screen_leg(result.legs["A"], j, a_asset.ticker),
                         "B": screen_leg(result.legs["B"], j, b_asset.ticker),
                     },
@@ -171,15 +172,19 @@ def compute_screen(
         "data_source": data_source_label(rt),
         "rejected": {code: rejected.get(code, 0) for code in codes},
         "filter": choice.as_json(),
+        "backtest_days": SCREEN_BT_DAYS,
     }
 
 
 def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict[str, Any]:
+    """Survivor ``j``'s leg, shaped like a snapshot's leg so the two compare field by field."""
+    buy_hold = float(batch.buy_hold_growth_pct[j])
     return {
         "base_leg": base,
         "growth_pct": float(batch.growth_pct[j]),
         "n_trades": int(batch.n_trades[j]),
         "max_drawdown_pct": float(batch.max_drawdown_pct[j]),
+        "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
     }
 
 

@@ -14,9 +14,9 @@ from pairscreen.engine.evaluate import compute_metrics, run_legs
 from pairscreen.engine.filtering import choose_filter, filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, panel_of
 from pairscreen.errors import BadRequest, NotFound
-from pairscreen.pegs.status import depegged_tickers, peg_status
+from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
-from pairscreen.types import Asset, BacktestBatch, FilterContext, PairPanel
+from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, PairPanel
 from pairscreen.universe import pair_sector
 
 
@@ -61,13 +61,21 @@ class PairEvaluation:
     legs: dict[str, BacktestBatch]
 
 
-def evaluate_pair(rt: Runtime, pair: AlignedPair, *, depegged: bool, bt: int) -> PairEvaluation:
-    """Metrics, filter and both backtest legs of one pair, as the screen computes them."""
+def evaluate_pair(
+    rt: Runtime, pair: AlignedPair, *, depegged: tuple[DepeggedLeg, ...], bt: int
+) -> PairEvaluation:
+    """Metrics, filter and both backtest legs of one pair, as the screen computes them.
+
+    ``depegged`` holds the pair's legs in an active depeg event (empty when none is), so a
+    rejection names them.
+    """
     settings = rt.settings
     panel = snapshot_panel(rt, pair, bt)
     metrics = compute_metrics(rt.plugins, panel)
     choice = choose_filter(rt.plugins, rt.universe)
-    context = FilterContext(np.array([pair.n_days]), np.array([depegged]), choice.thresholds)
+    context = FilterContext(
+        np.array([pair.n_days]), np.array([bool(depegged)]), choice.thresholds, (depegged,)
+    )
     reason = filter_reasons(rt.plugins.filters.get(choice.name), metrics, context)[0]
     legs = run_legs(rt.plugins.strategies.get(settings.strategy), panel, bt)
     return PairEvaluation(metrics.row(0), reason, legs)
@@ -75,10 +83,8 @@ def evaluate_pair(rt: Runtime, pair: AlignedPair, *, depegged: bool, bt: int) ->
 
 def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
     asset_a, asset_b, pair = resolve_pair(rt, a, b)
-    depegged = depegged_tickers()
-    evaluation = evaluate_pair(
-        rt, pair, depegged=asset_a.ticker in depegged or asset_b.ticker in depegged, bt=bt
-    )
+    depegged = depegged_legs(active_depegs(), asset_a.ticker, asset_b.ticker)
+    evaluation = evaluate_pair(rt, pair, depegged=depegged, bt=bt)
     legs = evaluation.legs
     return {
         "pair": f"{asset_a.ticker}/{asset_b.ticker}",

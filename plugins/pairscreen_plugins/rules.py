@@ -1,21 +1,25 @@
 """The built-in screen filter ``default``: what makes a pair worth trading back and forth.
 
 Checked in this order, the first failure being the pair's ``filter_reason``: enough common
-history, mean reversion (variance-ratio ``hurst`` below 0.5), stationarity (ADF p-value below
-0.7), a range wide enough that swap fees do not dominate (0.40 log units), genuine
-oscillation (at least 2 alternating touches of each band), and no leg in a depeg event.
-Every limit is a threshold the universe file's ``[screen]`` table may change.
+history, no leg in an active depeg event, mean reversion (variance-ratio ``hurst`` below 0.5),
+stationarity (ADF p-value below 0.7), a range wide enough that swap fees do not dominate
+(0.40 log units), and genuine oscillation (at least 2 alternating touches of each band).
+The depeg rule comes before the metric rules: a depegged leg's prices say nothing about the
+pair's usual behaviour, so a pair with one is reported as a depeg, whatever its metrics.
+Every limit is a threshold the universe file's ``[screen]`` table may change. Each text
+states its units (days, log units, counts; Hurst and the ADF p-value have none).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC
 from types import MappingProxyType
 
 import numpy as np
 
-from pairscreen import Filter, FilterContext, FilterRule, hookimpl
+from pairscreen import DepeggedLeg, Filter, FilterContext, FilterRule, hookimpl
 
 Metrics = Mapping[str, np.ndarray]
 
@@ -56,7 +60,7 @@ def _history_passes(m: Metrics, c: FilterContext) -> np.ndarray:
 
 def _history_says(m: Metrics, c: FilterContext, i: int) -> str:
     days, needed = int(c.history_days[i]), c.thresholds["min_history_days"]
-    return f"{days} days of common history, at least {needed} needed"
+    return f"{days} days of common history, at least {needed} days needed"
 
 
 def _hurst_passes(m: Metrics, c: FilterContext) -> np.ndarray:
@@ -67,6 +71,8 @@ def _hurst_passes(m: Metrics, c: FilterContext) -> np.ndarray:
 
 def _hurst_says(m: Metrics, c: FilterContext, i: int) -> str:
     hurst, below = float(m["hurst"][i]), c.thresholds["hurst_below"]
+    if not np.isfinite(hurst):
+        return f"Hurst is undefined (null), so not below {below} (not mean-reverting)"
     return f"Hurst {hurst:.3f} is not below {below} (not mean-reverting)"
 
 
@@ -85,7 +91,15 @@ def _width_passes(m: Metrics, c: FilterContext) -> np.ndarray:
 
 def _width_says(m: Metrics, c: FilterContext, i: int) -> str:
     width, minimum = float(m["range_width"][i]), c.thresholds["min_range_width"]
-    return f"range width {width:.3f} is below {minimum} (swap fees would dominate)"
+    if not np.isfinite(width):
+        return (
+            f"range width is undefined (null: less than a full band window of history), "
+            f"at least {minimum:.2f} (log of max/min) needed"
+        )
+    return (
+        f"range width {width:.3f} (log of max/min) is below {minimum:.2f} "
+        "(swap fees would dominate)"
+    )
 
 
 def _touches_passes(m: Metrics, c: FilterContext) -> np.ndarray:
@@ -97,7 +111,8 @@ def _touches_says(m: Metrics, c: FilterContext, i: int) -> str:
     low, high = int(m["touches_low"][i]), int(m["touches_high"][i])
     minimum = c.thresholds["min_touches"]
     return (
-        f"alternating touches {low}/{high} below {minimum} on each side (not genuinely oscillating)"
+        f"{low} low and {high} high alternating band touches, at least {minimum} of each "
+        "needed (not genuinely oscillating)"
     )
 
 
@@ -106,21 +121,31 @@ def _depeg_passes(m: Metrics, c: FilterContext) -> np.ndarray:
 
 
 def _depeg_says(m: Metrics, c: FilterContext, i: int) -> str:
-    return "a leg is in an active depeg event"
+    legs = c.depegged_legs[i] if i < len(c.depegged_legs) else ()
+    if not legs:
+        return "a leg is in an active depeg event"
+    return "; ".join(_depeg_leg(leg) for leg in legs)
+
+
+def _depeg_leg(leg: DepeggedLeg) -> str:
+    if leg.since is None:
+        return f"{leg.ticker} is in an active depeg event"
+    since = leg.since.astimezone(UTC).replace(microsecond=0).isoformat()
+    return f"{leg.ticker} is in an active depeg event since {since}"
 
 
 RULES: tuple[FilterRule, ...] = (
     Rule("insufficient_history", (), _history_passes, _history_says),
+    Rule("depeg", (), _depeg_passes, _depeg_says),
     Rule("hurst", ("hurst",), _hurst_passes, _hurst_says),
     Rule("adf", ("adf_pvalue",), _adf_passes, _adf_says),
     Rule("range_width", ("range_width",), _width_passes, _width_says),
     Rule("touches", ("touches_low", "touches_high"), _touches_passes, _touches_says),
-    Rule("depeg", (), _depeg_passes, _depeg_says),
 )
 
 
 class DefaultFilter:
-    """Filter ``default``: history, hurst, ADF, range width, touches, depeg, in that order."""
+    """Filter ``default``: history, depeg, hurst, ADF, range width, touches, in that order."""
 
     name = "default"
     thresholds = THRESHOLDS

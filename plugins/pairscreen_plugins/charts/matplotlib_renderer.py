@@ -20,7 +20,8 @@ What is drawn (see ``/pair/{a}/{b}/chart.png`` in ``openapi.yaml``):
 * the current point, filled with its zone's colour (bottom blue, mid grey, top orange);
 * a title naming the pair, the backtest window and the data time; a line in the zone's
   colour with the current log-ratio, the price ratio, the position and the zone; the
-  caller's note (e.g. that the data is synthetic) when there is one; a legend below.
+  caller's note, one line per line of it (e.g. that a leg is in an active depeg event, that
+  the data is synthetic), when there is one; a legend below.
 
 Sizes: fonts are set in points and the resolution follows the width, from 100 dpi at 1280 px
 (desktop) to about 129 dpi at 720 px (phone), so text stays readable when a phone shows the
@@ -262,8 +263,7 @@ class _Chart:
             ),
             (now, SUBTITLE_PT, self.zone_colour, "normal"),
         ]
-        if chart.note:
-            lines.append((chart.note, SUBTITLE_PT, NOTE, "italic"))
+        lines.extend((note, SUBTITLE_PT, NOTE, "italic") for note in chart.note.splitlines())
         available = self.w - 2 * MARGIN_PX
         y = self.h - 8.0
         for s, size, colour, style in lines:

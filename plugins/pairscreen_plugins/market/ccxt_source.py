@@ -30,7 +30,8 @@ What is stored:
   corrected; leaving it out keeps every stored day final.
 * Volume in the quote currency, like every pairscreen source: ccxt's OHLCV volume is the base
   volume on most exchanges, so the quote volume is that times the day's close (``volume =
-  "quote"`` when the exchange already reports quote volume).
+  "quote"`` when the exchange already reports quote volume). A candle without a volume has an
+  unknown volume (NaN, served as ``null``), never 0.
 * Gaps stay gaps: a day the exchange has no candle for is missing, never filled in (the
   engine joins the legs of a pair by date).
 * Candles with a missing or non-positive close are dropped with a warning.
@@ -313,7 +314,7 @@ class CcxtMarketSource:
                         "ccxt: %s on %s has no usable close (%r); day skipped", symbol, day, close
                     )
                     continue
-                rows[day] = (float(close), float(volume or 0.0))
+                rows[day] = (float(close), math.nan if volume is None else float(volume))
             if newest < since_ms:  # the exchange went backwards: nothing newer to get
                 break
             since_ms = day_ms(ms_day(newest)) + DAY_MS

@@ -1,17 +1,19 @@
 """Market source ``csv``: daily candles from a folder of ``<symbol>.csv`` files.
 
 Universe options: ``path``, the folder (relative paths are resolved against the universe
-file). Each file has the header ``date,close,volume`` (column order free, extra columns
-ignored) and one row per UTC day with an ISO date (``2025-01-31``; a timestamp such as
-``2025-01-31T00:00:00Z`` counts as its UTC day). ``volume`` is the day's volume in the quote
-currency and may be empty (read as 0).
+file). Each file has the header ``date,close`` and optionally ``volume`` (column order free,
+extra columns ignored) and one row per UTC day with an ISO date (``2025-01-31``; a timestamp
+such as ``2025-01-31T00:00:00Z`` counts as its UTC day). ``volume`` is the day's volume in
+the quote currency. A file without the column, an empty cell or a value that is not a
+non-negative number is an unknown volume (NaN, served as ``null``), never 0: a made-up zero
+would read as a market nobody trades.
 
 The reader is tolerant and says what it skipped: rows come back sorted by date, a repeated
 date keeps the row nearest the end of the file (a later correction wins), and a row with a
 bad date, a missing, non-numeric, non-positive or non-finite close is dropped with a
 warning naming the file and line. A missing file logs a warning and skips that asset; a
-file whose header lacks ``date``, ``close`` or ``volume`` is an error
-(:class:`ValueError` naming the file), because nothing in it can be trusted.
+file whose header lacks ``date`` or ``close`` is an error (:class:`ValueError` naming the
+file), because nothing in it can be trusted.
 
 Reads are incremental in effect: only days after ``since[ticker]`` (and up to ``until``)
 are returned.
@@ -33,7 +35,8 @@ from pairscreen import Asset, Candles, hookimpl
 
 log = logging.getLogger(__name__)
 
-REQUIRED_COLUMNS = ("date", "close", "volume")
+REQUIRED_COLUMNS = ("date", "close")
+VOLUME_COLUMN = "volume"  # optional: without it every volume is unknown (NaN)
 
 
 def _parse_day(text: str) -> date:
@@ -63,11 +66,12 @@ def read_csv_candles(
         if header is None or missing:
             found = ",".join(header) if header else "nothing"
             raise ValueError(
-                f"{path}: the first line must be the header 'date,close,volume' "
-                f"(found {found!r}; missing {', '.join(missing)})"
+                f"{path}: the first line must be the header 'date,close' or "
+                f"'date,close,volume' (found {found!r}; missing {', '.join(missing)})"
             )
-        i_date, i_close, i_volume = (names.index(c) for c in REQUIRED_COLUMNS)
-        width = max(i_date, i_close, i_volume) + 1
+        i_date, i_close = (names.index(c) for c in REQUIRED_COLUMNS)
+        i_volume = names.index(VOLUME_COLUMN) if VOLUME_COLUMN in names else None
+        width = max(i_date, i_close, -1 if i_volume is None else i_volume) + 1
         for line_no, record in enumerate(reader, start=2):
             if not record or all(not cell.strip() for cell in record):
                 continue
@@ -99,19 +103,7 @@ def read_csv_candles(
                     record[i_close].strip(),
                 )
                 continue
-            raw_volume = record[i_volume].strip()
-            try:
-                volume = float(raw_volume) if raw_volume else 0.0
-            except ValueError:
-                volume = math.nan
-            if not (math.isfinite(volume) and volume >= 0):
-                log.warning(
-                    "%s line %d: volume %r is not a non-negative number; read as 0",
-                    path,
-                    line_no,
-                    raw_volume,
-                )
-                volume = 0.0
+            volume = _volume(path, line_no, "" if i_volume is None else record[i_volume])
             if (after is not None and day <= after) or (until is not None and day > until):
                 continue
             rows[day] = (close, volume)  # a later row for the same day replaces the earlier
@@ -122,6 +114,26 @@ def read_csv_candles(
         close=np.array([rows[d][0] for d in days], dtype=np.float64),
         volume=np.array([rows[d][1] for d in days], dtype=np.float64),
     )
+
+
+def _volume(path: Path, line_no: int, cell: str) -> float:
+    """The cell's volume, NaN when it is empty or unusable (unknown, never 0)."""
+    raw = cell.strip()
+    if not raw:
+        return math.nan
+    try:
+        volume = float(raw)
+    except ValueError:
+        volume = math.nan
+    if not (math.isfinite(volume) and volume >= 0):
+        log.warning(
+            "%s line %d: volume %r is not a non-negative number; read as unknown",
+            path,
+            line_no,
+            raw,
+        )
+        return math.nan
+    return volume
 
 
 class CsvMarketSource:
