@@ -222,7 +222,7 @@ def parse_staleness(table: object, where: str) -> dict[str, int]:
                 f"{where}: {key!r} is not an asset class (one of {', '.join(ASSET_CLASSES)})"
             )
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise UniverseError(f"{where}: {key} must be a whole number of days >= 1, got {value!r}")
+            raise UniverseError(f"{where}: {key} must be whole days, at least 1, got {value!r}")
         out[key] = value
     return out
 
