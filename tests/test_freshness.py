@@ -116,7 +116,7 @@ def test_stale_pairs_are_rejected_and_counted(
 ) -> None:
     screen = http.get("/api/v1/screen/latest", personal_key).json()
     assert screen["rejected"]["stale"] == 3  # OLD with each of the three others
-    assert list(screen["rejected"])[0] == "stale"
+    assert next(iter(screen["rejected"])) == "stale"
     assert all("OLD" not in s["pair"] for s in screen["survivors"])
     assert screen["data_time"] == {
         "newest": "2026-11-21T00:00:00+00:00",

@@ -110,8 +110,7 @@ def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = N
             if any(inserted.values()) or assets_changed:
                 version = _bump_version()
         stored = set(last) | {t for t, n in inserted.items() if n}
-        closed_days = {t: min(d, closed) for t, d in _last_days().items()}
-        fresh = asset_freshness(universe, closed_days)
+        fresh = _stored_freshness(universe)
     missing = tuple(t for t in universe.tickers if t not in stored)
     if missing:
         log.warning("market source %s has no candles for %s", source.name, ", ".join(missing))
@@ -124,6 +123,17 @@ def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = N
         data_version=version,
         freshness=fresh,
     )
+
+
+def freshness_line(universe: Universe) -> str:
+    """How fresh the stored candles are, one line for a person (``serve`` and ``demo``)."""
+    with _connected():
+        return describe(universe.market_source, _stored_freshness(universe))
+
+
+def _stored_freshness(universe: Universe) -> dict[str, AssetFreshness]:
+    closed = last_closed_day()
+    return asset_freshness(universe, {t: min(d, closed) for t, d in _last_days().items()})
 
 
 def _last_days() -> dict[str, date]:
