@@ -148,7 +148,9 @@ def test_snapshot_of_a_stale_pair_answers_with_the_reason(
     assert weekend["data_time"] == "2026-11-20T00:00:00+00:00"
 
 
-def test_asset_list_says_how_old_each_asset_is(http: ContractClient, personal_key: str) -> None:
+def test_asset_list_says_how_old_each_asset_is(
+    http: ContractClient, personal_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     response = http.get("/api/v1/assets", personal_key)
     assert response.status_code == 200
     body = response.json()
@@ -163,6 +165,10 @@ def test_asset_list_says_how_old_each_asset_is(http: ContractClient, personal_ke
     assert base["last_close"] == "2026-11-21" and base["history_days"] == DAYS
     assert base["first_close"] == str(YESTERDAY - timedelta(days=DAYS - 1))
     assert base["peg"] is None and base["stale"] is False
+    monday = SUNDAY + timedelta(days=1)
+    monkeypatch.setattr(clock, "now", lambda: monday)  # a new UTC day: rendered again
+    again = {a["ticker"]: a for a in http.get("/api/v1/assets", personal_key).json()["assets"]}
+    assert again["OLD"]["age_days"] == 41 and again["EQX"]["age_days"] == 3
     unknown = http.get("/api/v1/pair/NOPE/BASE", personal_key)
     assert unknown.status_code == 404 and "/assets" in unknown.text
 

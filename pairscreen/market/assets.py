@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Hashable
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import peewee
@@ -58,17 +57,22 @@ class AssetListCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._key: Hashable = None
+        # What the text was rendered from: the universe and candles (compared by identity:
+        # the candle cache hands out a new dict when it reloads), the UTC day, the last sample.
+        self._sources: tuple[object, ...] = ()
+        self._key: tuple[date, int | None] | None = None
         self._text = ""
 
     def json(self, universe: Universe, candles: CandleCache) -> str:
         """The body for ``universe``; needs the request's database connection."""
         current = candles.get()
         latest_sample = PegSample.select(peewee.fn.MAX(PegSample.id)).scalar()
-        key = (id(universe), id(current), clock.today(), latest_sample)
+        key = (clock.today(), latest_sample)
         with self._lock:
-            if key != self._key:
-                body = asset_list(universe, current)
-                self._text = json.dumps(body, allow_nan=False)
-                self._key = key
+            same = len(self._sources) == 2 and all(
+                a is b for a, b in zip(self._sources, (universe, current), strict=True)
+            )
+            if not same or key != self._key:
+                self._text = json.dumps(asset_list(universe, current), allow_nan=False)
+                self._sources, self._key = (universe, current), key
             return self._text
