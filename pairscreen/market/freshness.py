@@ -84,13 +84,13 @@ def stale_reason(fresh: Mapping[str, AssetFreshness], a: Asset, b: Asset) -> str
     return ""
 
 
-def describe(source: str, fresh: Mapping[str, AssetFreshness]) -> str:
-    """One line for a person: newest and oldest last close, and every stale asset."""
+def describe(fresh: Mapping[str, AssetFreshness]) -> str:
+    """For a person: the newest and oldest last close, and every stale asset with its day."""
     known = [f for f in fresh.values() if f.last_day is not None]
     if not known:
-        return f"{source}: no candles stored yet"
+        return "no candles stored yet"
     newest = max(f.last_day for f in known if f.last_day is not None)
     oldest = min(f.last_day for f in known if f.last_day is not None)
-    text = f"{source}: newest close {newest}, oldest close {oldest}"
+    text = f"newest close {newest}, oldest close {oldest}"
     stale = [f"{f.ticker} (last close {f.last_day})" for f in known if f.stale]
     return text + (f"; stale: {', '.join(stale)}" if stale else "; no stale assets")

@@ -72,7 +72,7 @@ class SyncReport:
             )
         if self.missing:
             text += f"; no data for {', '.join(self.missing)}"
-        return f"{text}\n{describe(self.source, self.freshness)}"
+        return f"{text}; {describe(self.freshness)}"
 
 
 def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = None) -> SyncReport:
@@ -128,7 +128,7 @@ def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = N
 def freshness_line(universe: Universe) -> str:
     """How fresh the stored candles are, one line for a person (``serve`` and ``demo``)."""
     with _connected():
-        return describe(universe.market_source, _stored_freshness(universe))
+        return f"{universe.market_source}: {describe(_stored_freshness(universe))}"
 
 
 def _stored_freshness(universe: Universe) -> dict[str, AssetFreshness]:
