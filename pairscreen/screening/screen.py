@@ -34,8 +34,6 @@ EXECUTORS = ("local", "dask")
 # The code of the pairs the engine cannot evaluate at all (fewer common days than the
 # settings' ``min_history_days``, or no candles); counted before the filter's own codes.
 TOO_SHORT = "insufficient_history"
-# ``stale`` (a leg whose last close is older than its class allows) is decided before both:
-# an old price is never evaluated, whatever else it would fail.
 
 
 @dataclass(frozen=True)
@@ -112,6 +110,8 @@ def compute_screen(
     fresh = asset_freshness(rt.universe, last_days(candles), generated_at)
     data_days: list[np.datetime64] = []
     for a, b in pairs:
+        # A stale leg is decided first, before any filter: an old price is never evaluated,
+        # whatever else the pair would fail.
         if stale_reason(fresh, a, b):
             rejected[STALE] += 1
             if a.ticker in candles and b.ticker in candles:
