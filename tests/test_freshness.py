@@ -196,3 +196,31 @@ def test_staleness_table_is_validated(universe_file: Path) -> None:
         universe_file.write_text(text + f"\n[staleness]\n{bad}\n", encoding="utf-8")
         with pytest.raises(UniverseError, match=message):
             load_universe_file(universe_file)
+
+
+def test_serve_says_how_fresh_the_data_is_at_start_up(
+    rt: Runtime, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pairscreen.cli import serving
+
+    served: list[tuple[str, int]] = []
+    monkeypatch.setattr(serving, "export_settings", lambda settings: None)
+    monkeypatch.setattr(
+        serving, "run_server", lambda host, port, workers=1: served.append((host, port))
+    )
+    argv = [
+        "--database-url",
+        rt.settings.database_url,
+        "--universe",
+        str(rt.settings.universe_path),
+    ]
+    try:
+        assert main([*argv, "serve"]) == 0
+    finally:
+        database.close()
+    out = capsys.readouterr().out
+    assert served
+    assert (
+        "data: csv: newest close 2026-11-21, oldest close 2026-10-13; "
+        "stale: OLD (last close 2026-10-13)"
+    ) in out
