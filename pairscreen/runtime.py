@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pairscreen.access.accounts import KeyOwners
 from pairscreen.config import Settings
 from pairscreen.hooks import Plugins
+from pairscreen.market.assets import AssetListCache
 from pairscreen.market.candle_cache import CandleCache
 from pairscreen.screening.published import PublishedScreenCache
 from pairscreen.universe import Universe
@@ -25,3 +26,4 @@ class Runtime:
     candles: CandleCache = field(default_factory=CandleCache)
     published: PublishedScreenCache = field(default_factory=PublishedScreenCache)
     key_owners: KeyOwners = field(default_factory=KeyOwners)
+    assets: AssetListCache = field(default_factory=AssetListCache)

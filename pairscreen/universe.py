@@ -22,6 +22,15 @@ if TYPE_CHECKING:  # settings name the universe file; the universe never needs t
 
 TICKER_PATTERN = re.compile(r"^[A-Za-z0-9]{1,20}$")
 DEFAULT_FILTER = "default"  # the screen filter used unless ``[screen] filter`` names another
+# Days an asset's last close may lag the current UTC day before its pairs are rejected as
+# stale (``[staleness]`` overrides them per asset class). Crypto trades every day; tokenized
+# stocks, metals and treasuries follow references that pause at weekends and holidays.
+DEFAULT_STALENESS_DAYS: Mapping[str, int] = {
+    "crypto": 2,
+    "tokenized_equity": 5,
+    "tokenized_metal": 5,
+    "tokenized_treasury": 5,
+}
 
 
 class UniverseError(ValueError):
@@ -43,6 +52,8 @@ class Universe:
     # the filter's own when the plugins load, see ``pairscreen.engine.filtering``)
     screen_filter: str = DEFAULT_FILTER
     screen_thresholds: Mapping[str, float] = field(default_factory=dict)
+    # ``[staleness]``: days a last close may lag today, per asset class (defaults filled in)
+    staleness: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_STALENESS_DAYS))
     # Lookups built by __post_init__ (not constructor arguments, not part of equality).
     _by_ticker: dict[str, Asset] = field(init=False, repr=False, compare=False)
     _by_lower: dict[str, Asset] = field(init=False, repr=False, compare=False)
@@ -64,6 +75,10 @@ class Universe:
         if exact is not None:
             return exact
         return self._by_lower.get(ticker.lower())
+
+    def staleness_days(self, asset: Asset) -> int:
+        """How many days ``asset``'s last close may lag the current UTC day."""
+        return self.staleness.get(asset.asset_class, DEFAULT_STALENESS_DAYS["crypto"])
 
     def screened_pairs(self) -> list[tuple[Asset, Asset]]:
         """Every same-sector pair plus the configured cross-sector pairs, canonical order."""
@@ -161,6 +176,7 @@ def load_universe_file(path: Path) -> Universe:
             raise UniverseError(f"{path}: cross pair {pair!r} must name two different assets")
         cross.append((str(pair[0]), str(pair[1])))
     screen_filter, screen_thresholds = parse_screen(data.get("screen", {}), f"{path}: [screen]")
+    staleness = parse_staleness(data.get("staleness", {}), f"{path}: [staleness]")
     return Universe(
         assets=assets,
         market_source=source,
@@ -170,6 +186,7 @@ def load_universe_file(path: Path) -> Universe:
         peg_source_options=peg_sources,
         screen_filter=screen_filter,
         screen_thresholds=screen_thresholds,
+        staleness=staleness,
     )
 
 
@@ -192,6 +209,22 @@ def parse_screen(table: object, where: str) -> tuple[str, dict[str, float]]:
             raise UniverseError(f"{where}: {key} must be a number, got {value!r}")
         thresholds[key] = value
     return name, thresholds
+
+
+def parse_staleness(table: object, where: str) -> dict[str, int]:
+    """The ``[staleness]`` table over the defaults: asset class -> whole days, at least 1."""
+    if not isinstance(table, Mapping):
+        raise UniverseError(f"{where} must be a table of asset class = days")
+    out = dict(DEFAULT_STALENESS_DAYS)
+    for key, value in table.items():
+        if key not in ASSET_CLASSES:
+            raise UniverseError(
+                f"{where}: {key!r} is not an asset class (one of {', '.join(ASSET_CLASSES)})"
+            )
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise UniverseError(f"{where}: {key} must be whole days, at least 1, got {value!r}")
+        out[key] = value
+    return out
 
 
 def _resolve_paths(options: dict[str, Any], universe_file: Path) -> dict[str, Any]:

@@ -17,10 +17,11 @@ import pytest
 from pairscreen_plugins.demo_market import catalogue, model
 from pairscreen_plugins.market import demo
 
-from pairscreen import Asset
+from pairscreen import Asset, clock
 from pairscreen.universe import load_demo_universe
 
 TODAY = datetime.now(UTC).date()
+LAST_CLOSED = TODAY - timedelta(days=1)  # today's candle is still forming: never served
 REASONS = ("insufficient_history", "hurst", "adf", "range_width", "touches")
 
 
@@ -79,7 +80,7 @@ def test_history_length_prices_and_volumes(universe, candles):
     short = [t for t, c in candles.items() if len(c.dates) < 200]
     assert short == ["BERA"], "exactly one recently listed asset"
     for ticker, c in candles.items():
-        assert c.dates[-1] == np.datetime64(TODAY, "D")
+        assert c.dates[-1] == np.datetime64(LAST_CLOSED, "D")
         assert np.all(np.diff(c.dates).astype(int) == 1), f"{ticker}: a day is missing"
         if ticker != "BERA":
             assert len(c.dates) >= 1100
@@ -96,7 +97,7 @@ def test_history_length_prices_and_volumes(universe, candles):
     assert np.corrcoef(moves, c.volume[1:])[0, 1] > 0.2
 
 
-def test_deterministic_and_stable_when_a_day_is_added(universe):
+def test_deterministic_and_stable_when_a_day_is_added(universe, monkeypatch):
     source = demo.DemoMarketSource()
     assets = [universe.asset(t) for t in ("BTC", "ADA", "PAXG", "AAPLx", "USTB", "BERA")]
     options = dict(universe.market_options)
@@ -108,14 +109,16 @@ def test_deterministic_and_stable_when_a_day_is_added(universe):
         }
 
     first, again = fetch(TODAY), fetch(TODAY)
-    tomorrow = fetch(TODAY + timedelta(days=1))
     other_seed = fetch(TODAY, seed=12345)
+    a_day_later = datetime.now(UTC) + timedelta(days=1)
+    monkeypatch.setattr(clock, "now", lambda: a_day_later)  # today's candle has closed
+    tomorrow = fetch(TODAY + timedelta(days=1))
     for ticker, c in first.items():
         np.testing.assert_array_equal(c.close, again[ticker].close)
         np.testing.assert_array_equal(c.volume, again[ticker].volume)
         # one more day appends a day; every day before it keeps its numbers
         t = tomorrow[ticker]
-        assert t.dates[-1] == np.datetime64(TODAY + timedelta(days=1), "D")
+        assert t.dates[-1] == np.datetime64(TODAY, "D")
         common, i_first, i_next = np.intersect1d(c.dates, t.dates, return_indices=True)
         assert len(common) >= len(c.dates) - 1
         np.testing.assert_array_equal(c.close[i_first], t.close[i_next])
@@ -137,12 +140,22 @@ def test_since_returns_only_new_days_and_unknown_assets_are_skipped(universe, ca
             )
         )
     assert [c.ticker for c in out] == ["BTC"]
-    assert list(out[0].dates) == [np.datetime64(TODAY - timedelta(days=k), "D") for k in (2, 1, 0)]
+    assert list(out[0].dates) == [np.datetime64(TODAY - timedelta(days=k), "D") for k in (2, 1)]
     assert "GHOST" in caplog.text
     up_to_date = list(
-        source.fetch_candles([btc], universe.market_options, since={"BTC": TODAY}, until=TODAY)
+        source.fetch_candles(
+            [btc], universe.market_options, since={"BTC": LAST_CLOSED}, until=TODAY
+        )
     )
     assert up_to_date == []
+
+
+def test_serves_no_unclosed_day(universe):
+    """Asked for today and beyond, the source stops at yesterday: today's candle is forming."""
+    source = demo.DemoMarketSource()
+    later = TODAY + timedelta(days=5)
+    for c in source.fetch_candles(universe.assets, universe.market_options, since={}, until=later):
+        assert c.dates[-1] == np.datetime64(LAST_CLOSED, "D"), c.ticker
 
 
 def test_tokenized_assets_track_their_references(universe, candles):

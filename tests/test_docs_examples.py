@@ -89,7 +89,8 @@ def check_sine_market(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     assert sync_candles(rt.universe, rt.plugins).total == 0  # incremental: nothing new today
     candles = rt.candles.get()
     assert len(candles["UP"].dates) == len(candles["DOWN"].dates) == 400
-    assert candles["UP"].dates[-1] == np.datetime64(clock.today(), "D")
+    last_closed = clock.today() - timedelta(days=1)  # today's candle is still forming
+    assert candles["UP"].dates[-1] == np.datetime64(last_closed, "D")
     assert run_screen(rt, processes=1).n_pairs_screened == 1
     database.close()
 
@@ -124,7 +125,7 @@ def check_wide_range_filter(request: pytest.FixtureRequest, tmp_path: Path) -> N
     screen = compute_screen(rt, clock.now(), processes=1)
     default = compute_screen(runtime, clock.now(), processes=1)
     assert screen["filter"] == {"name": "wide_range", "thresholds": {"min_width": 0.5}}
-    assert list(screen["rejected"]) == ["insufficient_history", "narrow", "depeg"]
+    assert list(screen["rejected"]) == ["stale", "insufficient_history", "narrow", "depeg"]
     assert screen["rejected"]["narrow"] > 0
     assert sum(screen["rejected"].values()) + screen["n_survivors"] == screen["n_pairs_screened"]
     assert screen["survivors"], "the demo market has wide pairs"

@@ -169,7 +169,7 @@ def test_the_demos_depegged_gold_token_is_counted_and_told_as_a_depeg(empty_runt
         (event,) = client.get(f"{BASE}/peg-events", setup.pro_key).json()["events"]
         screen = client.get(f"{BASE}/screen/latest", setup.personal_key).json()
         assert screen["rejected"]["depeg"] == len(computed) == setup.screen.rejected["depeg"]
-        assert list(screen["rejected"])[:2] == ["insufficient_history", "depeg"]
+        assert list(screen["rejected"])[:3] == ["stale", "insufficient_history", "depeg"]
         assert all("PAXG" not in s["pair"] for s in screen["survivors"])
         told = f"PAXG is in an active depeg event since {event['first_unhealthy']}"
         for a, b in computed[:3]:

@@ -12,6 +12,7 @@ import sys
 from pairscreen.bootstrap import build_runtime
 from pairscreen.cli.common import add_setting_options, settings_of
 from pairscreen.config import Settings, default_database_url, export_settings
+from pairscreen.market.sync import freshness_line
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,8 +31,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _serve(args: argparse.Namespace) -> None:
     settings = settings_of(args)
     export_settings(settings)  # the uvicorn workers read them back from the environment
-    build_runtime(settings)  # migrates and fails fast on a bad universe or database
+    rt = build_runtime(settings)  # migrates and fails fast on a bad universe or database
     print(banner(settings, settings.host, settings.port))
+    print(f"data: {freshness_line(rt.universe)}")
     run_server(settings.host, settings.port, settings.workers)
 
 
@@ -84,6 +86,7 @@ def _demo(args: argparse.Namespace) -> None:
     setup = prepare_demo(rt)
     base = f"http://{settings.host}:{settings.port}/api/v1"
     print(banner(settings, settings.host, settings.port, setup.pro_key))
+    print(f"data: {freshness_line(rt.universe)}")
     print(
         "\n".join(
             [

@@ -7,6 +7,10 @@ and the ``candles`` data version are then written in one transaction, so a reade
 either the old data with the old version or the new data with the new one.
 
 :func:`load_candles` reads the table in one ordered query into numpy arrays.
+
+Only closed days are stored and read: a day's candle counts once it has closed at 24:00 UTC
+(:func:`~pairscreen.market.freshness.last_closed_day`), whatever the source serves, so a
+forming candle never enters a screen.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pairscreen.db import rows
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion
 from pairscreen.hooks import Plugins
+from pairscreen.market.freshness import AssetFreshness, asset_freshness, describe, last_closed_day
 from pairscreen.types import Candles
 from pairscreen.universe import Universe
 
@@ -46,6 +51,7 @@ class SyncReport:
     missing: tuple[str, ...] = ()  # universe tickers with no candles stored at all
     assets_changed: int = 0  # asset rows created or updated
     data_version: int | None = None  # the new "candles" version, None when unchanged
+    freshness: dict[str, AssetFreshness] = field(default_factory=dict)  # after the sync
 
     @property
     def total(self) -> int:
@@ -67,12 +73,16 @@ class SyncReport:
             )
         if self.missing:
             text += f"; no data for {', '.join(self.missing)}"
-        return text
+        return f"{text}; {describe(self.freshness)}"
 
 
 def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = None) -> SyncReport:
-    """Pull the days after the last stored one, per ticker, from the universe's source."""
-    until = until or clock.today()
+    """Pull the days after the last stored one, per ticker, from the universe's source.
+
+    ``until`` (by default the last closed day) never reaches past the last closed day.
+    """
+    closed = last_closed_day()
+    until = min(until or closed, closed)
     source = plugins.market_sources.get(universe.market_source)
     with _connected():
         last = _last_days()
@@ -101,6 +111,7 @@ def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = N
             if any(inserted.values()) or assets_changed:
                 version = _bump_version()
         stored = set(last) | {t for t, n in inserted.items() if n}
+        fresh = _stored_freshness(universe)
     missing = tuple(t for t in universe.tickers if t not in stored)
     if missing:
         log.warning("market source %s has no candles for %s", source.name, ", ".join(missing))
@@ -111,7 +122,19 @@ def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = N
         missing=missing,
         assets_changed=assets_changed,
         data_version=version,
+        freshness=fresh,
     )
+
+
+def freshness_line(universe: Universe) -> str:
+    """How fresh the stored candles are, one line for a person (``serve`` and ``demo``)."""
+    with _connected():
+        return f"{universe.market_source}: {describe(_stored_freshness(universe))}"
+
+
+def _stored_freshness(universe: Universe) -> dict[str, AssetFreshness]:
+    closed = last_closed_day()
+    return asset_freshness(universe, {t: min(d, closed) for t, d in _last_days().items()})
 
 
 def _last_days() -> dict[str, date]:
@@ -219,12 +242,14 @@ def _bump_version() -> int:
 
 
 def load_candles(tickers: Iterable[str] | None = None) -> dict[str, Candles]:
-    """Every stored candle (or those of ``tickers``) as numpy arrays per ticker.
+    """Every stored candle of a closed day (or those of ``tickers``) as arrays per ticker.
 
     One query ordered by ticker and day, read through the raw cursor (no model objects, no
     per-row conversions) and split on ticker boundaries.
     """
-    query = Candle.select(Candle.ticker, Candle.day, Candle.close, Candle.volume)
+    query = Candle.select(Candle.ticker, Candle.day, Candle.close, Candle.volume).where(
+        Candle.day <= last_closed_day()
+    )
     wanted: Sequence[str] | None = None
     if tickers is not None:
         wanted = list(dict.fromkeys(tickers))

@@ -20,6 +20,7 @@ from pairscreen.engine.filtering import choose_filter, filter_code, filter_codes
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_chunks import ChunkJob
+from pairscreen.market.freshness import STALE, asset_freshness, day_start, last_days, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
 from pairscreen.screening.published import PublishedScreen
@@ -106,7 +107,16 @@ def compute_screen(
     aligned: list[AlignedPair] = []
     assets: list[tuple[Asset, Asset]] = []
     rejected: Counter[str] = Counter()
+    fresh = asset_freshness(rt.universe, last_days(candles), generated_at)
+    data_days: list[np.datetime64] = []
     for a, b in pairs:
+        # A stale leg is decided first, before any filter: an old price is never evaluated,
+        # whatever else the pair would fail.
+        if stale_reason(fresh, a, b):
+            rejected[STALE] += 1
+            if a.ticker in candles and b.ticker in candles:
+                data_days.append(min(candles[a.ticker].dates[-1], candles[b.ticker].dates[-1]))
+            continue
         if a.ticker not in candles or b.ticker not in candles:
             rejected[TOO_SHORT] += 1
             continue
@@ -116,6 +126,7 @@ def compute_screen(
             continue
         aligned.append(pair)
         assets.append((a, b))
+        data_days.append(pair.dates[-1])
     depegs = active_depegs()
     jobs: list[ChunkJob] = []
     job_rows: list[list[int]] = []
@@ -153,6 +164,7 @@ def compute_screen(
                 {
                     "sector": pair_sector(a_asset, b_asset),
                     "pair": [a_asset.ticker, b_asset.ticker],
+                    "data_time": clock.iso(day_start(aligned[chunk[i]].dates[-1])),
                     "score": float(result.scores[j]),
                     "metrics": result.metrics.row(int(i)),
                     "backtest": {
@@ -163,7 +175,7 @@ def compute_screen(
                 }
             )
     survivors.sort(key=lambda s: (-s["score"], s["pair"]))
-    codes = dict.fromkeys((TOO_SHORT, *filter_codes(rt.plugins.filters.get(choice.name))))
+    codes = dict.fromkeys((STALE, TOO_SHORT, *filter_codes(rt.plugins.filters.get(choice.name))))
     return {
         "generated_at": clock.iso(generated_at),
         "n_pairs_screened": len(pairs),
@@ -171,9 +183,17 @@ def compute_screen(
         "survivors": survivors,
         "data_source": data_source_label(rt),
         "rejected": {code: rejected.get(code, 0) for code in codes},
+        "data_time": data_time_range(data_days),
         "filter": choice.as_json(),
         "backtest_days": SCREEN_BT_DAYS,
     }
+
+
+def data_time_range(days: list[np.datetime64]) -> dict[str, str] | None:
+    """The newest and oldest last common day of the screened pairs with data (00:00 UTC)."""
+    if not days:
+        return None
+    return {"newest": clock.iso(day_start(max(days))), "oldest": clock.iso(day_start(min(days)))}
 
 
 def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict[str, Any]:

@@ -4,7 +4,6 @@ as the screen (metrics, filter, both backtest legs) plus each leg's peg status."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ from pairscreen.engine.evaluate import compute_metrics, run_legs
 from pairscreen.engine.filtering import choose_filter, filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, panel_of
 from pairscreen.errors import BadRequest, NotFound
+from pairscreen.market.freshness import asset_freshness, day_start, last_days, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, PairPanel
@@ -42,7 +42,7 @@ def resolve_pair(rt: Runtime, a: str, b: str) -> tuple[Asset, Asset, AlignedPair
 def _resolve(rt: Runtime, ticker: str) -> Asset:
     asset = rt.universe.resolve(ticker)
     if asset is None:
-        raise NotFound(f"Unknown ticker {ticker!r}. Tickers are listed in the screen (/pairs).")
+        raise NotFound(f"Unknown ticker {ticker!r}. Every ticker is listed in /assets.")
     return asset
 
 
@@ -86,6 +86,10 @@ def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
     depegged = depegged_legs(active_depegs(), asset_a.ticker, asset_b.ticker)
     evaluation = evaluate_pair(rt, pair, depegged=depegged, bt=bt)
     legs = evaluation.legs
+    # A stale leg fails the pair before any rule, as in the screen; the numbers stay a live look.
+    candles = rt.candles.get()
+    stale = stale_reason(asset_freshness(rt.universe, last_days(candles)), asset_a, asset_b)
+    reason = stale or evaluation.filter_reason
     return {
         "pair": f"{asset_a.ticker}/{asset_b.ticker}",
         "base_a": asset_a.ticker,
@@ -93,10 +97,10 @@ def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
         "asset_class_a": asset_a.asset_class,
         "asset_class_b": asset_b.asset_class,
         "sector": pair_sector(asset_a, asset_b),
-        "data_time": clock.iso(_day_start(pair.dates[-1])),
+        "data_time": clock.iso(day_start(pair.dates[-1])),
         "generated_at": clock.iso(clock.now()),
-        "passes_filter": evaluation.filter_reason == "",
-        "filter_reason": evaluation.filter_reason,
+        "passes_filter": reason == "",
+        "filter_reason": reason,
         "metrics": evaluation.metrics,
         "backtest": {
             "history_days": int(legs["A"].history_days[0]),
@@ -116,7 +120,3 @@ def snapshot_leg(batch: BacktestBatch, base: str) -> dict[str, Any]:
         "max_drawdown_pct": float(batch.max_drawdown_pct[0]),
         "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
     }
-
-
-def _day_start(day: np.datetime64) -> datetime:
-    return datetime.fromisoformat(str(day.astype("datetime64[D]"))).replace(tzinfo=UTC)

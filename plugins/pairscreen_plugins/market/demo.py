@@ -1,16 +1,17 @@
 """Market source ``demo``: the synthetic demo market (:mod:`pairscreen_plugins.demo_market`).
 
-Every price is synthetic; the demo universe labels itself "synthetic demo market".
+Every price is synthetic; the demo universe labels itself "synthetic demo market". Like a
+real exchange's daily candles, only closed days are served: today's candle is still forming.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
-from pairscreen import Asset, Candles, hookimpl
+from pairscreen import Asset, Candles, clock, hookimpl
 from pairscreen_plugins.demo_market.catalogue import (
     CRYPTO_BY_SYMBOL,
     DEFAULT_DAYS,
@@ -40,6 +41,7 @@ class DemoMarketSource:
         days = int(options.get("days", DEFAULT_DAYS))
         if days < 1:
             raise ValueError(f"demo market: days must be at least 1, got {days}")
+        until = min(until, clock.today() - timedelta(days=1))  # the last closed day
         if until < EPOCH:
             return
         world = simulate(seed, until)

@@ -1,0 +1,78 @@
+"""``/assets``: every ticker of the universe with how much data it has and how old it is.
+
+The list is what a client needs before asking for a pair: which tickers exist, from which
+day to which day they have closes, whether the latest is stale, and for a tokenized asset
+its peg status. It is rendered once and kept until the candles, the UTC day or the latest
+peg sample change, so a request costs one indexed read.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import date, datetime
+from typing import Any
+
+import peewee
+
+from pairscreen import clock
+from pairscreen.db.models import PegSample
+from pairscreen.market.candle_cache import CandleCache
+from pairscreen.market.freshness import asset_freshness, day_of, last_days
+from pairscreen.pegs.status import peg_status
+from pairscreen.types import Candles
+from pairscreen.universe import Universe
+
+
+def asset_list(
+    universe: Universe, candles: dict[str, Candles], at: datetime | None = None
+) -> dict[str, Any]:
+    """The ``/assets`` body, in universe order."""
+    fresh = asset_freshness(universe, last_days(candles), at)
+    assets = []
+    for asset in universe.assets:
+        c = candles.get(asset.ticker)
+        has = c is not None and len(c.dates) > 0
+        f = fresh[asset.ticker]
+        assets.append(
+            {
+                "ticker": asset.ticker,
+                "sector": asset.sector,
+                "asset_class": asset.asset_class,
+                "first_close": str(day_of(c.dates[0])) if c is not None and has else None,
+                "last_close": str(f.last_day) if f.last_day is not None else None,
+                "history_days": len(c.dates) if c is not None else 0,
+                "latest_close": float(c.close[-1]) if c is not None and has else None,
+                "age_days": f.age_days,
+                "stale_after_days": f.limit_days,
+                "stale": f.stale,
+                "peg": peg_status(asset),
+            }
+        )
+    return {"generated_at": clock.iso(at or clock.now()), "count": len(assets), "assets": assets}
+
+
+class AssetListCache:
+    """The ``/assets`` body as JSON text, re-rendered only when something it shows changed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # What the text was rendered from: the universe and candles (compared by identity:
+        # the candle cache hands out a new dict when it reloads), the UTC day, the last sample.
+        self._sources: tuple[object, ...] = ()
+        self._key: tuple[date, int | None] | None = None
+        self._text = ""
+
+    def json(self, universe: Universe, candles: CandleCache) -> str:
+        """The body for ``universe``; needs the request's database connection."""
+        current = candles.get()
+        latest_sample = PegSample.select(peewee.fn.MAX(PegSample.id)).scalar()
+        key = (clock.today(), latest_sample)
+        with self._lock:
+            same = len(self._sources) == 2 and all(
+                a is b for a, b in zip(self._sources, (universe, current), strict=True)
+            )
+            if not same or key != self._key:
+                self._text = json.dumps(asset_list(universe, current), allow_nan=False)
+                self._sources, self._key = (universe, current), key
+            return self._text

@@ -1,0 +1,96 @@
+"""How old each asset's data is, so that no number is shown or ranked without its age.
+
+A daily candle counts once its day has closed (24:00 UTC), so the newest usable day is
+always the day before the current UTC day. An asset whose last close lags the current day
+by more than its class allows (the universe's ``[staleness]``) is stale: its pairs are
+rejected with a reason naming the asset and its last day, instead of ranking prices that
+stopped moving only because the data stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+import numpy as np
+
+from pairscreen import clock
+from pairscreen.types import Asset, Candles
+from pairscreen.universe import Universe
+
+STALE = "stale"  # the reason code of a pair with a stale leg
+
+
+def last_closed_day(at: datetime | None = None) -> date:
+    """The newest day whose candle has closed: yesterday, in UTC."""
+    return clock.today(at) - timedelta(days=1)
+
+
+def day_start(value: np.datetime64) -> datetime:
+    """00:00 UTC of a ``datetime64`` day: how a candle's ``data_time`` is written."""
+    return datetime.combine(day_of(value), datetime.min.time(), UTC)
+
+
+def day_of(value: np.datetime64) -> date:
+    """A ``datetime64`` day as a ``date``."""
+    return date.fromisoformat(str(value.astype("datetime64[D]")))
+
+
+@dataclass(frozen=True)
+class AssetFreshness:
+    """One asset's last close, its age in days from the current UTC day, and its limit."""
+
+    ticker: str
+    last_day: date | None  # None: no candles stored
+    age_days: int | None
+    limit_days: int
+
+    @property
+    def stale(self) -> bool:
+        return self.age_days is not None and self.age_days > self.limit_days
+
+    def reason(self) -> str:
+        """The filter reason of a pair with this leg: ``stale: X has no close since D (n days)``."""
+        return f"{STALE}: {self.ticker} has no close since {self.last_day} ({self.age_days} days)"
+
+
+def last_days(candles: Mapping[str, Candles]) -> dict[str, date]:
+    """The last stored day of each ticker with candles."""
+    return {t: day_of(c.dates[-1]) for t, c in candles.items() if len(c.dates)}
+
+
+def asset_freshness(
+    universe: Universe, last: Mapping[str, date], at: datetime | None = None
+) -> dict[str, AssetFreshness]:
+    """Every universe asset's freshness from its last day, against the current UTC day."""
+    today = clock.today(at)
+    out: dict[str, AssetFreshness] = {}
+    for asset in universe.assets:
+        last_day = last.get(asset.ticker)
+        age = (today - last_day).days if last_day is not None else None
+        out[asset.ticker] = AssetFreshness(
+            asset.ticker, last_day, age, universe.staleness_days(asset)
+        )
+    return out
+
+
+def stale_reason(fresh: Mapping[str, AssetFreshness], a: Asset, b: Asset) -> str:
+    """The stale reason of the first stale leg of a pair, ``""`` when both are fresh."""
+    for asset in (a, b):
+        leg = fresh.get(asset.ticker)
+        if leg is not None and leg.stale:
+            return leg.reason()
+    return ""
+
+
+def describe(fresh: Mapping[str, AssetFreshness]) -> str:
+    """For a person: the newest and oldest last close, and every stale asset with its day."""
+    known = [f for f in fresh.values() if f.last_day is not None]
+    if not known:
+        return "no candles stored yet"
+    newest = max(f.last_day for f in known if f.last_day is not None)
+    oldest = min(f.last_day for f in known if f.last_day is not None)
+    text = f"newest close {newest}, oldest close {oldest}"
+    stale = [f"{f.ticker} (last close {f.last_day})" for f in known if f.stale]
+    return text + (f"; stale: {', '.join(stale)}" if stale else "; no stale assets")
