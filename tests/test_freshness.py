@@ -221,6 +221,6 @@ def test_serve_says_how_fresh_the_data_is_at_start_up(
     out = capsys.readouterr().out
     assert served
     assert (
-        "data: csv: newest close 2026-11-21, oldest close 2026-10-13; "
+        "prices: csv: newest close 2026-11-21, oldest close 2026-10-13; "
         "stale: OLD (last close 2026-10-13)"
     ) in out

@@ -33,7 +33,7 @@ def _serve(args: argparse.Namespace) -> None:
     export_settings(settings)  # the uvicorn workers read them back from the environment
     rt = build_runtime(settings)  # migrates and fails fast on a bad universe or database
     print(banner(settings, settings.host, settings.port))
-    print(f"data: {freshness_line(rt.universe)}")
+    print(f"prices: {freshness_line(rt.universe)}")
     run_server(settings.host, settings.port, settings.workers)
 
 
@@ -86,7 +86,7 @@ def _demo(args: argparse.Namespace) -> None:
     setup = prepare_demo(rt)
     base = f"http://{settings.host}:{settings.port}/api/v1"
     print(banner(settings, settings.host, settings.port, setup.pro_key))
-    print(f"data: {freshness_line(rt.universe)}")
+    print(f"prices: {freshness_line(rt.universe)}")
     print(
         "\n".join(
             [
