@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -23,6 +23,7 @@ os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
 
 from pairscreen import clock
 from pairscreen.bootstrap import build_runtime
+from pairscreen.cli import main
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.runtime import Runtime
@@ -173,6 +174,22 @@ def make_client(rt: Runtime) -> ContractClient:
 
     app = create_app(rt, validate_responses=True)
     return ContractClient(app.test_client())
+
+
+@pytest.fixture()
+def cli(
+    database_url: str, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Callable[..., tuple[int, str, str]]]:
+    """``pairscreen`` on the test's database, in-process: ``cli(*argv)`` gives (exit code,
+    stdout, stderr)."""
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main(["--database-url", database_url, *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    yield run
+    database.close()
 
 
 @pytest.fixture()

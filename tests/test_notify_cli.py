@@ -5,20 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pairscreen.cli import main
 from pairscreen.db.connection import database
 from pairscreen.db.models import Outbox
-
-
-@pytest.fixture()
-def cli(database_url, capsys):  # type: ignore[no-untyped-def]
-    def run(*argv: str) -> tuple[int, str, str]:
-        code = main(["--database-url", database_url, *argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    yield run
-    database.close()
 
 
 def test_channels_set_disable_list(cli):

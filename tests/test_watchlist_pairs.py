@@ -80,17 +80,6 @@ def items() -> list[tuple[str, str, str, str, bool, bool]]:
     ]
 
 
-@pytest.fixture()
-def cli(database_url, capsys):  # type: ignore[no-untyped-def]
-    def run(*argv: str) -> tuple[int, str, str]:
-        code = main(["--database-url", database_url, *argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    yield run
-    database.close()
-
-
 def test_mirrored_add_is_refused_through_the_service(runtime, keys, client):
     u = runtime.universe
     with database.connection_context():
