@@ -201,13 +201,13 @@ def test_staleness_table_is_validated(universe_file: Path) -> None:
 def test_serve_says_how_fresh_the_data_is_at_start_up(
     rt: Runtime, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pairscreen.cli import serving
+    from pairscreen.cli import listening, serving
 
-    served: list[tuple[str, int]] = []
+    served: list[int] = []
     monkeypatch.setattr(serving, "export_settings", lambda settings: None)
-    monkeypatch.setattr(
-        serving, "run_server", lambda host, port, workers=1: served.append((host, port))
-    )
+    monkeypatch.setattr(serving, "run_server", lambda listener, workers=1: served.append(workers))
+    # Any free port: the default one may be taken on this machine.
+    monkeypatch.setattr(serving, "bind_port", lambda host, port: listening.bind_port(host, 0))
     argv = [
         "--database-url",
         rt.settings.database_url,

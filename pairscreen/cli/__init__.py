@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from pairscreen.access.accounts import AccountError
+from pairscreen.cli.common import CommandError as CommandError
 from pairscreen.cli.common import add_setting_options
 from pairscreen.errors import ServiceError
 from pairscreen.hooks import PluginError
@@ -30,8 +31,7 @@ COMMAND_GROUPS: tuple[str, ...] = (
 USER_ERRORS = (AccountError, UniverseError, PluginError, ValueError, ServiceError, OSError)
 
 
-class CommandError(Exception):
-    """A command cannot go on; the message is printed as the one-line error."""
+GLOBAL_SETTINGS = ("data_dir", "universe_path", "database_url")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,12 +39,26 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pairscreen",
         description="Screen asset pairs, backtest coin accumulation, watch depegs, serve the API.",
     )
-    add_setting_options(parser, "data_dir", "universe_path", "database_url")
+    add_setting_options(parser, *GLOBAL_SETTINGS)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMAND_GROUPS:
         importlib.import_module(module).register(commands)
+    for command in _commands(parser):
+        add_setting_options(command, *GLOBAL_SETTINGS, repeated=True)
     return parser
+
+
+def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers that end a command line (``users list``, ``serve``), which also take the
+    global options, so that ``pairscreen users list --data-dir X`` works as well."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            children = list({id(p): p for p in action._name_parser_map.values()}.values())
+            for child in children:
+                found.extend(_commands(child) or [child])
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from pairscreen.access import accounts
 from pairscreen.cli.common import open_database, open_runtime
+from pairscreen.cli.hints import command_line
 from pairscreen.notify import watchlist
 
 
@@ -77,13 +78,11 @@ def _tier_args(args: argparse.Namespace) -> tuple[str | None, datetime | None, b
 
 
 def _create_user(args: argparse.Namespace) -> None:
-    open_database(args)
+    settings = open_database(args)
     tier, expires, lifetime = _tier_args(args)
     user = accounts.create_user(args.email, tier, expires=expires, lifetime=lifetime)
-    print(
-        f"created {user.email} ({tier or 'no tier'}); "
-        f"issue a key with: pairscreen keys rotate {user.email}"
-    )
+    rotate = command_line(settings, "keys", "rotate", user.email)
+    print(f"created {user.email} ({tier or 'no tier'}); issue a key with: {rotate}")
 
 
 def _set_tier(args: argparse.Namespace) -> None:

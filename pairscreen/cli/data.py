@@ -7,8 +7,13 @@ import sys
 import time
 
 from pairscreen.bootstrap import build_runtime
-from pairscreen.cli import CommandError
-from pairscreen.cli.common import add_setting_options, open_runtime, settings_of
+from pairscreen.cli.common import (
+    CommandError,
+    add_setting_options,
+    open_runtime,
+    require_database,
+    settings_of,
+)
 from pairscreen.db.connection import connect
 from pairscreen.db.migrations import upgrade
 
@@ -49,7 +54,7 @@ def _upgrade(args: argparse.Namespace) -> None:
 def _sync(args: argparse.Namespace) -> None:
     from pairscreen.market.sync import sync_candles
 
-    rt = open_runtime(args)
+    rt = open_runtime(args, create=True)  # a first sync fills a new database
     report = sync_candles(rt.universe, rt.plugins)
     print(report.summary())
 
@@ -60,6 +65,7 @@ def _screen(args: argparse.Namespace) -> None:
     settings = settings_of(args)
     if settings.executor == "dask" and not settings.dask_scheduler:
         raise CommandError("--executor dask needs --scheduler tcp://HOST:PORT (a Dask scheduler)")
+    require_database(settings)
     rt = build_runtime(settings)
     if not args.no_sync:
         from pairscreen.market.sync import sync_candles

@@ -6,13 +6,17 @@ import argparse
 import dataclasses
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 
 from pairscreen.bootstrap import build_runtime
-from pairscreen.cli.common import add_setting_options, settings_of
-from pairscreen.config import Settings, default_database_url, export_settings
+from pairscreen.cli.common import add_setting_options, require_database, settings_of
+from pairscreen.cli.hints import command_line
+from pairscreen.cli.listening import bind_port, run_server
+from pairscreen.config import Settings, default_database_url, export_settings, load_settings
 from pairscreen.market.sync import freshness_line
+from pairscreen.universe import Universe
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,47 +34,46 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def _serve(args: argparse.Namespace) -> None:
     settings = settings_of(args)
+    require_database(settings)
+    # The port before anything else: a taken one stops the command here.
+    listener = bind_port(settings.host, settings.port)
     export_settings(settings)  # the uvicorn workers read them back from the environment
     rt = build_runtime(settings)  # migrates and fails fast on a bad universe or database
-    print(banner(settings, settings.host, settings.port))
-    print(f"prices: {freshness_line(rt.universe)}")
-    run_server(settings.host, settings.port, settings.workers)
+    print(banner(settings, listener), flush=True)
+    print(f"prices: {freshness_line(rt.universe)}", flush=True)
+    run_server(listener, settings.workers)
 
 
-def run_server(host: str, port: int, workers: int = 1) -> None:
-    import uvicorn
-
-    uvicorn.run(
-        "pairscreen.app:asgi_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level="warning",
-        access_log=False,
-    )
-
-
-def banner(settings: Settings, host: str, port: int, key: str = "rr_…") -> str:
+def banner(settings: Settings, listener: socket.socket, key: str = "rr_…") -> str:
+    """Where the API is (first), what data it serves, how to try it and how to stop it."""
     from pairscreen.universe import load_universe
 
-    universe = load_universe(settings)
-    label = universe.label or f"market source {universe.market_source}"
-    synthetic = "synthetic" in label.lower()
+    host, port = listener.getsockname()[:2]
     base = f"http://{host}:{port}/api/v1"
     lines = [
-        f"pairscreen serving {base}  (database: {settings.database_url})",
-        f"data: {label}" + ("  *** SYNTHETIC DATA, NOT REAL PRICES ***" if synthetic else ""),
-        f"API reference: {base}/ui  (contract: {base}/openapi.json)",
-        f"try: curl -H 'Authorization: Bearer {key}' {base}/pairs",
+        f"pairscreen serving {base}  (UI: {base}/ui, contract: {base}/openapi.json)",
+        "press Ctrl-C to stop",
+        *_data_lines(settings, load_universe(settings)),
+        f"try:  curl -H 'Authorization: Bearer {key}' {base}/pairs",
     ]
     return "\n".join(lines)
+
+
+def _data_lines(settings: Settings, universe: Universe) -> list[str]:
+    label = universe.label or f"market source {universe.market_source}"
+    synthetic = "synthetic" in label.lower()
+    return [
+        f"data: {label}" + ("  *** SYNTHETIC DATA, NOT REAL PRICES ***" if synthetic else ""),
+        f"database: {settings.database_url}",
+    ]
 
 
 def _demo(args: argparse.Namespace) -> None:
     from pairscreen.demo import PERSONAL_EMAIL, PRO_EMAIL, prepare_demo
 
     given = settings_of(args)
+    # The port first: a second demo on a taken port must not replace the running one's data.
+    listener = None if args.no_serve else bind_port(given.host, given.port)
     folder = given.data_dir / "demo"
     if folder.exists():
         shutil.rmtree(folder)
@@ -81,37 +84,57 @@ def _demo(args: argparse.Namespace) -> None:
         universe_path=None,
         database_url=args.database_url or default_database_url(folder),
     )
-    export_settings(settings)  # for the API's worker processes and the schedule's worker
     rt = build_runtime(settings)
     setup = prepare_demo(rt)
-    base = f"http://{settings.host}:{settings.port}/api/v1"
-    print(banner(settings, settings.host, settings.port, setup.pro_key))
-    print(f"prices: {freshness_line(rt.universe)}")
+    accounts = [
+        f"demo accounts (data dir {folder}):",
+        f"  personal  {PERSONAL_EMAIL}  key {setup.personal_key}",
+        f"  pro       {PRO_EMAIL}  key {setup.pro_key}",
+        f"first screen: {setup.screen.n_pairs_screened} pairs screened, "
+        f"{setup.screen.n_survivors} survivors",
+        f"prices: {freshness_line(rt.universe)}",
+        "",
+        f"CLI on this setup:  {command_line(settings, 'users', 'list')}",
+    ]
+    if listener is None:
+        serve = ["serve"]
+        if settings.port != load_settings().port:
+            serve += ["--port", str(settings.port)]
+        print(
+            "\n".join(
+                [
+                    "pairscreen demo prepared, not started (--no-serve):",
+                    *_data_lines(settings, rt.universe),
+                    *accounts,
+                    f"serve it with:  {command_line(settings, *serve)}",
+                ]
+            ),
+            flush=True,
+        )
+        return
+    host, port = listener.getsockname()[:2]
+    print(banner(settings, listener, setup.pro_key), flush=True)
     print(
         "\n".join(
             [
-                "",
-                f"demo accounts (data dir {folder}):",
-                f"  personal  {PERSONAL_EMAIL}  key {setup.personal_key}",
-                f"  pro       {PRO_EMAIL}  key {setup.pro_key}",
-                f"first screen: {setup.screen.n_pairs_screened} pairs screened, "
-                f"{setup.screen.n_survivors} survivors",
-                "",
-                f"  curl -H 'Authorization: Bearer {setup.personal_key}' {base}/pair/ETH/BTC",
-                f"  CLI on this setup: pairscreen --data-dir {folder} users list",
+                *accounts,
+                f"try as personal:  curl -H 'Authorization: Bearer {setup.personal_key}' "
+                f"http://{host}:{port}/api/v1/pair/ETH/BTC",
             ]
         ),
         flush=True,
     )
-    if not args.no_serve:
-        worker = start_worker()  # the schedule (screen, pegs, notifications) beside the API
-        # uvicorn re-raises the SIGTERM it handled once it has stopped: turn it into SystemExit
-        # so the worker is stopped too instead of being orphaned.
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
-        try:
-            run_server(settings.host, settings.port)
-        finally:
-            stop_worker(worker)
+    # For the schedule's worker process; only now, as the hints are written for the
+    # environment the command was started in.
+    export_settings(settings)
+    worker = start_worker()  # the schedule (screen, pegs, notifications) beside the API
+    # uvicorn re-raises the SIGTERM it handled once it has stopped: turn it into SystemExit
+    # so the worker is stopped too instead of being orphaned.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        run_server(listener)
+    finally:
+        stop_worker(worker)
 
 
 def _exit_on_sigterm(signum: int, _frame: object) -> None:

@@ -1,0 +1,60 @@
+"""The listening socket, bound before anything else happens.
+
+``serve`` and ``demo`` bind their port first: a port already taken then stops the command
+before it creates or deletes anything (a second ``demo`` would otherwise replace the running
+demo's database and print keys the running server refuses), and the banner is printed only
+once the port is ours. uvicorn is handed the bound socket, so no other process can take the
+port between the check and the serving.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+from pairscreen.cli.common import CommandError
+
+
+def bind_port(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port``, or a one-sentence :class:`CommandError`."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise CommandError(
+                f"port {port} on {host} is already in use (is another pairscreen demo or "
+                "server running?): stop that process or choose another port with --port"
+            ) from None
+        raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_server(listener: socket.socket, workers: int = 1) -> None:
+    """Serve the app on the bound ``listener``, in this process or in ``workers`` processes."""
+    import uvicorn
+
+    host, port = listener.getsockname()[:2]
+    config = uvicorn.Config(
+        "pairscreen.app:asgi_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+        access_log=False,
+    )
+    try:
+        if workers > 1:
+            from uvicorn.supervisors import Multiprocess
+
+            Multiprocess(config, sockets=[listener]).run()
+        else:
+            uvicorn.Server(config).run(sockets=[listener])
+    except KeyboardInterrupt:  # Ctrl-C is the way to stop, not an error
+        pass
