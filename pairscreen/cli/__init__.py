@@ -14,9 +14,10 @@ import sys
 from collections.abc import Sequence
 
 from pairscreen.access.accounts import AccountError
-from pairscreen.cli.common import add_setting_options
+from pairscreen.cli.common import add_setting_options, settings_of
 from pairscreen.errors import ServiceError
 from pairscreen.hooks import PluginError
+from pairscreen.logs import configure_logging
 from pairscreen.universe import UniverseError
 
 COMMAND_GROUPS: tuple[str, ...] = (
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pairscreen",
         description="Screen asset pairs, backtest coin accumulation, watch depegs, serve the API.",
     )
-    add_setting_options(parser, "data_dir", "universe_path", "database_url")
+    add_setting_options(parser, "data_dir", "universe_path", "database_url", "log_format")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMAND_GROUPS:
@@ -50,11 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     try:
+        configure_logging(
+            settings_of(args).log_format, logging.INFO if args.verbose else logging.WARNING
+        )
         return int(args.handler(args) or 0)
     except CommandError as exc:
         print(f"pairscreen: error: {exc}", file=sys.stderr)

@@ -17,7 +17,7 @@ from pairscreen.market.sync import freshness_line
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = commands.add_parser("serve", help="serve the API under uvicorn")
-    add_setting_options(serve, "host", "port", "workers")
+    add_setting_options(serve, "host", "port", "workers", "metrics")
     serve.set_defaults(handler=_serve)
 
     demo = commands.add_parser(
@@ -34,11 +34,16 @@ def _serve(args: argparse.Namespace) -> None:
     rt = build_runtime(settings)  # migrates and fails fast on a bad universe or database
     print(banner(settings, settings.host, settings.port))
     print(f"prices: {freshness_line(rt.universe)}")
-    run_server(settings.host, settings.port, settings.workers)
+    run_server(settings.host, settings.port, settings.workers, log_format=settings.log_format)
 
 
-def run_server(host: str, port: int, workers: int = 1) -> None:
+def run_server(host: str, port: int, workers: int = 1, *, log_format: str = "text") -> None:
+    """uvicorn on the app; in JSON its own loggers go to the root's JSON handler too."""
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
+
+    # In JSON, uvicorn installs no handlers of its own, so its lines reach the root's.
+    log_config = LOGGING_CONFIG if log_format == "text" else None
 
     uvicorn.run(
         "pairscreen.app:asgi_app",
@@ -47,7 +52,8 @@ def run_server(host: str, port: int, workers: int = 1) -> None:
         port=port,
         workers=workers,
         log_level="warning",
-        access_log=False,
+        access_log=False,  # the app logs each request itself (pairscreen.access)
+        log_config=log_config,
     )
 
 
