@@ -206,7 +206,7 @@ def test_serve_says_how_fresh_the_data_is_at_start_up(
     served: list[tuple[str, int]] = []
     monkeypatch.setattr(serving, "export_settings", lambda settings: None)
     monkeypatch.setattr(
-        serving, "run_server", lambda host, port, workers=1: served.append((host, port))
+        serving, "run_server", lambda host, port, workers=1, **_options: served.append((host, port))
     )
     argv = [
         "--database-url",
