@@ -12,11 +12,13 @@ from connexion.middleware import MiddlewarePosition
 from starlette.exceptions import HTTPException
 
 from pairscreen.api import errors
+from pairscreen.api.ops import OpsMiddleware, RouteMiddleware
 from pairscreen.api.service import Service, ServiceMiddleware
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
 from pairscreen.db.connection import UNAVAILABLE_ERRORS
 from pairscreen.errors import ServiceError
+from pairscreen.logs import configure_logging
 from pairscreen.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -53,10 +55,19 @@ def create_app(
     """
     rt = runtime or build_runtime(settings or load_settings())
     app = connexion.AsyncApp(__name__)
+    service = Service.of(rt)
     # Outermost: the bearer function runs before connexion sets its request context.
     app.add_middleware(
-        ServiceMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, service=Service.of(rt)
+        ServiceMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, service=service
     )
+    # /healthz, /metrics and the access log, outside the error handlers to see final statuses.
+    app.add_middleware(
+        OpsMiddleware,
+        position=MiddlewarePosition.BEFORE_EXCEPTION,
+        service=service,
+        metrics=service.metrics,
+    )
+    app.add_middleware(RouteMiddleware, position=MiddlewarePosition.BEFORE_SECURITY)
     app.add_api(
         openapi_path(rt.settings),
         strict_validation=True,
@@ -73,5 +84,10 @@ def create_app(
 
 
 def asgi_app() -> connexion.AsyncApp:
-    """Entry point for ``uvicorn --factory pairscreen.app:asgi_app`` (settings from the env)."""
-    return create_app()
+    """Entry point for ``uvicorn --factory pairscreen.app:asgi_app`` (settings from the env).
+
+    Each uvicorn worker process starts here, so it sets up its own logging.
+    """
+    settings = load_settings()
+    configure_logging(settings.log_format)
+    return create_app(settings=settings)

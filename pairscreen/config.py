@@ -280,6 +280,20 @@ class Settings:
         SECONDS,
         default=60.0,
     )
+    metrics: bool = setting(
+        "PAIRSCREEN_METRICS",
+        "serve Prometheus metrics at /metrics (each API process its own)",
+        FLAG,
+        default=False,
+        flag="--metrics",
+    )
+    log_format: str = setting(
+        "PAIRSCREEN_LOG_FORMAT",
+        "log lines as text, or as one JSON object per line (access logs included)",
+        _choice("text", "json"),
+        default="text",
+        flag="--log-format",
+    )
     # Plugins
     load_plugins: tuple[str, ...] | None = setting(
         "PAIRSCREEN_LOAD_PLUGINS",

@@ -205,7 +205,9 @@ def test_serve_says_how_fresh_the_data_is_at_start_up(
 
     served: list[int] = []
     monkeypatch.setattr(serving, "export_settings", lambda settings: None)
-    monkeypatch.setattr(serving, "run_server", lambda listener, workers=1: served.append(workers))
+    monkeypatch.setattr(
+        serving, "run_server", lambda listener, workers=1, **_options: served.append(workers)
+    )
     # Any free port: the default one may be taken on this machine.
     monkeypatch.setattr(serving, "bind_port", lambda host, port: listening.bind_port(host, 0))
     argv = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -19,7 +20,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from pairscreen.access.accounts import Principal
 from pairscreen.access.admission import admit, settle
 from pairscreen.api.connections import RequestConnections
+from pairscreen.api.metrics import Metrics
 from pairscreen.api.threads import Lane
+from pairscreen.errors import Busy, QuotaExhausted
 from pairscreen.runtime import Runtime
 
 T = TypeVar("T")
@@ -34,18 +37,23 @@ class Service:
 
     ``io`` runs short database work (key lookups, admission, reads); ``compute`` runs the
     computations, ``Settings.compute_threads`` threads (default: one per core but one).
+    ``metrics`` is None unless ``Settings.metrics`` asks for them.
     """
 
     runtime: Runtime
     io: Lane
     compute: Lane
     connections: RequestConnections = field(default_factory=RequestConnections)
+    metrics: Metrics | None = None
 
     @classmethod
     def of(cls, runtime: Runtime) -> Service:
         cores = len(os.sched_getaffinity(0))
         compute_threads = runtime.settings.compute_threads or max(1, cores - 1)
-        return cls(runtime, Lane("io", IO_THREADS), Lane("compute", compute_threads))
+        metrics = Metrics() if runtime.settings.metrics else None
+        return cls(
+            runtime, Lane("io", IO_THREADS), Lane("compute", compute_threads), metrics=metrics
+        )
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on an ``io`` thread, inside a request connection."""
@@ -67,7 +75,13 @@ class Service:
         for a compute thread only once admitted, so the in-flight limit still answers 409 at
         once.
         """
-        admission = await self.in_thread(admit, principal, self.runtime.settings)
+        try:
+            admission = await self.in_thread(admit, principal, self.runtime.settings)
+        except (Busy, QuotaExhausted) as refusal:
+            if self.metrics is not None:
+                self.metrics.refused("in_flight" if isinstance(refusal, Busy) else "quota")
+            raise
+        started = time.perf_counter()
         try:
             result = await self.compute.run(
                 contextvars.copy_context().run, self.connections.run, work
@@ -75,6 +89,8 @@ class Service:
         except BaseException:
             await self.in_thread(settle, admission, False)
             raise
+        if self.metrics is not None:
+            self.metrics.compute_seconds.observe(time.perf_counter() - started)
         await self.in_thread(settle, admission, True)
         return result, admission.headers
 

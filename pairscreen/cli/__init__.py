@@ -15,9 +15,10 @@ from collections.abc import Sequence
 
 from pairscreen.access.accounts import AccountError
 from pairscreen.cli.common import CommandError as CommandError
-from pairscreen.cli.common import add_setting_options
+from pairscreen.cli.common import add_setting_options, settings_of
 from pairscreen.errors import ServiceError
 from pairscreen.hooks import PluginError
+from pairscreen.logs import configure_logging
 from pairscreen.universe import UniverseError
 
 COMMAND_GROUPS: tuple[str, ...] = (
@@ -31,7 +32,7 @@ COMMAND_GROUPS: tuple[str, ...] = (
 USER_ERRORS = (AccountError, UniverseError, PluginError, ValueError, ServiceError, OSError)
 
 
-GLOBAL_SETTINGS = ("data_dir", "universe_path", "database_url")
+GLOBAL_SETTINGS = ("data_dir", "universe_path", "database_url", "log_format")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,11 +65,10 @@ def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     try:
+        configure_logging(
+            settings_of(args).log_format, logging.INFO if args.verbose else logging.WARNING
+        )
         return int(args.handler(args) or 0)
     except CommandError as exc:
         print(f"pairscreen: error: {exc}", file=sys.stderr)

@@ -35,9 +35,13 @@ def bind_port(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_server(listener: socket.socket, workers: int = 1) -> None:
-    """Serve the app on the bound ``listener``, in this process or in ``workers`` processes."""
+def run_server(listener: socket.socket, workers: int = 1, *, log_format: str = "text") -> None:
+    """Serve the app on the bound ``listener``, in this process or in ``workers`` processes.
+
+    In JSON, uvicorn installs no handlers of its own, so its lines reach the root's JSON handler.
+    """
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
 
     host, port = listener.getsockname()[:2]
     config = uvicorn.Config(
@@ -47,7 +51,8 @@ def run_server(listener: socket.socket, workers: int = 1) -> None:
         port=port,
         workers=workers,
         log_level="warning",
-        access_log=False,
+        access_log=False,  # the app logs each request itself (pairscreen.access)
+        log_config=LOGGING_CONFIG if log_format == "text" else None,
     )
     try:
         if workers > 1:

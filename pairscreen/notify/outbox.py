@@ -301,3 +301,8 @@ def counts() -> dict[str, int]:
     for row in rows.dicts(query):
         out[row["status"]] = int(row["n"])
     return out
+
+
+def pending_count() -> int:
+    """How many messages wait for delivery (queued or retrying): the outbox's depth."""
+    return int(Outbox.select().where(Outbox.status == "pending").count())

@@ -1,0 +1,148 @@
+"""The operator's side of the app: ``/healthz``, ``/metrics`` and the access log.
+
+Both endpoints sit beside the API, outside ``/api/v1`` and outside ``openapi.yaml``: they
+take no key, are for the load balancer and the metrics scraper rather than for clients, and
+must answer even when the contract or the security function would refuse (a health check
+that needs the database to look up a key cannot report that the database is gone).
+
+:class:`OpsMiddleware` is the outermost layer: it answers the two endpoints itself and, for
+every other request, sees the final status (after the error handlers) to count it and log
+it. connexion routes on a copy of the scope, so :class:`RouteMiddleware`, placed after
+routing, writes the matched operation into a holder the two share through the scope's
+``state`` (which the copy shares).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pairscreen import clock
+from pairscreen.api.errors import TEXT
+from pairscreen.api.metrics import CONTENT_TYPE, Metrics
+from pairscreen.api.service import Service
+from pairscreen.db.connection import UNAVAILABLE_ERRORS, database
+from pairscreen.logs import ACCESS_LOGGER
+from pairscreen.screening.status import latest_screen_status
+
+access_log = logging.getLogger(ACCESS_LOGGER)
+log = logging.getLogger("pairscreen.api")
+
+HEALTH_PATH = "/healthz"
+METRICS_PATH = "/metrics"
+ROUTE_KEY = "pairscreen.route"
+UNMATCHED = "unmatched"  # the route label of a request no operation matched
+API_PREFIX = "pairscreen.api."
+
+
+def health() -> dict[str, Any]:
+    """The database answers, and the latest screen's age: the ``/healthz`` body."""
+    database.execute_sql("SELECT 1").fetchone()
+    status = latest_screen_status()
+    if status is None:
+        return {"status": "ok", "database": "reachable", "screen": None}
+    now = clock.now()
+    screen = {
+        "generated_at": clock.iso(status.generated_at),
+        "age_seconds": round(status.age_seconds(now), 1),
+    }
+    return {"status": "ok", "database": "reachable", "screen": screen}
+
+
+class OpsMiddleware:
+    """Answers ``/healthz`` and ``/metrics``; counts and logs every other request."""
+
+    def __init__(self, app: ASGIApp, service: Service, metrics: Metrics | None) -> None:
+        self.app = app
+        self.service = service
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        if path == HEALTH_PATH:
+            await (await self._health())(scope, receive, send)
+            return
+        if path == METRICS_PATH and self.metrics is not None:
+            await (await self._metrics(self.metrics))(scope, receive, send)
+            return
+        route: dict[str, str] = {}
+        scope.setdefault("state", {})[ROUTE_KEY] = route
+        status = 500  # what the client gets if the app fails before it starts a response
+        started = time.perf_counter()
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_note)
+        finally:
+            self._record(scope, route.get("operation", UNMATCHED), status, started)
+
+    def _record(self, scope: Scope, route: str, status: int, started: float) -> None:
+        elapsed = time.perf_counter() - started
+        method = scope["method"]
+        if self.metrics is not None:
+            self.metrics.requests.labels(route=route, method=method, status=str(status)).inc()
+        access_log.info(
+            "%s %s %s %.1f ms",
+            method,
+            scope["path"],
+            status,
+            elapsed * 1000,
+            extra={
+                "method": method,
+                "path": scope["path"],
+                "status": status,
+                "duration_ms": round(elapsed * 1000, 1),
+            },
+        )
+
+    async def _health(self) -> Response:
+        try:
+            body = await self.service.in_thread(health)
+        except UNAVAILABLE_ERRORS as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            log.warning("health check: database unreachable: %s", first)
+            return Response(
+                "The database is unreachable. Retry shortly.\n",
+                status_code=503,
+                media_type=TEXT,
+                headers={"Retry-After": "5", "Cache-Control": "no-store"},
+            )
+        return Response(
+            json.dumps(body),
+            media_type="application/json",
+            headers={"Cache-Control": "no-store"},
+        )
+
+    async def _metrics(self, metrics: Metrics) -> Response:
+        try:
+            await self.service.in_thread(metrics.read_database, clock.now())
+        except UNAVAILABLE_ERRORS as exc:  # still expose the counters, with stale gauges
+            log.warning("metrics: database unreachable: %s", type(exc).__name__)
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE)
+
+
+class RouteMiddleware:
+    """After connexion's routing: hands the matched operation to :class:`OpsMiddleware`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route = scope.get("state", {}).get(ROUTE_KEY)
+        operation = scope.get("extensions", {}).get("connexion_routing", {}).get("operation_id")
+        if route is not None and operation:
+            route["operation"] = operation.removeprefix(API_PREFIX)
+        await self.app(scope, receive, send)

@@ -1,0 +1,40 @@
+"""When the latest screen was computed and how long it took: what an operator watches.
+
+A screen's ``generated_at`` is the moment its computation started (unless it was run as of
+another time, ``screen run --at``), and the ``screen`` job-run row records when the latest
+one was published, so their difference is the last screen's duration. Nothing here is
+cached: health checks and metrics scrapes want the database's answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from pairscreen.db.models import JobRun, Screen
+
+
+@dataclass(frozen=True)
+class ScreenStatus:
+    generated_at: datetime
+    published_at: datetime | None  # None when no run recorded its end (an old database)
+
+    def age_seconds(self, now: datetime) -> float:
+        return max(0.0, (now - self.generated_at).total_seconds())
+
+    @property
+    def duration_seconds(self) -> float | None:
+        """From start to publication; None when unknown or run as of a past time."""
+        if self.published_at is None or self.published_at < self.generated_at:
+            return None
+        took = (self.published_at - self.generated_at).total_seconds()
+        return took if took < 86400 else None  # a screen run --at a past day
+
+
+def latest_screen_status() -> ScreenStatus | None:
+    """The latest screen's times; None before the first screen."""
+    row = Screen.select(Screen.generated_at).order_by(Screen.id.desc()).limit(1).first()
+    if row is None:
+        return None
+    run = JobRun.get_or_none(JobRun.name == "screen")
+    return ScreenStatus(row.generated_at, run.finished_at if run is not None else None)
