@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from importlib import resources
 from pathlib import Path
 
-import connexion
+from starlette.exceptions import HTTPException, StarletteDeprecationWarning
+
+with warnings.catch_warnings():
+    # connexion imports starlette.testclient (for its test_client()), and Starlette warns on
+    # that import when it finds httpx instead of its successor httpx2. The server never uses
+    # a test client, so the warning only alarms whoever starts it: it is silenced for this
+    # one import, and the process's warning filters are left as they were.
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    import connexion
+
 from connexion.exceptions import ProblemException
 from connexion.middleware import MiddlewarePosition
-from starlette.exceptions import HTTPException
 
 from pairscreen.api import errors
+from pairscreen.api.contract import SpecDocuments, SpecMiddleware
+from pairscreen.api.guards import GuardMiddleware
 from pairscreen.api.ops import OpsMiddleware, RouteMiddleware
+from pairscreen.api.parameters import NamedParameterValidator
 from pairscreen.api.service import Service, ServiceMiddleware
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
@@ -54,6 +66,7 @@ def create_app(
     given): its requests reach it through their scope (:mod:`pairscreen.api.service`).
     """
     rt = runtime or build_runtime(settings or load_settings())
+    spec_file = openapi_path(rt.settings)
     app = connexion.AsyncApp(__name__)
     service = Service.of(rt)
     # Outermost: the bearer function runs before connexion sets its request context.
@@ -68,11 +81,20 @@ def create_app(
         metrics=service.metrics,
     )
     app.add_middleware(RouteMiddleware, position=MiddlewarePosition.BEFORE_SECURITY)
+    # HEAD and repeated query parameters are refused before connexion routes them.
+    app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
+    # The spec is served as written (api/contract.py); Swagger UI reads that openapi.json.
+    app.add_middleware(
+        SpecMiddleware,
+        position=MiddlewarePosition.BEFORE_EXCEPTION,
+        documents=SpecDocuments.of(spec_file),
+    )
     app.add_api(
-        openapi_path(rt.settings),
+        spec_file,
         strict_validation=True,
+        validator_map={"parameter": NamedParameterValidator},
         validate_responses=validate_responses,
-        swagger_ui_options=connexion.options.SwaggerUIOptions(swagger_ui=True),
+        swagger_ui_options=connexion.options.SwaggerUIOptions(swagger_ui=True, serve_spec=False),
     )
     app.add_error_handler(ServiceError, errors.service_error)
     for database_error in UNAVAILABLE_ERRORS:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
-from pairscreen.screening.snapshot import compute_snapshot
+from pairscreen.screening.snapshot import compute_snapshot, resolve_pair
 
 
 async def pair_snapshot(
@@ -15,6 +15,8 @@ async def pair_snapshot(
     svc = service()
     rt = svc.runtime
     body, headers = await svc.run_compute(
-        caller(token_info), lambda: compute_snapshot(rt, a, b, bt)
+        caller(token_info),
+        lambda: compute_snapshot(rt, a, b, bt),
+        check=lambda: resolve_pair(rt, a, b),
     )
     return body, 200, {"Content-Type": "application/json", **headers}

@@ -64,9 +64,14 @@ class Service:
         return self.connections.run(fn, *args)
 
     async def run_compute(
-        self, principal: Principal, work: Callable[[], T]
+        self, principal: Principal, work: Callable[[], T], *, check: Callable[[], object]
     ) -> tuple[T, dict[str, str]]:
         """Run a compute request: ``work()``'s result and the rate-limit headers of its 200.
+
+        ``check()`` validates the request completely first (the pair's tickers known and
+        distinct, its history long enough), on the ``io`` lane and before admission, so a
+        request that can never succeed answers 400 or 404, never 409 or 429, and takes no
+        slot.
 
         Admission (tier, in-flight slot or 409, quota unit or 429) and settlement run on the
         ``io`` lane; ``work`` runs on the ``compute`` lane. Computations are CPU-bound: on a
@@ -75,6 +80,7 @@ class Service:
         for a compute thread only once admitted, so the in-flight limit still answers 409 at
         once.
         """
+        await self.in_thread(check)
         try:
             admission = await self.in_thread(admit, principal, self.runtime.settings)
         except (Busy, QuotaExhausted) as refusal:
