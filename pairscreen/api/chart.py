@@ -7,7 +7,7 @@ from starlette.responses import Response
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
 from pairscreen.screening.chart import chart_png
-from pairscreen.screening.snapshot import resolve_pair
+from pairscreen.screening.snapshot import check_pair
 
 CACHE_CONTROL = "private, max-age=900"  # a client may keep a chart 15 minutes
 
@@ -20,7 +20,7 @@ async def pair_chart(
     png, headers = await svc.run_compute(
         caller(token_info),
         lambda: chart_png(rt, a, b, bt, size=size),
-        check=lambda: resolve_pair(rt, a, b),
+        check=lambda: check_pair(rt, a, b),
     )
     return Response(
         png, media_type="image/png", headers={**headers, "Cache-Control": CACHE_CONTROL}

@@ -6,7 +6,7 @@ from typing import Any
 
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
-from pairscreen.screening.snapshot import compute_snapshot, resolve_pair
+from pairscreen.screening.snapshot import check_pair, compute_snapshot
 
 
 async def pair_snapshot(
@@ -17,6 +17,6 @@ async def pair_snapshot(
     body, headers = await svc.run_compute(
         caller(token_info),
         lambda: compute_snapshot(rt, a, b, bt),
-        check=lambda: resolve_pair(rt, a, b),
+        check=lambda: check_pair(rt, a, b),
     )
     return body, 200, {"Content-Type": "application/json", **headers}

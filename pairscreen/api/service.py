@@ -68,10 +68,11 @@ class Service:
     ) -> tuple[T, dict[str, str]]:
         """Run a compute request: ``work()``'s result and the rate-limit headers of its 200.
 
-        ``check()`` validates the request completely first (the pair's tickers known and
-        distinct, its history long enough), on the ``io`` lane and before admission, so a
-        request that can never succeed answers 400 or 404, never 409 or 429, and takes no
-        slot.
+        ``check()`` validates the request first (the pair's tickers known and distinct), before
+        admission, so a request that can never succeed answers 400 or 404, never 409 or 429,
+        and takes no slot. It must be cheap and in memory: it runs on the event loop, because
+        on the ``io`` lane a check per compute request queued key lookups and ``/me`` behind
+        a burst of computations.
 
         Admission (tier, in-flight slot or 409, quota unit or 429) and settlement run on the
         ``io`` lane; ``work`` runs on the ``compute`` lane. Computations are CPU-bound: on a
@@ -80,7 +81,7 @@ class Service:
         for a compute thread only once admitted, so the in-flight limit still answers 409 at
         once.
         """
-        await self.in_thread(check)
+        check()
         try:
             admission = await self.in_thread(admit, principal, self.runtime.settings)
         except (Busy, QuotaExhausted) as refusal:

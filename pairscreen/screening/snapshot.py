@@ -20,11 +20,23 @@ from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, P
 from pairscreen.universe import pair_sector
 
 
-def resolve_pair(rt: Runtime, a: str, b: str) -> tuple[Asset, Asset, AlignedPair]:
-    """The two assets and their aligned history; 400 / 404 with a clear message."""
+def check_pair(rt: Runtime, a: str, b: str) -> tuple[Asset, Asset]:
+    """The two assets, known and distinct; 400 / 404 with a clear message.
+
+    Only in-memory lookups in the universe, so it runs before admission on the event loop at
+    no cost: a request that names a pair that cannot exist never waits for a slot or a quota
+    unit. Whether the pair has enough common history is known only once its candles are
+    aligned, which is the computation's own work (:func:`resolve_pair`).
+    """
     asset_a, asset_b = _resolve(rt, a), _resolve(rt, b)
     if asset_a.ticker == asset_b.ticker:
         raise BadRequest(f"Both legs are {asset_a.ticker}; a pair needs two different assets.")
+    return asset_a, asset_b
+
+
+def resolve_pair(rt: Runtime, a: str, b: str) -> tuple[Asset, Asset, AlignedPair]:
+    """The two assets and their aligned history; 400 / 404 with a clear message."""
+    asset_a, asset_b = check_pair(rt, a, b)
     candles = rt.candles.get()
     for asset in (asset_a, asset_b):
         if asset.ticker not in candles:
