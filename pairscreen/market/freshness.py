@@ -65,14 +65,18 @@ def asset_freshness(
 ) -> dict[str, AssetFreshness]:
     """Every universe asset's freshness from its last day, against the current UTC day."""
     today = clock.today(at)
-    out: dict[str, AssetFreshness] = {}
-    for asset in universe.assets:
-        last_day = last.get(asset.ticker)
-        age = (today - last_day).days if last_day is not None else None
-        out[asset.ticker] = AssetFreshness(
-            asset.ticker, last_day, age, universe.staleness_days(asset)
-        )
-    return out
+    return {
+        asset.ticker: leg_freshness(universe, asset, last.get(asset.ticker), today)
+        for asset in universe.assets
+    }
+
+
+def leg_freshness(
+    universe: Universe, asset: Asset, last_day: date | None, today: date
+) -> AssetFreshness:
+    """One asset's freshness: what a live snapshot needs for its two legs, not the universe."""
+    age = (today - last_day).days if last_day is not None else None
+    return AssetFreshness(asset.ticker, last_day, age, universe.staleness_days(asset))
 
 
 def stale_reason(fresh: Mapping[str, AssetFreshness], a: Asset, b: Asset) -> str:

@@ -13,7 +13,7 @@ from pairscreen.engine.evaluate import compute_metrics, run_legs
 from pairscreen.engine.filtering import choose_filter, filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, panel_of
 from pairscreen.errors import BadRequest, NotFound
-from pairscreen.market.freshness import asset_freshness, day_start, last_days, stale_reason
+from pairscreen.market.freshness import day_of, day_start, leg_freshness, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, PairPanel
@@ -99,8 +99,14 @@ def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
     evaluation = evaluate_pair(rt, pair, depegged=depegged, bt=bt)
     legs = evaluation.legs
     # A stale leg fails the pair before any rule, as in the screen; the numbers stay a live look.
-    candles = rt.candles.get()
-    stale = stale_reason(asset_freshness(rt.universe, last_days(candles)), asset_a, asset_b)
+    candles, today = rt.candles.get(), clock.today()
+    legs_fresh = {
+        asset.ticker: leg_freshness(
+            rt.universe, asset, day_of(candles[asset.ticker].dates[-1]), today
+        )
+        for asset in (asset_a, asset_b)
+    }
+    stale = stale_reason(legs_fresh, asset_a, asset_b)
     reason = stale or evaluation.filter_reason
     return {
         "pair": f"{asset_a.ticker}/{asset_b.ticker}",
