@@ -1,0 +1,194 @@
+"""How `screen run --no-sync` grows with the universe: time, memory, database, per size.
+
+For each size (100, 500, 1,000 and 2,000 assets by default) it writes a synthetic ``csv``
+universe (1,100 days per asset; half the assets mean-revert around a common market, half
+trend), syncs it into a fresh SQLite database (not timed), then runs
+``python -m pairscreen screen run --no-sync`` in a fresh process and prints, from that one
+run: the pairs, the wall time of the whole process, pairs/s, the peak memory of the process
+and all its children together (their proportional set sizes summed, sampled every 20 ms),
+the survivors, the publish time, and how much the database grew. Up to 1,000 assets every
+asset is in one sector; the 2,000 asset universe has four sectors and ``[pairs] all = true``
+(every pair crossed). The last lines say how the cost grows: seconds per million pairs and
+peak memory, size by size.
+
+    .venv/bin/python benchmarks/scale.py [--sizes 100,500] [--days 1100] [--processes 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import psutil
+from scipy.signal import lfilter
+
+ROOT = Path(__file__).resolve().parents[1]
+SECTORS_WHEN_CROSSED = 4
+CROSSED_FROM = 2000  # universes this large have several sectors, every pair crossed
+
+
+def write_universe(folder: Path, n_assets: int, days: int, seed: int = 7) -> Path:
+    """A csv universe of ``n_assets`` whose last day is yesterday (so nothing is stale)."""
+    rng = np.random.default_rng(seed)
+    prices = folder / "prices"
+    prices.mkdir(parents=True, exist_ok=True)
+    end = datetime.now(UTC).date() - timedelta(days=1)
+    day_text = [(end - timedelta(days=days - 1 - i)).isoformat() for i in range(days)]
+    market = np.cumsum(rng.normal(0.0003, 0.03, days))
+    crossed = n_assets >= CROSSED_FROM
+    lines = ['label = "synthetic scale universe"', "", "[market]", 'source = "csv"']
+    lines += ['path = "prices"', ""]
+    if crossed:
+        lines += ["[pairs]", "all = true", ""]
+    for k in range(n_assets):
+        ticker = f"A{k:04d}"
+        if k % 2 == 0:  # an AR(1) level: pairs of two of these mean-revert
+            phi = 1 - 1 / rng.uniform(15, 60)
+            own = lfilter([1.0], [1.0, -phi], rng.normal(0, 0.04, days))
+        else:  # momentum: returns with a wandering drift
+            drift = np.cumsum(rng.normal(0, 0.0004, days))
+            own = np.cumsum(drift + rng.normal(0, 0.02, days))
+        close = 10 ** rng.uniform(-1, 4) * np.exp(market + own)
+        volume = close * rng.uniform(1e4, 1e6) * np.exp(rng.normal(0, 0.3, days))
+        rows = "".join(
+            f"{d},{c:.10g},{v:.6g}\n" for d, c, v in zip(day_text, close, volume, strict=True)
+        )
+        (prices / f"{ticker}.csv").write_text("date,close,volume\n" + rows)
+        sector = f"s{k % SECTORS_WHEN_CROSSED}" if crossed else "bench"
+        lines += ["[[asset]]", f'ticker = "{ticker}"', f'sector = "{sector}"', ""]
+    path = folder / "universe.toml"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def tree_rss(root: psutil.Process) -> int:
+    """Memory of ``root`` and every descendant, now: the sum of their proportional set sizes
+    (PSS), so pages a forked worker shares with its parent count once, not once per process."""
+    total = 0
+    try:
+        members = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    for member in members:
+        try:
+            total += member.memory_full_info().pss
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return total
+
+
+def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+    """Run ``cmd``; its wall seconds, the peak summed RSS of its process tree, its output."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    root = psutil.Process(proc.pid)
+    peak = 0
+    done = threading.Event()
+
+    def poll() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_rss(root))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=poll, daemon=True)
+    sampler.start()
+    output, _ = proc.communicate()
+    wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    text = output.decode(errors="replace")
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{text}")
+    return wall, peak, text
+
+
+def database_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.glob("bench.sqlite3*"))
+
+
+def measure(size: int, days: int, processes: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix=f"pairscreen-scale-{size}-") as tmp:
+        folder = Path(tmp)
+        universe = write_universe(folder, size, days)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins")]),
+            "PAIRSCREEN_UNIVERSE": str(universe),
+            "PAIRSCREEN_DATA_DIR": str(folder),
+            "PAIRSCREEN_DATABASE_URL": f"sqlite:///{folder / 'bench.sqlite3'}",
+            "PAIRSCREEN_SCREEN_PROCESSES": str(processes),
+        }
+        base = [sys.executable, "-m", "pairscreen"]
+        sync_wall, _, _ = run_measured([*base, "data", "sync"], env)
+        before = database_bytes(folder)
+        wall, peak, text = run_measured([*base, "screen", "run", "--no-sync"], env)
+        grown = database_bytes(folder) - before
+        found = re.search(r"(\d+) pairs, (\d+) survivors", text)
+        published = re.search(r"published in ([\d.]+) s", text)
+        if found is None:
+            raise SystemExit(f"unexpected output of screen run:\n{text}")
+        pairs, survivors = int(found.group(1)), int(found.group(2))
+        row = {
+            "assets": size,
+            "pairs": pairs,
+            "wall": wall,
+            "rate": pairs / wall,
+            "peak_mb": peak / 1e6,
+            "survivors": survivors,
+            "publish": float(published.group(1)) if published else float("nan"),
+            "db_mb": grown / 1e6,
+            "sync": sync_wall,
+        }
+        print(
+            f"{size:>6} {pairs:>10,} {wall:>9.2f} {pairs / wall:>9,.0f} {peak / 1e6:>9.0f} "
+            f"{survivors:>10,} {row['publish']:>9.2f} {grown / 1e6:>9.1f}   "
+            f"(sync {sync_wall:.1f} s)",
+            flush=True,
+        )
+        return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="100,500,1000,2000", help="assets per universe")
+    parser.add_argument("--days", type=int, default=1100, help="days of candles per asset")
+    parser.add_argument("--processes", type=int, default=0, help="screen processes (0: cores)")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; "
+        f"{args.days} days per asset; wall and peak RSS of `screen run --no-sync` "
+        "in a fresh process (peak RSS: PSS of the process and its workers summed)"
+    )
+    print(
+        f"{'assets':>6} {'pairs':>10} {'wall s':>9} {'pairs/s':>9} {'peak MB':>9} "
+        f"{'survivors':>10} {'publish s':>9} {'db +MB':>9}"
+    )
+    rows = [measure(size, args.days, args.processes) for size in sizes]
+    print("growth (seconds per million pairs, peak RSS):")
+    for row in rows:
+        print(
+            f"  {row['assets']:>5} assets: {1e6 * row['wall'] / row['pairs']:7.1f} s per "
+            f"million pairs, peak {row['peak_mb']:.0f} MB"
+        )
+    if len(rows) >= 2:
+        first, last = rows[0], rows[-1]
+        print(
+            f"pairs x{last['pairs'] / first['pairs']:.0f} -> wall "
+            f"x{last['wall'] / first['wall']:.1f}, "
+            f"peak RSS x{last['peak_mb'] / first['peak_mb']:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
