@@ -32,7 +32,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pairscreen_plugins.rules",
     "pairscreen_plugins.strategies.accumulation",
     "pairscreen_plugins.score",
-    "pairscreen_plugins.charts.matplotlib_renderer",
+    "pairscreen_plugins.charts.default",
     "pairscreen_plugins.notifiers.email",
     "pairscreen_plugins.notifiers.webhook",
     "pairscreen_plugins.pegs.demo_reference",
