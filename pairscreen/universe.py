@@ -5,7 +5,6 @@ It comes from a TOML file or, by default, the built-in demo universe.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import tomllib
@@ -14,6 +13,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from pairscreen.types import ASSET_CLASSES, DEFAULT_PEG_THRESHOLD_PCT, Asset, PegConfig
 
@@ -45,6 +46,10 @@ class Universe:
     market_source: str
     market_options: Mapping[str, Any] = field(default_factory=dict)
     cross_pairs: tuple[tuple[str, str], ...] = ()
+    # ``[pairs] all = true``: every pair of assets, whatever their sectors
+    all_pairs: bool = False
+    # ``[pairs] cross_sectors``: every pair with one leg in each of two named sectors
+    cross_sectors: tuple[tuple[str, str], ...] = ()
     label: str = ""  # e.g. "synthetic demo market"; shown wherever a person sees the data
     # ``[peg_sources.<name>]`` tables: each peg reference source's options (paths resolved)
     peg_source_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -81,20 +86,48 @@ class Universe:
         return self.staleness.get(asset.asset_class, DEFAULT_STALENESS_DAYS["crypto"])
 
     def screened_pairs(self) -> list[tuple[Asset, Asset]]:
-        """Every same-sector pair plus the configured cross-sector pairs, canonical order."""
-        pairs: list[tuple[Asset, Asset]] = []
-        seen: set[tuple[str, str]] = set()
-        for a, b in itertools.combinations(self.assets, 2):
-            if a.sector == b.sector:
-                pairs.append((a, b))
-                seen.add((a.ticker, b.ticker))
+        """Every screened pair as assets, in :meth:`screened_pair_indices` order."""
+        ia, ib = self.screened_pair_indices()
+        return [
+            (self.assets[i], self.assets[j]) for i, j in zip(ia.tolist(), ib.tolist(), strict=True)
+        ]
+
+    def screened_pair_indices(self) -> tuple[np.ndarray, np.ndarray]:
+        """The screened pairs as indices into ``assets`` (legs A and B), canonical order.
+
+        Every same-sector pair (or every pair at all with ``all_pairs``) and every pair across
+        the ``cross_sectors`` in the universe's asset order (A listed before B), then the
+        explicit ``cross_pairs`` not already screened, each as written. Built as index arrays
+        so that two million pairs take no Python loop.
+        """
+        n = len(self.assets)
+        ia, ib = np.triu_indices(n, 1)
+        if not self.all_pairs:
+            keep = self._by_sector(ia, ib)
+            ia, ib = ia[keep], ib[keep]
+        index = {a.ticker: k for k, a in enumerate(self.assets)}
+        extra: dict[tuple[int, int], tuple[int, int]] = {}  # unordered key -> as written
         for ta, tb in self.cross_pairs:
-            key = (ta, tb)
-            if key in seen or (tb, ta) in seen:
+            i, j = index[ta], index[tb]
+            key = (min(i, j), max(i, j))
+            if key in extra or (self.all_pairs or self._by_sector(np.array([i]), np.array([j]))[0]):
                 continue
-            pairs.append((self.asset(ta), self.asset(tb)))
-            seen.add(key)
-        return pairs
+            extra[key] = (i, j)
+        written = np.array(list(extra.values()), dtype=ia.dtype).reshape(-1, 2)
+        return np.concatenate([ia, written[:, 0]]), np.concatenate([ib, written[:, 1]])
+
+    def _by_sector(self, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        """Whether each pair is screened for its sectors: the same sector, or two sectors
+        the ``cross_sectors`` cross."""
+        names = [a.sector for a in self.assets]
+        ids = {name: k for k, name in enumerate(dict.fromkeys(names))}
+        sector = np.array([ids[name] for name in names], dtype=np.intp)
+        sa, sb = sector[ia], sector[ib]
+        keep: np.ndarray = sa == sb
+        for first, second in self.cross_sectors:
+            x, y = ids.get(first, -1), ids.get(second, -1)
+            keep |= ((sa == x) & (sb == y)) | ((sa == y) & (sb == x))
+        return keep
 
 
 def pair_sector(a: Asset, b: Asset) -> str:
@@ -170,11 +203,31 @@ def load_universe_file(path: Path) -> Universe:
     duplicates = sorted({t for t in tickers if tickers.count(t) > 1})
     if duplicates:
         raise UniverseError(f"{path}: duplicate tickers {', '.join(duplicates)}")
+    pairs_table = data.get("pairs", {})
+    if not isinstance(pairs_table, Mapping):
+        raise UniverseError(f"{path}: [pairs] must be a table")
     cross: list[tuple[str, str]] = []
-    for pair in data.get("pairs", {}).get("cross", []):
+    for pair in pairs_table.get("cross", []):
         if len(pair) != 2 or any(t not in tickers for t in pair) or pair[0] == pair[1]:
             raise UniverseError(f"{path}: cross pair {pair!r} must name two different assets")
         cross.append((str(pair[0]), str(pair[1])))
+    all_pairs = pairs_table.get("all", False)
+    if not isinstance(all_pairs, bool):
+        raise UniverseError(f"{path}: [pairs] all must be true or false, got {all_pairs!r}")
+    sectors = {a.sector for a in assets}
+    cross_sectors: list[tuple[str, str]] = []
+    for entry in pairs_table.get("cross_sectors", []):
+        if (
+            not isinstance(entry, list)
+            or len(entry) != 2
+            or entry[0] == entry[1]
+            or any(s not in sectors for s in entry)
+        ):
+            raise UniverseError(
+                f"{path}: [pairs] cross_sectors entry {entry!r} must name two different "
+                f"sectors of the universe (its sectors: {', '.join(sorted(sectors))})"
+            )
+        cross_sectors.append((str(entry[0]), str(entry[1])))
     screen_filter, screen_thresholds = parse_screen(data.get("screen", {}), f"{path}: [screen]")
     staleness = parse_staleness(data.get("staleness", {}), f"{path}: [staleness]")
     return Universe(
@@ -182,6 +235,8 @@ def load_universe_file(path: Path) -> Universe:
         market_source=source,
         market_options=market,
         cross_pairs=tuple(cross),
+        all_pairs=all_pairs,
+        cross_sectors=tuple(cross_sectors),
         label=str(data.get("label", "")),
         peg_source_options=peg_sources,
         screen_filter=screen_filter,

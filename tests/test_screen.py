@@ -45,7 +45,7 @@ def test_failed_screen_leaves_previous_screen_served(runtime, monkeypatch):
         def crash(*args, **kwargs):
             raise RuntimeError("crash mid-screen")
 
-        monkeypatch.setattr(screening, "run_local", crash)
+        monkeypatch.setattr(screening, "stream_local", crash)
         with pytest.raises(RuntimeError):
             screening.run_screen(runtime)
         assert screening.latest_screen_json(runtime) == before

@@ -3,9 +3,12 @@ published in one transaction so that a crash mid-screen leaves the previous scre
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import logging
-from collections import Counter
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,25 +18,34 @@ import numpy as np
 from pairscreen import clock
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, Screen
-from pairscreen.engine.executors import run_local
-from pairscreen.engine.filtering import choose_filter, filter_code, filter_codes
-from pairscreen.engine.panels import AlignedPair, align, group_by_history
+from pairscreen.engine.calendar import CandleMatrix
+from pairscreen.engine.executors import stream_local
+from pairscreen.engine.filtering import choose_filter, filter_codes
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
-from pairscreen.engine.screen_chunks import ChunkJob
-from pairscreen.market.freshness import STALE, asset_freshness, day_start, last_days, stale_reason
-from pairscreen.pegs.status import active_depegs, depegged_legs
+from pairscreen.market.freshness import STALE, asset_freshness, last_days, stale_reason
+from pairscreen.pegs.status import active_depegs
 from pairscreen.runtime import Runtime
+from pairscreen.screening.pair_chunks import (
+    TOO_SHORT,
+    GroupJob,
+    PairsOutcome,
+    PairTask,
+    ScreenSpec,
+    add_result,
+    chunk_jobs,
+    day_iso,
+    evaluate_pairs,
+)
 from pairscreen.screening.published import PublishedScreen
-from pairscreen.types import Asset, BacktestBatch
-from pairscreen.universe import pair_sector
+from pairscreen.types import Candles
 
 log = logging.getLogger(__name__)
 
 SCREEN_BT_DAYS = 360
 EXECUTORS = ("local", "dask")
-# The code of the pairs the engine cannot evaluate at all (fewer common days than the
-# settings' ``min_history_days``, or no candles); counted before the filter's own codes.
-TOO_SHORT = "insufficient_history"
+CHUNK_PAIRS = 500  # pairs a worker takes at a time: bounds each worker's memory
+DASK_BATCH_CHUNKS = 64  # chunks submitted to a Dask cluster at a time
+Progress = Callable[[int, int], None]  # (pairs done, pairs in the screen)
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,7 @@ class ScreenSummary:
     n_pairs_screened: int
     n_survivors: int
     rejected: dict[str, int]
+    publish_seconds: float = 0.0
 
 
 def run_screen(
@@ -52,19 +65,30 @@ def run_screen(
     processes: int | None = None,
     executor: str = "local",
     scheduler: str | None = None,
+    on_progress: Progress | None = None,
 ) -> ScreenSummary:
-    """Compute the whole screen and publish it atomically."""
+    """Compute the whole screen and publish it atomically.
+
+    ``on_progress(done, total)`` is called as chunks of pairs finish (a command line draws
+    it); old screens beyond the ``screens_kept`` setting go in the same transaction.
+    """
     generated_at = at or clock.now()
-    payload = compute_screen(
-        rt, generated_at, processes=processes, executor=executor, scheduler=scheduler
+    computed = screen_text(
+        rt,
+        generated_at,
+        processes=processes,
+        executor=executor,
+        scheduler=scheduler,
+        on_progress=on_progress,
     )
+    started = time.perf_counter()
     with write_transaction():
         row = Screen.create(
             generated_at=generated_at,
-            n_pairs_screened=payload["n_pairs_screened"],
-            n_survivors=payload["n_survivors"],
-            data_source=payload["data_source"],
-            payload=json.dumps(payload, allow_nan=False, separators=(",", ":")),
+            n_pairs_screened=computed.n_pairs,
+            n_survivors=computed.n_survivors,
+            data_source=computed.data_source,
+            payload=computed.text,
         )
         keep = Screen.select(Screen.id).order_by(Screen.id.desc()).limit(rt.settings.screens_kept)
         Screen.delete().where(Screen.id.not_in(keep)).execute()
@@ -73,9 +97,10 @@ def run_screen(
     return ScreenSummary(
         row.id,
         generated_at,
-        payload["n_pairs_screened"],
-        payload["n_survivors"],
-        payload["rejected"],
+        computed.n_pairs,
+        computed.n_survivors,
+        computed.rejected,
+        time.perf_counter() - started,
     )
 
 
@@ -89,123 +114,173 @@ def compute_screen(
     generated_at: datetime,
     *,
     processes: int | None = None,
-    chunk_rows: int = 250,
+    chunk_rows: int = CHUNK_PAIRS,
     executor: str = "local",
     scheduler: str | None = None,
 ) -> dict[str, Any]:
     """The screen payload (the ``/screen/latest`` body) without publishing it.
 
     ``executor`` is ``local`` (``processes`` forked workers) or ``dask`` (the cluster at
-    ``scheduler``); both give the same payload.
+    ``scheduler``); both give the same payload, whatever ``chunk_rows`` (pairs per chunk).
     """
+    computed = screen_text(
+        rt,
+        generated_at,
+        processes=processes,
+        chunk_rows=chunk_rows,
+        executor=executor,
+        scheduler=scheduler,
+    )
+    payload: dict[str, Any] = json.loads(computed.text)
+    return payload
+
+
+@dataclass(frozen=True)
+class ComputedScreen:
+    """A screen ready to publish: its JSON text and the counts the summary reports."""
+
+    text: str
+    n_pairs: int
+    n_survivors: int
+    rejected: dict[str, int]
+    data_source: str
+
+
+def screen_text(
+    rt: Runtime,
+    generated_at: datetime,
+    *,
+    processes: int | None = None,
+    chunk_rows: int = CHUNK_PAIRS,
+    executor: str = "local",
+    scheduler: str | None = None,
+    on_progress: Progress | None = None,
+) -> ComputedScreen:
+    """Stream every screened pair through the engine, chunk by chunk, keeping only the
+    counts and the survivors (serialised), and write the payload's JSON text."""
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     settings = rt.settings
     choice = choose_filter(rt.plugins, rt.universe)
     candles = rt.candles.get()
-    pairs = rt.universe.screened_pairs()
-    aligned: list[AlignedPair] = []
-    assets: list[tuple[Asset, Asset]] = []
-    rejected: Counter[str] = Counter()
+    assets = rt.universe.assets
+    ia, ib = rt.universe.screened_pair_indices()
+    total = int(ia.shape[0])
+    outcome = PairsOutcome(pairs=total)
+    # A stale leg is decided first, before any filter: an old price is never evaluated,
+    # whatever else the pair would fail.
     fresh = asset_freshness(rt.universe, last_days(candles), generated_at)
-    data_days: list[np.datetime64] = []
-    for a, b in pairs:
-        # A stale leg is decided first, before any filter: an old price is never evaluated,
-        # whatever else the pair would fail.
-        if stale_reason(fresh, a, b):
-            rejected[STALE] += 1
-            if a.ticker in candles and b.ticker in candles:
-                data_days.append(min(candles[a.ticker].dates[-1], candles[b.ticker].dates[-1]))
-            continue
-        if a.ticker not in candles or b.ticker not in candles:
-            rejected[TOO_SHORT] += 1
-            continue
-        pair = align(candles[a.ticker], candles[b.ticker])
-        if pair.n_days < settings.min_history_days:
-            rejected[TOO_SHORT] += 1
-            continue
-        aligned.append(pair)
-        assets.append((a, b))
-        data_days.append(pair.dates[-1])
-    depegs = active_depegs()
-    jobs: list[ChunkJob] = []
-    job_rows: list[list[int]] = []
-    max_days = settings.window_days + SCREEN_BT_DAYS
-    for rows, panel in group_by_history(aligned, max_days, settings.window_days):
-        for start in range(0, len(rows), chunk_rows):
-            chunk = rows[start : start + chunk_rows]
-            sub = panel.rows(np.arange(start, start + len(chunk)))
-            legs = tuple(depegged_legs(depegs, a, b) for a, b in zip(sub.a, sub.b, strict=True))
-            jobs.append(
-                ChunkJob(
-                    panel=sub,
-                    history_days=np.array([aligned[i].n_days for i in chunk]),
-                    depegged=np.array([bool(pair_legs) for pair_legs in legs]),
-                    screen_filter=choice,
-                    strategy=settings.strategy,
-                    scorer=settings.scorer,
-                    bt_days=SCREEN_BT_DAYS,
-                    depegged_legs=legs,
-                )
-            )
-            job_rows.append(chunk)
+    stale = np.array([bool(stale_reason(fresh, a, a)) for a in assets], dtype=bool)
+    with_candles = [
+        i for i, a in enumerate(assets) if a.ticker in candles and candles[a.ticker].dates.size
+    ]
+    row_of = np.full(len(assets), -1, dtype=np.intp)
+    row_of[with_candles] = np.arange(len(with_candles))
+    matrix = CandleMatrix.of(candles, [assets[i].ticker for i in with_candles])
+    last_day = np.array(
+        [candles[assets[i].ticker].dates[-1] for i in with_candles], dtype="datetime64[D]"
+    )
+    ra, rb = row_of[ia], row_of[ib]
+    stale_pair = stale[ia] | stale[ib]
+    outcome.rejected[STALE] += int(stale_pair.sum())
+    both = stale_pair & (ra >= 0) & (rb >= 0)
+    outcome.saw_days(np.minimum(last_day[ra[both]], last_day[rb[both]]))
+    missing = ~stale_pair & ((ra < 0) | (rb < 0))
+    outcome.rejected[TOO_SHORT] += int(missing.sum())
+    screened = ~stale_pair & ~missing
+    ra, rb = ra[screened], rb[screened]
+    del ia, ib, stale_pair, both, missing, screened
+    active = active_depegs()
+    spec = ScreenSpec(
+        matrix=matrix,
+        assets=tuple(assets[i] for i in with_candles),
+        depegs=tuple((active[t],) if t in active else () for t in matrix.tickers),
+        screen_filter=choice,
+        strategy=settings.strategy,
+        scorer=settings.scorer,
+        bt_days=SCREEN_BT_DAYS,
+        window_days=settings.window_days,
+        min_history_days=settings.min_history_days,
+    )
+    done = total - int(ra.shape[0])
+    if on_progress is not None:
+        on_progress(done, total)
+    tasks = (
+        (ra[start : start + chunk_rows], rb[start : start + chunk_rows])
+        for start in range(0, ra.shape[0], chunk_rows)
+    )
     if executor == "dask":
-        from pairscreen.engine.dask_executor import run_dask
-
-        results = run_dask(jobs, scheduler or "", candles=candles, plugins=rt.plugins)
+        results = _on_dask(rt, spec, tasks, candles, scheduler or "")
     else:
-        results = run_local(rt.plugins, jobs, processes or rt.settings.screen_processes)
-    survivors: list[dict[str, Any]] = []
-    for chunk, result in zip(job_rows, results, strict=True):
-        rejected.update(filter_code(r) for r in result.reasons if r)
-        for j, i in enumerate(result.survivors):
-            a_asset, b_asset = assets[chunk[i]]
-            survivors.append(
-                {
-                    "sector": pair_sector(a_asset, b_asset),
-                    "pair": [a_asset.ticker, b_asset.ticker],
-                    "data_time": clock.iso(day_start(aligned[chunk[i]].dates[-1])),
-                    "score": float(result.scores[j]),
-                    "metrics": result.metrics.row(int(i)),
-                    "backtest": {
-                        "history_days": int(result.legs["A"].history_days[j]),
-                        "A": screen_leg(result.legs["A"], j, a_asset.ticker),
-                        "B": screen_leg(result.legs["B"], j, b_asset.ticker),
-                    },
-                }
-            )
-    survivors.sort(key=lambda s: (-s["score"], s["pair"]))
+        work = functools.partial(evaluate_pairs, rt.plugins, spec)
+        results = stream_local(work, tasks, processes or settings.screen_processes)
+    for part in results:
+        outcome.merge(part)
+        done += part.pairs
+        if on_progress is not None:
+            on_progress(done, total)
     codes = dict.fromkeys((STALE, TOO_SHORT, *filter_codes(rt.plugins.filters.get(choice.name))))
-    return {
+    rejected = {code: outcome.rejected.get(code, 0) for code in codes}
+    survivors = outcome.survivors
+    survivors.sort()
+    head = {
         "generated_at": clock.iso(generated_at),
-        "n_pairs_screened": len(pairs),
+        "n_pairs_screened": total,
         "n_survivors": len(survivors),
-        "survivors": survivors,
-        "data_source": data_source_label(rt),
-        "rejected": {code: rejected.get(code, 0) for code in codes},
-        "data_time": data_time_range(data_days),
+    }
+    source = data_source_label(rt)
+    tail = {
+        "data_source": source,
+        "rejected": rejected,
+        "data_time": data_time_range(outcome),
         "filter": choice.as_json(),
         "backtest_days": SCREEN_BT_DAYS,
     }
+    parts = [_json(head)[:-1], ',"survivors":[']
+    for k, survivor in enumerate(survivors):
+        parts.append(f",{survivor[3]}" if k else survivor[3])
+    parts += ["],", _json(tail)[1:]]
+    n_survivors = len(survivors)
+    del survivors, outcome
+    return ComputedScreen("".join(parts), total, n_survivors, rejected, source)
 
 
-def data_time_range(days: list[np.datetime64]) -> dict[str, str] | None:
+def _json(value: object) -> str:
+    return json.dumps(value, allow_nan=False, separators=(",", ":"))
+
+
+def _on_dask(
+    rt: Runtime,
+    spec: ScreenSpec,
+    tasks: Iterable[PairTask],
+    candles: Mapping[str, Candles],
+    scheduler: str,
+) -> Iterator[PairsOutcome]:
+    """The chunks on a Dask cluster, a batch at a time (the panels travel as recipes)."""
+    from pairscreen.engine.dask_executor import run_dask
+
+    batch: list[tuple[PairsOutcome, list[GroupJob]]] = []
+    for task in itertools.chain(tasks, [None]):
+        if task is not None:
+            batch.append(chunk_jobs(spec, task))
+            if len(batch) < DASK_BATCH_CHUNKS:
+                continue
+        jobs = [group.job for _, groups in batch for group in groups]
+        results = iter(run_dask(jobs, scheduler, candles=candles, plugins=rt.plugins))
+        for outcome, groups in batch:
+            for group in groups:
+                add_result(spec, outcome, group, next(results))
+            yield outcome
+        batch = []
+
+
+def data_time_range(outcome: PairsOutcome) -> dict[str, str] | None:
     """The newest and oldest last common day of the screened pairs with data (00:00 UTC)."""
-    if not days:
+    if outcome.newest is None or outcome.oldest is None:
         return None
-    return {"newest": clock.iso(day_start(max(days))), "oldest": clock.iso(day_start(min(days)))}
-
-
-def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict[str, Any]:
-    """Survivor ``j``'s leg, shaped like a snapshot's leg so the two compare field by field."""
-    buy_hold = float(batch.buy_hold_growth_pct[j])
-    return {
-        "base_leg": base,
-        "growth_pct": float(batch.growth_pct[j]),
-        "n_trades": int(batch.n_trades[j]),
-        "max_drawdown_pct": float(batch.max_drawdown_pct[j]),
-        "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
-    }
+    return {"newest": day_iso(outcome.newest), "oldest": day_iso(outcome.oldest)}
 
 
 def latest_screen_json(rt: Runtime) -> str:

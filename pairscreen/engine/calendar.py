@@ -1,0 +1,86 @@
+"""One calendar matrix for the whole universe, and pair panels cut from it by index arrays.
+
+Aligning pair by pair (an ``np.intersect1d`` per pair) costs about 90 µs a pair, three minutes
+for two million pairs. Here every asset's candles sit once on the union of all days (NaN and
+``present = False`` where an asset has no candle), and a whole batch of pairs is aligned at
+once: a pair's common days are ``present[a] & present[b]``, and its panel row is the last
+``days`` of them. The rows hold exactly the values :func:`~pairscreen.engine.panels.align`
+followed by :func:`~pairscreen.engine.panels.panel_of` would give (the same dates, the same
+floats, copied), so a pair's numbers do not depend on the path that built its panel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pairscreen.types import Candles, PairPanel
+
+
+@dataclass(frozen=True, eq=False)
+class CandleMatrix:
+    """Every asset's daily candles on one shared calendar, one row per asset."""
+
+    tickers: tuple[str, ...]
+    calendar: np.ndarray  # (days,) datetime64[D], the union of every asset's days, sorted
+    close: np.ndarray  # (assets, days) float64, NaN where the asset has no candle
+    volume: np.ndarray  # (assets, days) float64, NaN where unknown or no candle
+    present: np.ndarray  # (assets, days) bool: the asset has a candle that day
+
+    @classmethod
+    def of(cls, candles: Mapping[str, Candles], tickers: Sequence[str]) -> CandleMatrix:
+        """The matrix of ``tickers`` (each must be in ``candles``), rows in that order."""
+        series = [candles[t] for t in tickers]
+        days = [c.dates.astype("datetime64[D]") for c in series]
+        calendar = np.unique(np.concatenate(days)) if days else np.empty(0, "datetime64[D]")
+        shape = (len(series), calendar.shape[0])
+        close = np.full(shape, np.nan)
+        volume = np.full(shape, np.nan)
+        present = np.zeros(shape, dtype=bool)
+        for row, (c, d) in enumerate(zip(series, days, strict=True)):
+            at = np.searchsorted(calendar, d)
+            close[row, at] = c.close
+            volume[row, at] = c.volume
+            present[row, at] = True
+        return cls(tuple(tickers), calendar, close, volume, present)
+
+    def common(self, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        """(pairs, days) bool: the days both legs of each pair have a candle."""
+        # numpy types the boolean and of untyped-dtype arrays as Any
+        common: np.ndarray = self.present[ia] & self.present[ib]
+        return common
+
+    def panel(
+        self, ia: np.ndarray, ib: np.ndarray, common: np.ndarray, days: int, window_days: int
+    ) -> PairPanel:
+        """The panel of the last ``days`` common days of each pair (every row of ``common``
+        must hold at least that many)."""
+        n = ia.shape[0]
+        tail = common[:, -days:] if days else common[:, :0]
+        if days <= common.shape[1] and bool(tail.all()):
+            # Usual case: every pair has every one of the last ``days`` calendar days.
+            cols = np.broadcast_to(np.arange(common.shape[1] - days, common.shape[1]), (n, days))
+        else:
+            after = np.cumsum(common[:, ::-1], axis=1, dtype=np.int32)[:, ::-1]
+            _, flat = np.nonzero(common & (after <= days))
+            cols = flat.reshape(n, days)
+        rows_a, rows_b = ia[:, None], ib[:, None]
+        return PairPanel(
+            a=tuple(self.tickers[i] for i in ia),
+            b=tuple(self.tickers[i] for i in ib),
+            dates=self.calendar[cols],
+            close_a=self.close[rows_a, cols],
+            close_b=self.close[rows_b, cols],
+            volume_a=self.volume[rows_a, cols],
+            volume_b=self.volume[rows_b, cols],
+            window_days=window_days,
+        )
+
+    def last_common_day(self, common: np.ndarray) -> np.ndarray:
+        """(pairs,) datetime64[D]: each pair's newest common day (rows with at least one)."""
+        last = common.shape[1] - 1 - np.argmax(common[:, ::-1], axis=1)
+        # numpy types fancy indexing of an untyped-dtype array as Any
+        days: np.ndarray = self.calendar[last]
+        return days

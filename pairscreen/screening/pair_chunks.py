@@ -1,0 +1,177 @@
+"""One chunk of the screen: a batch of pairs, as two index arrays, to what the screen keeps.
+
+A worker aligns the chunk's pairs on the universe's calendar matrix, groups them by usable
+history, runs each group's panel through the engine (metrics, filter, score, both legs) and
+returns only what the screen publishes: the rejection counts, the newest and oldest data day,
+and each survivor already serialised with its sort key. Nothing proportional to the number
+of pairs outlives the chunk, so the whole screen runs in memory bounded by the chunk size.
+
+Every pair's numbers depend on that pair alone (tests/test_chunk_independence.py), so any
+chunking gives the same screen.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from pairscreen import clock
+from pairscreen.engine.calendar import CandleMatrix
+from pairscreen.engine.filtering import FilterChoice, filter_code
+from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
+from pairscreen.hooks import Plugins
+from pairscreen.types import Asset, BacktestBatch, DepeggedLeg
+from pairscreen.universe import pair_sector
+
+# The code of the pairs the engine cannot evaluate at all (fewer common days than the
+# settings' ``min_history_days``, or no candles); counted before the filter's own codes.
+TOO_SHORT = "insufficient_history"
+
+PairTask = tuple[np.ndarray, np.ndarray]  # (pairs,) row indices into the matrix: legs A and B
+
+
+@dataclass(frozen=True, eq=False)
+class ScreenSpec:
+    """Everything a worker needs besides its plugins: plain data, inherited by a fork."""
+
+    matrix: CandleMatrix
+    assets: tuple[Asset, ...]  # per matrix row
+    depegs: tuple[tuple[DepeggedLeg, ...], ...]  # per matrix row: its active depeg, if any
+    screen_filter: FilterChoice
+    strategy: str
+    scorer: str
+    bt_days: int
+    window_days: int
+    min_history_days: int
+
+    @property
+    def max_days(self) -> int:
+        return self.window_days + self.bt_days
+
+
+@dataclass
+class PairsOutcome:
+    """What the screen keeps of a chunk (or of the whole screen, once merged)."""
+
+    pairs: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    # (-score, A, B, the survivor's JSON object): sorted, they give the published order
+    survivors: list[tuple[float, str, str, str]] = field(default_factory=list)
+    newest: np.datetime64 | None = None
+    oldest: np.datetime64 | None = None
+
+    def saw_days(self, days: np.ndarray) -> None:
+        """Widen the data-time range by ``days`` (datetime64[D])."""
+        if days.size == 0:
+            return
+        low, high = days.min(), days.max()
+        self.newest = high if self.newest is None else max(self.newest, high)
+        self.oldest = low if self.oldest is None else min(self.oldest, low)
+
+    def merge(self, other: PairsOutcome) -> None:
+        self.pairs += other.pairs
+        self.rejected.update(other.rejected)
+        self.survivors.extend(other.survivors)
+        for day in (other.newest, other.oldest):
+            if day is not None:
+                self.saw_days(np.array([day]))
+
+
+@dataclass(frozen=True, eq=False)
+class GroupJob:
+    """One equal-history group of a chunk: its engine job and which pairs it holds."""
+
+    job: ChunkJob
+    ia: np.ndarray
+    ib: np.ndarray
+    last_day: np.ndarray  # (pairs,) datetime64[D]
+
+
+def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[GroupJob]]:
+    """Align a chunk's pairs; the too-short ones counted, the rest as equal-history jobs."""
+    ia, ib = task
+    outcome = PairsOutcome(pairs=int(ia.shape[0]))
+    common = spec.matrix.common(ia, ib)
+    history = common.sum(axis=1)
+    usable = history >= spec.min_history_days
+    short = int(ia.shape[0] - usable.sum())
+    if short:
+        outcome.rejected[TOO_SHORT] += short
+    ia, ib, common, history = ia[usable], ib[usable], common[usable], history[usable]
+    last_day = spec.matrix.last_common_day(common)
+    outcome.saw_days(last_day)
+    capped = np.minimum(history, spec.max_days)
+    groups: list[GroupJob] = []
+    for days in sorted({int(d) for d in capped}, reverse=True):
+        rows = np.flatnonzero(capped == days)
+        ga, gb = ia[rows], ib[rows]
+        panel = spec.matrix.panel(ga, gb, common[rows], days, spec.window_days)
+        legs = tuple(spec.depegs[a] + spec.depegs[b] for a, b in zip(ga, gb, strict=True))
+        job = ChunkJob(
+            panel=panel,
+            history_days=history[rows],
+            depegged=np.array([bool(pair_legs) for pair_legs in legs], dtype=bool),
+            screen_filter=spec.screen_filter,
+            strategy=spec.strategy,
+            scorer=spec.scorer,
+            bt_days=spec.bt_days,
+            depegged_legs=legs,
+        )
+        groups.append(GroupJob(job, ga, gb, last_day[rows]))
+    return outcome, groups
+
+
+def add_result(
+    spec: ScreenSpec, outcome: PairsOutcome, group: GroupJob, result: ChunkResult
+) -> None:
+    """Count a group's rejections and serialise its survivors into ``outcome``."""
+    outcome.rejected.update(filter_code(r) for r in result.reasons if r)
+    for j, i in enumerate(result.survivors):
+        a = spec.assets[group.ia[i]]
+        b = spec.assets[group.ib[i]]
+        score = float(result.scores[j])
+        survivor = {
+            "sector": pair_sector(a, b),
+            "pair": [a.ticker, b.ticker],
+            "data_time": day_iso(group.last_day[i]),
+            "score": score,
+            "metrics": result.metrics.row(int(i)),
+            "backtest": {
+                "history_days": int(result.legs["A"].history_days[j]),
+                "A": screen_leg(result.legs["A"], j, a.ticker),
+                "B": screen_leg(result.legs["B"], j, b.ticker),
+            },
+        }
+        text = json.dumps(survivor, allow_nan=False, separators=(",", ":"))
+        outcome.survivors.append((-score, a.ticker, b.ticker, text))
+
+
+def evaluate_pairs(plugins: Plugins, spec: ScreenSpec, task: PairTask) -> PairsOutcome:
+    """The work of a screen worker: one chunk of pairs through the engine."""
+    outcome, groups = chunk_jobs(spec, task)
+    for group in groups:
+        add_result(spec, outcome, group, evaluate_chunk(plugins, group.job))
+    return outcome
+
+
+def day_iso(day: np.datetime64) -> str:
+    """00:00 UTC of a ``datetime64`` day, written as every ``data_time`` is."""
+    moment = datetime.fromisoformat(str(day.astype("datetime64[D]")))
+    return clock.iso(moment.replace(tzinfo=UTC))
+
+
+def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict[str, Any]:
+    """Survivor ``j``'s leg, shaped like a snapshot's leg so the two compare field by field."""
+    buy_hold = float(batch.buy_hold_growth_pct[j])
+    return {
+        "base_leg": base,
+        "growth_pct": float(batch.growth_pct[j]),
+        "n_trades": int(batch.n_trades[j]),
+        "max_drawdown_pct": float(batch.max_drawdown_pct[j]),
+        "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
+    }
