@@ -125,7 +125,7 @@ def measure(size: int, days: int, processes: int) -> dict[str, float]:
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins")]),
             "PAIRSCREEN_UNIVERSE": str(universe),
             "PAIRSCREEN_DATA_DIR": str(folder),
-            "PAIRSCREEN_DATABASE_URL": f"sqlite:///{folder / 'bench.sqlite3'}",
+            "DATABASE_URL": f"sqlite:///{folder / 'bench.sqlite3'}",
             "PAIRSCREEN_SCREEN_PROCESSES": str(processes),
         }
         base = [sys.executable, "-m", "pairscreen"]

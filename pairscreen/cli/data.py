@@ -71,6 +71,8 @@ def _screen(args: argparse.Namespace) -> None:
         from pairscreen.market.sync import sync_candles
 
         sync_candles(rt.universe, rt.plugins)
+    n_pairs = int(rt.universe.screened_pair_indices()[0].shape[0])
+    print(f"screening {n_pairs} pairs of {len(rt.universe.assets)} assets", flush=True)
     started = time.perf_counter()
     summary = run_screen(rt, executor=settings.executor, scheduler=settings.dask_scheduler)
     elapsed = time.perf_counter() - started
@@ -80,3 +82,4 @@ def _screen(args: argparse.Namespace) -> None:
         f"{summary.n_survivors} survivors ({rejected or 'none rejected'}) in {elapsed:.1f} s",
         file=sys.stdout,
     )
+    print(f"published in {summary.publish_seconds:.2f} s")
