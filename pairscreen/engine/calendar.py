@@ -58,14 +58,24 @@ class CandleMatrix:
         """The panel of the last ``days`` common days of each pair (every row of ``common``
         must hold at least that many)."""
         n = ia.shape[0]
-        tail = common[:, -days:] if days else common[:, :0]
-        if days <= common.shape[1] and bool(tail.all()):
-            # Usual case: every pair has every one of the last ``days`` calendar days.
-            cols = np.broadcast_to(np.arange(common.shape[1] - days, common.shape[1]), (n, days))
-        else:
-            after = np.cumsum(common[:, ::-1], axis=1, dtype=np.int32)[:, ::-1]
-            _, flat = np.nonzero(common & (after <= days))
-            cols = flat.reshape(n, days)
+        width = common.shape[1]
+        if days <= width and bool(common[:, width - days :].all()):
+            # Usual case: every pair has each of the last ``days`` calendar days, so rows are
+            # gathered from a slice, and all rows share one (read-only) row of dates.
+            cut = slice(width - days, width)
+            return PairPanel(
+                a=tuple(self.tickers[i] for i in ia),
+                b=tuple(self.tickers[i] for i in ib),
+                dates=np.broadcast_to(self.calendar[cut], (n, days)),
+                close_a=self.close[:, cut][ia],
+                close_b=self.close[:, cut][ib],
+                volume_a=self.volume[:, cut][ia],
+                volume_b=self.volume[:, cut][ib],
+                window_days=window_days,
+            )
+        after = np.cumsum(common[:, ::-1], axis=1, dtype=np.int32)[:, ::-1]
+        _, flat = np.nonzero(common & (after <= days))
+        cols = flat.reshape(n, days)
         rows_a, rows_b = ia[:, None], ib[:, None]
         return PairPanel(
             a=tuple(self.tickers[i] for i in ia),
