@@ -21,6 +21,7 @@ from connexion.exceptions import ProblemException
 from connexion.middleware import MiddlewarePosition
 
 from pairscreen.api import errors
+from pairscreen.api.compression import PreparedGzipMiddleware
 from pairscreen.api.contract import SpecDocuments, SpecMiddleware
 from pairscreen.api.guards import GuardMiddleware
 from pairscreen.api.ops import OpsMiddleware, RouteMiddleware
@@ -80,6 +81,8 @@ def create_app(
         service=service,
         metrics=service.metrics,
     )
+    # gzip from bytes compressed once per screen, outside the contract's response validation.
+    app.add_middleware(PreparedGzipMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
     app.add_middleware(RouteMiddleware, position=MiddlewarePosition.BEFORE_SECURITY)
     # HEAD and repeated query parameters are refused before connexion routes them.
     app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)

@@ -8,6 +8,7 @@ whole payload on every request. The cache belongs to a :class:`~pairscreen.runti
 
 from __future__ import annotations
 
+import gzip
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pairscreen.db.models import Screen
 from pairscreen.db.proxy import database
 from pairscreen.errors import NotFound
 
+GZIP_LEVEL = 6  # a screen of 100,000 survivors compresses in about a second, once
 _Sql = tuple[str, list[Any]]  # a query's SQL text and its parameters
 
 
@@ -29,6 +31,20 @@ class PublishedScreen:
     payload: str  # the /screen/latest body
     checked_at: float  # time.monotonic() when it was last known to be the latest
     _views: dict[str, str] = field(default_factory=dict, repr=False)
+    _gzipped: dict[str, bytes] = field(default_factory=dict, repr=False)
+
+    @property
+    def etag(self) -> str:
+        """A weak entity tag naming this screen: it changes exactly when another is published
+        (weak, so that the gzip and identity encodings of a body share it)."""
+        return f'W/"screen-{self.key[0]}"'
+
+    def gzipped(self, name: str, text: str) -> bytes:
+        """``text`` (the view ``name``) gzip-compressed, once per screen."""
+        blob = self._gzipped.get(name)
+        if blob is None:
+            blob = self._gzipped.setdefault(name, gzip.compress(text.encode(), GZIP_LEVEL))
+        return blob
 
     def view(self, name: str, render: Callable[[str], str]) -> str:
         """``render(payload)``, computed once per screen and kept under ``name``.
