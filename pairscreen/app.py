@@ -29,7 +29,7 @@ from pairscreen.api.parameters import NamedParameterValidator
 from pairscreen.api.service import Service, ServiceMiddleware
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
-from pairscreen.db.connection import UNAVAILABLE_ERRORS
+from pairscreen.db.connection import UNAVAILABLE_ERRORS, database
 from pairscreen.errors import ServiceError
 from pairscreen.logs import configure_logging
 from pairscreen.runtime import Runtime
@@ -115,4 +115,17 @@ def asgi_app() -> connexion.AsyncApp:
     """
     settings = load_settings()
     configure_logging(settings.log_format)
-    return create_app(settings=settings)
+    rt = build_runtime(settings)
+    warm_up(rt)
+    return create_app(rt)
+
+
+def warm_up(rt: Runtime) -> None:
+    """Load the universe's candles before the first request, so that the first ``/pair``
+    answers at its usual speed instead of waiting for the candle table to load. A database
+    that cannot be read yet is left to the requests, which answer 503 with the reason."""
+    try:
+        with database.connection_context():
+            rt.candles.get()
+    except UNAVAILABLE_ERRORS as exc:
+        log.warning("candles not loaded at start-up (%s); the first request loads them", exc)

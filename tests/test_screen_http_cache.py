@@ -98,3 +98,15 @@ def test_accept_encoding(header, expected):
 )
 def test_if_none_match(header, expected):
     assert not_modified(header, 'W/"screen-3"') is expected
+
+
+def test_warm_up_loads_the_candles_before_the_first_request(database_url, tmp_path):
+    from pairscreen.app import warm_up
+    from pairscreen.bootstrap import build_runtime
+    from pairscreen.config import load_settings
+
+    rt = build_runtime(load_settings(data_dir=tmp_path, database_url=database_url))
+    assert not rt.candles.loaded
+    warm_up(rt)
+    assert rt.candles.loaded
+    assert "BTC" in rt.candles.get()

@@ -36,6 +36,11 @@ class CandleCache:
                 self._checked_at = time.monotonic()
         return self._candles
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the candles are in memory (a first ``get`` has read them)."""
+        return self._version is not None
+
     def invalidate(self) -> None:
         with self._lock:
             self._version = None
