@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 DATA_VERSION_NAME = "candles"
 # Rows bound per executemany call (keeps one call's memory small for long histories).
 BATCH_ROWS = 2000
+LOAD_BATCH_TICKERS = 100  # tickers read per query when loading candles
 
 
 @dataclass(frozen=True)
@@ -244,25 +245,34 @@ def _bump_version() -> int:
 def load_candles(tickers: Iterable[str] | None = None) -> dict[str, Candles]:
     """Every stored candle of a closed day (or those of ``tickers``) as arrays per ticker.
 
-    One query ordered by ticker and day, read through the raw cursor (no model objects, no
-    per-row conversions) and split on ticker boundaries.
+    Read a batch of tickers at a time, each batch in one query ordered by ticker and day,
+    through the raw cursor (no model objects, no per-row conversions), split on ticker
+    boundaries. Batches keep the driver's row tuples (about 250 bytes a candle) to a few MB
+    where a 2,000-asset universe read at once would hold half a gigabyte of them.
     """
-    query = Candle.select(Candle.ticker, Candle.day, Candle.close, Candle.volume).where(
-        Candle.day <= last_closed_day()
-    )
-    wanted: Sequence[str] | None = None
-    if tickers is not None:
-        wanted = list(dict.fromkeys(tickers))
-        if not wanted:
-            return {}
-        query = query.where(Candle.ticker.in_(wanted))
-    query = query.order_by(Candle.ticker, Candle.day)
     with _connected():
-        cursor = database.execute(query)
-        rows = cursor.fetchall()
+        if tickers is None:
+            stored = Candle.select(Candle.ticker).distinct().order_by(Candle.ticker)
+            wanted = [row[0] for row in database.execute(stored).fetchall()]
+        else:
+            wanted = sorted(set(tickers))
+        out: dict[str, Candles] = {}
+        for start in range(0, len(wanted), LOAD_BATCH_TICKERS):
+            out.update(_load_batch(wanted[start : start + LOAD_BATCH_TICKERS]))
+    return out
+
+
+def _load_batch(tickers: Sequence[str]) -> dict[str, Candles]:
+    query = (
+        Candle.select(Candle.ticker, Candle.day, Candle.close, Candle.volume)
+        .where((Candle.day <= last_closed_day()) & Candle.ticker.in_(list(tickers)))
+        .order_by(Candle.ticker, Candle.day)
+    )
+    rows = database.execute(query).fetchall()
     if not rows:
         return {}
     ticker_col, day_col, close_col, volume_col = zip(*rows, strict=True)
+    del rows
     names = np.array(ticker_col, dtype=object)
     days = _as_days(day_col)
     close = np.array(close_col, dtype=np.float64)
