@@ -95,3 +95,14 @@ def test_killed_screen_process_leaves_previous_screen_intact(runtime, database_u
     with database.connection_context():
         assert Screen.select().count() == count
         assert screening.latest_screen_json(runtime) == before
+
+
+def test_progress_reports_every_pair_once_and_ends_at_the_total(runtime):
+    seen: list[tuple[int, int]] = []
+    with database.connection_context():
+        summary = screening.run_screen(runtime, processes=2, on_progress=lambda *p: seen.append(p))
+    total = summary.n_pairs_screened
+    assert {t for _, t in seen} == {total}
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and done[-1] == total and len(done) >= 2
+    assert summary.publish_seconds >= 0
