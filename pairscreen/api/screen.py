@@ -9,6 +9,7 @@ sends it back in ``If-None-Match`` gets ``304`` and no body until another screen
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from connexion import request
@@ -19,6 +20,7 @@ from pairscreen.api.compression import gzip_slot
 from pairscreen.api.http_cache import not_modified
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
+from pairscreen.screening.pair_pages import PairIndex, PairQuery, pair_page
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.screen import pairs_json
 
@@ -31,10 +33,30 @@ async def latest_screen(token_info: TokenInfo) -> Response:
     return await _answer(screen, "screen", lambda: screen.payload)
 
 
-async def list_pairs(token_info: TokenInfo) -> Response:
+async def list_pairs(
+    token_info: TokenInfo,
+    sector: str | None = None,
+    zone: str | None = None,
+    min_score: float | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Response:
     caller(token_info).require_tier("personal")
     screen = await _published()
-    return await _answer(screen, "pairs", lambda: pairs_json(screen))
+    query = PairQuery(sector, zone, min_score, limit, cursor)
+    if query.is_plain:
+        return await _answer(screen, "pairs", lambda: pairs_json(screen))
+    headers = {"ETag": screen.etag, "Cache-Control": "no-cache"}
+    if not_modified(request.headers.get("if-none-match", ""), screen.etag):
+        return Response(status_code=304, headers=headers)
+    # Parsed once per screen (a thread, off the event loop: 100,000 pairs take a while).
+    index = await service().in_thread(screen.memo, "pair_index", lambda: _pair_index(screen))
+    body = json.dumps(pair_page(screen, index, query), allow_nan=False)
+    return Response(body, media_type="application/json", headers=headers)
+
+
+def _pair_index(screen: PublishedScreen) -> PairIndex:
+    return PairIndex.of(pairs_json(screen))
 
 
 async def _answer(screen: PublishedScreen, name: str, body: Callable[[], str]) -> Response:

@@ -12,14 +12,15 @@ import gzip
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pairscreen.db.models import Screen
 from pairscreen.db.proxy import database
 from pairscreen.errors import NotFound
 
 GZIP_LEVEL = 6  # a screen of 100,000 survivors compresses in about a second, once
-_Sql = tuple[str, list[Any]]  # a query's SQL text and its parameters
+_Sql = tuple[str, list[Any]]
+_T = TypeVar("_T")  # a query's SQL text and its parameters
 
 
 @dataclass
@@ -32,6 +33,13 @@ class PublishedScreen:
     checked_at: float  # time.monotonic() when it was last known to be the latest
     _views: dict[str, str] = field(default_factory=dict, repr=False)
     _gzipped: dict[str, bytes] = field(default_factory=dict, repr=False)
+    _objects: dict[str, object] = field(default_factory=dict, repr=False)
+
+    def memo(self, name: str, build: Callable[[], _T]) -> _T:
+        """``build()``, computed once per screen and kept under ``name``."""
+        if name not in self._objects:
+            self._objects.setdefault(name, build())
+        return cast(_T, self._objects[name])  # what build() returned for this name
 
     @property
     def etag(self) -> str:

@@ -1,0 +1,100 @@
+"""Filtered pages of ``/pairs``: by sector, zone and score, a page at a time.
+
+A screen of 100,000 survivors makes a 3 MB ``/pairs``; a client after the top 100 of one
+sector should not download it. The compact list is parsed once per screen into arrays
+(score, sector, zone), so a filtered page costs one vectorised mask and the serialisation
+of the page itself. A cursor names the screen it belongs to and the offset of the next
+page, so paging through a screen that has been replaced meanwhile is refused rather than
+silently mixing two screens.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pairscreen.errors import BadRequest
+from pairscreen.screening.published import PublishedScreen
+
+DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
+
+
+@dataclass(frozen=True, eq=False)
+class PairIndex:
+    """The compact pairs of one screen, in published order, with arrays to filter them."""
+
+    generated_at: str
+    pairs: list[dict[str, Any]]
+    score: np.ndarray  # float
+    sector: np.ndarray  # str
+    zone: np.ndarray  # str, "" where the zone is unknown
+
+    @classmethod
+    def of(cls, pairs_body: str) -> PairIndex:
+        body = json.loads(pairs_body)
+        pairs: list[dict[str, Any]] = body["pairs"]
+        return cls(
+            body["generated_at"],
+            pairs,
+            np.array([p["score"] for p in pairs], dtype=float),
+            np.array([p["sector"] for p in pairs], dtype=str),
+            np.array([p.get("zone", "") for p in pairs], dtype=str),
+        )
+
+
+@dataclass(frozen=True)
+class PairQuery:
+    sector: str | None = None
+    zone: str | None = None
+    min_score: float | None = None
+    limit: int | None = None
+    cursor: str | None = None
+
+    @property
+    def is_plain(self) -> bool:
+        """No parameter at all: the whole list, served from the bytes prepared per screen."""
+        given = (self.sector, self.zone, self.min_score, self.limit, self.cursor)
+        return all(value is None for value in given)
+
+
+def pair_page(screen: PublishedScreen, index: PairIndex, query: PairQuery) -> dict[str, Any]:
+    """The ``/pairs`` body for ``query``: the matching pairs from the cursor on, at most
+    ``limit`` of them, and ``next_cursor`` when more follow."""
+    offset = _offset(screen, query.cursor)
+    keep = np.ones(index.score.shape[0], dtype=bool)
+    if query.sector is not None:
+        keep &= index.sector == query.sector
+    if query.zone is not None:
+        keep &= index.zone == query.zone
+    if query.min_score is not None:
+        keep &= index.score >= query.min_score
+    matching = np.flatnonzero(keep)
+    limit = query.limit or DEFAULT_LIMIT
+    chosen = matching[offset : offset + limit]
+    body: dict[str, Any] = {
+        "generated_at": index.generated_at,
+        "count": int(chosen.shape[0]),
+        "pairs": [index.pairs[i] for i in chosen],
+    }
+    if offset + limit < matching.shape[0]:
+        body["next_cursor"] = f"{screen.key[0]}.{offset + limit}"
+    return body
+
+
+def _offset(screen: PublishedScreen, cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    screen_id, _, offset = cursor.partition(".")
+    if not (screen_id.isdigit() and offset.isdigit()):
+        raise BadRequest(
+            f"query parameter 'cursor' is {cursor[:64]!r}; allowed: a next_cursor from /pairs."
+        )
+    if int(screen_id) != screen.key[0]:
+        raise BadRequest(
+            "query parameter 'cursor' belongs to an older screen; a newer one has been "
+            "published since. Ask again without cursor to page through the latest screen."
+        )
+    return int(offset)
