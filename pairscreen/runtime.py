@@ -14,6 +14,7 @@ from pairscreen.config import Settings
 from pairscreen.hooks import Plugins
 from pairscreen.market.assets import AssetListCache
 from pairscreen.market.candle_cache import CandleCache
+from pairscreen.screening.chart_cache import ChartCache
 from pairscreen.screening.published import PublishedScreenCache
 from pairscreen.universe import Universe
 
@@ -27,3 +28,4 @@ class Runtime:
     published: PublishedScreenCache = field(default_factory=PublishedScreenCache)
     key_owners: KeyOwners = field(default_factory=KeyOwners)
     assets: AssetListCache = field(default_factory=AssetListCache)
+    charts: ChartCache = field(default_factory=ChartCache)

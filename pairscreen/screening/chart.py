@@ -28,6 +28,7 @@ from pairscreen.engine.evaluate import compute_metrics, run_legs
 from pairscreen.engine.required_fields import POSITION, ZONE
 from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
+from pairscreen.screening.chart_cache import chart_key
 from pairscreen.screening.snapshot import resolve_pair, snapshot_panel
 from pairscreen.types import Asset, BacktestBatch, ChartData, PairPanel, Trade
 
@@ -47,7 +48,12 @@ def chart_png(rt: Runtime, a: str, b: str, bt: int, *, size: str = "desktop") ->
         raise ValueError(f"unknown chart size {size!r}") from None
     chart = chart_data(rt, a, b, bt)
     renderer = rt.plugins.chart_renderers.get(rt.settings.chart_renderer)
-    return renderer.render(chart, width_px=width, height_px=height)
+    key = chart_key(chart, renderer.name, width, height)
+    png = rt.charts.get(key)
+    if png is None:
+        png = renderer.render(chart, width_px=width, height_px=height)
+        rt.charts.put(key, png)
+    return png
 
 
 def chart_data(rt: Runtime, a: str, b: str, bt: int) -> ChartData:
