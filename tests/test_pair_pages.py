@@ -62,8 +62,8 @@ def test_a_cursor_of_a_replaced_screen_or_a_made_up_one_is_refused(client, keys,
     with database.connection_context():
         run_screen(runtime, processes=1)
     r = client.get(f"{BASE}/pairs?limit=1&cursor={cursor}", keys.personal)
-    assert r.status_code == 400
-    assert "newer one has been published" in r.text
+    assert r.status_code == 404
+    assert "a newer screen has been published" in r.text
 
 
 def test_bad_filter_values_name_the_parameter(client, keys):

@@ -4,7 +4,7 @@ A screen of 100,000 survivors makes a 3 MB ``/pairs``; a client after the top 10
 sector should not download it. The compact list is parsed once per screen into arrays
 (score, sector, zone), so a filtered page costs one vectorised mask and the serialisation
 of the page itself. A cursor names the screen it belongs to and the offset of the next
-page, so paging through a screen that has been replaced meanwhile is refused rather than
+page, so paging through a screen that has been replaced meanwhile answers 404 rather than
 silently mixing two screens.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pairscreen.errors import BadRequest
+from pairscreen.errors import BadRequest, NotFound
 from pairscreen.screening.published import PublishedScreen
 
 DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
@@ -93,8 +93,8 @@ def _offset(screen: PublishedScreen, cursor: str | None) -> int:
             f"query parameter 'cursor' is {cursor[:64]!r}; allowed: a next_cursor from /pairs."
         )
     if int(screen_id) != screen.key[0]:
-        raise BadRequest(
-            "query parameter 'cursor' belongs to an older screen; a newer one has been "
-            "published since. Ask again without cursor to page through the latest screen."
+        raise NotFound(
+            "The page this cursor names is gone: a newer screen has been published since. "
+            "Ask again without cursor to page through the latest screen."
         )
     return int(offset)
