@@ -23,7 +23,7 @@ dask is imported lazily: it is the ``pairscreen[dask]`` extra.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -139,8 +139,29 @@ def run_dask(
     ``candles`` are the ones the jobs' panels were built from (by ticker); ``plugins`` are the
     client's (the screen's) plugins; workers must have the same ones.
     """
-    if not scheduler_address:
-        raise ValueError("the dask executor needs a scheduler address, e.g. tcp://host:8786")
+    if not jobs:
+        _check_address(scheduler_address)
+        return []
+    used = {t for job in jobs for t in (*job.panel.a, *job.panel.b)}
+    shared = {t: candles[t] for t in sorted(used)}
+    batches = run_dask_batches([jobs], scheduler_address, candles=shared, plugins=plugins)
+    return [result for batch in batches for result in batch]
+
+
+def run_dask_batches(
+    batches: Iterable[Sequence[ChunkJob]],
+    scheduler_address: str,
+    *,
+    candles: Mapping[str, Candles],
+    plugins: Plugins,
+) -> Iterator[list[ChunkResult]]:
+    """Each batch of jobs on the cluster, its results in order, batch after batch.
+
+    One connection and one copy of ``candles`` per worker serve every batch, so a screen of
+    millions of pairs streams through the cluster a batch at a time: neither the client nor
+    a worker holds more than a batch of panels and results.
+    """
+    _check_address(scheduler_address)
     try:
         from dask.distributed import Client
 
@@ -149,17 +170,20 @@ def run_dask(
         raise RuntimeError(
             "the dask executor needs the dask extra: pip install 'pairscreen[dask]'"
         ) from None
-    if not jobs:
-        return []
     expected = metric_fields(plugins)
     with Client(scheduler_address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False) as client:
         client.register_plugin(WorkerPlugins())
-        used = {t for job in jobs for t in (*job.panel.a, *job.panel.b)}
         # One copy of the candles per worker, sent ahead rather than inside every task.
-        [shared] = client.scatter([{t: candles[t] for t in sorted(used)}], broadcast=True)
-        recipes = [ChunkRecipe.of(job) for job in jobs]
-        futures = client.map(
-            evaluate_on_worker, recipes, candles=shared, expected=expected, pure=False
-        )
-        results: list[ChunkResult] = client.gather(futures)
-    return results
+        [shared] = client.scatter([dict(candles)], broadcast=True)
+        for jobs in batches:
+            recipes = [ChunkRecipe.of(job) for job in jobs]
+            futures = client.map(
+                evaluate_on_worker, recipes, candles=shared, expected=expected, pure=False
+            )
+            results: list[ChunkResult] = client.gather(futures)
+            yield results
+
+
+def _check_address(scheduler_address: str) -> None:
+    if not scheduler_address:
+        raise ValueError("the dask executor needs a scheduler address, e.g. tcp://host:8786")

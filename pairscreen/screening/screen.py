@@ -22,6 +22,7 @@ from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
 from pairscreen.engine.filtering import choose_filter, filter_codes
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
+from pairscreen.engine.screen_chunks import ChunkJob
 from pairscreen.market.freshness import STALE, asset_freshness, last_days, stale_reason
 from pairscreen.pegs.status import active_depegs
 from pairscreen.runtime import Runtime
@@ -258,22 +259,26 @@ def _on_dask(
     candles: Mapping[str, Candles],
     scheduler: str,
 ) -> Iterator[PairsOutcome]:
-    """The chunks on a Dask cluster, a batch at a time (the panels travel as recipes)."""
-    from pairscreen.engine.dask_executor import run_dask
+    """The chunks on a Dask cluster, a batch of chunks at a time over one connection (the
+    panels travel as recipes, the candles once per worker)."""
+    from pairscreen.engine.dask_executor import run_dask_batches
 
-    batch: list[tuple[PairsOutcome, list[GroupJob]]] = []
-    for task in itertools.chain(tasks, [None]):
-        if task is not None:
-            batch.append(chunk_jobs(spec, task))
-            if len(batch) < DASK_BATCH_CHUNKS:
-                continue
-        jobs = [group.job for _, groups in batch for group in groups]
-        results = iter(run_dask(jobs, scheduler, candles=candles, plugins=rt.plugins))
-        for outcome, groups in batch:
+    pending: list[list[tuple[PairsOutcome, list[GroupJob]]]] = []
+
+    def batches() -> Iterator[list[ChunkJob]]:
+        todo = iter(tasks)
+        while batch := list(itertools.islice(todo, DASK_BATCH_CHUNKS)):
+            prepared = [chunk_jobs(spec, task) for task in batch]
+            pending.append(prepared)
+            yield [group.job for _, groups in prepared for group in groups]
+
+    shared = {t: candles[t] for t in spec.matrix.tickers}
+    for results in run_dask_batches(batches(), scheduler, candles=shared, plugins=rt.plugins):
+        answers = iter(results)
+        for outcome, groups in pending.pop(0):
             for group in groups:
-                add_result(spec, outcome, group, next(results))
+                add_result(spec, outcome, group, next(answers))
             yield outcome
-        batch = []
 
 
 def data_time_range(outcome: PairsOutcome) -> dict[str, str] | None:
