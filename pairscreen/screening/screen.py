@@ -23,7 +23,7 @@ from pairscreen.engine.executors import stream_local
 from pairscreen.engine.filtering import choose_filter, filter_codes
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_chunks import ChunkJob
-from pairscreen.market.freshness import STALE, asset_freshness, last_days, stale_reason
+from pairscreen.market.freshness import STALE, asset_freshness, last_days
 from pairscreen.pegs.status import active_depegs
 from pairscreen.runtime import Runtime
 from pairscreen.screening.pair_chunks import (
@@ -38,7 +38,7 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
 )
 from pairscreen.screening.published import PublishedScreen
-from pairscreen.types import Candles
+from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
 
@@ -166,37 +166,12 @@ def screen_text(
     settings = rt.settings
     choice = choose_filter(rt.plugins, rt.universe)
     candles = rt.candles.get()
-    assets = rt.universe.assets
-    ia, ib = rt.universe.screened_pair_indices()
-    total = int(ia.shape[0])
-    outcome = PairsOutcome(pairs=total)
-    # A stale leg is decided first, before any filter: an old price is never evaluated,
-    # whatever else the pair would fail.
-    fresh = asset_freshness(rt.universe, last_days(candles), generated_at)
-    stale = np.array([bool(stale_reason(fresh, a, a)) for a in assets], dtype=bool)
-    with_candles = [
-        i for i, a in enumerate(assets) if a.ticker in candles and candles[a.ticker].dates.size
-    ]
-    row_of = np.full(len(assets), -1, dtype=np.intp)
-    row_of[with_candles] = np.arange(len(with_candles))
-    matrix = CandleMatrix.of(candles, [assets[i].ticker for i in with_candles])
-    last_day = np.array(
-        [candles[assets[i].ticker].dates[-1] for i in with_candles], dtype="datetime64[D]"
-    )
-    ra, rb = row_of[ia], row_of[ib]
-    stale_pair = stale[ia] | stale[ib]
-    outcome.rejected[STALE] += int(stale_pair.sum())
-    both = stale_pair & (ra >= 0) & (rb >= 0)
-    outcome.saw_days(np.minimum(last_day[ra[both]], last_day[rb[both]]))
-    missing = ~stale_pair & ((ra < 0) | (rb < 0))
-    outcome.rejected[TOO_SHORT] += int(missing.sum())
-    screened = ~stale_pair & ~missing
-    ra, rb = ra[screened], rb[screened]
-    del ia, ib, stale_pair, both, missing, screened
+    outcome = PairsOutcome()
+    matrix, assets, ra, rb, total = _screened_rows(rt, candles, generated_at, outcome)
     active = active_depegs()
     spec = ScreenSpec(
         matrix=matrix,
-        assets=tuple(assets[i] for i in with_candles),
+        assets=assets,
         depegs=tuple((active[t],) if t in active else () for t in matrix.tickers),
         screen_filter=choice,
         strategy=settings.strategy,
@@ -246,6 +221,41 @@ def screen_text(
     n_survivors = len(survivors)
     del survivors, outcome
     return ComputedScreen("".join(parts), total, n_survivors, rejected, source)
+
+
+def _screened_rows(
+    rt: Runtime, candles: Mapping[str, Candles], generated_at: datetime, outcome: PairsOutcome
+) -> tuple[CandleMatrix, tuple[Asset, ...], np.ndarray, np.ndarray, int]:
+    """The calendar matrix of the assets with candles, those assets (its rows), and the legs
+    of every pair left to evaluate as matrix rows; the number of screened pairs.
+
+    Pairs with a stale leg (decided first, before any filter: an old price is never
+    evaluated) and pairs with a leg without candles are counted into ``outcome`` here, over
+    index arrays, and never reach a worker.
+    """
+    universe = rt.universe
+    ia, ib = universe.screened_pair_indices()
+    fresh = asset_freshness(universe, last_days(candles), generated_at)
+    stale = np.array([fresh[a.ticker].stale for a in universe.assets], dtype=bool)
+    with_candles = [
+        i
+        for i, a in enumerate(universe.assets)
+        if a.ticker in candles and candles[a.ticker].dates.size
+    ]
+    row_of = np.full(len(universe.assets), -1, dtype=np.intp)
+    row_of[with_candles] = np.arange(len(with_candles))
+    assets = tuple(universe.assets[i] for i in with_candles)
+    matrix = CandleMatrix.of(candles, [a.ticker for a in assets])
+    last_day = np.array([candles[a.ticker].dates[-1] for a in assets], dtype="datetime64[D]")
+    ra, rb = row_of[ia], row_of[ib]
+    stale_pair = stale[ia] | stale[ib]
+    outcome.rejected[STALE] += int(stale_pair.sum())
+    both = stale_pair & (ra >= 0) & (rb >= 0)
+    outcome.saw_days(np.minimum(last_day[ra[both]], last_day[rb[both]]))
+    missing = ~stale_pair & ((ra < 0) | (rb < 0))
+    outcome.rejected[TOO_SHORT] += int(missing.sum())
+    screened = ~stale_pair & ~missing
+    return matrix, assets, ra[screened], rb[screened], int(ia.shape[0])
 
 
 def _json(value: object) -> str:
