@@ -8,6 +8,7 @@ import itertools
 import json
 import logging
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -200,11 +201,12 @@ def screen_text(
     codes = dict.fromkeys((STALE, TOO_SHORT, *filter_codes(rt.plugins.filters.get(choice.name))))
     rejected = {code: outcome.rejected.get(code, 0) for code in codes}
     survivors = outcome.survivors
-    survivors.sort()
+    survivors.sort(reverse=True)  # worst first: popping from the end gives the published order
+    n_survivors = len(survivors)
     head = {
         "generated_at": clock.iso(generated_at),
         "n_pairs_screened": total,
-        "n_survivors": len(survivors),
+        "n_survivors": n_survivors,
     }
     source = data_source_label(rt)
     tail = {
@@ -215,12 +217,16 @@ def screen_text(
         "backtest_days": SCREEN_BT_DAYS,
     }
     parts = [_json(head)[:-1], ',"survivors":[']
-    for k, survivor in enumerate(survivors):
-        parts.append(f",{survivor[3]}" if k else survivor[3])
+    # Each survivor is decompressed as its compressed copy is dropped, so the two never
+    # coexist in full.
+    while survivors:
+        text = zlib.decompress(survivors.pop()[3]).decode()
+        parts.append(f",{text}" if len(parts) > 2 else text)
     parts += ["],", _json(tail)[1:]]
-    n_survivors = len(survivors)
-    del survivors, outcome
-    return ComputedScreen("".join(parts), total, n_survivors, rejected, source)
+    del outcome
+    text = "".join(parts)
+    del parts
+    return ComputedScreen(text, total, n_survivors, rejected, source)
 
 
 def _screened_rows(
