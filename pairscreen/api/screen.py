@@ -70,8 +70,9 @@ async def _answer(screen: PublishedScreen, name: str, body: Callable[[], str]) -
     slot = gzip_slot(request_scope)
     if slot is not None:  # the client takes gzip: the middleware sends this copy instead
         slot["body"] = await svc.in_thread(screen.gzipped, name, text)
-    data = screen.memo(f"utf8:{name}", text.encode)  # not encoded again per request
-    return Response(data, media_type="application/json", headers=headers)
+    # Not kept encoded: a second copy of a big screen would double the worker's memory for
+    # the few clients that take no gzip.
+    return Response(text, media_type="application/json", headers=headers)
 
 
 async def _published() -> PublishedScreen:
