@@ -9,7 +9,6 @@ sends it back in ``If-None-Match`` gets ``304`` and no body until another screen
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from connexion import request
@@ -51,8 +50,7 @@ async def list_pairs(
         return Response(status_code=304, headers=headers)
     # Parsed once per screen (a thread, off the event loop: 100,000 pairs take a while).
     index = await service().in_thread(screen.memo, "pair_index", lambda: _pair_index(screen))
-    body = json.dumps(pair_page(screen, index, query), allow_nan=False)
-    return Response(body, media_type="application/json", headers=headers)
+    return Response(pair_page(screen, index, query), media_type="application/json", headers=headers)
 
 
 def _pair_index(screen: PublishedScreen) -> PairIndex:
