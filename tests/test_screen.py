@@ -106,3 +106,17 @@ def test_progress_reports_every_pair_once_and_ends_at_the_total(runtime):
     done = [d for d, _ in seen]
     assert done == sorted(done) and done[-1] == total and len(done) >= 2
     assert summary.publish_seconds >= 0
+
+
+def test_a_payload_written_in_slices_reads_back_as_the_same_text(runtime, monkeypatch):
+    monkeypatch.setattr(screening, "STREAMED_PAYLOAD_BYTES", 0)  # every payload, on SQLite
+    monkeypatch.setattr(screening, "PAYLOAD_SLICE", 1000)
+    at = clock.now()
+    with database.connection_context():
+        expected = screening.compute_screen(runtime, at, processes=1)
+        summary = screening.run_screen(runtime, at=at, processes=1)
+        text = screening.latest_screen_json(runtime)
+        stored = Screen.get_by_id(summary.screen_id).payload
+    assert isinstance(text, str) and isinstance(stored, str)
+    assert text == stored
+    assert json.loads(text) == expected
