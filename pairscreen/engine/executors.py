@@ -1,9 +1,11 @@
-"""Executors that run screen chunks: in this process, or on forked worker processes.
+"""Executors that run screen work: in this process, or on forked worker processes.
 
-The workers fork after the plugins are loaded and the chunks are built, so each child starts
-with the parent's plugins and chunks in its memory, handed to it as plain arguments: only a
-chunk's index goes to a worker and only its result (numpy arrays) comes back. No module
-holds a worker's state.
+The workers fork after the plugins are loaded, so each child starts with the parent's
+plugins (and whatever the work closes over: chunks, a calendar matrix) in its memory, handed
+to it as plain arguments. :func:`run_local` hands out the index of a ready-made chunk;
+:func:`stream_local` hands out small tasks (a chunk's pair indices) read lazily from an
+iterator, so the screen never builds all its chunks at once. Only tasks and results cross
+the pipes. No module holds a worker's state.
 """
 
 from __future__ import annotations
