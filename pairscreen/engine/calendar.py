@@ -64,8 +64,8 @@ class CandleMatrix:
             # gathered from a slice, and all rows share one (read-only) row of dates.
             cut = slice(width - days, width)
             return PairPanel(
-                a=tuple(self.tickers[i] for i in ia),
-                b=tuple(self.tickers[i] for i in ib),
+                a=self._names(ia),
+                b=self._names(ib),
                 dates=np.broadcast_to(self.calendar[cut], (n, days)),
                 close_a=self.close[:, cut][ia],
                 close_b=self.close[:, cut][ib],
@@ -78,8 +78,8 @@ class CandleMatrix:
         cols = flat.reshape(n, days)
         rows_a, rows_b = ia[:, None], ib[:, None]
         return PairPanel(
-            a=tuple(self.tickers[i] for i in ia),
-            b=tuple(self.tickers[i] for i in ib),
+            a=self._names(ia),
+            b=self._names(ib),
             dates=self.calendar[cols],
             close_a=self.close[rows_a, cols],
             close_b=self.close[rows_b, cols],
@@ -87,6 +87,10 @@ class CandleMatrix:
             volume_b=self.volume[rows_b, cols],
             window_days=window_days,
         )
+
+    def _names(self, rows: np.ndarray) -> tuple[str, ...]:
+        names: list[str] = np.asarray(self.tickers, dtype=object)[rows].tolist()
+        return tuple(names)
 
     def last_common_day(self, common: np.ndarray) -> np.ndarray:
         """(pairs,) datetime64[D]: each pair's newest common day (rows with at least one)."""

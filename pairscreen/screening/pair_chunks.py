@@ -55,6 +55,11 @@ class ScreenSpec:
     def max_days(self) -> int:
         return self.window_days + self.bt_days
 
+    @property
+    def any_depeg(self) -> bool:
+        """Whether any asset is in an active depeg event."""
+        return any(self.depegs)
+
 
 @dataclass
 class PairsOutcome:
@@ -115,11 +120,16 @@ def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[Gro
         rows = np.flatnonzero(capped == days)
         ga, gb = ia[rows], ib[rows]
         panel = spec.matrix.panel(ga, gb, common[rows], days, spec.window_days)
-        legs = tuple(spec.depegs[a] + spec.depegs[b] for a, b in zip(ga, gb, strict=True))
+        if spec.any_depeg:
+            legs = tuple(spec.depegs[a] + spec.depegs[b] for a, b in zip(ga, gb, strict=True))
+        else:  # the usual case, without a loop over the pairs
+            legs = ((),) * rows.shape[0]
         job = ChunkJob(
             panel=panel,
             history_days=history[rows],
-            depegged=np.array([bool(pair_legs) for pair_legs in legs], dtype=bool),
+            depegged=np.array([bool(pair_legs) for pair_legs in legs], dtype=bool)
+            if spec.any_depeg
+            else np.zeros(rows.shape[0], dtype=bool),
             screen_filter=spec.screen_filter,
             strategy=spec.strategy,
             scorer=spec.scorer,
