@@ -5,7 +5,8 @@ default: the demo screen's survivors repeated under numbered tickers, so every s
 the full structure), starts ``pairscreen serve`` (one worker) and prints, side by side from
 the same server: the median and p90 latency of ``/pairs?limit=100``, of a filtered page, of
 the full ``/pairs`` and ``/screen/latest`` with gzip (and their sizes compressed and not),
-of a ``304`` answer to ``If-None-Match``, and the server's memory (PSS) after the run.
+of a ``304`` answer to ``If-None-Match``, the first ``/pair`` after start-up, and the
+server's memory (PSS) after the run.
 
     .venv/bin/python benchmarks/serve_scale.py [--survivors 100000] [--repeat 100]
 """
@@ -81,6 +82,13 @@ def main() -> None:
         with live_server(url) as (base, pid):
             auth = {"Authorization": f"Bearer {key}"}
             with httpx.Client(headers=auth, timeout=120) as client:
+                started = time.perf_counter()
+                first = client.get(f"{base}/pair/ETH/BTC")
+                first_ms = (time.perf_counter() - started) * 1000
+                print(
+                    f"  first /pair/ETH/BTC after start-up: {first.status_code} "
+                    f"in {first_ms:.1f} ms"
+                )
                 gzip_only = {"Accept-Encoding": "gzip"}
                 plain = {"Accept-Encoding": "identity"}
                 full = client.get(f"{base}/screen/latest", headers=gzip_only)
