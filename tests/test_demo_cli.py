@@ -101,8 +101,10 @@ def started() -> Iterator[list[subprocess.Popen[str]]]:
 def start(
     argv: list[str], env: dict[str, str], log: Path, started: list[subprocess.Popen[str]]
 ) -> tuple[subprocess.Popen[str], IO[str]]:
+    """Start ``argv`` with its stdout in ``log`` (the progress on stderr goes beside it)."""
     output = log.open("w+")
-    proc = subprocess.Popen(argv, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
+    errors = log.with_suffix(".err").open("w")
+    proc = subprocess.Popen(argv, env=env, stdout=output, stderr=errors, text=True)
     started.append(proc)
     return proc, output
 

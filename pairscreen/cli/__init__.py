@@ -42,12 +42,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_setting_options(parser, *GLOBAL_SETTINGS)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    _add_quiet(parser, default=False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMAND_GROUPS:
         importlib.import_module(module).register(commands)
     for command in _commands(parser):
         add_setting_options(command, *GLOBAL_SETTINGS, repeated=True)
+        _add_quiet(command, default=argparse.SUPPRESS)
     return parser
+
+
+def _add_quiet(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=default,
+        help="no progress bars or progress lines (default: shown, on stderr)",
+    )
 
 
 def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

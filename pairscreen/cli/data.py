@@ -14,6 +14,7 @@ from pairscreen.cli.common import (
     require_database,
     settings_of,
 )
+from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.db.connection import connect
 from pairscreen.db.migrations import upgrade
 
@@ -55,7 +56,8 @@ def _sync(args: argparse.Namespace) -> None:
     from pairscreen.market.sync import sync_candles
 
     rt = open_runtime(args, create=True)  # a first sync fills a new database
-    report = sync_candles(rt.universe, rt.plugins)
+    with ProgressDisplay(quiet=args.quiet) as display:
+        report = sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
     print(report.summary())
 
 
@@ -67,13 +69,19 @@ def _screen(args: argparse.Namespace) -> None:
         raise CommandError("--executor dask needs --scheduler tcp://HOST:PORT (a Dask scheduler)")
     require_database(settings)
     rt = build_runtime(settings)
-    if not args.no_sync:
-        from pairscreen.market.sync import sync_candles
+    with ProgressDisplay(quiet=args.quiet) as display:
+        if not args.no_sync:
+            from pairscreen.market.sync import sync_candles
 
-        sync_candles(rt.universe, rt.plugins)
-    started = time.perf_counter()
-    summary = run_screen(rt, executor=settings.executor, scheduler=settings.dask_scheduler)
-    elapsed = time.perf_counter() - started
+            sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
+        started = time.perf_counter()
+        summary = run_screen(
+            rt,
+            executor=settings.executor,
+            scheduler=settings.dask_scheduler,
+            on_progress=display.step("screen chunks"),
+        )
+        elapsed = time.perf_counter() - started
     rejected = ", ".join(f"{k} {v}" for k, v in summary.rejected.items() if v)
     print(
         f"screen #{summary.screen_id}: {summary.n_pairs_screened} pairs, "

@@ -14,6 +14,7 @@ from pairscreen.bootstrap import build_runtime
 from pairscreen.cli.common import add_setting_options, require_database, settings_of
 from pairscreen.cli.hints import command_line
 from pairscreen.cli.listening import bind_port, run_server
+from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.config import Settings, default_database_url, export_settings, load_settings
 from pairscreen.market.sync import freshness_line
 from pairscreen.universe import Universe
@@ -85,7 +86,8 @@ def _demo(args: argparse.Namespace) -> None:
         database_url=args.database_url or default_database_url(folder),
     )
     rt = build_runtime(settings)
-    setup = prepare_demo(rt)
+    with ProgressDisplay(quiet=args.quiet) as display:
+        setup = prepare_demo(rt, display.step)
     accounts = [
         f"demo accounts (data dir {folder}):",
         f"  personal  {PERSONAL_EMAIL}  key {setup.personal_key}",

@@ -22,6 +22,7 @@ from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_chunks import ChunkJob
 from pairscreen.market.freshness import STALE, asset_freshness, day_start, last_days, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs
+from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.types import Asset, BacktestBatch
@@ -52,11 +53,18 @@ def run_screen(
     processes: int | None = None,
     executor: str = "local",
     scheduler: str | None = None,
+    on_progress: Progress = no_progress,
 ) -> ScreenSummary:
-    """Compute the whole screen and publish it atomically."""
+    """Compute the whole screen and publish it atomically; ``on_progress`` hears of each
+    chunk of pairs computed."""
     generated_at = at or clock.now()
     payload = compute_screen(
-        rt, generated_at, processes=processes, executor=executor, scheduler=scheduler
+        rt,
+        generated_at,
+        processes=processes,
+        executor=executor,
+        scheduler=scheduler,
+        on_progress=on_progress,
     )
     with write_transaction():
         row = Screen.create(
@@ -92,6 +100,7 @@ def compute_screen(
     chunk_rows: int = 250,
     executor: str = "local",
     scheduler: str | None = None,
+    on_progress: Progress = no_progress,
 ) -> dict[str, Any]:
     """The screen payload (the ``/screen/latest`` body) without publishing it.
 
@@ -152,9 +161,13 @@ def compute_screen(
     if executor == "dask":
         from pairscreen.engine.dask_executor import run_dask
 
+        on_progress(0, len(jobs))
         results = run_dask(jobs, scheduler or "", candles=candles, plugins=rt.plugins)
+        on_progress(len(jobs), len(jobs))
     else:
-        results = run_local(rt.plugins, jobs, processes or rt.settings.screen_processes)
+        results = run_local(
+            rt.plugins, jobs, processes or rt.settings.screen_processes, on_progress=on_progress
+        )
     survivors: list[dict[str, Any]] = []
     for chunk, result in zip(job_rows, results, strict=True):
         rejected.update(filter_code(r) for r in result.reasons if r)
