@@ -357,10 +357,15 @@ class Worker:
         return report.summary()
 
     def _deliver(self) -> str | None:
-        from pairscreen.notify.outbox import deliver_pending
+        from pairscreen.notify.outbox import backlog, deliver_pending
 
         report = deliver_pending(self.rt, worker_id=self.holder)
-        return report.summary() if report.attempted else None
+        if not report.attempted:
+            return None
+        if not report.retrying:
+            return report.summary()
+        # Why the rest waits, per channel: the reason is in each message's last error.
+        return f"{report.summary()}; waiting: {'; '.join(c.line() for c in backlog())}"
 
     def _wake_delivery(self) -> None:
         with contextlib.suppress(Exception):  # the scheduler may be stopping

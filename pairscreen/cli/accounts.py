@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime, timedelta
 
+from pairscreen import clock
 from pairscreen.access import accounts
 from pairscreen.cli.common import open_database, open_runtime
 from pairscreen.cli.hints import command_line
+from pairscreen.cli.output import Row, add_json_option, print_rows, text
 from pairscreen.notify import watchlist
 
 
@@ -23,7 +25,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         when.add_argument("--expires", type=_day, help="tier expiry, YYYY-MM-DD (UTC midnight)")
         when.add_argument("--lifetime", action="store_true", help="the tier never expires")
         p.set_defaults(handler=handler)
-    users.add_parser("list", help="list users").set_defaults(handler=_list_users)
+    listing = users.add_parser("list", help="list users: e-mail, tier, expiry")
+    add_json_option(listing)
+    listing.set_defaults(handler=_list_users)
 
     keys = commands.add_parser("keys", help="API keys").add_subparsers(
         dest="keys_command", required=True
@@ -56,8 +60,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     remove.add_argument("email")
     remove.add_argument("pair")
     remove.set_defaults(handler=_watch_remove)
-    show = wl.add_parser("list", help="a user's watchlist")
+    show = wl.add_parser("list", help="a user's watchlist: pair, last state, notifications")
     show.add_argument("email")
+    add_json_option(show)
     show.set_defaults(handler=_watch_list)
 
 
@@ -95,9 +100,21 @@ def _set_tier(args: argparse.Namespace) -> None:
 
 def _list_users(args: argparse.Namespace) -> None:
     open_database(args)
-    for user in accounts.list_users():
-        until = "lifetime" if user.is_lifetime else (user.tier_expires_at or "-")
-        print(f"{user.email}\t{user.tier or '-'}\t{until}")
+    rows = [
+        {
+            "email": user.email,
+            "tier": user.tier,
+            "lifetime": bool(user.is_lifetime),
+            "expires_at": clock.iso(user.tier_expires_at) if user.tier_expires_at else None,
+        }
+        for user in accounts.list_users()
+    ]
+
+    def cells(row: Row) -> list[str]:
+        until = "lifetime" if row["lifetime"] else text(row["expires_at"])
+        return [row["email"], text(row["tier"]), until]
+
+    print_rows(args, ["E-MAIL", "TIER", "EXPIRES"], rows, cells)
 
 
 def _rotate(args: argparse.Namespace) -> None:
@@ -125,7 +142,8 @@ def _watch_remove(args: argparse.Namespace) -> None:
 
 def _watch_list(args: argparse.Namespace) -> None:
     open_database(args)
-    for item in watchlist.items_of(args.email):
+
+    def cells(item: Row) -> list[str]:
         flags = ",".join(
             f
             for f, on in (
@@ -134,4 +152,6 @@ def _watch_list(args: argparse.Namespace) -> None:
             )
             if on
         )
-        print(f"{item['pair']}\t{item['last_notified_state']}\t{flags or '-'}")
+        return [item["pair"], text(item["last_notified_state"]), flags or "-"]
+
+    print_rows(args, ["PAIR", "LAST STATE", "NOTIFY ON"], watchlist.items_of(args.email), cells)

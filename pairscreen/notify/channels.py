@@ -10,7 +10,9 @@ watchlist.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from pairscreen import clock
@@ -120,20 +122,48 @@ def channels_of(email: str) -> list[Channel]:
     return list(Channel.select().where(Channel.user == user.id).order_by(Channel.kind))
 
 
-def describe(email: str) -> list[str]:
-    """One line per channel as the CLI prints it, the implicit e-mail channel included."""
+def channel_rows(email: str) -> list[dict[str, Any]]:
+    """A user's channels, the implicit e-mail channel (the account address) included."""
     user = find_user(email)
     rows = {c.kind: c for c in channels_of(email)}
-    lines = []
+    out: list[dict[str, Any]] = []
     if "email" not in rows:
-        lines.append(f"email     {user.email}  enabled (account address)")
+        out.append(
+            {
+                "kind": "email",
+                "address": user.email,
+                "enabled": True,
+                "account_address": True,
+                "depeg_alerts": False,
+            }
+        )
     for kind in CHANNEL_KINDS:
         c = rows.get(kind)
-        if c is None:
-            continue
-        extra = "  depeg alerts: all assets" if c.depeg_alerts else ""
-        lines.append(f"{kind:<9} {c.address}  {'enabled' if c.enabled else 'disabled'}{extra}")
-    return lines
+        if c is not None:
+            out.append(
+                {
+                    "kind": kind,
+                    "address": c.address,
+                    "enabled": bool(c.enabled),
+                    "account_address": False,
+                    "depeg_alerts": bool(c.depeg_alerts),
+                }
+            )
+    return out
+
+
+def describe_row(row: Mapping[str, Any]) -> str:
+    """One channel as the CLI prints it on a line."""
+    state = "enabled" if row["enabled"] else "disabled"
+    extra = " (account address)" if row["account_address"] else ""
+    if row["depeg_alerts"]:
+        extra += "  depeg alerts: all assets"
+    return f"{row['kind']:<9} {row['address']}  {state}{extra}"
+
+
+def describe(email: str) -> list[str]:
+    """One line per channel as the CLI prints it, the implicit e-mail channel included."""
+    return [describe_row(row) for row in channel_rows(email)]
 
 
 def destinations(user_ids: list[int]) -> dict[int, list[Destination]]:
