@@ -9,6 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 
+class MissingExtra(RuntimeError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
 class ServiceError(Exception):
     """An error the caller can act on."""
 

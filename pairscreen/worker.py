@@ -61,7 +61,7 @@ log = logging.getLogger(__name__)
 LOCK_NAME = "worker"
 SCREEN_JOB = "screen"
 PEG_JOB = "peg_sample"  # the JobRun name peg sampling records (pairscreen.pegs.status)
-EXIT_LOCK_HELD = 3
+EXIT_LOCK_HELD = 4  # the CLI's status for "busy"
 EXIT_LOCK_LOST = 1
 
 

@@ -174,13 +174,17 @@ def test_a_serving_demo_prints_working_commands_and_a_second_one_leaves_it_alone
 
     database = data / "demo" / "pairscreen.sqlite3"
     before = database.stat()
-    second = pairscreen("--data-dir", str(data), "demo", "--port", str(port), env=env)
-    assert second.returncode == 2
-    assert second.stderr.startswith(
-        f"pairscreen: error: port {port} on 127.0.0.1 is already in use"
-    )
-    assert second.stdout == ""
-    assert database.stat().st_ino == before.st_ino
+    # A second demo, serving or not, on this port or another, changes nothing and says why.
+    for extra in (["--port", str(port)], ["--port", str(free_port())], ["--no-serve"]):
+        second = pairscreen("--data-dir", str(data), "demo", *extra, env=env)
+        assert second.returncode == 4, (extra, second.stderr)  # busy
+        assert second.stderr == (
+            f"pairscreen: error: a demo is already running in {data / 'demo'} (pid {proc.pid}, "
+            f"serving http://127.0.0.1:{port}/api/v1): stop it (Ctrl-C) before preparing a new "
+            "one, or give another --data-dir\n"
+        )
+        assert second.stdout == ""
+        assert database.stat().st_ino == before.st_ino
     for words in commands:  # the first demo's keys still work
         assert run_printed(words, env).returncode == 0, words
     proc.send_signal(signal.SIGTERM)
@@ -197,7 +201,7 @@ def test_a_taken_port_stops_serve_before_it_starts(
         holder.listen()
         port = holder.getsockname()[1]
         code = main(["serve", "--port", str(port), "--database-url", database_url])
-    assert code == 2
+    assert code == 4  # busy
     err = capsys.readouterr().err
     assert err == (
         f"pairscreen: error: port {port} on 127.0.0.1 is already in use (is another pairscreen "
@@ -250,7 +254,7 @@ def test_a_missing_database_is_named_not_created(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     missing = tmp_path / "nowhere" / "pairscreen.sqlite3"
-    assert main([*argv, "--database-url", f"sqlite:///{missing}"]) == 2
+    assert main([*argv, "--database-url", f"sqlite:///{missing}"]) == 3  # not found
     err = capsys.readouterr().err
     demo = shlex.join([*program(), "demo"])
     assert err == (

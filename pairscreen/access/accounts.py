@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -21,8 +22,15 @@ TIER_RANK = {"personal": 1, "pro": 2}
 LIFETIME_EXPIRY = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
 class AccountError(ValueError):
     """Bad input to an account command (unknown e-mail, unknown tier)."""
+
+
+class AccountNotFound(AccountError):
+    """What the command named (a user, a watched pair, a channel) does not exist."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,8 @@ def create_user(
     email: str, tier: str | None, *, expires: datetime | None = None, lifetime: bool = False
 ) -> User:
     _check_tier(tier)
+    if not EMAIL_RE.match(email.strip()) or len(email.strip()) > 254:
+        raise AccountError(f"not an e-mail address: {email!r} (expected name@domain.tld)")
     try:
         with write_transaction():
             return User.create(
@@ -136,7 +146,7 @@ def set_tier(
 def find_user(email: str) -> User:
     user = User.get_or_none(User.email == email.strip().lower())
     if user is None:
-        raise AccountError(f"no user with e-mail {email}")
+        raise AccountNotFound(f"no user with e-mail {email}")
     return user
 
 

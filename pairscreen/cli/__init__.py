@@ -10,13 +10,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from pairscreen.access.accounts import AccountError
+import peewee
+
+from pairscreen.access.accounts import AccountError, AccountNotFound
+from pairscreen.cli import exits
 from pairscreen.cli.common import CommandError as CommandError
 from pairscreen.cli.common import add_setting_options, settings_of
-from pairscreen.errors import ServiceError
+from pairscreen.errors import MissingExtra, ServiceError
 from pairscreen.hooks import PluginError
 from pairscreen.logs import configure_logging
 from pairscreen.universe import UniverseError
@@ -29,14 +34,15 @@ COMMAND_GROUPS: tuple[str, ...] = (
     "pairscreen.cli.notify",
 )
 
-USER_ERRORS = (AccountError, UniverseError, PluginError, ValueError, ServiceError, OSError)
+# Wrong input or configuration: the usage status.
+USER_ERRORS = (AccountError, UniverseError, PluginError, ValueError)
 
 
 GLOBAL_SETTINGS = ("data_dir", "universe_path", "database_url", "log_format")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="pairscreen",
         description="Screen asset pairs, backtest coin accumulation, watch depegs, serve the API.",
     )
@@ -62,6 +68,13 @@ def _add_quiet(parser: argparse.ArgumentParser, default: object) -> None:
     )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors in one line, as every other error, with where to read the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(exits.USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """The parsers that end a command line (``users list``, ``serve``), which also take the
     global options, so that ``pairscreen users list --data-dir X`` works as well."""
@@ -76,18 +89,60 @@ def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed on one line
+        return int(exc.code or 0)
     try:
         configure_logging(
             settings_of(args).log_format, logging.INFO if args.verbose else logging.WARNING
         )
-        return int(args.handler(args) or 0)
-    except CommandError as exc:
-        print(f"pairscreen: error: {exc}", file=sys.stderr)
-        return 2
-    except USER_ERRORS as exc:
-        message = getattr(exc, "message", None) or str(exc)
-        print(f"pairscreen: error: {message}", file=sys.stderr)
-        return 2
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a reader gone away is noticed here, not at the exit
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return exits.CLOSED_PIPE
     except KeyboardInterrupt:
-        return 130
+        return exits.INTERRUPTED
+    except Exception as exc:
+        code, message = _failure(exc)
+        if code == exits.FAILURE:
+            logging.getLogger("pairscreen.cli").info("the error in full", exc_info=exc)
+        print(f"pairscreen: error: {message}", file=sys.stderr)
+        return code
+
+
+def _failure(exc: Exception) -> tuple[int, str]:
+    """The exit status and the one-line message of a command's error."""
+    message = " ".join((getattr(exc, "message", None) or str(exc)).split())
+    if isinstance(exc, CommandError):
+        return exc.exit_code, message
+    if isinstance(exc, AccountNotFound):
+        return exits.NOT_FOUND, message
+    if isinstance(exc, ServiceError):
+        status = {404: exits.NOT_FOUND, 409: exits.BUSY, 400: exits.USAGE}
+        return status.get(exc.status_code, exits.FAILURE), message
+    if isinstance(exc, MissingExtra):
+        return exits.MISSING_EXTRA, message
+    if isinstance(exc, peewee.ImproperlyConfigured) and "postgres" in message.lower():
+        return exits.MISSING_EXTRA, (
+            "a postgresql:// database needs the PostgreSQL driver (psycopg2), which is not "
+            "installed: pip install 'pairscreen[postgres]'"
+        )
+    if isinstance(exc, peewee.OperationalError | peewee.InterfaceError):
+        return exits.FAILURE, f"database error: {message}"
+    if isinstance(exc, USER_ERRORS):
+        return exits.USAGE, message
+    if isinstance(exc, OSError):
+        return exits.FAILURE, message
+    return exits.FAILURE, (
+        f"unexpected {type(exc).__name__}: {message} (run again with --verbose for details)"
+    )
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from pairscreen import clock
 from pairscreen.access import accounts
-from pairscreen.cli.common import open_database, open_runtime
+from pairscreen.cli.common import CommandError, open_database, open_runtime
 from pairscreen.cli.hints import command_line
 from pairscreen.cli.output import Row, add_json_option, print_rows, text
 from pairscreen.notify import watchlist
@@ -20,10 +20,24 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     for name, handler in (("create", _create_user), ("set-tier", _set_tier)):
         p = users.add_parser(name, help=f"{name} a user")
         p.add_argument("email")
-        p.add_argument("--tier", choices=[*accounts.TIERS, "none"], required=True)
+        p.add_argument(
+            "--tier",
+            choices=[*accounts.TIERS, NO_TIER],
+            required=True,
+            help=f"{' or '.join(accounts.TIERS)}; {NO_TIER}: no tier (the account's key is "
+            "refused by the API until it is given one)",
+        )
         when = p.add_mutually_exclusive_group()
-        when.add_argument("--expires", type=_day, help="tier expiry, YYYY-MM-DD (UTC midnight)")
-        when.add_argument("--lifetime", action="store_true", help="the tier never expires")
+        when.add_argument(
+            "--expires",
+            type=_day,
+            metavar="YYYY-MM-DD",
+            help="when the tier ends (00:00 UTC that day), a day to come (default: one year "
+            "from now)",
+        )
+        when.add_argument(
+            "--lifetime", action="store_true", help="the tier never expires (default: it does)"
+        )
         p.set_defaults(handler=handler)
     listing = users.add_parser("list", help="list users: e-mail, tier, expiry")
     add_json_option(listing)
@@ -66,6 +80,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     show.set_defaults(handler=_watch_list)
 
 
+NO_TIER = "none"
+
+
 def _day(text: str) -> datetime:
     try:
         return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
@@ -75,8 +92,14 @@ def _day(text: str) -> datetime:
 
 def _tier_args(args: argparse.Namespace) -> tuple[str | None, datetime | None, bool]:
     """The tier, its expiry (one year from now unless given) and whether it is lifetime."""
-    tier = None if args.tier == "none" else args.tier
+    tier = None if args.tier == NO_TIER else args.tier
     expires = args.expires
+    if tier is None and (expires is not None or args.lifetime):
+        raise CommandError(f"--tier {NO_TIER} has no expiry: leave out --expires and --lifetime")
+    if expires is not None and expires <= datetime.now(UTC):
+        raise CommandError(
+            f"--expires {expires:%Y-%m-%d} is in the past: give a day to come, or --lifetime"
+        )
     if tier and not args.lifetime and expires is None:
         expires = datetime.now(UTC).replace(microsecond=0) + timedelta(days=365)
     return tier, expires, args.lifetime

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import socket
 
+from pairscreen.cli import exits
 from pairscreen.cli.common import CommandError
 
 
@@ -28,7 +29,8 @@ def bind_port(host: str, port: int) -> socket.socket:
         if exc.errno == errno.EADDRINUSE:
             raise CommandError(
                 f"port {port} on {host} is already in use (is another pairscreen demo or "
-                "server running?): stop that process or choose another port with --port"
+                "server running?): stop that process or choose another port with --port",
+                exits.BUSY,
             ) from None
         raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     sock.set_inheritable(True)

@@ -12,6 +12,7 @@ import sys
 
 from pairscreen.bootstrap import build_runtime
 from pairscreen.cli.common import add_setting_options, require_database, settings_of
+from pairscreen.cli.demo_lock import describe_holder, hold_demo_lock
 from pairscreen.cli.hints import command_line
 from pairscreen.cli.listening import bind_port, run_server
 from pairscreen.cli.progress import ProgressDisplay
@@ -73,7 +74,8 @@ def _demo(args: argparse.Namespace) -> None:
     from pairscreen.demo import PERSONAL_EMAIL, PRO_EMAIL, prepare_demo
 
     given = settings_of(args)
-    # The port first: a second demo on a taken port must not replace the running one's data.
+    # The lock and the port first: a second demo must not replace the running one's data.
+    lock = hold_demo_lock(given.data_dir)
     listener = None if args.no_serve else bind_port(given.host, given.port)
     folder = given.data_dir / "demo"
     if folder.exists():
@@ -115,6 +117,7 @@ def _demo(args: argparse.Namespace) -> None:
         )
         return
     host, port = listener.getsockname()[:2]
+    describe_holder(lock, f"serving http://{host}:{port}/api/v1")
     print(banner(settings, listener, setup.pro_key), flush=True)
     print(
         "\n".join(

@@ -16,11 +16,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pairscreen import clock
-from pairscreen.access.accounts import AccountError, find_user
+from pairscreen.access.accounts import EMAIL_RE, AccountError, AccountNotFound, find_user
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import CHANNEL_KINDS, Channel, User
 
-EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 CHAT_ID_RE = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$")
 
 
@@ -91,7 +90,7 @@ def disable_channel(email: str, kind: str) -> Channel:
         row = Channel.get_or_none((Channel.user == user.id) & (Channel.kind == kind))
         if row is None:
             if kind != "email":
-                raise AccountError(f"{user.email} has no {kind} channel")
+                raise AccountNotFound(f"{user.email} has no {kind} channel")
             _upsert(user, "email", user.email, enabled=False)
         else:
             Channel.update(enabled=False, updated_at=clock.now()).where(

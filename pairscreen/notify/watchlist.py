@@ -8,7 +8,7 @@ from typing import Any
 import peewee
 
 from pairscreen import clock
-from pairscreen.access.accounts import AccountError, find_user
+from pairscreen.access.accounts import AccountError, AccountNotFound, find_user
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import WatchlistItem, canonical_pair
 from pairscreen.universe import Universe
@@ -103,7 +103,7 @@ def remove_item(universe: Universe, email: str, pair: str) -> str:
         if existing is not None:
             existing.delete_instance()
     if existing is None:
-        raise AccountError(f"{a}/{b} is not on {email}'s watchlist")
+        raise AccountNotFound(f"{a}/{b} is not on {email}'s watchlist")
     return f"{existing.a}/{existing.b}"
 
 
