@@ -47,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Screen asset pairs, backtest coin accumulation, watch depegs, serve the API.",
     )
     add_setting_options(parser, *GLOBAL_SETTINGS)
-    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log more (default: warnings and errors only)"
+    )
     _add_quiet(parser, default=False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMAND_GROUPS:

@@ -25,7 +25,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             choices=[*accounts.TIERS, NO_TIER],
             required=True,
             help=f"{' or '.join(accounts.TIERS)}; {NO_TIER}: no tier (the account's key is "
-            "refused by the API until it is given one)",
+            "refused by the API until it is given one) (required, no default)",
         )
         when = p.add_mutually_exclusive_group()
         when.add_argument(
@@ -65,8 +65,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add.add_argument("email")
     add.add_argument("pair")
-    add.add_argument("--no-approach", action="store_true", help="no approach notifications")
-    add.add_argument("--no-in-zone", action="store_true", help="no in-zone notifications")
+    add.add_argument(
+        "--no-approach", action="store_true", help="no approach notifications (default: on)"
+    )
+    add.add_argument(
+        "--no-in-zone", action="store_true", help="no in-zone notifications (default: on)"
+    )
     add.set_defaults(handler=_watch_add)
     remove = wl.add_parser(
         "remove", help="remove a pair (written A/B or B/A) from a user's watchlist"

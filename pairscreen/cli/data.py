@@ -37,7 +37,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     run = screen.add_parser("run", help="screen every pair and publish the result")
     add_setting_options(run, "executor", "dask_scheduler")
-    run.add_argument("--no-sync", action="store_true", help="do not pull new candles first")
+    run.add_argument(
+        "--no-sync", action="store_true", help="do not pull new candles first (default: pull them)"
+    )
     run.set_defaults(handler=_screen)
 
 

@@ -30,14 +30,24 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "set", help="set and enable a user's e-mail address, Telegram chat or webhook"
     )
     set_.add_argument("email", help="the account's e-mail")
-    set_.add_argument("--email", dest="to_email", metavar="ADDRESS", help="deliver e-mail here")
-    set_.add_argument("--telegram", metavar="CHAT_ID", help="Telegram chat id (or @channel)")
-    set_.add_argument("--webhook", metavar="URL", help="http(s) URL for signed JSON POSTs")
+    set_.add_argument(
+        "--email",
+        dest="to_email",
+        metavar="ADDRESS",
+        help="deliver e-mail here (default: unchanged; at first the account's e-mail)",
+    )
+    set_.add_argument(
+        "--telegram", metavar="CHAT_ID", help="Telegram chat id (or @channel) (default: unchanged)"
+    )
+    set_.add_argument(
+        "--webhook", metavar="URL", help="http(s) URL for signed JSON POSTs (default: unchanged)"
+    )
     set_.add_argument(
         "--depeg-alerts",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="Pro: e-mail on every depeg event, not only for watched assets",
+        help="Pro: e-mail on every depeg event, not only for watched assets (default: "
+        "unchanged; at first off)",
     )
     set_.set_defaults(handler=_channels_set)
     disable = channels.add_parser("disable", help="turn one of a user's channels off")

@@ -18,15 +18,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="sample every tokenized asset's peg now, then open or close depeg events",
     )
     sample.add_argument(
-        "--at", help="sample as of this ISO 8601 time (UTC unless it has an offset)"
+        "--at", help="sample as of this ISO 8601 time (UTC unless it has an offset) (default: now)"
     )
     sample.add_argument(
         "--backfill-hours",
         type=int,
         metavar="N",
-        help="first sample each whole hour of the N hours before --at (or now), oldest first",
+        help="first sample each whole hour of the N hours before --at (or now), oldest first "
+        "(default: no backfill)",
     )
-    sample.add_argument("--no-sync", action="store_true", help="do not pull new candles first")
+    sample.add_argument(
+        "--no-sync", action="store_true", help="do not pull new candles first (default: pull them)"
+    )
     sample.set_defaults(handler=_sample)
 
 

@@ -30,7 +30,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "demo", help="fresh embedded setup on the synthetic demo market, then serve it"
     )
     add_setting_options(demo, "host", "port")
-    demo.add_argument("--no-serve", action="store_true", help="prepare only, do not serve")
+    demo.add_argument(
+        "--no-serve", action="store_true", help="prepare only, do not serve (default: serve)"
+    )
     demo.set_defaults(handler=_demo)
 
 
