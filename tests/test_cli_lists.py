@@ -33,6 +33,10 @@ def test_every_list_parses_as_json(cli, monkeypatch):
         ("webhook", "https://h.example/x", False),
     ]
     assert json.loads(cli("watchlist", "list", "fay@example.com", "--json")[1]) == []
+    key = cli("keys", "rotate", "fay@example.com")[1].strip()
+    listed = json.loads(cli("keys", "list", "--json")[1])
+    assert [(k["email"], k["prefix"]) for k in listed] == [("fay@example.com", key[:8])]
+    assert cli("keys", "list")[1].startswith(f"fay@example.com\t{key[:8]}…\t")
 
 
 def test_the_worker_says_why_messages_wait(cli, runtime, monkeypatch):

@@ -183,6 +183,18 @@ def list_users() -> list[User]:
     return list(User.select().order_by(User.email))
 
 
+def list_keys() -> list[dict[str, Any]]:
+    """Each account's active key as its owner recognises it (the prefix; only a digest of
+    the whole key is stored) and when it was issued."""
+    query = (
+        ApiKey.select(User.email, ApiKey.prefix, ApiKey.created_at).join(User).order_by(User.email)
+    )
+    return [
+        {"email": key.user.email, "prefix": key.prefix, "issued_at": clock.iso(key.created_at)}
+        for key in query
+    ]
+
+
 def _check_tier(tier: str | None) -> None:
     if tier is not None and tier not in TIERS:
         raise AccountError(f"tier must be one of {', '.join(TIERS)}, got {tier!r}")

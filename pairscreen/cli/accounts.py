@@ -49,6 +49,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     rotate = keys.add_parser("rotate", help="issue a new key (revokes the old one at once)")
     rotate.add_argument("email")
     rotate.set_defaults(handler=_rotate)
+    key_list = keys.add_parser("list", help="each account's active key: its prefix, when issued")
+    add_json_option(key_list)
+    key_list.set_defaults(handler=_list_keys)
 
     wl = commands.add_parser("watchlist", help="users' watchlists").add_subparsers(
         dest="watchlist_command", required=True
@@ -142,6 +145,15 @@ def _list_users(args: argparse.Namespace) -> None:
         return [row["email"], text(row["tier"]), until]
 
     print_rows(args, ["E-MAIL", "TIER", "EXPIRES"], rows, cells)
+
+
+def _list_keys(args: argparse.Namespace) -> None:
+    open_database(args)
+
+    def cells(row: Row) -> list[str]:
+        return [row["email"], f"{row['prefix']}…", row["issued_at"]]
+
+    print_rows(args, ["E-MAIL", "KEY", "ISSUED"], accounts.list_keys(), cells)
 
 
 def _rotate(args: argparse.Namespace) -> None:
