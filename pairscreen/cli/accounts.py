@@ -19,7 +19,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     for name, handler in (("create", _create_user), ("set-tier", _set_tier)):
         p = users.add_parser(name, help=f"{name} a user")
-        p.add_argument("email")
+        p.add_argument("email", help="the account's e-mail address")
         p.add_argument(
             "--tier",
             choices=[*accounts.TIERS, NO_TIER],
@@ -47,7 +47,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         dest="keys_command", required=True
     )
     rotate = keys.add_parser("rotate", help="issue a new key (revokes the old one at once)")
-    rotate.add_argument("email")
+    rotate.add_argument("email", help="the account's e-mail address")
     rotate.set_defaults(handler=_rotate)
     key_list = keys.add_parser("list", help="each account's active key: its prefix, when issued")
     add_json_option(key_list)
@@ -66,8 +66,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "position in the orientation given here."
         ),
     )
-    add.add_argument("email")
-    add.add_argument("pair")
+    add.add_argument("email", help="the account's e-mail address")
+    add.add_argument("pair", help="two tickers of the universe, A/B")
     add.add_argument(
         "--no-approach", action="store_true", help="no approach notifications (default: on)"
     )
@@ -78,11 +78,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     remove = wl.add_parser(
         "remove", help="remove a pair (written A/B or B/A) from a user's watchlist"
     )
-    remove.add_argument("email")
-    remove.add_argument("pair")
+    remove.add_argument("email", help="the account's e-mail address")
+    remove.add_argument("pair", help="two tickers of the universe, A/B")
     remove.set_defaults(handler=_watch_remove)
     show = wl.add_parser("list", help="a user's watchlist: pair, last state, notifications")
-    show.add_argument("email")
+    show.add_argument("email", help="the account's e-mail address")
     add_json_option(show)
     show.set_defaults(handler=_watch_list)
 
