@@ -119,6 +119,9 @@ def test_demo_no_serve_prints_commands_that_run_as_printed(
     assert done.returncode == 0, done.stderr
     assert "serving" not in done.stdout
     assert done.stdout.startswith("pairscreen demo prepared")
+    # Its progress, step by step, went to stderr (not a terminal here: plain lines).
+    for step in ("market data: 44/44", "peg samples: ", "first screen: "):
+        assert step in done.stderr, done.stderr
     commands = printed_commands(done.stdout)
     assert [c[-2:] for c in commands] == [["users", "list"], ["--port", str(port)]]
     listed = run_printed(commands[0], env)
