@@ -1,0 +1,113 @@
+"""Point-in-time screens: ``screen run --as-of D`` reads nothing after ``D``, is stored as
+history beside the latest screen, and ``/screens?at=`` serves the screen current at a time."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+from urllib.parse import quote
+
+import numpy as np
+
+from pairscreen.db.connection import database
+from pairscreen.db.models import Candle, DataVersion, Screen
+from pairscreen.market.cutoff import candles_until
+from pairscreen.screening import screen as screening
+from pairscreen.screening.point_in_time import run_screen_as_of
+
+BASE = "/api/v1"
+
+
+def an_as_of_day(runtime) -> date:  # type: ignore[no-untyped-def]
+    """A day 150 days before the newest candle: long enough history, much data after it."""
+    with database.connection_context():
+        newest = max(c.dates[-1] for c in runtime.candles.get().values())
+    return date.fromisoformat(str(newest)) - timedelta(days=150)
+
+
+def stored_payload(screen_id: int) -> dict:
+    with database.connection_context():
+        return json.loads(Screen.get_by_id(screen_id).payload)
+
+
+def test_candles_until_cuts_every_asset_at_the_day(runtime):
+    with database.connection_context():
+        candles = runtime.candles.get()
+    day = an_as_of_day(runtime)
+    cut = candles_until(candles, day)
+    assert set(cut) <= set(candles) and cut
+    for ticker, series in cut.items():
+        assert series.dates[-1] <= np.datetime64(day)
+        full = candles[ticker]
+        n = len(series.dates)
+        assert np.array_equal(full.dates[:n], series.dates)
+        assert n == len(full.dates) or full.dates[n] > np.datetime64(day)
+
+
+def test_prices_after_the_day_do_not_change_the_screen(runtime):
+    """No lookahead: every price after D replaced, the same screen as of D, byte for byte."""
+    day = an_as_of_day(runtime)
+    before = run_screen_as_of(runtime, day, processes=1)
+    assert before.n_survivors > 0, "a screen without survivors proves little"
+    first = stored_payload(before.screen_id)
+    rng = np.random.default_rng(7)
+    with database.connection_context(), database.atomic():
+        later = list(Candle.select().where(Candle.day > day))
+        assert len(later) > 1000
+        for candle in later:
+            Candle.update(close=float(np.exp(rng.uniform(-20, 20)))).where(
+                (Candle.ticker == candle.ticker) & (Candle.day == candle.day)
+            ).execute()
+        DataVersion.update(version=DataVersion.version + 1).where(
+            DataVersion.name == "candles"
+        ).execute()
+    runtime.candles.invalidate()
+    after = run_screen_as_of(runtime, day, processes=1)
+    assert stored_payload(after.screen_id) == first
+    with database.connection_context():
+        assert Screen.select().where(Screen.as_of == day).count() == 1  # replaced, not added
+
+
+def test_as_of_screen_is_history_and_screens_at_serves_it(client, keys, runtime):
+    latest = client.get(f"{BASE}/screen/latest", keys.personal).json()
+    day = an_as_of_day(runtime)
+    summary = run_screen_as_of(runtime, day, processes=1)
+    # the latest screen is still the regular one
+    assert client.get(f"{BASE}/screen/latest", keys.personal).json() == latest
+    historical = client.get(f"{BASE}/screens?at={day.isoformat()}", keys.personal)
+    assert historical.status_code == 200
+    body = historical.json()
+    assert body == stored_payload(summary.screen_id)
+    assert body["as_of"] == day.isoformat()
+    assert body["generated_at"].startswith((day + timedelta(days=1)).isoformat() + "T00:00:00")
+    assert body["data_time"]["newest"].startswith(day.isoformat())
+    # just before D's close was final, no screen existed yet
+    before = client.get(f"{BASE}/screens?at={day.isoformat()}T23:59:59Z", keys.personal)
+    assert before.status_code == 404
+    assert "No screen had been published by" in before.text
+    at = quote(latest["generated_at"])  # its "+00:00" must not become a space
+    now = client.get(f"{BASE}/screens?at={at}", keys.personal).json()
+    assert now == latest
+    bad = client.get(f"{BASE}/screens?at=yesterday", keys.personal)
+    assert bad.status_code == 400 and "query parameter 'at'" in bad.text
+
+
+def test_regular_screens_never_prune_history(runtime):
+    day = an_as_of_day(runtime)
+    summary = run_screen_as_of(runtime, day, processes=1)
+    for _ in range(runtime.settings.screens_kept + 1):
+        with database.connection_context():
+            screening.run_screen(runtime, processes=1)
+    with database.connection_context():
+        assert Screen.get_or_none(Screen.id == summary.screen_id) is not None
+        regular = Screen.select().where(Screen.as_of.is_null()).count()
+    assert regular == runtime.settings.screens_kept
+
+
+def test_cli_screens_as_of_a_day(cli, runtime):
+    day = an_as_of_day(runtime)
+    code, out, err = cli("screen", "run", "--as-of", day.isoformat())
+    assert code == 0, err
+    assert f"as of {day}" in out
+    code, _, err = cli("screen", "run", "--as-of", "2099-01-01")
+    assert code == 2 and "has not closed yet" in err
