@@ -27,6 +27,7 @@ COMMAND_GROUPS: tuple[str, ...] = (
     "pairscreen.cli.accounts",
     "pairscreen.cli.pegs",
     "pairscreen.cli.notify",
+    "pairscreen.cli.evaluate",
 )
 
 USER_ERRORS = (AccountError, UniverseError, PluginError, ValueError, ServiceError, OSError)
