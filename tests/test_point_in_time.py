@@ -10,8 +10,9 @@ from urllib.parse import quote
 import numpy as np
 
 from pairscreen.db.connection import database
-from pairscreen.db.models import Candle, DataVersion, Screen
-from pairscreen.market.cutoff import candles_until
+from pairscreen.db.models import Candle, DataVersion, PegEvent, Screen
+from pairscreen.market.cutoff import candles_until, close_of
+from pairscreen.pegs.status import active_depegs
 from pairscreen.screening import screen as screening
 from pairscreen.screening.point_in_time import run_screen_as_of
 
@@ -111,3 +112,33 @@ def test_cli_screens_as_of_a_day(cli, runtime):
     assert f"as of {day}" in out
     code, _, err = cli("screen", "run", "--as-of", "2099-01-01")
     assert code == 2 and "has not closed yet" in err
+
+
+def test_depegs_are_those_active_at_the_time(runtime):
+    """A depeg event counts at a past time when it had begun and was not yet closed."""
+    day = an_as_of_day(runtime)
+    close = close_of(day)
+    with database.connection_context():
+        PegEvent.delete().execute()
+        past = dict(asset_class="gold", median_drift_pct=2.0, sample_count=10)
+        PegEvent.create(  # over before the day's close
+            ticker="OLD", first_unhealthy=close - timedelta(days=9),
+            last_unhealthy=close - timedelta(days=8), active=False,
+            closed_at=close - timedelta(days=8), **past,
+        )  # fmt: skip
+        PegEvent.create(  # around the day's close, closed since
+            ticker="ETH", first_unhealthy=close - timedelta(days=2),
+            last_unhealthy=close + timedelta(days=1), active=False,
+            closed_at=close + timedelta(days=1), **past,
+        )  # fmt: skip
+        PegEvent.create(  # began after the day, still active
+            ticker="NEW", first_unhealthy=close + timedelta(days=5),
+            last_unhealthy=close + timedelta(days=6), **past,
+        )  # fmt: skip
+        assert set(active_depegs()) == {"NEW"}
+        assert set(active_depegs(close)) == {"ETH"}
+        assert set(active_depegs(close - timedelta(days=8, hours=12))) == {"OLD"}
+    summary = run_screen_as_of(runtime, day, processes=1)
+    payload = stored_payload(summary.screen_id)
+    assert payload["rejected"]["depeg"] > 0
+    assert all("ETH" not in s["pair"] for s in payload["survivors"])
