@@ -48,9 +48,20 @@ def run(plugins, series: list[PairSeries]) -> Evaluation:  # type: ignore[no-unt
     last = date.fromisoformat(str(LAST_DAY))
     dates = as_of_dates(last - timedelta(N_DAYS - 760), last - timedelta(max(HORIZONS)), EVERY)
     sets = rule_sets(plugins, universe, [])
-    return evaluate(
-        plugins, market, sets, dates, HORIZONS, every_days=EVERY, fee=0.001, depegs_at=no_depegs
+    progress: list[tuple[int, int]] = []
+    result = evaluate(
+        plugins,
+        market,
+        sets,
+        dates,
+        HORIZONS,
+        every_days=EVERY,
+        fee=0.001,
+        depegs_at=no_depegs,
+        on_progress=lambda done, total: progress.append((done, total)),
     )
+    assert progress == [(i + 1, len(dates)) for i in range(len(dates))]
+    return result
 
 
 def test_built_in_mean_reversion_shows_as_a_positive_difference(empty_runtime):
