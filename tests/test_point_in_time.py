@@ -4,16 +4,19 @@ history beside the latest screen, and ``/screens?at=`` serves the screen current
 from __future__ import annotations
 
 import json
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from urllib.parse import quote
 
 import numpy as np
+import pytest
 
 from pairscreen.db.connection import database
 from pairscreen.db.models import Candle, DataVersion, PegEvent, Screen
+from pairscreen.errors import BadRequest
 from pairscreen.market.cutoff import candles_until, close_of
 from pairscreen.pegs.status import active_depegs
 from pairscreen.screening import screen as screening
+from pairscreen.screening.history import parse_moment
 from pairscreen.screening.point_in_time import run_screen_as_of
 
 BASE = "/api/v1"
@@ -142,3 +145,23 @@ def test_depegs_are_those_active_at_the_time(runtime):
     payload = stored_payload(summary.screen_id)
     assert payload["rejected"]["depeg"] > 0
     assert all("ETH" not in s["pair"] for s in payload["survivors"])
+
+
+@pytest.mark.parametrize(
+    ("text", "moment"),
+    [
+        ("2025-03-01", datetime(2025, 3, 2, tzinfo=UTC)),  # the end of that UTC day
+        ("2025-03-01T12:30:00Z", datetime(2025, 3, 1, 12, 30, tzinfo=UTC)),
+        ("2025-03-01T12:30:00", datetime(2025, 3, 1, 12, 30, tzinfo=UTC)),
+        ("2025-03-01T12:30:00.5+02:00", datetime(2025, 3, 1, 10, 30, 0, 500000, tzinfo=UTC)),
+        ("9999-12-31", datetime.max.replace(tzinfo=UTC)),
+    ],
+)
+def test_at_is_a_date_or_a_date_time(text, moment):
+    assert parse_moment(text) == moment
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2025-13-01", "2025-02-30T00:00:00Z", "2025-3-1"])
+def test_a_malformed_at_is_a_bad_request(text):
+    with pytest.raises(BadRequest, match="query parameter 'at'"):
+        parse_moment(text)
