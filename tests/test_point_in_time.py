@@ -9,9 +9,10 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
+from playhouse.migrate import SchemaMigrator, migrate
 
 from pairscreen.db.connection import database
-from pairscreen.db.models import Candle, DataVersion, PegEvent, Screen
+from pairscreen.db.models import Candle, DataVersion, PegEvent, SchemaVersion, Screen
 from pairscreen.errors import BadRequest
 from pairscreen.market.cutoff import candles_until, close_of
 from pairscreen.pegs.status import active_depegs
@@ -165,3 +166,24 @@ def test_at_is_a_date_or_a_date_time(text, moment):
 def test_a_malformed_at_is_a_bad_request(text):
     with pytest.raises(BadRequest, match="query parameter 'at'"):
         parse_moment(text)
+
+
+def test_migration_6_adds_as_of_to_an_old_database(runtime, cli):
+    """A database from before point-in-time screens: its screens stay the regular ones."""
+    table = Screen._meta.table_name
+    with database.connection_context():
+        migrator = SchemaMigrator.from_database(database.obj)
+        fresh = {(c.name, c.null) for c in database.get_columns(table)}
+        for index in database.get_indexes(table):
+            if "as_of" in index.columns:
+                migrate(migrator.drop_index(table, index.name))
+        migrate(migrator.drop_column(table, "as_of"))
+        SchemaVersion.delete().where(SchemaVersion.version == 6).execute()
+        before = Screen.select().count()
+    database.close()
+    code, out, _ = cli("db", "upgrade")
+    assert code == 0 and out.endswith("applied migrations [6]\n")
+    with database.connection_context():
+        assert {(c.name, c.null) for c in database.get_columns(table)} == fresh
+        assert any(i.columns == ["as_of"] for i in database.get_indexes(table))
+        assert Screen.select().where(Screen.as_of.is_null()).count() == before > 0

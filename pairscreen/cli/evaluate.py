@@ -82,6 +82,12 @@ def _evaluate(args: argparse.Namespace) -> None:
     sets = rule_sets(rt.plugins, rt.universe, args.rules)
     strategy = rt.plugins.strategies.get(settings.strategy)
     fee = float(getattr(strategy, "fee", 0.0))
+    if not hasattr(strategy, "fee"):
+        print(
+            f"pairscreen: warning: strategy {strategy.name!r} declares no fee; holding values "
+            "are computed without fees",
+            file=sys.stderr,
+        )
     progress = _progress if sys.stderr.isatty() else None
     result = evaluate(
         rt.plugins,
