@@ -14,6 +14,7 @@ from pairscreen.config import Settings
 from pairscreen.hooks import Plugins
 from pairscreen.market.assets import AssetListCache
 from pairscreen.market.candle_cache import CandleCache
+from pairscreen.screening.history import ScreenHistory
 from pairscreen.screening.published import PublishedScreenCache
 from pairscreen.universe import Universe
 
@@ -25,5 +26,6 @@ class Runtime:
     universe: Universe
     candles: CandleCache = field(default_factory=CandleCache)
     published: PublishedScreenCache = field(default_factory=PublishedScreenCache)
+    history: ScreenHistory = field(default_factory=ScreenHistory)
     key_owners: KeyOwners = field(default_factory=KeyOwners)
     assets: AssetListCache = field(default_factory=AssetListCache)

@@ -104,7 +104,12 @@ def generated_operations(package: ModuleType) -> list[Operation]:
             for name, p in sig.parameters.items()
             if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
         )
-        kwargs = module._get_kwargs(*(f"{{{name}}}" for name in path_params))
+        required_query = {
+            name: f"{{{name}}}"
+            for name, p in sig.parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+        }
+        kwargs = module._get_kwargs(*(f"{{{name}}}" for name in path_params), **required_query)
         ops.append(Operation(kwargs["method"].upper(), unquote(kwargs["url"]), module, path_params))
     return sorted(ops, key=lambda op: op.label)
 
@@ -173,7 +178,24 @@ def _client(package: ModuleType, base: str, key: str):  # type: ignore[no-untype
 
 
 def _call(op: Operation, client, tickers: dict[str, str]):  # type: ignore[no-untyped-def]
-    return op.module.sync_detailed(*(tickers[name] for name in op.path_params), client=client)
+    return op.module.sync_detailed(
+        *(tickers[name] for name in op.path_params), client=client, **_required_query(op)
+    )
+
+
+def _required_query(op: Operation) -> dict[str, str]:
+    """A value for each required query parameter (``/screens?at=``: the end of today)."""
+    values = {"at": clock.today().isoformat()}
+    required = [
+        name
+        for name, p in inspect.signature(op.module.sync_detailed).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+        and p.default is inspect.Parameter.empty
+        and name != "client"
+    ]
+    missing = set(required) - set(values)
+    assert not missing, f"{op.label}: no value known for query parameters {missing}"
+    return {name: values[name] for name in required}
 
 
 def _ticker_args(op: Operation, world: World) -> dict[str, str]:

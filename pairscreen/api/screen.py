@@ -1,4 +1,5 @@
-"""``/screen/latest`` and ``/pairs``: the latest published screen, free of quota.
+"""``/screen/latest`` and ``/pairs``: the latest published screen, free of quota; ``/screens``:
+the screen that was current at a past time.
 
 Both answer from the screen the runtime holds in memory
 (:class:`~pairscreen.screening.published.PublishedScreenCache`), checked against the database
@@ -11,6 +12,7 @@ from starlette.responses import Response
 
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
+from pairscreen.screening.history import parse_moment
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.screen import pairs_json
 
@@ -25,6 +27,15 @@ async def latest_screen(token_info: TokenInfo) -> Response:
 async def list_pairs(token_info: TokenInfo) -> Response:
     caller(token_info).require_tier("personal")
     return Response(pairs_json(await _published()), media_type="application/json")
+
+
+async def screen_at(token_info: TokenInfo, at: str) -> Response:
+    """The screen that was current at ``at`` (a regular or a point-in-time one)."""
+    caller(token_info).require_tier("personal")
+    moment = parse_moment(at)
+    svc = service()
+    payload = await svc.in_thread(svc.runtime.history.at, moment)
+    return Response(payload, media_type="application/json")
 
 
 async def _published() -> PublishedScreen:

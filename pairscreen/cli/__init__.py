@@ -32,6 +32,7 @@ COMMAND_GROUPS: tuple[str, ...] = (
     "pairscreen.cli.accounts",
     "pairscreen.cli.pegs",
     "pairscreen.cli.notify",
+    "pairscreen.cli.evaluate",
 )
 
 # Wrong input or configuration: the usage status.

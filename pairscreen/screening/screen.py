@@ -7,7 +7,7 @@ import json
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from pairscreen.engine.filtering import choose_filter, filter_code, filter_codes
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_chunks import ChunkJob
+from pairscreen.market.cutoff import candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, day_start, last_days, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.progress import Progress, no_progress
@@ -74,8 +75,14 @@ def run_screen(
             data_source=payload["data_source"],
             payload=json.dumps(payload, allow_nan=False, separators=(",", ":")),
         )
-        keep = Screen.select(Screen.id).order_by(Screen.id.desc()).limit(rt.settings.screens_kept)
-        Screen.delete().where(Screen.id.not_in(keep)).execute()
+        regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
+        keep = (
+            Screen.select(Screen.id)
+            .where(regular)
+            .order_by(Screen.id.desc())
+            .limit(rt.settings.screens_kept)
+        )
+        Screen.delete().where(Screen.id.not_in(keep) & regular).execute()
         JobRun.replace(name="screen", finished_at=clock.now()).execute()
     rt.published.forget()  # this runtime serves the new screen at once
     return ScreenSummary(
@@ -101,17 +108,21 @@ def compute_screen(
     executor: str = "local",
     scheduler: str | None = None,
     on_progress: Progress = no_progress,
+    as_of: date | None = None,
 ) -> dict[str, Any]:
     """The screen payload (the ``/screen/latest`` body) without publishing it.
 
     ``executor`` is ``local`` (``processes`` forked workers) or ``dask`` (the cluster at
-    ``scheduler``); both give the same payload.
+    ``scheduler``); both give the same payload. ``as_of`` screens only the candles dated that
+    day or earlier, with the depeg events active at ``generated_at`` (a point-in-time screen).
     """
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     settings = rt.settings
     choice = choose_filter(rt.plugins, rt.universe)
     candles = rt.candles.get()
+    if as_of is not None:
+        candles = candles_until(candles, as_of)
     pairs = rt.universe.screened_pairs()
     aligned: list[AlignedPair] = []
     assets: list[tuple[Asset, Asset]] = []
@@ -136,7 +147,7 @@ def compute_screen(
         aligned.append(pair)
         assets.append((a, b))
         data_days.append(pair.dates[-1])
-    depegs = active_depegs()
+    depegs = active_depegs(generated_at if as_of is not None else None)
     jobs: list[ChunkJob] = []
     job_rows: list[list[int]] = []
     max_days = settings.window_days + SCREEN_BT_DAYS
