@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pairscreen import clock
 from pairscreen.cli.common import CommandError, open_runtime
+from pairscreen.cli.progress import ProgressDisplay
 
 DEFAULT_EVERY = 30
 DEFAULT_HORIZONS = "30,90"
@@ -24,10 +25,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "each single rule, and each --rules file; compare what survivors and the other pairs "
         "in the bottom and top zones did over each horizon.",
     )
-    run.add_argument("--from", dest="start", metavar="DATE", help="first as-of day (YYYY-MM-DD)")
-    run.add_argument("--to", dest="end", metavar="DATE", help="last as-of day (YYYY-MM-DD)")
     run.add_argument(
-        "--every", metavar="DAYS", default=str(DEFAULT_EVERY), help="days between as-of days"
+        "--from",
+        dest="start",
+        metavar="DATE",
+        help="first as-of day (YYYY-MM-DD; default: the first day with a full window)",
+    )
+    run.add_argument(
+        "--to",
+        dest="end",
+        metavar="DATE",
+        help="last as-of day (YYYY-MM-DD; default: the last day the longest horizon can follow)",
+    )
+    run.add_argument(
+        "--every",
+        metavar="DAYS",
+        default=str(DEFAULT_EVERY),
+        help=f"days between as-of days (default {DEFAULT_EVERY})",
     )
     run.add_argument(
         "--horizon",
@@ -41,10 +55,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="append",
         default=[],
         type=Path,
-        help="a TOML file with a [screen] table (filter and thresholds) to evaluate too",
+        help="a TOML file with a [screen] table (filter and thresholds) to evaluate too; "
+        "repeatable (default: none)",
     )
-    run.add_argument("--json", action="store_true", help="print one JSON object")
-    run.add_argument("--plot", metavar="FILE.png", type=Path, help="draw the differences")
+    run.add_argument("--json", action="store_true", help="print one JSON object (default: a table)")
+    run.add_argument(
+        "--plot", metavar="FILE.png", type=Path, help="draw the differences (default: no plot)"
+    )
     run.set_defaults(handler=_evaluate)
 
 
@@ -88,29 +105,24 @@ def _evaluate(args: argparse.Namespace) -> None:
             "are computed without fees",
             file=sys.stderr,
         )
-    progress = _progress if sys.stderr.isatty() else None
-    result = evaluate(
-        rt.plugins,
-        market,
-        sets,
-        dates,
-        horizons,
-        every_days=every,
-        fee=fee,
-        depegs_at=active_depegs,
-        on_progress=progress,
-    )
+    with ProgressDisplay(quiet=args.quiet) as display:
+        result = evaluate(
+            rt.plugins,
+            market,
+            sets,
+            dates,
+            horizons,
+            every_days=every,
+            fee=fee,
+            depegs_at=active_depegs,
+            on_progress=display.step("as-of days"),
+        )
     if args.plot:
         plot_differences(result, args.plot)
     if args.json:
         print(json.dumps(as_json(result), allow_nan=False))
     else:
         print(table(result))
-
-
-def _progress(done: int, total: int) -> None:
-    end = "\n" if done == total else ""
-    print(f"\rscreened {done}/{total} as-of days", end=end, file=sys.stderr, flush=True)
 
 
 def _whole(text: str, flag: str) -> int:
