@@ -276,9 +276,17 @@ class Settings:
     )
     lock_ttl_seconds: float = setting(
         "PAIRSCREEN_LOCK_TTL",
-        "how long a request's quota reservation lives (above the longest request)",
+        "how long a request's slot and quota reservation outlive a crashed holder (a live "
+        "request renews them every third of it)",
         SECONDS,
         default=60.0,
+    )
+    compute_queue_seconds: float = setting(
+        "PAIRSCREEN_COMPUTE_QUEUE_TIMEOUT",
+        "how long an admitted compute request may wait for a compute thread before it "
+        "answers 503 with Retry-After (nothing charged)",
+        SECONDS,
+        default=30.0,
     )
     metrics: bool = setting(
         "PAIRSCREEN_METRICS",
