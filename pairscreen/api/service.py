@@ -132,16 +132,17 @@ class Service:
             raise
         if not compute.done() or compute.exception() is not None or departure.done():
             ticket.withdraw()
+            lost, left = heartbeat.done(), departure.done()  # before _give_back cancels them
+            failure = compute.exception() if compute.done() else None
             await self._give_back(admission, compute, heartbeat, departure)
-            if heartbeat.done():
-                raise _lost()
-            if compute.done() and isinstance(compute.exception(), NotStarted):
+            if isinstance(failure, NotStarted):
                 raise _queued_too_long(self.runtime.settings.compute_queue_seconds)
-            if departure.done():
-                raise Unavailable("The client disconnected; nothing was charged.")
-            failure = compute.exception()
-            assert failure is not None  # the computation failed: answered as it raised
-            raise failure
+            if failure is not None:
+                raise failure  # the computation failed: answered as it raised
+            if lost:
+                raise _lost()
+            assert left
+            raise Unavailable("The client disconnected; nothing was charged.")
         heartbeat.cancel()
         departure.cancel()
         if self.metrics is not None:
