@@ -27,6 +27,7 @@ from pairscreen.api.hangup import SCOPE_KEY as HANGUP_KEY
 from pairscreen.api.hangup import Hangup
 from pairscreen.api.metrics import Metrics
 from pairscreen.api.threads import Lane, NotStarted, Ticket
+from pairscreen.db.storage import StorageFault
 from pairscreen.errors import Busy, QuotaExhausted, Unavailable
 from pairscreen.runtime import Runtime
 
@@ -52,6 +53,8 @@ class Service:
     compute: Lane
     connections: RequestConnections = field(default_factory=RequestConnections)
     metrics: Metrics | None = None
+    # The storage faults met so far: each is logged at ERROR once (api/errors.py).
+    storage_faults: set[StorageFault] = field(default_factory=set)
 
     @classmethod
     def of(cls, runtime: Runtime) -> Service:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pairscreen.access.accounts import AccountError
 from pairscreen.cli.common import CommandError as CommandError
 from pairscreen.cli.common import add_setting_options, settings_of
+from pairscreen.cli.storage_errors import STORAGE_ERRORS, storage_line
 from pairscreen.errors import ServiceError
 from pairscreen.hooks import PluginError
 from pairscreen.logs import configure_logging
@@ -77,5 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = getattr(exc, "message", None) or str(exc)
         print(f"pairscreen: error: {message}", file=sys.stderr)
         return 2
+    except STORAGE_ERRORS as exc:
+        line = storage_line(exc, args)
+        if line is None:
+            raise
+        print(f"pairscreen: error: {line}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
