@@ -48,6 +48,8 @@ def checked(response: httpx.Response) -> httpx.Response:
 class World:
     server: LiveServer
     sleeper: Sleeper
+    database_url: str
+    env: dict[str, str]
 
     def get(self, path: str, key: str) -> httpx.Response:
         return checked(
@@ -75,7 +77,7 @@ def world(runtime, database_url: str, tmp_path: Path) -> Iterator[World]:
         "PAIRSCREEN_IN_FLIGHT_PRO": "20",
     }
     with serving(database_url, env=env) as server:
-        yield World(server, sleeper)
+        yield World(server, sleeper, database_url, env)
     database.close()
 
 
@@ -178,3 +180,36 @@ def test_clients_that_disconnect_mid_computation_cost_nothing(world: World):
     assert ok.status_code == 200
     assert world.quota(key) == (1, limit - 1)
     print(f"\nR22 vanished clients: 20 left mid-computation, {used} units charged")
+
+
+def test_a_crashed_requests_unit_comes_back_without_another_compute(world: World):
+    """SIGKILL the server mid-computation: after the TTL, ``/me`` of a new server shows the
+    unit back, though the account made no compute request since."""
+    world.sleeper.sleep(10.0)
+    key = new_key("crash@example.com")
+    outcome: list[object] = []
+
+    def request() -> None:
+        try:
+            outcome.append(world.get(PAIR, key).status_code)
+        except httpx.HTTPError as exc:
+            outcome.append(type(exc).__name__)
+
+    doomed = threading.Thread(target=request)
+    doomed.start()
+    deadline = time.monotonic() + 10
+    while world.quota(key) != (0, DAILY_LIMIT - 1):  # reserved: the computation runs
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    world.server.process.kill()
+    doomed.join()
+    assert outcome and outcome[0] != 200, outcome
+    with serving(world.database_url, env=world.env) as again:
+        time.sleep(1.5)  # past the TTL of the dead request's slot
+        r = checked(
+            httpx.get(f"{again.base}/me", headers={"Authorization": f"Bearer {key}"}, timeout=10)
+        )
+    assert (r.json()["quota"]["used_today"], r.json()["quota"]["remaining_today"]) == (
+        0,
+        DAILY_LIMIT,
+    )
