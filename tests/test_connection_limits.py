@@ -24,6 +24,7 @@ from pairscreen.access import accounts
 from pairscreen.db.connection import database
 from tests.conftest import CONTRACT
 from tests.support.live_server import LiveServer, serving
+from tests.support.sleeper import Sleeper
 
 pytestmark = pytest.mark.slow
 
@@ -43,9 +44,9 @@ def address(server: LiveServer) -> tuple[str, int]:
     return parts.hostname, parts.port
 
 
-def new_key(email: str) -> str:
+def new_key(email: str, tier: str = "personal") -> str:
     with database.connection_context():
-        accounts.create_user(email, "personal", expires=clock.now() + timedelta(days=30))
+        accounts.create_user(email, tier, expires=clock.now() + timedelta(days=30))
         return accounts.rotate_key(email)
 
 
@@ -154,3 +155,38 @@ def test_idle_sockets_past_the_open_file_limit_leave_me_answering(runtime, datab
         f"\nR20 300 idle sockets at a soft limit of 256 open files: /me 20 x 200, "
         f"median {timings[10] * 1000:.0f} ms, max {timings[-1] * 1000:.0f} ms"
     )
+
+
+def test_past_the_connection_limit_with_none_idle_a_request_gets_a_fast_503(
+    runtime, database_url: str, tmp_path: Path
+):
+    """Three connections busy with slow computations at a limit of three: a fourth
+    connection's request is answered 503 with Retry-After at once, and served once the
+    computations are over."""
+    sleeper, env = Sleeper.install(tmp_path, seconds=3.0)
+    env |= {"PAIRSCREEN_MAX_CONNECTIONS": "3", "PAIRSCREEN_COMPUTE_THREADS": "3"}
+    with server_with(database_url, **env) as server:
+        key = new_key("busy@example.com", tier="pro")
+        request = (
+            f"GET /api/v1/pair/ETH/BTC?bt=90 HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Bearer {key}\r\n\r\n"
+        ).encode()
+        busy = [socket.create_connection(address(server), timeout=10) for _ in range(3)]
+        try:
+            for s in busy:
+                s.sendall(request)
+            time.sleep(0.5)  # the three computations are running
+            started = time.monotonic()
+            refused = me(server, key)
+            refused_in = time.monotonic() - started
+            answers = [s.recv(4096) for s in busy]
+        finally:
+            for s in busy:
+                s.close()
+        served = me(server, key)
+    assert refused.status_code == 503 and refused.headers["Retry-After"].isdigit()
+    assert refused_in < 0.5, refused_in
+    assert all(a.startswith(b"HTTP/1.1 200 ") for a in answers)
+    assert served.status_code == 200
+    assert sleeper.most_at_once() == 3
+    print(f"\nconnection limit 3, all busy: a fourth answered 503 in {refused_in * 1000:.0f} ms")

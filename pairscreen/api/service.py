@@ -165,8 +165,8 @@ class Service:
             await asyncio.sleep(ttl / 3)
             try:
                 kept = await self.in_thread(keep_alive, admission, self.runtime.settings)
-            except Exception:  # the database failed for a moment: try again until it lapses
-                log.warning("could not renew a compute slot", exc_info=True)
+            except Exception as exc:  # the database failed for a moment: retry until it lapses
+                log.warning("could not renew a compute slot: %s: %s", type(exc).__name__, exc)
                 kept = time.monotonic() < lapses_at
             else:
                 lapses_at = time.monotonic() + ttl
