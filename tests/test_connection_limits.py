@@ -23,10 +23,15 @@ from pairscreen import clock
 from pairscreen.access import accounts
 from pairscreen.db.connection import database
 from tests.conftest import CONTRACT
+from tests.support.databases import TEST_DATABASE_URL
 from tests.support.live_server import LiveServer, serving
 from tests.support.sleeper import Sleeper
 
-pytestmark = pytest.mark.slow
+# Connections, not the database, are under test: once, in the SQLite pass.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(bool(TEST_DATABASE_URL), reason="SQLite pass only"),
+]
 
 HEAD = b"GET /api/v1/me HTTP/1.1\r\nHost: x\r\n"
 

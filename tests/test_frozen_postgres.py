@@ -21,10 +21,15 @@ import pytest
 from pairscreen.access import accounts
 from pairscreen.db.connection import database, init_database
 from tests.conftest import CONTRACT
+from tests.support.databases import TEST_DATABASE_URL
 from tests.support.live_server import serving
 from tests.support.own_postgres import own_postgres
 
-pytestmark = pytest.mark.slow
+# The server is the test's own, whatever the run's database: once, in the PostgreSQL pass.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not TEST_DATABASE_URL, reason="PostgreSQL pass only"),
+]
 
 CONNECT_TIMEOUT = 2
 
