@@ -80,7 +80,8 @@ def fill(folder: Path) -> Path:
 def test_a_corrupt_database_is_one_line(tmp_path: Path):
     path = tmp_path / "pairscreen.sqlite3"
     path.write_bytes(os.urandom(100_000))
-    for argv in (["users", "list"], ["screen", "run"]):
+    serve = ["serve", "--port", str(free_port())]
+    for argv in (["users", "list"], ["screen", "run"], serve):
         assert_one_line(pairscreen(tmp_path, *argv), "not an SQLite database", path)
 
 
