@@ -1,4 +1,4 @@
-"""What is permanently wrong with an SQLite database's storage, in a sentence naming its path.
+"""What is permanently wrong with a database's storage, in a sentence naming where it is.
 
 SQLite reports a full disk as "database or disk is full" or as a "disk I/O error", a
 read-only file system as "attempt to write a readonly database" or "unable to open database
@@ -6,6 +6,10 @@ file" (its ``-wal`` and ``-shm`` files cannot be created), and a rollback after 
 replace the message with "cannot rollback - no transaction is active". The messages of the
 whole exception chain and the state of the file and its folder together say which it is.
 A passing condition ("database is locked") is not a storage fault.
+
+PostgreSQL says it with an error code: ``53100`` (its disk is full) and ``25006`` (the
+database only takes read-only transactions: a standby, or ``default_transaction_read_only``).
+Those are named with the server and database of the URL (never its password).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import peewee
 
@@ -25,17 +30,20 @@ READ_ONLY = "read-only file system"
 NOT_WRITABLE = "no permission to write the database or its folder"
 CORRUPT = "not an SQLite database (the file is damaged or is something else)"
 UNOPENABLE = "cannot open the database file"
+READ_ONLY_DATABASE = "the database accepts no writes (a standby, or set read-only)"
+POSTGRES_CODES = {"53100": FULL, "25006": READ_ONLY_DATABASE}
 
 
 @dataclass(frozen=True)
 class StorageFault:
-    """A condition that stays until someone fixes the storage: its cause and the file."""
+    """A condition that stays until someone fixes the storage: its cause and where (the
+    SQLite file, or the PostgreSQL server and database)."""
 
     cause: str
-    path: Path
+    where: str
 
     def __str__(self) -> str:
-        return f"{self.cause}: {self.path}"
+        return f"{self.cause}: {self.where}"
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -48,22 +56,33 @@ def sqlite_path(url: str) -> Path | None:
 
 def diagnose(error: BaseException, url: str) -> StorageFault | None:
     """The storage fault behind ``error`` on the database at ``url``, or None."""
-    path = sqlite_path(url)
-    if path is None or not isinstance(error, STORAGE_ERRORS):
+    if not isinstance(error, STORAGE_ERRORS):
         return None
+    path = sqlite_path(url)
+    if path is None:
+        return _postgres_fault(error, url)
     text = " ".join(_messages(error)).lower()
     codes = {e.errno for e in _chain(error) if isinstance(e, OSError)}
     folder = path.parent
     if "not a database" in text or "malformed" in text or _damaged(path):
-        return StorageFault(CORRUPT, path)
+        return StorageFault(CORRUPT, str(path))
     if errno.EROFS in codes or _read_only(folder):
-        return StorageFault(READ_ONLY, path)
+        return StorageFault(READ_ONLY, str(path))
     if FULL in text or errno.ENOSPC in codes or _no_space(folder):
-        return StorageFault(FULL, path)
+        return StorageFault(FULL, str(path))
     if "readonly" in text or errno.EACCES in codes or not _writable(path):
-        return StorageFault(NOT_WRITABLE, path)
+        return StorageFault(NOT_WRITABLE, str(path))
     if "unable to open" in text:
-        return StorageFault(UNOPENABLE, path)
+        return StorageFault(UNOPENABLE, str(path))
+    return None
+
+
+def _postgres_fault(error: BaseException, url: str) -> StorageFault | None:
+    for link in _chain(error):
+        cause = POSTGRES_CODES.get(getattr(link, "pgcode", None) or "")
+        if cause is not None:
+            parts = urlsplit(url)
+            return StorageFault(cause, f"{parts.hostname}:{parts.port or 5432}{parts.path}")
     return None
 
 
