@@ -78,8 +78,10 @@ class _Guard(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if self._overflow:
-            self._refuse(OVERLOADED, "The server has too many open connections. Retry shortly.")
-            return
+            if len(self.server_state.connections) > self._limits.max_connections:
+                self._refuse(OVERLOADED, "The server has too many connections. Retry shortly.")
+                return
+            self._overflow = False  # room was made meanwhile
         if self._awaiting_head():
             if self._head_timer is None:
                 self._open_head()
