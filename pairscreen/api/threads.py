@@ -4,6 +4,10 @@ A hand-off costs a fifth of ``loop.run_in_executor``'s CPU and a twenty-fifth of
 ``anyio.to_thread``'s (no ``concurrent.futures.Future`` per call): it matters on the cached
 endpoints, whose key lookup is the only thread hop of the request.
 
+A job may be bounded in how long it waits for a thread (:meth:`Lane.submit`): past the bound,
+or once its :class:`Ticket` is withdrawn, it is answered :class:`NotStarted` at once and never
+runs, so an overloaded lane sheds work instead of queueing it without end.
+
 A :class:`Lane` belongs to the app that made it: its threads start on first use and stop
 once the lane is garbage-collected, so apps built and dropped (tests build one each) leave
 no threads behind.
