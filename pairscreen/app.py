@@ -7,6 +7,7 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
+import peewee
 from starlette.exceptions import HTTPException, StarletteDeprecationWarning
 
 with warnings.catch_warnings():
@@ -16,7 +17,6 @@ with warnings.catch_warnings():
     # one import, and the process's warning filters are left as they were.
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
     import connexion
-
 from connexion.exceptions import ProblemException
 from connexion.middleware import MiddlewarePosition
 
@@ -99,6 +99,7 @@ def create_app(
     app.add_error_handler(ServiceError, errors.service_error)
     for database_error in UNAVAILABLE_ERRORS:
         app.add_error_handler(database_error, errors.database_unavailable)
+    app.add_error_handler(peewee.DatabaseError, errors.database_error)
     app.add_error_handler(ProblemException, errors.http_error)
     app.add_error_handler(HTTPException, errors.http_error)
     app.add_error_handler(Exception, errors.unexpected_error)

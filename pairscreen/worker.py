@@ -11,7 +11,8 @@ at once, missed runs coalesced into one):
   evaluated without waiting for the next screen;
 - **deliver** every ``deliver_every`` seconds (10 by default), and right after each
   notification run: hand due outbox rows to the notifier plugins;
-- **heartbeat** every third of the lock TTL: keep the single-instance lock.
+- **heartbeat** every third of the lock TTL: keep the single-instance lock, and give back
+  the quota units of API requests that crashed (their slots expired).
 
 The first screen and peg runs are due one interval after the last finished run recorded
 in ``job_run`` (at once when overdue), so a restart neither repeats a fresh screen nor
@@ -50,6 +51,7 @@ from apscheduler.schedulers.base import SchedulerNotRunningError
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from pairscreen import clock
+from pairscreen.access import quota
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import JobRun, WorkerLock
 
@@ -329,6 +331,12 @@ class Worker:
             log.error("worker %s lost its lock to another worker; stopping", self.holder)
             self.lock_lost = True
             self.request_stop("lock lost")
+            return
+        # Units reserved by API requests that crashed come back even if their account
+        # never calls again.
+        returned = quota.reclaim_expired(None, clock.now())
+        if returned:
+            log.info("gave back %d quota units of crashed requests", returned)
 
     def _screen(self) -> str:
         from pairscreen.market.sync import sync_candles

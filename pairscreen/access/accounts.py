@@ -204,6 +204,8 @@ def account_json(principal: Principal, settings: Settings) -> dict[str, Any]:
     principal.require_tier("personal")
     at = clock.now()
     tier = principal.tier or "personal"
+    # Units held by crashed requests come back here too, not only on the next compute.
+    quota.reclaim_expired(principal.user_id, at)
     state = quota.usage(principal.user_id, settings.daily_limits[tier], at)
     expires = LIFETIME_EXPIRY if principal.is_lifetime else principal.tier_expires_at
     return {

@@ -21,6 +21,7 @@ from pairscreen.access.accounts import AccountError, AccountNotFound
 from pairscreen.cli import exits
 from pairscreen.cli.common import CommandError as CommandError
 from pairscreen.cli.common import add_setting_options, settings_of
+from pairscreen.cli.storage_errors import STORAGE_ERRORS, storage_line
 from pairscreen.errors import MissingExtra, ServiceError
 from pairscreen.hooks import PluginError
 from pairscreen.logs import configure_logging
@@ -109,7 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return exits.INTERRUPTED
     except Exception as exc:
-        code, message = _failure(exc)
+        storage = storage_line(exc, args) if isinstance(exc, STORAGE_ERRORS) else None
+        code, message = (exits.FAILURE, storage) if storage else _failure(exc)
         if code == exits.FAILURE:
             logging.getLogger("pairscreen.cli").info("the error in full", exc_info=exc)
         print(f"pairscreen: error: {message}", file=sys.stderr)

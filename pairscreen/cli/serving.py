@@ -45,7 +45,7 @@ def _serve(args: argparse.Namespace) -> None:
     rt = build_runtime(settings)  # migrates and fails fast on a bad universe or database
     print(banner(settings, listener), flush=True)
     print(f"prices: {freshness_line(rt.universe)}", flush=True)
-    run_server(listener, settings.workers, log_format=settings.log_format)
+    run_server(listener, settings.workers, log_format=settings.log_format, settings=settings)
 
 
 def banner(settings: Settings, listener: socket.socket, key: str = "rr_…") -> str:
@@ -139,7 +139,7 @@ def _demo(args: argparse.Namespace) -> None:
     # so the worker is stopped too instead of being orphaned.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        run_server(listener, log_format=settings.log_format)
+        run_server(listener, log_format=settings.log_format, settings=settings)
     finally:
         stop_worker(worker)
 
