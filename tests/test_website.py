@@ -295,7 +295,11 @@ def test_every_page_fits_a_phone_and_a_desktop_and_passes_axe(site):
             axe.inject()
             found = _serious(axe.run()["violations"])
             problems += [f"{page} at {width}px: {v}" for v in found]
-            full = site.driver.execute_script("return document.documentElement.scrollHeight")
+            full = site.driver.execute_script(
+                "window.scrollTo(0, 0);"
+                "document.querySelectorAll('.table-wrap').forEach(w => { w.scrollLeft = 0; });"
+                "return document.documentElement.scrollHeight"
+            )
             site.driver.set_window_size(width, min(max(full, height), 6000))
             site.driver.save_screenshot(str(artifact_path(f"site-{page}-{width}.png")))
             site.driver.set_window_size(width, height)
