@@ -179,7 +179,52 @@ def test_the_screen_table_lists_sorts_and_filters_the_survivors(site):
     )
 
 
+# The latest screen with its survivors repeated to ``n`` under new pair names, answered in
+# place of the server's (the network edge): the page renders it like any other screen.
+BIG_SCREEN = """
+const n = arguments[0];
+const real = await (await fetch('/api/v1/screen/latest', {
+  headers: {Authorization: 'Bearer ' + sessionStorage.getItem('pairscreen.key')}})).json();
+const survivors = Array.from({length: n}, (_, i) => ({
+  ...real.survivors[i % real.survivors.length],
+  pair: ['A' + i, 'B' + i], score: (i * 7919) % 1000 / 10}));
+const body = JSON.stringify({...real, survivors, n_survivors: n});
+window.realFetch = window.fetch;
+window.fetch = (url, options) => String(url).endsWith('/screen/latest')
+  ? Promise.resolve(new Response(body, {headers: {'Content-Type': 'application/json'}}))
+  : window.realFetch(url, options);
+window.started = performance.now();
+location.hash = '#/screen';
+"""
+
+
+def test_a_screen_of_1000_survivors_renders_and_sorts_in_under_a_second(site):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    site.open("assets", "Assets")
+    site.driver.execute_script(f"(async () => {{ {BIG_SCREEN} }})(arguments[0]);", 1000)
+    WebDriverWait(site.driver, WAIT_SECONDS, poll_frequency=0.02).until(
+        lambda d: (
+            d.execute_script("return document.querySelectorAll('#survivors tbody tr').length")
+            == 1000
+        )
+    )
+    rendered_ms = site.driver.execute_script("return performance.now() - window.started")
+    sorted_ms = site.driver.execute_script(
+        "const t = performance.now();"
+        "document.querySelector('th[data-key=hurst] button').click();"
+        "return performance.now() - t;"
+    )
+    site.driver.execute_script("window.fetch = window.realFetch;")
+    print(
+        f"screen of 1000 survivors: rendered in {rendered_ms:.0f} ms, sorted in {sorted_ms:.0f} ms"
+    )
+    assert rendered_ms < 1000 and sorted_ms < 1000
+
+
 def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site):
+    site.open("assets", "Assets")
+    site.open("screen", "Screen")
     first = site.driver.find_element("css selector", "#survivors tbody a")
     pair = first.text
     first.click()

@@ -78,10 +78,13 @@ export async function drawChart(element, series) {
   ];
   const narrow = element.clientWidth < 600;
   const layout = {
-    margin: { l: 48, r: 12, t: 12, b: narrow ? 150 : 90 },
-    height: narrow ? 520 : 520,
+    margin: { l: 48, r: 8, t: narrow ? 28 : 12, b: narrow ? 200 : 90 },
+    height: narrow ? 640 : 540,
     showlegend: true,
-    legend: { orientation: "h", traceorder: "normal", y: -0.12, x: 0, font: { size: narrow ? 10 : 12 } },
+    legend: {
+      orientation: "h", traceorder: "normal", x: 0, y: narrow ? -0.1 : -0.12,
+      font: { size: narrow ? 11 : 12 },
+    },
     hovermode: "closest",
     xaxis: { type: "date", fixedrange: false },
     yaxis: { title: { text: `ln(${series.pair})` }, fixedrange: false, zeroline: false },

@@ -131,11 +131,12 @@ function snapshotHtml(s) {
     : `<p class="verdict fail">Rejected by the screen's filter: ${esc(s.filter_reason)}</p>`;
   const metricRows = GLOSSARY.filter(([key]) => key in m)
     .map(([key, unit, show, meaning]) =>
-      `<tr><th scope="row"><code>${key}</code></th><td class="num" data-metric="${key}">${show(m[key])}</td>` +
-      `<td>${esc(unit)}</td><td>${esc(meaning)}</td></tr>`)
+      `<tr><th scope="row"><code>${key}</code><span class="meaning">${esc(meaning)}</span></th>` +
+      `<td class="num" data-metric="${key}">${show(m[key])}</td><td>${esc(unit)}</td></tr>`)
     .join("");
   const extra = Object.keys(m).filter((k) => !GLOSSARY.some(([g]) => g === k))
-    .map((k) => `<tr><th scope="row"><code>${esc(k)}</code></th><td class="num" data-metric="${esc(k)}">${num(m[k], 4)}</td><td></td><td>From a metric plugin.</td></tr>`)
+    .map((k) => `<tr><th scope="row"><code>${esc(k)}</code><span class="meaning">From a metric plugin.</span></th>` +
+      `<td class="num" data-metric="${esc(k)}">${num(m[k], 4)}</td><td></td></tr>`)
     .join("");
   const leg = (name, l) =>
     `<tr><th scope="row">Leg ${name} (starts in ${esc(l.base_leg)})</th>` +
@@ -160,7 +161,7 @@ function snapshotHtml(s) {
         <tbody>${leg("A", s.backtest.A)}${leg("B", s.backtest.B)}</tbody></table>`)}
       <h3>Metrics</h3>
       ${tableWrap("Metrics", `<table class="data metrics"><thead><tr><th scope="col">Metric</th>
-        <th scope="col" class="num">Value</th><th scope="col">Unit</th><th scope="col">Meaning</th></tr></thead>
+        <th scope="col" class="num">Value</th><th scope="col">Unit</th></tr></thead>
         <tbody>${metricRows}${extra}</tbody></table>`)}
       <h3>Pegs</h3>
       <ul class="pegs">
