@@ -89,3 +89,32 @@ def test_a_full_watchlist_refuses_one_more_item(client, keys, runtime):
     first = "/".join(pairs[0])
     assert put(client, keys.personal, first, "?notify_in_zone=false").status_code == 200
     assert put(client, keys.pro, f"{a}/{b}").status_code == 201
+
+
+def test_the_state_change_time_is_kept_and_migrated_in(client, keys, runtime):
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    from pairscreen import clock
+    from pairscreen.db.migrations import upgrade
+    from pairscreen.db.models import SchemaVersion
+    from pairscreen.notify.run import run_notifications
+    from tests.support.positions import InMemoryCandles, set_position
+
+    assert put(client, keys.personal, "ETH/BTC").json()["state_changed_at"] is None
+    at = clock.now().replace(microsecond=0)
+    with database.connection_context():
+        runtime.candles = InMemoryCandles(runtime.candles.get())
+        set_position(runtime, "ETH", "BTC", 0.1)
+        run_notifications(runtime, at=at)
+    (item,) = client.get(f"{BASE}/watchlist", keys.personal).json()["items"]
+    assert item["last_notified_state"] == "in_bottom"
+    assert item["state_changed_at"] == clock.iso(at)
+    # A database from before the column: migration 6 adds it, empty.
+    table = WatchlistItem._meta.table_name
+    with database.connection_context():
+        migrate(SchemaMigrator.from_database(database.obj).drop_column(table, "state_changed_at"))
+        SchemaVersion.delete().where(SchemaVersion.version == 6).execute()
+    assert upgrade() == [6]
+    with database.connection_context():
+        assert "state_changed_at" in {c.name for c in database.get_columns(table)}
+        assert WatchlistItem.get().state_changed_at is None

@@ -193,6 +193,13 @@ window.realFetch = window.fetch;
 window.fetch = (url, options) => String(url).endsWith('/screen/latest')
   ? Promise.resolve(new Response(body, {headers: {'Content-Type': 'application/json'}}))
   : window.realFetch(url, options);
+// The time to the first frame painted with every row (layout included), measured in the
+// page rather than by polling from here.
+new MutationObserver((changes, observer) => {
+  if (document.querySelectorAll('#survivors tbody tr').length !== n) return;
+  observer.disconnect();
+  requestAnimationFrame(() => setTimeout(() => { window.rendered = performance.now(); }));
+}).observe(document.getElementById('main'), {childList: true, subtree: true});
 window.started = performance.now();
 location.hash = '#/screen';
 """

@@ -105,6 +105,10 @@ def _unknown_volume(db: peewee.Database) -> None:
         migrate(SchemaMigrator.from_database(db).drop_not_null(table, column))
 
 
+def _state_changed_at(db: peewee.Database) -> None:
+    _add_missing_columns(db, [models.WatchlistItem.state_changed_at])
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -115,6 +119,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
         _one_watchlist_item_per_pair,
     ),
     (5, "candle volume may be unknown (null)", _unknown_volume),
+    (6, "when a watchlist item's notification state last moved", _state_changed_at),
 ]
 
 

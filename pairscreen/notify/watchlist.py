@@ -23,6 +23,7 @@ def item_json(item: WatchlistItem) -> dict[str, Any]:
         "notify_approach": item.notify_approach,
         "notify_in_zone": item.notify_in_zone,
         "last_notified_state": item.last_notified_state,
+        "state_changed_at": clock.iso(item.state_changed_at) if item.state_changed_at else None,
         "created_at": clock.iso(item.created_at),
     }
 

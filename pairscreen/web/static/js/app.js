@@ -28,7 +28,7 @@ function route() {
   return { page: PAGES[page] ? page : "screen", args, query: new URLSearchParams(query) };
 }
 
-async function show() {
+async function show(event) {
   if (location.hash && !location.hash.startsWith("#/")) return; // the skip link
   const signedIn = Boolean(storedKey());
   document.getElementById("nav").hidden = !signedIn;
@@ -56,6 +56,7 @@ async function show() {
   if (heading) {
     heading.tabIndex = -1;
     document.title = `${heading.textContent} · pairscreen`;
+    if (event?.type === "hashchange") heading.focus(); // a keyboard user lands on the page
   }
 }
 

@@ -14,7 +14,8 @@ const STATES = {
 const row = (i) => `
   <tr data-pair="${esc(i.pair)}">
     <th scope="row"><a href="#/pair/${esc(i.a)}/${esc(i.b)}">${esc(i.pair)}</a></th>
-    <td>${esc(STATES[i.last_notified_state] ?? i.last_notified_state)}</td>
+    <td>${esc(STATES[i.last_notified_state] ?? i.last_notified_state)}
+      <span class="since">${i.state_changed_at ? `since ${utc(i.state_changed_at)}` : "not moved yet"}</span></td>
     <td><label class="switch"><input type="checkbox" name="notify_approach"${i.notify_approach ? " checked" : ""}>
       <span>on approach<span class="sr"> for ${esc(i.pair)}</span></span></label></td>
     <td><label class="switch"><input type="checkbox" name="notify_in_zone"${i.notify_in_zone ? " checked" : ""}>
@@ -34,7 +35,7 @@ export async function renderWatchlist(main) {
       ? `<p>Your watchlist is empty. Open a pair from the <a href="#/screen">screen</a> and choose
          “Watch”.</p>`
       : tableWrap("Watchlist", `<table class="data" id="watchlist">
-      <thead><tr><th scope="col">Pair</th><th scope="col">Notification state</th>
+      <thead><tr><th scope="col">Pair</th><th scope="col">Notification state (changed)</th>
         <th scope="col">Notify on approach</th><th scope="col">Notify in zone</th>
         <th scope="col">Watched since</th><th scope="col"><span class="sr">Remove</span></th></tr></thead>
       <tbody>${list.items.map(row).join("")}</tbody></table>`)}`;
