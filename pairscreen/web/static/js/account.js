@@ -1,7 +1,7 @@
 // Account: tier, expiry, today's quota and the time to its reset (/me).
 
 import { api } from "./api.js";
-import { esc, span, utc } from "./format.js";
+import { esc, span, tableWrap, utc } from "./format.js";
 
 export async function renderAccount(main) {
   const me = await api("/me");
@@ -22,7 +22,14 @@ export async function renderAccount(main) {
          aria-valuemax="${q.limit_per_day}" aria-valuenow="${q.used_today}">
       <span style="width:${used.toFixed(1)}%"></span></div>
     <p>Resets at ${utc(resets)}, in ${span(new Date(resets).getTime() - Date.now())}.</p>
-    <h2>Notifications</h2>
-    <p>Watchlist and depeg notifications go to the channels your operator configured for this
-      account (<code>pairscreen channels list EMAIL</code>); the API does not list them yet.</p>`;
+    <h2>Notification channels</h2>
+    <p>Where watchlist and depeg notifications go; your operator sets them
+      (<code>pairscreen channels set</code>).</p>
+    ${tableWrap("Notification channels", `<table class="data" id="channels"><thead><tr>
+      <th scope="col">Channel</th><th scope="col">Address</th><th scope="col">State</th>
+      <th scope="col">Depeg alerts</th></tr></thead><tbody>
+      ${(me.channels ?? []).map((c) => `<tr><th scope="row">${esc(c.kind)}</th>
+        <td>${esc(c.address)}</td><td>${c.enabled ? "enabled" : "disabled"}</td>
+        <td>${c.depeg_alerts ? "every asset" : "watched assets"}</td></tr>`).join("")}
+      </tbody></table>`)}`;
 }

@@ -45,7 +45,7 @@ export async function renderScreen(main) {
     <p class="lede">Pairs whose ratio keeps returning inside its range, best score first.
       Click a pair for its live numbers and chart.</p>
     ${(screen.data_source ?? "").toLowerCase().includes("synthetic")
-      ? `<p class="warning">Synthetic data (${esc(screen.data_source)}): these prices are not real.</p>` : ""}
+      ? `<p class="warning">Synthetic data: ${esc(screen.data_source)}. These prices are not real.</p>` : ""}
     <ul class="facts">
       <li><span class="fact-k">Screened</span> <span class="fact-v">${utc(screen.generated_at)} (${ago(screen.generated_at)})</span></li>
       <li><span class="fact-k">Data up to</span> <span class="fact-v">${newest ? `${day(newest)} (${ago(newest)})` : "—"}</span></li>
