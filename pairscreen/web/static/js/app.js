@@ -19,6 +19,7 @@ const PAGES = {
 };
 
 const main = document.getElementById("main");
+const SIGNED_OUT = "Signed out.";
 let signOutReason = "";
 
 function route() {
@@ -72,7 +73,8 @@ function signInForm() {
              required placeholder="rr_…">
       <button type="submit">Sign in</button>
     </form>
-    <p id="sign-in-error" class="error" role="alert">${esc(signOutReason)}</p>
+    <p id="sign-in-error" class="${signOutReason === SIGNED_OUT ? "notice" : "error"}"
+       role="alert">${esc(signOutReason)}</p>
     <p class="hint"><code>pairscreen demo</code> prints two keys (Personal and Pro);
     <code>pairscreen keys rotate EMAIL</code> issues one.</p>`;
   const form = document.getElementById("sign-in");
@@ -80,6 +82,7 @@ function signInForm() {
     event.preventDefault();
     const key = form.key.value.trim();
     const error = document.getElementById("sign-in-error");
+    error.className = "notice";
     error.textContent = "Checking…";
     try {
       const me = await api("/me", { key });
@@ -89,6 +92,7 @@ function signInForm() {
       if (!location.hash.startsWith("#/")) location.hash = "#/screen";
       else show();
     } catch (e) {
+      error.className = "error";
       error.textContent = e.message;
     }
   });
@@ -104,7 +108,7 @@ function signOut(reason = "") {
   show();
 }
 
-document.getElementById("sign-out").addEventListener("click", () => signOut("Signed out."));
+document.getElementById("sign-out").addEventListener("click", () => signOut(SIGNED_OUT));
 document.getElementById("skip").addEventListener("click", (event) => {
   event.preventDefault();
   main.focus();
