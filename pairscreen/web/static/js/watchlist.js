@@ -11,11 +11,16 @@ const STATES = {
   in_top: "In the top zone",
 };
 
+// When the state last moved; items whose state moved before that was recorded say so.
+const changed = (i) =>
+  i.state_changed_at ? `since ${utc(i.state_changed_at)}`
+    : i.last_notified_state === "none" ? "not moved yet" : "time not recorded";
+
 const row = (i) => `
   <tr data-pair="${esc(i.pair)}">
     <th scope="row"><a href="#/pair/${esc(i.a)}/${esc(i.b)}">${esc(i.pair)}</a></th>
     <td>${esc(STATES[i.last_notified_state] ?? i.last_notified_state)}
-      <span class="since">${i.state_changed_at ? `since ${utc(i.state_changed_at)}` : "not moved yet"}</span></td>
+      <span class="since">${changed(i)}</span></td>
     <td><label class="switch"><input type="checkbox" name="notify_approach"${i.notify_approach ? " checked" : ""}>
       <span>on approach<span class="sr"> for ${esc(i.pair)}</span></span></label></td>
     <td><label class="switch"><input type="checkbox" name="notify_in_zone"${i.notify_in_zone ? " checked" : ""}>
