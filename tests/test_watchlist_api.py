@@ -118,3 +118,13 @@ def test_the_state_change_time_is_kept_and_migrated_in(client, keys, runtime):
     with database.connection_context():
         assert "state_changed_at" in {c.name for c in database.get_columns(table)}
         assert WatchlistItem.get().state_changed_at is None
+
+
+def test_other_methods_are_405_naming_the_paths_methods(client, keys):
+    for method in ("POST", "GET", "HEAD", "PATCH"):
+        r = client.request(method, f"{BASE}/watchlist/ETH/BTC", headers=auth(keys.personal))
+        assert r.status_code == 405, method
+        assert r.headers["allow"] == "PUT, DELETE"
+    r = client.request("DELETE", f"{BASE}/watchlist", headers=auth(keys.personal))
+    assert r.status_code == 405 and r.headers["allow"] == "GET"
+    assert client.get(f"{BASE}/watchlist", keys.personal).json()["count"] == 0
