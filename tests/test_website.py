@@ -288,6 +288,24 @@ def test_watch_switch_and_remove_a_pair_through_the_api(site):
     assert pair not in [i["pair"] for i in listed()]
 
 
+def test_any_pair_opens_from_the_screen_and_flips(site):
+    site.open("screen", "Screen")
+    form = site.driver.find_element("id", "any-pair")
+    form.find_element("name", "a").send_keys("eth")
+    form.find_element("name", "b").send_keys("BTC")
+    form.find_element("css selector", "button").click()
+    site.wait(lambda d: site.text("main h1") == "eth/BTC")
+    site.driver.find_element("link text", "See BTC/eth").click()
+    site.wait(lambda d: site.text("main h1") == "BTC/eth")
+    # An unknown ticker: the API's sentence, and nothing consumed.
+    site.open("pair/NOPE/BTC", "NOPE/BTC")
+    before = site.text("#remaining")
+    site.driver.find_element("id", "snapshot").click()
+    said = site.get("/pair/NOPE/BTC", site.personal).text.strip()
+    site.wait(lambda d: site.text("#pair-message") == said)
+    assert site.text("#remaining") == before
+
+
 def test_pegs_show_the_tier_note_to_personal_and_the_gold_depeg_to_pro(site):
     site.open("pegs", "Pegs")
     refused = site.get("/peg-events", site.personal).text.strip()

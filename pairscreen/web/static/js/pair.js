@@ -32,7 +32,8 @@ export async function renderPair(main, args, query) {
   const [me, watchlist] = await Promise.all([api("/me"), api("/watchlist")]);
   main.innerHTML = `
     <h1>${esc(a)}/${esc(b)}</h1>
-    <p class="lede">The ratio of ${esc(a)} to ${esc(b)}, computed live from the stored daily closes.</p>
+    <p class="lede">The ratio of ${esc(a)} to ${esc(b)}, computed live from the stored daily closes.
+      <a href="#/pair/${esc(encodeURIComponent(b))}/${esc(encodeURIComponent(a))}">See ${esc(b)}/${esc(a)}</a>.</p>
     <section class="panel" aria-labelledby="cost">
       <h2 id="cost">Live numbers cost quota</h2>
       <p>The snapshot costs <strong>1 unit</strong> of your daily quota and the chart 1 more.

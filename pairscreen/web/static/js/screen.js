@@ -67,6 +67,11 @@ export async function renderScreen(main) {
         (c) => `<th scope="col" data-key="${c.key}"${c.num ? ' class="num"' : ""}>` +
           `<button type="button">${c.label}</button></th>`).join("")}</tr></thead>
       <tbody></tbody></table>`)}
+    <form class="filters" id="any-pair" aria-label="Open any pair">
+      <label>Any pair: leg A <input name="a" required placeholder="ETH" autocapitalize="characters"></label>
+      <label>leg B <input name="b" required placeholder="BTC" autocapitalize="characters"></label>
+      <button type="submit" class="quiet">Open pair</button>
+    </form>
     <p class="hint">Position: 0 is the pair's p5, 1 its p95 (the bar's ticks); bottom zone below
       0.2, top zone above 0.8. Growth: coins gained by each backtest leg over
       ${screen.backtest_days ?? 360} days, beside buying and holding the other coin.</p>`;
@@ -122,5 +127,11 @@ export async function renderScreen(main) {
   filters.addEventListener("input", filter);
   filters.addEventListener("change", filter);
   filters.addEventListener("submit", (event) => event.preventDefault());
+  const any = main.querySelector("#any-pair");
+  any.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const [a, b] = [any.a.value.trim(), any.b.value.trim()].map(encodeURIComponent);
+    location.hash = `#/pair/${a}/${b}`;
+  });
   draw();
 }
