@@ -87,7 +87,10 @@ export async function drawChart(element, series) {
     },
     hovermode: "closest",
     xaxis: { type: "date", fixedrange: false },
-    yaxis: { title: { text: `ln(${series.pair})` }, fixedrange: false, zeroline: false },
+    yaxis: {
+      title: { text: narrow ? "" : `ln(${series.pair})` }, automargin: true,
+      fixedrange: false, zeroline: false,
+    },
     shapes: [{
       type: "line", xref: "x", yref: "paper", x0: series.backtest_start, x1: series.backtest_start,
       y0: 0, y1: 1, line: { color: "#888", width: 1, dash: "dot" },
