@@ -32,6 +32,7 @@ from pairscreen.db.connection import UNAVAILABLE_ERRORS
 from pairscreen.errors import ServiceError
 from pairscreen.logs import configure_logging
 from pairscreen.runtime import Runtime
+from pairscreen.web.site import WebsiteMiddleware
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +83,16 @@ def create_app(
     )
     app.add_middleware(RouteMiddleware, position=MiddlewarePosition.BEFORE_SECURITY)
     # HEAD and repeated query parameters are refused before connexion routes them.
-    app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
+    documents = SpecDocuments.of(spec_file)
+    app.add_middleware(
+        GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, methods=documents.methods
+    )
     # The spec is served as written (api/contract.py); Swagger UI reads that openapi.json.
     app.add_middleware(
-        SpecMiddleware,
-        position=MiddlewarePosition.BEFORE_EXCEPTION,
-        documents=SpecDocuments.of(spec_file),
+        SpecMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, documents=documents
     )
+    # The website at / and /static/, inside the error handlers (a missing file is a plain 404).
+    app.add_middleware(WebsiteMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER)
     app.add_api(
         spec_file,
         strict_validation=True,

@@ -47,6 +47,12 @@ class Busy(ServiceError):
     status_code = 409
 
 
+class Conflict(ServiceError):
+    """The request contradicts stored state (a full watchlist, a pair watched the other way)."""
+
+    status_code = 409
+
+
 class QuotaExhausted(ServiceError):
     status_code = 429
 

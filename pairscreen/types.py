@@ -423,6 +423,8 @@ class ChartData:
     trades: Mapping[str, tuple[Trade, ...]]  # "A" and "B" legs; day_index into dates
     data_time: datetime  # the close of the last candle drawn
     note: str = ""  # shown when set, one line per "\n": a depegged leg, synthetic data
+    # "low", "high": the backtest's swap levels in log-ratio, NaN before the backtest window
+    triggers: Mapping[str, np.ndarray] = field(default_factory=dict)
 
 
 @runtime_checkable

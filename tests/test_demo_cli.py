@@ -131,7 +131,8 @@ def test_demo_no_serve_prints_commands_that_run_as_printed(
     # "serve it with:" serves this very demo.
     proc, output = start(commands[1], env, tmp_path / "serve.log", started)
     seen = wait_for(output, proc, "press Ctrl-C to stop")
-    assert seen.startswith(f"pairscreen serving http://127.0.0.1:{port}/api/v1"), seen
+    assert seen.startswith(f"pairscreen website http://127.0.0.1:{port}/  "), seen
+    assert seen.splitlines()[1].startswith(f"pairscreen serving http://127.0.0.1:{port}/api/v1")
     key = re.search(r"pro\s+pro@demo\S+\s+key (rr_\w+)", done.stdout)
     assert key
     me = run_printed(
@@ -165,7 +166,8 @@ def test_a_serving_demo_prints_working_commands_and_a_second_one_leaves_it_alone
     ]
     proc, output = start(argv, env, tmp_path / "demo.log", started)
     seen = wait_for(output, proc, "worker started")
-    assert seen.startswith(f"pairscreen serving http://127.0.0.1:{port}/api/v1  (UI: "), seen
+    assert seen.startswith(f"pairscreen website http://127.0.0.1:{port}/  "), seen
+    assert f"\npairscreen serving http://127.0.0.1:{port}/api/v1  (UI: " in seen, seen
     assert "press Ctrl-C to stop" in seen
     commands = printed_commands(seen)
     # a curl with the pro key, the CLI on the demo's database, a curl with the personal key

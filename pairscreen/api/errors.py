@@ -31,7 +31,10 @@ GENERIC = {
     ),
     403: "This key may not use this endpoint.",
     404: "Not found: no such endpoint. The API lives under /api/v1; see openapi.yaml.",
-    405: "Method not allowed: every endpoint of this API answers GET only.",
+    405: (
+        "Method not allowed: the API answers GET, and PUT or DELETE on /watchlist/{a}/{b}; "
+        "the Allow header lists this path's methods."
+    ),
     406: "Not acceptable: this API answers application/json (and image/png for charts).",
     415: "Unsupported media type: endpoints take no request body.",
     500: "Internal error: the request failed on our side and consumed no quota. Retry later.",

@@ -49,12 +49,14 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def banner(settings: Settings, listener: socket.socket, key: str = "rr_…") -> str:
-    """Where the API is (first), what data it serves, how to try it and how to stop it."""
+    """Where the website and the API are (first), what data it serves, how to try it and how
+    to stop it."""
     from pairscreen.universe import load_universe
 
     host, port = listener.getsockname()[:2]
     base = f"http://{host}:{port}/api/v1"
     lines = [
+        f"pairscreen website http://{host}:{port}/  (sign in with an API key)",
         f"pairscreen serving {base}  (UI: {base}/ui, contract: {base}/openapi.json)",
         "press Ctrl-C to stop",
         *_data_lines(settings, load_universe(settings)),

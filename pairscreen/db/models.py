@@ -158,6 +158,8 @@ class WatchlistItem(BaseModel):
     notify_approach = peewee.BooleanField(default=True)
     notify_in_zone = peewee.BooleanField(default=True)
     last_notified_state = peewee.CharField(max_length=20, default="none")
+    # When ``notify run`` last moved the state (migration 7); None until it first moves.
+    state_changed_at = UTCDateTimeField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
 
     class Meta:

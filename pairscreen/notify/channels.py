@@ -165,6 +165,37 @@ def describe(email: str) -> list[str]:
     return [describe_row(row) for row in channel_rows(email)]
 
 
+def channels_json(user_id: int, account_email: str) -> list[dict[str, object]]:
+    """The user's channels as ``/me`` shows them to their owner, the implicit e-mail included.
+
+    A webhook shows its scheme and host only: its path or query often carries a token, and
+    a key that leaks must not leak the webhook's secret with it.
+    """
+    rows = {c.kind: c for c in Channel.select().where(Channel.user == user_id)}
+    out: list[dict[str, object]] = []
+    if "email" not in rows:
+        out.append(
+            {"kind": "email", "address": account_email, "enabled": True, "depeg_alerts": False}
+        )
+    for kind in CHANNEL_KINDS:
+        c = rows.get(kind)
+        if c is None:
+            continue
+        address = c.address
+        if kind == "webhook":
+            parts = urlsplit(address)
+            address = f"{parts.scheme}://{parts.hostname or ''}/…"
+        out.append(
+            {
+                "kind": kind,
+                "address": address,
+                "enabled": c.enabled,
+                "depeg_alerts": c.depeg_alerts,
+            }
+        )
+    return out
+
+
 def destinations(user_ids: list[int]) -> dict[int, list[Destination]]:
     """Every enabled channel of each user (e-mail at the account address by default)."""
     out: dict[int, list[Destination]] = {uid: [] for uid in user_ids}
