@@ -126,7 +126,7 @@ def _failure(exc: Exception) -> tuple[int, str]:
     if isinstance(exc, AccountNotFound):
         return exits.NOT_FOUND, message
     if isinstance(exc, ServiceError):
-        status = {404: exits.NOT_FOUND, 409: exits.BUSY, 400: exits.USAGE}
+        status = {404: exits.NOT_FOUND, 409: exits.USAGE, 400: exits.USAGE}
         return status.get(exc.status_code, exits.FAILURE), message
     if isinstance(exc, MissingExtra):
         return exits.MISSING_EXTRA, message
