@@ -8,6 +8,12 @@ The depeg rule comes before the metric rules: a depegged leg's prices say nothin
 pair's usual behaviour, so a pair with one is reported as a depeg, whatever its metrics.
 Every limit is a threshold the universe file's ``[screen]`` table may change. Each text
 states its units (days, log units, counts; Hurst and the ADF p-value have none).
+
+Three more rules read the pair-trading metrics (half-life, Engle-Granger p-value, return
+correlation). They are off at their defaults, so the default screen is the one above: a rule
+at its default passes every pair, even one whose metric is null or failed, and declares no
+inputs (a failed metric must not reject pairs through a rule nobody asked for). Set in
+``[screen]``, a rule rejects a null value and names a failed metric.
 """
 
 from __future__ import annotations
@@ -30,7 +36,14 @@ THRESHOLDS: Mapping[str, float] = MappingProxyType(
         "adf_below": 0.7,
         "min_range_width": 0.40,
         "min_touches": 2,
+        "max_half_life_days": 0.0,
+        "coint_below": 1.0,
+        "min_return_correlation": -1.0,
     }
+)
+# The values at which the optional rules are off (their defaults): every pair passes.
+OFF: Mapping[str, float] = MappingProxyType(
+    {"max_half_life_days": 0.0, "coint_below": 1.0, "min_return_correlation": -1.0}
 )
 
 
@@ -116,6 +129,82 @@ def _touches_says(m: Metrics, c: FilterContext, i: int) -> str:
     )
 
 
+def _optional(
+    m: Metrics,
+    c: FilterContext,
+    field: str,
+    limit: str,
+    passes: Callable[[np.ndarray, float], np.ndarray],
+) -> np.ndarray:
+    """An optional rule's verdict: everyone when off, else ``passes`` on the finite values."""
+    value = c.thresholds[limit]
+    if value == OFF[limit]:
+        return np.ones(len(c.history_days), dtype=bool)
+    if field not in m:
+        return np.zeros(len(c.history_days), dtype=bool)
+    numbers = _number(m, field)
+    finite: np.ndarray = np.isfinite(numbers)
+    return finite & passes(np.where(finite, numbers, 0.0), value)
+
+
+def _value_or_null(m: Metrics, field: str, i: int) -> float | None:
+    """The pair's value of ``field``; None when it is null or its metric failed."""
+    if field not in m:
+        return None
+    value = float(m[field][i])
+    return value if np.isfinite(value) else None
+
+
+def _half_life_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _optional(m, c, "half_life_days", "max_half_life_days", lambda v, t: v <= t)
+
+
+def _half_life_says(m: Metrics, c: FilterContext, i: int) -> str:
+    limit = c.thresholds["max_half_life_days"]
+    if "half_life_days" not in m:
+        return f"half_life_days unavailable (its metric failed), at most {limit:g} days needed"
+    value = _value_or_null(m, "half_life_days", i)
+    if value is None:
+        return (
+            "half-life is undefined (null: the ratio does not revert), "
+            f"at most {limit:g} days needed"
+        )
+    return f"half-life {value:.1f} days is above {limit:g} days (reverts too slowly)"
+
+
+def _coint_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _optional(m, c, "coint_pvalue", "coint_below", lambda v, t: v < t)
+
+
+def _coint_says(m: Metrics, c: FilterContext, i: int) -> str:
+    below = c.thresholds["coint_below"]
+    if "coint_pvalue" not in m:
+        return f"coint_pvalue unavailable (its metric failed), below {below} needed"
+    value = _value_or_null(m, "coint_pvalue", i)
+    if value is None:
+        return (
+            f"cointegration p-value is undefined (null: a leg does not move), below {below} needed"
+        )
+    return f"cointegration p-value {value:.3f} is not below {below} (not cointegrated)"
+
+
+def _correlation_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _optional(m, c, "return_correlation", "min_return_correlation", lambda v, t: v >= t)
+
+
+def _correlation_says(m: Metrics, c: FilterContext, i: int) -> str:
+    minimum = c.thresholds["min_return_correlation"]
+    if "return_correlation" not in m:
+        return f"return_correlation unavailable (its metric failed), at least {minimum} needed"
+    value = _value_or_null(m, "return_correlation", i)
+    if value is None:
+        return (
+            "return correlation is undefined (null: a leg does not move), "
+            f"at least {minimum} needed"
+        )
+    return f"return correlation {value:.3f} is below {minimum} (the legs move apart)"
+
+
 def _depeg_passes(m: Metrics, c: FilterContext) -> np.ndarray:
     return ~np.asarray(c.depegged, dtype=bool)
 
@@ -141,11 +230,15 @@ RULES: tuple[FilterRule, ...] = (
     Rule("adf", ("adf_pvalue",), _adf_passes, _adf_says),
     Rule("range_width", ("range_width",), _width_passes, _width_says),
     Rule("touches", ("touches_low", "touches_high"), _touches_passes, _touches_says),
+    Rule("half_life", (), _half_life_passes, _half_life_says),
+    Rule("cointegration", (), _coint_passes, _coint_says),
+    Rule("correlation", (), _correlation_passes, _correlation_says),
 )
 
 
 class DefaultFilter:
-    """Filter ``default``: history, depeg, hurst, ADF, range width, touches, in that order."""
+    """Filter ``default``: history, depeg, hurst, ADF, range width, touches, in that order,
+    then half-life, cointegration and correlation when the universe sets their limits."""
 
     name = "default"
     thresholds = THRESHOLDS
