@@ -144,7 +144,8 @@ def _optional(
         return np.zeros(len(c.history_days), dtype=bool)
     numbers = _number(m, field)
     finite: np.ndarray = np.isfinite(numbers)
-    return finite & passes(np.where(finite, numbers, 0.0), value)
+    verdict: np.ndarray = finite & passes(np.where(finite, numbers, 0.0), value)
+    return verdict
 
 
 def _value_or_null(m: Metrics, field: str, i: int) -> float | None:
