@@ -59,7 +59,7 @@ def test_screen_latest_as_csv_matches_the_json_row_for_row(client, keys):
     assert r.status_code == 200
     assert r.headers["content-type"] == "text/csv; charset=utf-8"
     assert r.headers["vary"] == "Accept"
-    assert r.headers["content-disposition"].startswith('attachment; filename="pairscreen-screen-')
+    assert r.headers["content-disposition"].startswith('attachment; filename="pairscreen-')
     rows = parse(r.text)
     assert_rows_match(rows, screen)
     header = next(csv.reader(io.StringIO(r.text)))
