@@ -21,6 +21,7 @@ import numpy as np
 
 from pairscreen import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._adf import adf_statistics, mackinnon_pvalue
+from pairscreen_plugins.metrics._log_prices import window_log_closes
 
 # statsmodels' ``coint`` skips the ADF and reports -inf when R^2 >= 1 - 100 sqrt(eps).
 _COLLINEAR_R2 = 1.0 - 100.0 * float(np.sqrt(np.finfo(np.double).eps))
@@ -31,7 +32,8 @@ MIN_DAYS = 20
 def window_logs(panel: PairPanel) -> tuple[np.ndarray, np.ndarray]:
     """``log A`` and ``log B`` over the days of ``W``, each shape (pairs, days)."""
     days = min(panel.window_days, panel.n_days)
-    return np.log(panel.close_a[:, -days:]), np.log(panel.close_b[:, -days:])
+    log_a, log_b = window_log_closes(panel)
+    return log_a[:, -days:], log_b[:, -days:]
 
 
 def engle_granger(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -14,14 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen_plugins.metrics._log_prices import window_log_closes
 
 MIN_RETURNS = 3
 
 
-def return_correlation(close_a: np.ndarray, close_b: np.ndarray) -> np.ndarray:
-    """Per row, Pearson's correlation of the daily log returns of two close series."""
-    ra = np.diff(np.log(close_a), axis=1)
-    rb = np.diff(np.log(close_b), axis=1)
+def return_correlation(log_a: np.ndarray, log_b: np.ndarray) -> np.ndarray:
+    """Per row, Pearson's correlation of the daily log returns of two log-price series."""
+    ra = np.diff(log_a, axis=1)
+    rb = np.diff(log_b, axis=1)
     if ra.shape[1] < MIN_RETURNS:
         return np.full(ra.shape[0], np.nan)
     ra -= ra.mean(axis=1, keepdims=True)
@@ -49,12 +50,7 @@ class ReturnCorrelationMetric:
     )
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
-        days = min(panel.window_days + 1, panel.n_days)
-        return {
-            "return_correlation": return_correlation(
-                panel.close_a[:, -days:], panel.close_b[:, -days:]
-            )
-        }
+        return {"return_correlation": return_correlation(*window_log_closes(panel))}
 
 
 @hookimpl
