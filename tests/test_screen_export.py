@@ -142,6 +142,8 @@ def test_cli_exports_the_latest_screen_as_csv_and_json(cli, client, keys, tmp_pa
     code, out, err = cli("screen", "export", "--format", "json", str(tmp_path / "s.json"))
     assert code == 0
     assert json.loads((tmp_path / "s.json").read_text()) == screen
+    code, out, err = cli("screen", "export", "--format", "csv", "-")
+    assert (code, err) == (0, "") and out == served_csv
 
 
 def test_cli_export_errors_are_one_line(cli, capsys, tmp_path: Path):
