@@ -146,7 +146,7 @@ def test_pair_trading_rules_are_off_by_default_and_explain_themselves_when_set(r
         return filter_reasons(default_filter, MetricValues(values=values, fields={}), context)
 
     assert reasons({**base, **pair_trading}, DEFAULT_THRESHOLDS) == [""] * 5
-    assert reasons(base, DEFAULT_THRESHOLDS) == [""] * 5  # their metrics failed: still off
+    assert reasons(base, DEFAULT_THRESHOLDS) == [""] * 5  # off: they read no field at all
     limits = {
         **DEFAULT_THRESHOLDS,
         "max_half_life_days": 60,
@@ -163,7 +163,7 @@ def test_pair_trading_rules_are_off_by_default_and_explain_themselves_when_set(r
         "needed",
     ]
     assert reasons(base, limits)[0] == (
-        "half_life: half_life_days unavailable (its metric failed), at most 60 days needed"
+        "half_life: half_life_days unavailable (no metric provides it)"
     )
 
 

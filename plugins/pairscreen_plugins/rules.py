@@ -11,9 +11,9 @@ states its units (days, log units, counts; Hurst and the ADF p-value have none).
 
 Three more rules read the pair-trading metrics (half-life, Engle-Granger p-value, return
 correlation). They are off at their defaults, so the default screen is the one above: a rule
-at its default passes every pair, even one whose metric is null or failed, and declares no
-inputs (a failed metric must not reject pairs through a rule nobody asked for). Set in
-``[screen]``, a rule rejects a null value and names a failed metric.
+at its default passes every pair and reads no field (``inputs_for`` says so), so a failed
+metric cannot reject pairs through a rule nobody asked for, and the screen computes those
+metrics for its survivors only. Set in ``[screen]``, a rule rejects a null value.
 """
 
 from __future__ import annotations
@@ -55,6 +55,13 @@ class Rule:
     inputs: tuple[str, ...]
     passes: Callable[[Metrics, FilterContext], np.ndarray]
     says: Callable[[Metrics, FilterContext, int], str]
+    limit: str = ""  # for an optional rule: the threshold whose value in OFF turns it off
+
+    def inputs_for(self, thresholds: Mapping[str, float]) -> tuple[str, ...]:
+        """The fields the rule reads with these thresholds: none while it is off."""
+        if self.limit and thresholds[self.limit] == OFF[self.limit]:
+            return ()
+        return self.inputs
 
     def check(self, metrics: Metrics, context: FilterContext) -> np.ndarray:
         return self.passes(metrics, context)
@@ -140,8 +147,6 @@ def _optional(
     value = c.thresholds[limit]
     if value == OFF[limit]:
         return np.ones(len(c.history_days), dtype=bool)
-    if field not in m:
-        return np.zeros(len(c.history_days), dtype=bool)
     numbers = _number(m, field)
     finite: np.ndarray = np.isfinite(numbers)
     verdict: np.ndarray = finite & passes(np.where(finite, numbers, 0.0), value)
@@ -149,9 +154,7 @@ def _optional(
 
 
 def _value_or_null(m: Metrics, field: str, i: int) -> float | None:
-    """The pair's value of ``field``; None when it is null or its metric failed."""
-    if field not in m:
-        return None
+    """The pair's value of ``field``; None when it is null."""
     value = float(m[field][i])
     return value if np.isfinite(value) else None
 
@@ -162,8 +165,6 @@ def _half_life_passes(m: Metrics, c: FilterContext) -> np.ndarray:
 
 def _half_life_says(m: Metrics, c: FilterContext, i: int) -> str:
     limit = c.thresholds["max_half_life_days"]
-    if "half_life_days" not in m:
-        return f"half_life_days unavailable (its metric failed), at most {limit:g} days needed"
     value = _value_or_null(m, "half_life_days", i)
     if value is None:
         return (
@@ -179,8 +180,6 @@ def _coint_passes(m: Metrics, c: FilterContext) -> np.ndarray:
 
 def _coint_says(m: Metrics, c: FilterContext, i: int) -> str:
     below = c.thresholds["coint_below"]
-    if "coint_pvalue" not in m:
-        return f"coint_pvalue unavailable (its metric failed), below {below} needed"
     value = _value_or_null(m, "coint_pvalue", i)
     if value is None:
         return (
@@ -195,8 +194,6 @@ def _correlation_passes(m: Metrics, c: FilterContext) -> np.ndarray:
 
 def _correlation_says(m: Metrics, c: FilterContext, i: int) -> str:
     minimum = c.thresholds["min_return_correlation"]
-    if "return_correlation" not in m:
-        return f"return_correlation unavailable (its metric failed), at least {minimum} needed"
     value = _value_or_null(m, "return_correlation", i)
     if value is None:
         return (
@@ -231,9 +228,21 @@ RULES: tuple[FilterRule, ...] = (
     Rule("adf", ("adf_pvalue",), _adf_passes, _adf_says),
     Rule("range_width", ("range_width",), _width_passes, _width_says),
     Rule("touches", ("touches_low", "touches_high"), _touches_passes, _touches_says),
-    Rule("half_life", (), _half_life_passes, _half_life_says),
-    Rule("cointegration", (), _coint_passes, _coint_says),
-    Rule("correlation", (), _correlation_passes, _correlation_says),
+    Rule(
+        "half_life",
+        ("half_life_days",),
+        _half_life_passes,
+        _half_life_says,
+        limit="max_half_life_days",
+    ),
+    Rule("cointegration", ("coint_pvalue",), _coint_passes, _coint_says, limit="coint_below"),
+    Rule(
+        "correlation",
+        ("return_correlation",),
+        _correlation_passes,
+        _correlation_says,
+        limit="min_return_correlation",
+    ),
 )
 
 
