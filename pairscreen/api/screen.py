@@ -22,14 +22,14 @@ RECHECK_SECONDS = 1.0  # a screen published by another process is served after a
 async def latest_screen(token_info: TokenInfo) -> Response:
     caller(token_info).require_tier("personal")
     if csv_requested():
-        return csv_response(await _published())
+        return await csv_response(await _published())
     return Response((await _published()).payload, media_type="application/json", headers=VARY)
 
 
 async def list_pairs(token_info: TokenInfo) -> Response:
     caller(token_info).require_tier("personal")
     if csv_requested():
-        return csv_response(await _published())
+        return await csv_response(await _published())
     return Response(pairs_json(await _published()), media_type="application/json", headers=VARY)
 
 

@@ -10,6 +10,7 @@ from connexion import request
 from starlette.responses import Response
 
 from pairscreen.api.negotiation import prefers_csv
+from pairscreen.api.support import service
 from pairscreen.screening.export import screen_csv
 from pairscreen.screening.published import PublishedScreen
 
@@ -21,8 +22,10 @@ def csv_requested() -> bool:
     return prefers_csv(request.headers.get("accept"))
 
 
-def csv_response(screen: PublishedScreen) -> Response:
-    """The survivors of ``screen`` as ``text/csv``, rendered once per screen."""
+async def csv_response(screen: PublishedScreen) -> Response:
+    """The survivors of ``screen`` as ``text/csv``, rendered once per screen, off the event
+    loop (a large screen's first rendering takes a while)."""
     stamp = "".join(ch for ch in screen.key[1] if ch.isdigit())[:14]  # YYYYMMDDhhmmss
     headers = {**VARY, "Content-Disposition": f'attachment; filename="pairscreen-{stamp}.csv"'}
-    return Response(screen_csv(screen), media_type="text/csv; charset=utf-8", headers=headers)
+    body = await service().in_thread(screen_csv, screen)
+    return Response(body, media_type="text/csv; charset=utf-8", headers=headers)
