@@ -331,6 +331,10 @@ class FilterRule(Protocol):
     whose ``inputs`` are not all available (their metric failed on this batch) rejects those
     pairs itself, with a reason that names the missing fields and the failed metric, so
     ``check`` and ``explain`` always find every input they declare.
+
+    A rule that is off at some thresholds may also define ``inputs_for(thresholds)``: the
+    fields it reads with those thresholds (none while off). The screen computes on every pair
+    only the fields the core or some rule reads; the other metrics run on the survivors.
     """
 
     @property

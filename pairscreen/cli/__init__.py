@@ -30,6 +30,7 @@ from pairscreen.universe import UniverseError
 COMMAND_GROUPS: tuple[str, ...] = (
     "pairscreen.cli.serving",
     "pairscreen.cli.data",
+    "pairscreen.cli.export",
     "pairscreen.cli.accounts",
     "pairscreen.cli.pegs",
     "pairscreen.cli.notify",
