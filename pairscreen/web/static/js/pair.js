@@ -20,6 +20,10 @@ const GLOSSARY = [
   ["range_width", "log units", (v) => num(v, 3), "Max minus min of the window's log-ratio."],
   ["touches_low", "times", (v) => v ?? "—", "Visits of the p5 band in the window."],
   ["touches_high", "times", (v) => v ?? "—", "Visits of the p95 band in the window."],
+  ["half_life_days", "days", (v) => num(v, 1), "Days for a deviation of the log-ratio from its mean to halve (AR(1) fit); — when it does not revert."],
+  ["coint_pvalue", "", (v) => num(v, 3), "Engle-Granger cointegration p-value of log A on log B: below 0.05 reads as cointegrated."],
+  ["hedge_ratio", "", (v) => num(v, 3), "OLS slope of log A on log B, the spread the test checks; the log-ratio assumes 1."],
+  ["return_correlation", "", (v) => num(v, 2), "Pearson correlation of the legs' daily log returns over the window."],
   ["volume_a", "quote / day", (v) => num(v, 0), "Leg A's mean daily volume over 30 days."],
   ["volume_b", "quote / day", (v) => num(v, 0), "Leg B's mean daily volume over 30 days."],
 ];
@@ -135,9 +139,10 @@ function snapshotHtml(s) {
       `<tr><th scope="row"><code>${key}</code><span class="meaning">${esc(meaning)}</span></th>` +
       `<td class="num" data-metric="${key}">${show(m[key])}</td><td>${esc(unit)}</td></tr>`)
     .join("");
+  // A field this page does not know (a metric plugin's) still shows, under its own name.
   const extra = Object.keys(m).filter((k) => !GLOSSARY.some(([g]) => g === k))
     .map((k) => `<tr><th scope="row"><code>${esc(k)}</code><span class="meaning">From a metric plugin.</span></th>` +
-      `<td class="num" data-metric="${esc(k)}">${num(m[k], 4)}</td><td></td></tr>`)
+      `<td class="num" data-metric="${esc(k)}">${anyValue(m[k])}</td><td></td></tr>`)
     .join("");
   const leg = (name, l) =>
     `<tr><th scope="row">Leg ${name} (starts in ${esc(l.base_leg)})</th>` +
@@ -170,4 +175,11 @@ function snapshotHtml(s) {
         <li>${esc(s.base_b)} (${esc(s.asset_class_b)}): ${esc(pegWords(s.peg.B))}</li>
       </ul>
     </section>`;
+}
+
+// A plugin's value as it came: a whole number as is, a fraction to 4 digits, text escaped.
+function anyValue(v) {
+  if (typeof v === "number") return num(v, Number.isInteger(v) ? 0 : 4);
+  if (v === null || v === undefined) return num(v);
+  return esc(typeof v === "object" ? JSON.stringify(v) : v);
 }
