@@ -22,7 +22,7 @@ const COLUMNS = [
     cell: (s) => num(s.metrics.hurst) },
   { key: "adf", label: "ADF p", num: true, low: true, sort: (s) => s.metrics.adf_pvalue,
     cell: (s) => num(s.metrics.adf_pvalue, 3) },
-  { key: "halflife", label: "Half-life (days)", num: true, low: true,
+  { key: "halflife", label: "Half&#8209;life (days)", num: true, low: true,
     sort: (s) => s.metrics.half_life_days, cell: (s) => num(s.metrics.half_life_days, 1) },
   { key: "coint", label: "Coint p", num: true, low: true, sort: (s) => s.metrics.coint_pvalue,
     cell: (s) => num(s.metrics.coint_pvalue, 3) },
@@ -30,15 +30,18 @@ const COLUMNS = [
     cell: (s) => num(s.metrics.return_correlation, 2) },
   { key: "range", label: "Range", num: true, sort: (s) => s.metrics.range_width_pct,
     cell: (s) => `${num(s.metrics.range_width_pct, 0)} %` },
-  { key: "touches", label: "Touches", num: true,
+  { key: "touches", label: "Touches", num: true, wrap: true,
     sort: (s) => (s.metrics.touches_low ?? 0) + (s.metrics.touches_high ?? 0),
-    cell: (s) => `${s.metrics.touches_low ?? "—"} low · ${s.metrics.touches_high ?? "—"} high` },
+    cell: (s) => `${s.metrics.touches_low ?? "—"}&nbsp;low · ${s.metrics.touches_high ?? "—"}&nbsp;high` },
   { key: "growthA", label: "Leg A growth", num: true, sort: (s) => s.backtest.A.growth_pct,
     cell: (s) => growth(s.backtest.A) },
   { key: "growthB", label: "Leg B growth", num: true, sort: (s) => s.backtest.B.growth_pct,
     cell: (s) => growth(s.backtest.B) },
   { key: "data", label: "Data to", sort: (s) => s.data_time ?? "", cell: (s) => day(s.data_time) },
 ];
+
+const cellClass = (c) =>
+  c.num || c.wrap ? ` class="${[c.num && "num", c.wrap && "touches"].filter(Boolean).join(" ")}"` : "";
 
 export async function renderScreen(main) {
   const screen = await api("/screen/latest");
@@ -113,7 +116,7 @@ export async function renderScreen(main) {
     });
     body.innerHTML = rows
       .map((s) => `<tr>${COLUMNS.map((c) =>
-        `<td${c.num ? ' class="num"' : ""}>${c.cell(s)}</td>`).join("")}</tr>`)
+        `<td${cellClass(c)}>${c.cell(s)}</td>`).join("")}</tr>`)
       .join("");
     for (const th of table.querySelectorAll("th")) {
       if (th.dataset.key === state.sort) {
