@@ -3,8 +3,10 @@
 One live ``pairscreen serve`` and one browser for the whole module (the tests run in file
 order and share them): sign in with the Personal key (a wrong key first, refused with the
 API's sentence), the screen's table (as many rows as ``/pairs``, sorting by score, filtering
-by zone), a pair's snapshot (numbers as ``/pair/{a}/{b}``, the quota shown drops by one) and
-its chart (traces and bands), watch / switch / remove against ``/watchlist`` over the API,
+by zone, its half-life, cointegration and correlation columns), its CSV download (the bytes of
+``/screen/latest`` as ``text/csv``), a pair's snapshot (numbers as ``/pair/{a}/{b}``, a metric
+plugin's field shown under its own name, the quota shown drops by one) and its chart (traces
+and bands), watch / switch / remove against ``/watchlist`` over the API,
 the pegs page for Personal (the tier note) and Pro (the gold depeg), a rotated key refused,
 then every page at 390x844 and 1366x768: no sideways page scrolling, no serious or critical
 axe-core violation, a screenshot in ``test-artifacts/``.
@@ -12,10 +14,13 @@ axe-core violation, a screenshot in ``test-artifacts/``.
 
 from __future__ import annotations
 
+import csv
+import io
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -45,10 +50,11 @@ class Site:
     personal: str
     pro: str
     driver: Any
+    downloads: Path  # where the browser saves the files the pages download
 
-    def get(self, path: str, key: str) -> Any:
-        r = httpx.get(f"{self.api}{path}", headers={"Authorization": f"Bearer {key}"}, timeout=30)
-        return r
+    def get(self, path: str, key: str, accept: str = "*/*") -> Any:
+        headers = {"Authorization": f"Bearer {key}", "Accept": accept}
+        return httpx.get(f"{self.api}{path}", headers=headers, timeout=30)
 
     def wait(self, condition: Any) -> Any:
         from selenium.webdriver.support.ui import WebDriverWait
@@ -128,10 +134,11 @@ def _accounts(url: str, folder: Any) -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def site(site_database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     personal, pro = _accounts(site_database, tmp_path_factory.mktemp("site-data"))
-    with live_server(site_database) as api, headless_chromium() as driver:
+    downloads = tmp_path_factory.mktemp("site-downloads")
+    with live_server(site_database) as api, headless_chromium(downloads) as driver:
         driver.set_window_size(*SIZES[1])
         root = api.removesuffix("api/v1")
-        yield Site(root, api, personal, pro, driver)
+        yield Site(root, api, personal, pro, driver, downloads)
 
 
 def test_a_wrong_key_is_refused_with_the_apis_sentence_then_the_personal_key_signs_in(site):
@@ -177,6 +184,69 @@ def test_the_screen_table_lists_sorts_and_filters_the_survivors(site):
     Select(site.driver.find_element("css selector", "#filters select[name=zone]")).select_by_value(
         ""
     )
+
+
+def _shown(value: float | None, digits: int) -> str:
+    """``value`` as the page writes it (en-US digits, a dash for null)."""
+    return "\u2014" if value is None else f"{value:,.{digits}f}"
+
+
+def test_the_screen_table_shows_and_sorts_half_life_cointegration_and_correlation(site):
+    survivors = site.get("/screen/latest", site.personal).json()["survivors"]
+    site.open("screen", "Screen")
+    columns = site.driver.execute_script(
+        "return [...document.querySelectorAll('#survivors thead th')].map(th => th.dataset.key)"
+    )
+    fields = {"halflife": ("half_life_days", 1), "coint": ("coint_pvalue", 3)}
+    fields["corr"] = ("return_correlation", 2)
+    assert set(fields) <= set(columns)
+    read = (
+        "return [...document.querySelectorAll('#survivors tbody tr')]"
+        ".map(tr => [tr.querySelector('a').textContent, tr.cells[arguments[0]].textContent]);"
+    )
+    for key, (field, digits) in fields.items():
+        cells = dict(site.driver.execute_script(read, columns.index(key)))
+        assert cells == {
+            "/".join(s["pair"]): _shown(s["metrics"].get(field), digits) for s in survivors
+        }
+    # Shortest half-life first on the first click (pairs that do not revert last).
+    site.driver.find_element("css selector", "th[data-key=halflife] button").click()
+    ordered = [pair for pair, _ in site.driver.execute_script(read, 0)]
+    by_half_life = sorted(
+        survivors,
+        key=lambda s: (
+            s["metrics"].get("half_life_days") is None,
+            s["metrics"].get("half_life_days") or 0,
+        ),
+    )
+    assert ordered == ["/".join(s["pair"]) for s in by_half_life]
+    assert (
+        site.driver.find_element("css selector", "th[data-key=halflife]").get_attribute("aria-sort")
+        == "ascending"
+    )
+
+
+def test_the_screen_downloads_as_the_apis_csv(site):
+    site.open("screen", "Screen")
+    site.driver.find_element("id", "download-csv").click()
+    generated = site.get("/screen/latest", site.personal).json()
+    saved = site.wait(
+        lambda d: [p for p in site.downloads.glob("pairscreen-screen-*.csv") if p.stat().st_size]
+    )
+    (path,) = saved
+    stamp = generated["generated_at"][:19].replace(":", "")
+    assert path.name == f"pairscreen-screen-{stamp}Z.csv"
+    answered = site.get("/screen/latest", site.personal, accept="text/csv")
+    assert answered.headers["content-type"].startswith("text/csv")
+    assert path.read_bytes() == answered.content
+    rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+    assert [r["pair"] for r in rows] == ["/".join(s["pair"]) for s in generated["survivors"]]
+    for row, survivor in zip(rows, generated["survivors"], strict=True):
+        for field in ("half_life_days", "coint_pvalue", "hedge_ratio", "return_correlation"):
+            value = survivor["metrics"].get(field)
+            assert (row[field] == "") if value is None else (float(row[field]) == value)
+    assert site.text("#download-message") == ""
+    assert "Bearer" not in site.driver.current_url and site.personal not in site.driver.current_url
 
 
 # The latest screen with its survivors repeated to ``n`` under new pair names, answered in
@@ -229,6 +299,20 @@ def test_a_screen_of_1000_survivors_renders_and_sorts_in_under_a_second(site):
     assert rendered_ms < 1000 and sorted_ms < 1000
 
 
+# The snapshot answered with one more metric field, as a metric plugin the page does not know
+# would add (the network edge): the page still shows it, under its own name.
+PLUGIN_FIELD = """
+window.realFetch = window.fetch;
+window.fetch = async (url, options) => {
+  const response = await window.realFetch(url, options);
+  if (!/\\/pair\\/[^/]+\\/[^/?]+\\?/.test(String(url)) || !response.ok) return response;
+  const body = await response.json();
+  body.metrics.spread_kurtosis = 3.14159265;
+  return new Response(JSON.stringify(body), {headers: {'Content-Type': 'application/json'}});
+};
+"""
+
+
 def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site):
     site.open("assets", "Assets")
     site.open("screen", "Screen")
@@ -237,6 +321,7 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     first.click()
     site.wait(lambda d: site.text("main h1") == pair)
     before = int(site.text("#remaining"))
+    site.driver.execute_script(PLUGIN_FIELD)
     site.driver.find_element("id", "snapshot").click()
     site.wait(lambda d: d.find_elements("css selector", "#snap-title"))
     site.wait(lambda d: int(site.text("#remaining")) == before - 1)
@@ -247,6 +332,14 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     assert cell("adf_pvalue") == f"{m['adf_pvalue']:.3f}"
     assert cell("r_current") == f"{m['r_current']:.4f}"
     assert cell("position").endswith(f"{m['position']:.2f}")
+    assert cell("half_life_days") == _shown(m["half_life_days"], 1)
+    assert cell("coint_pvalue") == _shown(m["coint_pvalue"], 3)
+    assert cell("hedge_ratio") == _shown(m["hedge_ratio"], 3)
+    assert cell("return_correlation") == _shown(m["return_correlation"], 2)
+    assert "days" in site.text("td[data-metric=half_life_days] + td")
+    assert cell("spread_kurtosis") == "3.1416"
+    assert "spread_kurtosis" in site.text("tr:has(td[data-metric=spread_kurtosis]) th")
+    site.driver.execute_script("window.fetch = window.realFetch;")
     for leg in ("A", "B"):
         growth = snapshot["backtest"][leg]["growth_pct"]
         assert site.text(f"td[data-leg={leg}]") == f"{'+' if growth > 0 else ''}{growth:,.1f} %"

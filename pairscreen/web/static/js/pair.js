@@ -15,11 +15,19 @@ const GLOSSARY = [
   ["p95", "log units", (v) => num(v, 4), "95th percentile of the window."],
   ["z_score", "std devs", (v) => num(v), "Distance of today's log-ratio from the window mean."],
   ["hurst", "", (v) => num(v, 3), "Below 0.5 the ratio tends to revert; above, to trend."],
+  ["variance_ratio", "", (v) => num(v, 3), "Lo-MacKinlay variance ratio at 20 days: below 1 the ratio reverts."],
+  ["variance_ratio_pvalue", "", (v) => num(v, 3), "Robust p-value of a variance ratio of 1 (a random walk)."],
+  ["hurst_rs", "", (v) => num(v, 3), "Rescaled-range Hurst exponent, kept for comparison; the filter does not use it."],
   ["adf_pvalue", "", (v) => num(v, 3), "Augmented Dickey-Fuller p-value: small means stationary."],
   ["trend_slope", "log units / day", (v) => num(v, 5), "Least-squares slope of the log-ratio."],
   ["range_width", "log units", (v) => num(v, 3), "Max minus min of the window's log-ratio."],
+  ["range_width_pct", "%", (v) => num(v, 1), "The range width times 100."],
   ["touches_low", "times", (v) => v ?? "—", "Visits of the p5 band in the window."],
   ["touches_high", "times", (v) => v ?? "—", "Visits of the p95 band in the window."],
+  ["half_life_days", "days", (v) => num(v, 1), "Days for a deviation of the log-ratio from its mean to halve (AR(1) fit); — when it does not revert."],
+  ["coint_pvalue", "", (v) => num(v, 3), "Engle-Granger cointegration p-value of log A on log B: below 0.05 reads as cointegrated."],
+  ["hedge_ratio", "", (v) => num(v, 3), "OLS slope of log A on log B, the spread the test checks; the log-ratio assumes 1."],
+  ["return_correlation", "", (v) => num(v, 2), "Pearson correlation of the legs' daily log returns over the window."],
   ["volume_a", "quote / day", (v) => num(v, 0), "Leg A's mean daily volume over 30 days."],
   ["volume_b", "quote / day", (v) => num(v, 0), "Leg B's mean daily volume over 30 days."],
 ];
@@ -135,9 +143,10 @@ function snapshotHtml(s) {
       `<tr><th scope="row"><code>${key}</code><span class="meaning">${esc(meaning)}</span></th>` +
       `<td class="num" data-metric="${key}">${show(m[key])}</td><td>${esc(unit)}</td></tr>`)
     .join("");
+  // A field this page does not know (a metric plugin's) still shows, under its own name.
   const extra = Object.keys(m).filter((k) => !GLOSSARY.some(([g]) => g === k))
     .map((k) => `<tr><th scope="row"><code>${esc(k)}</code><span class="meaning">From a metric plugin.</span></th>` +
-      `<td class="num" data-metric="${esc(k)}">${num(m[k], 4)}</td><td></td></tr>`)
+      `<td class="num" data-metric="${esc(k)}">${anyValue(m[k])}</td><td></td></tr>`)
     .join("");
   const leg = (name, l) =>
     `<tr><th scope="row">Leg ${name} (starts in ${esc(l.base_leg)})</th>` +
@@ -170,4 +179,11 @@ function snapshotHtml(s) {
         <li>${esc(s.base_b)} (${esc(s.asset_class_b)}): ${esc(pegWords(s.peg.B))}</li>
       </ul>
     </section>`;
+}
+
+// A plugin's value as it came: a whole number as is, a fraction to 4 digits, text escaped.
+function anyValue(v) {
+  if (typeof v === "number") return num(v, Number.isInteger(v) ? 0 : 4);
+  if (v === null || v === undefined) return num(v);
+  return esc(typeof v === "object" ? JSON.stringify(v) : v);
 }

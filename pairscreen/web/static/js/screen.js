@@ -1,13 +1,15 @@
-// Screen: every survivor of the latest screen, sortable and filterable.
+// Screen: every survivor of the latest screen, sortable and filterable, and as a CSV file.
 
-import { api } from "./api.js";
+import { api, ApiError, apiText } from "./api.js";
+import { fileStamp, saveText } from "./download.js";
 import { ago, day, esc, num, pct, positionBar, tableWrap, utc, zoneBadge, ZONE_WORDS } from "./format.js";
 
 const growth = (leg) =>
   `<span class="growth">${pct(leg.growth_pct)}</span>` +
   `<span class="bh">hold ${pct(leg.buy_hold?.growth_pct)}</span>`;
 
-// Each column: its header, the value it sorts by, and its cell.
+// Each column: its header, the value it sorts by, and its cell. `low` columns read best when
+// small, so their first click sorts ascending.
 const COLUMNS = [
   { key: "pair", label: "Pair", sort: (s) => s.pair.join("/"),
     cell: (s) => `<a href="#/pair/${esc(s.pair[0])}/${esc(s.pair[1])}">${esc(s.pair.join("/"))}</a>` },
@@ -16,20 +18,30 @@ const COLUMNS = [
   { key: "position", label: "Position", num: true, sort: (s) => s.metrics.position,
     cell: (s) => positionBar(s.metrics.position) },
   { key: "score", label: "Score", num: true, sort: (s) => s.score, cell: (s) => num(s.score, 1) },
-  { key: "hurst", label: "Hurst", num: true, sort: (s) => s.metrics.hurst, cell: (s) => num(s.metrics.hurst) },
-  { key: "adf", label: "ADF p", num: true, sort: (s) => s.metrics.adf_pvalue,
+  { key: "hurst", label: "Hurst", num: true, low: true, sort: (s) => s.metrics.hurst,
+    cell: (s) => num(s.metrics.hurst) },
+  { key: "adf", label: "ADF p", num: true, low: true, sort: (s) => s.metrics.adf_pvalue,
     cell: (s) => num(s.metrics.adf_pvalue, 3) },
+  { key: "halflife", label: "Half&#8209;life (days)", num: true, low: true,
+    sort: (s) => s.metrics.half_life_days, cell: (s) => num(s.metrics.half_life_days, 1) },
+  { key: "coint", label: "Coint p", num: true, low: true, sort: (s) => s.metrics.coint_pvalue,
+    cell: (s) => num(s.metrics.coint_pvalue, 3) },
+  { key: "corr", label: "Return corr", num: true, sort: (s) => s.metrics.return_correlation,
+    cell: (s) => num(s.metrics.return_correlation, 2) },
   { key: "range", label: "Range", num: true, sort: (s) => s.metrics.range_width_pct,
     cell: (s) => `${num(s.metrics.range_width_pct, 0)} %` },
-  { key: "touches", label: "Touches", num: true,
+  { key: "touches", label: "Touches", num: true, wrap: true,
     sort: (s) => (s.metrics.touches_low ?? 0) + (s.metrics.touches_high ?? 0),
-    cell: (s) => `${s.metrics.touches_low ?? "—"} low · ${s.metrics.touches_high ?? "—"} high` },
+    cell: (s) => `${s.metrics.touches_low ?? "—"}&nbsp;low · ${s.metrics.touches_high ?? "—"}&nbsp;high` },
   { key: "growthA", label: "Leg A growth", num: true, sort: (s) => s.backtest.A.growth_pct,
     cell: (s) => growth(s.backtest.A) },
   { key: "growthB", label: "Leg B growth", num: true, sort: (s) => s.backtest.B.growth_pct,
     cell: (s) => growth(s.backtest.B) },
   { key: "data", label: "Data to", sort: (s) => s.data_time ?? "", cell: (s) => day(s.data_time) },
 ];
+
+const cellClass = (c) =>
+  c.num || c.wrap ? ` class="${[c.num && "num", c.wrap && "touches"].filter(Boolean).join(" ")}"` : "";
 
 export async function renderScreen(main) {
   const screen = await api("/screen/latest");
@@ -61,7 +73,11 @@ export async function renderScreen(main) {
         ${Object.entries(ZONE_WORDS).map(([z, w]) => `<option value="${z}">${w}</option>`).join("")}
         </select></label>
     </form>
-    <p id="shown" class="count" aria-live="polite"></p>
+    <div class="table-head">
+      <p id="shown" class="count" aria-live="polite"></p>
+      <button type="button" id="download-csv" class="quiet">Download CSV</button>
+    </div>
+    <p id="download-message" class="error" role="alert"></p>
     ${tableWrap("Survivors", `<table class="data" id="survivors">
       <thead><tr>${COLUMNS.map(
         (c) => `<th scope="col" data-key="${c.key}"${c.num ? ' class="num"' : ""}>` +
@@ -74,7 +90,10 @@ export async function renderScreen(main) {
     </form>
     <p class="hint">Position: 0 is the pair's p5, 1 its p95 (the bar's ticks); bottom zone below
       0.2, top zone above 0.8. Growth: coins gained by each backtest leg over
-      ${screen.backtest_days ?? 360} days, beside buying and holding the other coin.</p>`;
+      ${screen.backtest_days ?? 360} days, beside buying and holding the other coin. Half-life:
+      days for the ratio's deviation from its mean to halve (— when it does not revert); coint p:
+      the Engle-Granger p-value (below 0.05 reads as cointegrated); return corr: correlation of
+      the legs' daily returns. The CSV holds every survivor with all its metrics.</p>`;
 
   const table = main.querySelector("#survivors");
   const body = table.querySelector("tbody");
@@ -97,7 +116,7 @@ export async function renderScreen(main) {
     });
     body.innerHTML = rows
       .map((s) => `<tr>${COLUMNS.map((c) =>
-        `<td${c.num ? ' class="num"' : ""}>${c.cell(s)}</td>`).join("")}</tr>`)
+        `<td${cellClass(c)}>${c.cell(s)}</td>`).join("")}</tr>`)
       .join("");
     for (const th of table.querySelectorAll("th")) {
       if (th.dataset.key === state.sort) {
@@ -113,10 +132,12 @@ export async function renderScreen(main) {
     if (state.sort === th.dataset.key) state.descending = !state.descending;
     else {
       state.sort = th.dataset.key;
-      state.descending = COLUMNS.find((c) => c.key === state.sort).num ?? false;
+      const column = COLUMNS.find((c) => c.key === state.sort);
+      state.descending = Boolean(column.num && !column.low);
     }
     draw();
   });
+  main.querySelector("#download-csv").addEventListener("click", () => downloadCsv(main, screen));
   const filters = main.querySelector("#filters");
   const filter = () => {
     state.text = filters.text.value.trim();
@@ -134,4 +155,21 @@ export async function renderScreen(main) {
     location.hash = `#/pair/${a}/${b}`;
   });
   draw();
+}
+
+// Every survivor with all its metrics and both backtests, as the API writes it (the table's
+// sort and filters do not apply), saved as pairscreen-screen-<time of the screen>.csv.
+async function downloadCsv(main, screen) {
+  const button = main.querySelector("#download-csv");
+  const message = main.querySelector("#download-message");
+  message.textContent = "";
+  button.disabled = true;
+  try {
+    const text = await apiText("/screen/latest", "text/csv");
+    saveText(`pairscreen-screen-${fileStamp(screen.generated_at)}.csv`, text, "text/csv");
+  } catch (e) {
+    message.textContent = e instanceof ApiError ? e.message : String(e);
+  } finally {
+    button.disabled = false;
+  }
 }
