@@ -5,7 +5,8 @@ times every built-in metric plus both 360-day accumulation legs on it in one pro
 limited to one thread, so "one process" means one core), then times pairscan-rmr's
 ``is_mean_reverting`` + ``current_signal`` + both ``walk_forward_backtest`` legs on a sample
 of pairs, checks that the two agree on that sample, and prints pairs/s, the ratio, the peak
-RSS and the engine time of one live snapshot (a panel of one pair). ``--processes 2`` also
+RSS, each metric's share of the time per pair, and the engine time of one live snapshot (a
+panel of one pair). ``--processes 2`` also
 runs the panel split across two worker processes (the screen's chunked executor does the
 same).
 
@@ -40,7 +41,15 @@ for path in (ROOT, ROOT / "plugins"):
 if importlib.util.find_spec("pairscreen_plugins") is None:
     raise SystemExit("run from a pairscreen checkout")
 
-from pairscreen_plugins.metrics import bands, mean_reversion, range_stats, volume  # noqa: E402
+from pairscreen_plugins.metrics import (  # noqa: E402
+    bands,
+    cointegration,
+    correlation,
+    half_life,
+    mean_reversion,
+    range_stats,
+    volume,
+)
 from pairscreen_plugins.strategies import accumulation  # noqa: E402
 
 from pairscreen import PairPanel  # noqa: E402
@@ -48,7 +57,7 @@ from pairscreen import PairPanel  # noqa: E402
 BT_DAYS = 360
 METRICS = [
     m
-    for mod in (bands, mean_reversion, range_stats, volume)
+    for mod in (bands, mean_reversion, range_stats, volume, half_life, cointegration, correlation)
     for m in mod.pairscreen_register_metrics()
 ]
 STRATEGY = accumulation.AccumulationStrategy()
@@ -93,6 +102,28 @@ def run_plugins(panel: PairPanel) -> dict[str, np.ndarray]:
         out[f"growth_{leg}"] = batch.growth_pct
         out[f"trades_{leg}"] = batch.n_trades
     return out
+
+
+def shares(panel: PairPanel, repeat: int) -> list[tuple[str, float]]:
+    """Best-of-``repeat`` seconds of each metric and of both strategy legs, run in the
+    screen's order on a fresh panel each time (the first metric pays for the log-ratio, the
+    band metric for the percentiles it caches)."""
+    best: dict[str, float] = {}
+    for _ in range(repeat):
+        fresh = replace(panel, cache={})
+        for metric in METRICS:
+            t0 = time.perf_counter()
+            metric.compute(fresh)
+            elapsed = time.perf_counter() - t0
+            best[metric.name] = min(best.get(metric.name, elapsed), elapsed)
+        t0 = time.perf_counter()
+        for leg in ("A", "B"):
+            STRATEGY.run(fresh, bt_days=BT_DAYS, start_leg=leg)
+        elapsed = time.perf_counter() - t0
+        best["accumulation (both legs)"] = min(
+            best.get("accumulation (both legs)", elapsed), elapsed
+        )
+    return list(best.items())
 
 
 def peak_rss_mb() -> float:
@@ -195,6 +226,15 @@ def main(argv: list[str] | None = None) -> None:
         f"peak RSS of this process: {rss_peak:.0f} MB (panel and imports {rss_before:.0f} MB; "
         "pairscan-rmr's runs and statsmodels included)"
     )
+    parts = shares(panel, args.repeat)
+    total = sum(t for _, t in parts)
+    print("time per pair by plugin (one process, best of each):")
+    for name, seconds in parts:
+        print(
+            f"  {name:<26} {1e6 * seconds / args.pairs:8.1f} us/pair  "
+            f"{100 * seconds / total:5.1f} %"
+        )
+    print(f"  {'total':<26} {1e6 * total / args.pairs:8.1f} us/pair")
     one_pair = build_panel(1, args.days, args.seed)
     snapshot_ms = []
     for _ in range(50):

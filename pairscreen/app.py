@@ -7,6 +7,7 @@ import warnings
 from importlib import resources
 from pathlib import Path
 
+import peewee
 from starlette.exceptions import HTTPException, StarletteDeprecationWarning
 
 with warnings.catch_warnings():
@@ -16,7 +17,6 @@ with warnings.catch_warnings():
     # one import, and the process's warning filters are left as they were.
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
     import connexion
-
 from connexion.exceptions import ProblemException
 from connexion.middleware import MiddlewarePosition
 
@@ -33,6 +33,7 @@ from pairscreen.db.connection import UNAVAILABLE_ERRORS, database
 from pairscreen.errors import ServiceError
 from pairscreen.logs import configure_logging
 from pairscreen.runtime import Runtime
+from pairscreen.web.site import WebsiteMiddleware
 
 log = logging.getLogger(__name__)
 
@@ -85,13 +86,16 @@ def create_app(
     app.add_middleware(PreparedGzipMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
     app.add_middleware(RouteMiddleware, position=MiddlewarePosition.BEFORE_SECURITY)
     # HEAD and repeated query parameters are refused before connexion routes them.
-    app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
+    documents = SpecDocuments.of(spec_file)
+    app.add_middleware(
+        GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, methods=documents.methods
+    )
     # The spec is served as written (api/contract.py); Swagger UI reads that openapi.json.
     app.add_middleware(
-        SpecMiddleware,
-        position=MiddlewarePosition.BEFORE_EXCEPTION,
-        documents=SpecDocuments.of(spec_file),
+        SpecMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, documents=documents
     )
+    # The website at / and /static/, inside the error handlers (a missing file is a plain 404).
+    app.add_middleware(WebsiteMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER)
     app.add_api(
         spec_file,
         strict_validation=True,
@@ -102,6 +106,7 @@ def create_app(
     app.add_error_handler(ServiceError, errors.service_error)
     for database_error in UNAVAILABLE_ERRORS:
         app.add_error_handler(database_error, errors.database_unavailable)
+    app.add_error_handler(peewee.DatabaseError, errors.database_error)
     app.add_error_handler(ProblemException, errors.http_error)
     app.add_error_handler(HTTPException, errors.http_error)
     app.add_error_handler(Exception, errors.unexpected_error)

@@ -276,9 +276,42 @@ class Settings:
     )
     lock_ttl_seconds: float = setting(
         "PAIRSCREEN_LOCK_TTL",
-        "how long a request's quota reservation lives (above the longest request)",
+        "how long a request's slot and quota reservation outlive a crashed holder (a live "
+        "request renews them every third of it)",
         SECONDS,
         default=60.0,
+    )
+    compute_queue_seconds: float = setting(
+        "PAIRSCREEN_COMPUTE_QUEUE_TIMEOUT",
+        "how long an admitted compute request may wait for a compute thread before it "
+        "answers 503 with Retry-After (nothing charged)",
+        SECONDS,
+        default=30.0,
+    )
+    max_header_bytes: int = setting(
+        "PAIRSCREEN_MAX_HEADER_BYTES",
+        "largest request line plus headers accepted; a larger one is answered 431 and closed",
+        AT_LEAST_ONE,
+        default=16384,
+    )
+    header_timeout_seconds: float = setting(
+        "PAIRSCREEN_HEADER_TIMEOUT",
+        "a connection that has not sent a complete request head within this time is closed",
+        SECONDS,
+        default=10.0,
+    )
+    keep_alive_seconds: float = setting(
+        "PAIRSCREEN_KEEP_ALIVE_TIMEOUT",
+        "an idle keep-alive connection is closed after this time",
+        SECONDS,
+        default=5.0,
+    )
+    max_connections: int = setting(
+        "PAIRSCREEN_MAX_CONNECTIONS",
+        "open connections per API process; past it a new one closes the longest-idle one, or "
+        "is answered 503 when none is idle (0: three quarters of the soft open-file limit)",
+        COUNT,
+        default=0,
     )
     metrics: bool = setting(
         "PAIRSCREEN_METRICS",

@@ -5,6 +5,7 @@ The demo data is synthetic and is labelled so wherever a person sees it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -13,6 +14,7 @@ from pairscreen.access import accounts
 from pairscreen.market.sync import sync_candles
 from pairscreen.notify import watchlist
 from pairscreen.pegs.sampling import backfill_pegs
+from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
 from pairscreen.screening.screen import ScreenSummary, run_screen
 
@@ -29,18 +31,23 @@ class DemoSetup:
     watched: dict[str, list[str]]
 
 
-def prepare_demo(rt: Runtime) -> DemoSetup:
+def prepare_demo(
+    rt: Runtime, step: Callable[[str], Progress] = lambda _label: no_progress
+) -> DemoSetup:
     """Sync the demo market, create the accounts, sample the pegs of the last days hour by
-    hour, run the first screen, fill watchlists."""
-    sync_candles(rt.universe, rt.plugins)
+    hour, run the first screen, fill watchlists.
+
+    ``step(label)`` gives the listener of each long step's progress (the CLI draws a bar).
+    """
+    sync_candles(rt.universe, rt.plugins, on_progress=step("market data"))
     accounts.create_user(
         PERSONAL_EMAIL, "personal", expires=clock.now().replace(microsecond=0) + timedelta(days=365)
     )
     accounts.create_user(PRO_EMAIL, "pro", lifetime=True)
     keys = {email: accounts.rotate_key(email) for email in (PERSONAL_EMAIL, PRO_EMAIL)}
     # Peg samples first, so the first screen already keeps the depegged asset out.
-    backfill_pegs(rt, DEMO_PEG_HOURS)
-    summary = run_screen(rt)
+    backfill_pegs(rt, DEMO_PEG_HOURS, on_progress=step("peg samples"))
+    summary = run_screen(rt, on_progress=step("first screen"))
     watched = _fill_watchlists(rt)
     return DemoSetup(keys[PERSONAL_EMAIL], keys[PRO_EMAIL], summary, watched)
 

@@ -9,6 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 
+class MissingExtra(RuntimeError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
 class ServiceError(Exception):
     """An error the caller can act on."""
 
@@ -39,7 +43,19 @@ class NotFound(ServiceError):
     status_code = 404
 
 
+class NotAcceptable(ServiceError):
+    """No answer in a media type the client accepts for this request."""
+
+    status_code = 406
+
+
 class Busy(ServiceError):
+    status_code = 409
+
+
+class Conflict(ServiceError):
+    """The request contradicts stored state (a full watchlist, a pair watched the other way)."""
+
     status_code = 409
 
 

@@ -15,6 +15,7 @@ from pairscreen.hooks import Plugins
 from pairscreen.market.assets import AssetListCache
 from pairscreen.market.candle_cache import CandleCache
 from pairscreen.screening.chart_cache import ChartCache
+from pairscreen.screening.history import ScreenHistory
 from pairscreen.screening.published import PublishedScreenCache
 from pairscreen.universe import Universe
 
@@ -26,6 +27,7 @@ class Runtime:
     universe: Universe
     candles: CandleCache = field(default_factory=CandleCache)
     published: PublishedScreenCache = field(default_factory=PublishedScreenCache)
+    history: ScreenHistory = field(default_factory=ScreenHistory)
     key_owners: KeyOwners = field(default_factory=KeyOwners)
     assets: AssetListCache = field(default_factory=AssetListCache)
     charts: ChartCache = field(default_factory=ChartCache)

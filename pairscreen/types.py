@@ -331,6 +331,10 @@ class FilterRule(Protocol):
     whose ``inputs`` are not all available (their metric failed on this batch) rejects those
     pairs itself, with a reason that names the missing fields and the failed metric, so
     ``check`` and ``explain`` always find every input they declare.
+
+    A rule that is off at some thresholds may also define ``inputs_for(thresholds)``: the
+    fields it reads with those thresholds (none while off). The screen computes on every pair
+    only the fields the core or some rule reads; the other metrics run on the survivors.
     """
 
     @property
@@ -423,6 +427,8 @@ class ChartData:
     trades: Mapping[str, tuple[Trade, ...]]  # "A" and "B" legs; day_index into dates
     data_time: datetime  # the close of the last candle drawn
     note: str = ""  # shown when set, one line per "\n": a depegged leg, synthetic data
+    # "low", "high": the backtest's swap levels in log-ratio, NaN before the backtest window
+    triggers: Mapping[str, np.ndarray] = field(default_factory=dict)
 
 
 @runtime_checkable

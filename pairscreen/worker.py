@@ -11,7 +11,8 @@ at once, missed runs coalesced into one):
   evaluated without waiting for the next screen;
 - **deliver** every ``deliver_every`` seconds (10 by default), and right after each
   notification run: hand due outbox rows to the notifier plugins;
-- **heartbeat** every third of the lock TTL: keep the single-instance lock.
+- **heartbeat** every third of the lock TTL: keep the single-instance lock, and give back
+  the quota units of API requests that crashed (their slots expired).
 
 The first screen and peg runs are due one interval after the last finished run recorded
 in ``job_run`` (at once when overdue), so a restart neither repeats a fresh screen nor
@@ -50,6 +51,7 @@ from apscheduler.schedulers.base import SchedulerNotRunningError
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from pairscreen import clock
+from pairscreen.access import quota
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import JobRun, WorkerLock
 
@@ -61,7 +63,7 @@ log = logging.getLogger(__name__)
 LOCK_NAME = "worker"
 SCREEN_JOB = "screen"
 PEG_JOB = "peg_sample"  # the JobRun name peg sampling records (pairscreen.pegs.status)
-EXIT_LOCK_HELD = 3
+EXIT_LOCK_HELD = 4  # the CLI's status for "busy"
 EXIT_LOCK_LOST = 1
 
 
@@ -329,6 +331,12 @@ class Worker:
             log.error("worker %s lost its lock to another worker; stopping", self.holder)
             self.lock_lost = True
             self.request_stop("lock lost")
+            return
+        # Units reserved by API requests that crashed come back even if their account
+        # never calls again.
+        returned = quota.reclaim_expired(None, clock.now())
+        if returned:
+            log.info("gave back %d quota units of crashed requests", returned)
 
     def _screen(self) -> str:
         from pairscreen.market.sync import sync_candles
@@ -357,10 +365,15 @@ class Worker:
         return report.summary()
 
     def _deliver(self) -> str | None:
-        from pairscreen.notify.outbox import deliver_pending
+        from pairscreen.notify.outbox import backlog, deliver_pending
 
         report = deliver_pending(self.rt, worker_id=self.holder)
-        return report.summary() if report.attempted else None
+        if not report.attempted:
+            return None
+        if not report.retrying:
+            return report.summary()
+        # Why the rest waits, per channel: the reason is in each message's last error.
+        return f"{report.summary()}; waiting: {'; '.join(c.line() for c in backlog())}"
 
     def _wake_delivery(self) -> None:
         with contextlib.suppress(Exception):  # the scheduler may be stopping

@@ -32,6 +32,35 @@ def test_me_shows_account_and_quota(client, keys):
     assert pro["quota"]["limit_per_day"] == 2000
 
 
+def test_me_lists_the_notification_channels_with_webhook_secrets_hidden(client, keys):
+    from pairscreen.notify import channels
+
+    implicit = client.get(f"{BASE}/me", keys.personal).json()["channels"]
+    assert implicit == [
+        {
+            "kind": "email",
+            "address": "personal@example.com",
+            "enabled": True,
+            "depeg_alerts": False,
+        }
+    ]
+    with database.connection_context():
+        channels.set_channels(
+            "pro@example.com",
+            addresses={"telegram": "12345", "webhook": "https://hooks.example.com/t/s3cret?k=v"},
+            depeg_alerts=True,
+        )
+        channels.disable_channel("pro@example.com", "telegram")
+    shown = client.get(f"{BASE}/me", keys.pro).json()["channels"]
+    assert [(c["kind"], c["enabled"], c["depeg_alerts"]) for c in shown] == [
+        ("email", True, True),
+        ("telegram", False, False),
+        ("webhook", True, False),
+    ]
+    assert shown[2]["address"] == "https://hooks.example.com/…"
+    assert "s3cret" not in str(shown)
+
+
 def test_screen_latest_has_survivors_with_full_structure(client, keys):
     r = client.get(f"{BASE}/screen/latest", keys.personal)
     assert r.status_code == 200

@@ -12,7 +12,15 @@ from pairscreen.db.connection import database
 from pairscreen.db.models import QuotaUsage
 
 BASE = "/api/v1"
-OPERATIONS = ["/me", "/screen/latest", "/pairs", "/pair/ETH/BTC", "/watchlist", "/peg-events"]
+OPERATIONS = [
+    "/me",
+    "/screen/latest",
+    "/screens?at=2025-01-01",
+    "/pairs",
+    "/pair/ETH/BTC",
+    "/watchlist",
+    "/peg-events",
+]
 TEXT = "text/plain; charset=utf-8"
 
 

@@ -36,7 +36,7 @@ from pairscreen.config import Settings
 from pairscreen.db.connection import database
 from pairscreen.hooks import Plugins
 from pairscreen.plugins import new_plugin_manager
-from pairscreen.screening.chart import SIZES, chart_data, chart_png, rolling_bands
+from pairscreen.screening.chart import SIZES, chart_data, chart_png, rolling_bands, trigger_levels
 
 BASE = "/api/v1"
 GOLDEN = Path(__file__).parent / "golden" / "chart_default.png"
@@ -179,6 +179,26 @@ def test_band_fills_are_drawn_where_bands_exist(size):
     # Only the two legend swatches remain.
     assert colour_pixels(bare, mpl_renderer.BOTTOM_FILL) < 0.0015 * total
     assert colour_pixels(bare, mpl_renderer.TOP_FILL) < 0.0015 * total
+
+
+def test_swap_levels_are_drawn_dotted_in_the_band_colours():
+    """The 0.2 / 0.8 levels (``ChartData.triggers``) add their line colours inside the band
+    window, and nothing is drawn without them (a third-party ``ChartData`` may omit them)."""
+    chart = synthetic_chart()
+    triggers = trigger_levels(dict(chart.bands))
+    drawn = decode(render(replace(chart, triggers=triggers)))
+    # The same layout (legend entry included) with levels that are NaN everywhere.
+    unset = {name: np.full(len(chart.log_ratio), np.nan) for name in triggers}
+    bare = decode(render(replace(chart, triggers=unset)))
+    changed = np.nonzero(np.any(np.abs(drawn - bare) > 40, axis=-1))[1]
+    assert len(changed) > 500, len(changed)
+    # Only in the backtest window: the last 40 % of the days, right of 55 % of the width.
+    assert changed.min() > 0.55 * drawn.shape[1]
+    assert decode(render(replace(chart, triggers={}))).shape == drawn.shape
+    start = chart.backtest_start_index
+    p5, p95 = chart.bands["p5"][start:], chart.bands["p95"][start:]
+    assert np.allclose(triggers["low"][start:], p5 + 0.2 * (p95 - p5))
+    assert np.isnan(triggers["high"][:start]).all()
 
 
 def test_current_point_takes_its_zone_colour():

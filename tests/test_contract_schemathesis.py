@@ -12,9 +12,10 @@ run (``Settings.daily_limits`` / ``PAIRSCREEN_DAILY_LIMIT_PRO``). ``positive_dat
 told which answers to valid-looking data are legitimate: 404 (an unknown ticker, a pair without
 common history), 409 (in-flight limit) and 429 (quota); and a request whose two legs name the
 same asset (the spec says ``b`` must differ from ``a``, which JSON Schema cannot express) is not
-generated. Ticker parameters draw half of their values from the universe's real tickers, so
-the fuzzer reaches the success paths too. The operations come from the spec: a new operation
-is fuzzed without touching this file. The figure (operations x cases, statuses) is printed.
+generated. Ticker parameters draw half of their values from the universe's real tickers, and
+``/screens``' ``at`` half from times after the test's screen, so the fuzzer reaches the
+success paths too. The operations come from the spec: a new operation is fuzzed without
+touching this file. The figure (operations x cases, statuses) is printed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import yaml
 from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import Status, events, from_schema
 
+from pairscreen import clock
 from pairscreen.db.connection import database
 from tests.support.contract import SPEC_PATH
 from tests.support.live_server import live_server
@@ -52,10 +54,11 @@ def fuzz_config(key: str, tickers: list[str], base_url: str | None = None) -> Sc
     data: dict = {
         "auth": {"openapi": {"bearerAuth": {"bearer": key}}},
         "generation": {"mode": "all", "max-examples": MAX_EXAMPLES},
-        "dictionaries": {"tickers": {"values": tickers}},
+        "dictionaries": {"tickers": {"values": tickers}, "moments": {"values": moments()}},
         "parameters": {
             "path.a": {"dictionary": "tickers", "probability": 0.5},
             "path.b": {"dictionary": "tickers", "probability": 0.5},
+            "query.at": {"dictionary": "moments", "probability": 0.5},
         },
         "checks": {
             "positive_data_acceptance": {"expected-statuses": ACCEPTED_FOR_VALID_DATA},
@@ -66,6 +69,12 @@ def fuzz_config(key: str, tickers: list[str], base_url: str | None = None) -> Sc
     if base_url:
         data["base-url"] = base_url
     return SchemathesisConfig.from_dict(data)
+
+
+def moments() -> list[str]:
+    """Times at which the test's screen exists, so ``/screens?at=`` reaches its 200 too."""
+    now = clock.now()
+    return [clock.today().isoformat(), now.strftime("%Y-%m-%dT%H:%M:%SZ"), "9999-12-31"]
 
 
 def filter_case(context, case) -> bool:  # type: ignore[no-untyped-def]

@@ -84,3 +84,19 @@ def test_constant_ratio_still_charts(stable_runtime) -> None:  # type: ignore[no
         r = client.get("/api/v1/pair/USDC/USDT/chart.png?size=phone", key)
         assert r.status_code == 200, r.text
         assert r.content.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_a_flat_leg_has_no_cointegration_hedge_or_correlation(stable_runtime) -> None:  # type: ignore[no-untyped-def]
+    """A leg whose price never moves makes the Engle-Granger regression singular and its
+    returns' correlation undefined: null in the JSON (never NaN, never a 500)."""
+    rt, key = stable_runtime
+    client = make_client(rt)
+    pair_fields = ("coint_pvalue", "hedge_ratio", "return_correlation")
+    with client.client:
+        flat = client.get("/api/v1/pair/USDC/USDT", key).json()["metrics"]
+        one_flat = client.get("/api/v1/pair/BTC/USDT", key).json()["metrics"]
+    for name in (*pair_fields, "half_life_days"):
+        assert flat[name] is None, name
+    for name in pair_fields:
+        assert one_flat[name] is None, name
+    assert "half_life_days" in one_flat  # BTC/USDT still moves: a number or no reversion

@@ -101,8 +101,10 @@ def started() -> Iterator[list[subprocess.Popen[str]]]:
 def start(
     argv: list[str], env: dict[str, str], log: Path, started: list[subprocess.Popen[str]]
 ) -> tuple[subprocess.Popen[str], IO[str]]:
+    """Start ``argv`` with its stdout in ``log`` (the progress on stderr goes beside it)."""
     output = log.open("w+")
-    proc = subprocess.Popen(argv, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
+    errors = log.with_suffix(".err").open("w")
+    proc = subprocess.Popen(argv, env=env, stdout=output, stderr=errors, text=True)
     started.append(proc)
     return proc, output
 
@@ -117,6 +119,9 @@ def test_demo_no_serve_prints_commands_that_run_as_printed(
     assert done.returncode == 0, done.stderr
     assert "serving" not in done.stdout
     assert done.stdout.startswith("pairscreen demo prepared")
+    # Its progress, step by step, went to stderr (not a terminal here: plain lines).
+    for step in ("market data: 44/44", "peg samples: ", "first screen: "):
+        assert step in done.stderr, done.stderr
     commands = printed_commands(done.stdout)
     assert [c[-2:] for c in commands] == [["users", "list"], ["--port", str(port)]]
     listed = run_printed(commands[0], env)
@@ -126,7 +131,8 @@ def test_demo_no_serve_prints_commands_that_run_as_printed(
     # "serve it with:" serves this very demo.
     proc, output = start(commands[1], env, tmp_path / "serve.log", started)
     seen = wait_for(output, proc, "press Ctrl-C to stop")
-    assert seen.startswith(f"pairscreen serving http://127.0.0.1:{port}/api/v1"), seen
+    assert seen.startswith(f"pairscreen website http://127.0.0.1:{port}/  "), seen
+    assert seen.splitlines()[1].startswith(f"pairscreen serving http://127.0.0.1:{port}/api/v1")
     key = re.search(r"pro\s+pro@demo\S+\s+key (rr_\w+)", done.stdout)
     assert key
     me = run_printed(
@@ -160,7 +166,8 @@ def test_a_serving_demo_prints_working_commands_and_a_second_one_leaves_it_alone
     ]
     proc, output = start(argv, env, tmp_path / "demo.log", started)
     seen = wait_for(output, proc, "worker started")
-    assert seen.startswith(f"pairscreen serving http://127.0.0.1:{port}/api/v1  (UI: "), seen
+    assert seen.startswith(f"pairscreen website http://127.0.0.1:{port}/  "), seen
+    assert f"\npairscreen serving http://127.0.0.1:{port}/api/v1  (UI: " in seen, seen
     assert "press Ctrl-C to stop" in seen
     commands = printed_commands(seen)
     # a curl with the pro key, the CLI on the demo's database, a curl with the personal key
@@ -172,13 +179,17 @@ def test_a_serving_demo_prints_working_commands_and_a_second_one_leaves_it_alone
 
     database = data / "demo" / "pairscreen.sqlite3"
     before = database.stat()
-    second = pairscreen("--data-dir", str(data), "demo", "--port", str(port), env=env)
-    assert second.returncode == 2
-    assert second.stderr.startswith(
-        f"pairscreen: error: port {port} on 127.0.0.1 is already in use"
-    )
-    assert second.stdout == ""
-    assert database.stat().st_ino == before.st_ino
+    # A second demo, serving or not, on this port or another, changes nothing and says why.
+    for extra in (["--port", str(port)], ["--port", str(free_port())], ["--no-serve"]):
+        second = pairscreen("--data-dir", str(data), "demo", *extra, env=env)
+        assert second.returncode == 4, (extra, second.stderr)  # busy
+        assert second.stderr == (
+            f"pairscreen: error: a demo is already running in {data / 'demo'} (pid {proc.pid}, "
+            f"serving http://127.0.0.1:{port}/api/v1): stop it (Ctrl-C) before preparing a new "
+            "one, or give another --data-dir\n"
+        )
+        assert second.stdout == ""
+        assert database.stat().st_ino == before.st_ino
     for words in commands:  # the first demo's keys still work
         assert run_printed(words, env).returncode == 0, words
     proc.send_signal(signal.SIGTERM)
@@ -195,7 +206,7 @@ def test_a_taken_port_stops_serve_before_it_starts(
         holder.listen()
         port = holder.getsockname()[1]
         code = main(["serve", "--port", str(port), "--database-url", database_url])
-    assert code == 2
+    assert code == 4  # busy
     err = capsys.readouterr().err
     assert err == (
         f"pairscreen: error: port {port} on 127.0.0.1 is already in use (is another pairscreen "
@@ -248,7 +259,7 @@ def test_a_missing_database_is_named_not_created(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     missing = tmp_path / "nowhere" / "pairscreen.sqlite3"
-    assert main([*argv, "--database-url", f"sqlite:///{missing}"]) == 2
+    assert main([*argv, "--database-url", f"sqlite:///{missing}"]) == 3  # not found
     err = capsys.readouterr().err
     demo = shlex.join([*program(), "demo"])
     assert err == (

@@ -31,6 +31,11 @@ HOPELESS = [
     ("/pair/ETH/FOO/chart.png", 404, "Unknown ticker 'FOO'"),
     ("/pair/BT-C/ETH", 400, "path parameter 'a' is 'BT-C'"),
     ("/pair/ETH/BTC?bt=abc", 400, "query parameter 'bt' is 'abc'"),
+    # Integers in canonical form only ('+' in a query string is a space).
+    ("/pair/ETH/BTC?bt=%2B90", 400, "query parameter 'bt' is '+90'; allowed: 90, 180 or 360"),
+    ("/pair/ETH/BTC?bt=+90", 400, "query parameter 'bt' is ' 90'"),
+    ("/pair/ETH/BTC?bt=090", 400, "query parameter 'bt' is '090'"),
+    ("/pair/ETH/BTC?bt=90.0", 400, "query parameter 'bt' is '90.0'"),
     ("/pair/ETH/BTC/chart.png?size=huge", 400, "query parameter 'size' is 'huge'"),
     ("/pair/ETH/BTC?bt=90&bt=180", 400, "query parameter 'bt' is given 2 times"),
 ]

@@ -21,13 +21,21 @@ from arch.unitroot import VarianceRatio
 from pairscreen import Metric, PairPanel
 from tests.series_factory import PairSeries, all_series, by_length, panel
 
-from pairscreen_plugins.metrics import bands, mean_reversion, range_stats, volume  # isort: skip
+from pairscreen_plugins.metrics import (  # isort: skip
+    bands,
+    cointegration,
+    correlation,
+    half_life,
+    mean_reversion,
+    range_stats,
+    volume,
+)
 
 WINDOW = 540
 SERIES = all_series()
 BY_NAME = {s.name: s for s in SERIES}
 GROUPS = by_length(SERIES)
-METRIC_MODULES = (bands, mean_reversion, range_stats, volume)
+METRIC_MODULES = (bands, mean_reversion, range_stats, volume, half_life, cointegration, correlation)
 
 EXACT = (
     "p5",
@@ -235,9 +243,11 @@ def test_adf_fallback_rows_still_match_statsmodels(monkeypatch: pytest.MonkeyPat
     early[:4] = [0.2, -0.1, 0.3, 0.05]
     rows = np.vstack([ordinary, late, early])
     slow: list[int] = []
-    reference_fit = _adf._statsmodels_pvalue
+    reference_fit = _adf._statsmodels_tstat
     monkeypatch.setattr(
-        _adf, "_statsmodels_pvalue", lambda row: slow.append(row.size) or reference_fit(row)
+        _adf,
+        "_statsmodels_tstat",
+        lambda row, constant: slow.append(row.size) or reference_fit(row, constant),
     )
     got = mean_reversion.adf_pvalues(rows)
     with warnings.catch_warnings():

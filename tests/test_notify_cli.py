@@ -43,7 +43,7 @@ def test_channels_set_disable_list(cli):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (("channels", "set", "nobody@example.com", "--email", "a@b.example"), "no user"),
+        (("channels", "set", "nobody@example.com", "--email", "a@b.example"), "no user with"),
         (("channels", "set", "bob@example.com", "--webhook", "ftp://x"), "http:// or https://"),
         (("channels", "set", "bob@example.com", "--email", "not-an-address"), "e-mail address"),
         (("channels", "set", "bob@example.com", "--telegram", "chat me"), "chat id"),
@@ -55,7 +55,7 @@ def test_channels_set_disable_list(cli):
 def test_bad_input_is_a_one_line_error(cli, argv, message):
     cli("users", "create", "bob@example.com", "--tier", "personal")
     code, _, err = cli(*argv)
-    assert code == 2
+    assert code == (3 if message in ("no user with", "has no webhook channel") else 2)
     assert err.startswith("pairscreen: error: ") and message in err
     assert err.count("\n") == 1
 
@@ -80,3 +80,45 @@ def test_notify_run_and_deliver(cli, monkeypatch):
         assert {r.last_error for r in Outbox.select()} <= {
             "e-mail is not configured: set PAIRSCREEN_SMTP_URL"
         }
+    # Why they wait is said per channel, and the outbox lists them with their last error.
+    assert (
+        f"\n  e-mail: {queued} waiting (e-mail is not configured: set PAIRSCREEN_SMTP_URL)\n" in out
+    )
+    code, out, _ = cli("outbox", "list")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == queued
+    fields = lines[0].split("\t")
+    assert fields[1:5] == ["email", "cat@example.com", "pending", "1"]
+    assert fields[6] == "e-mail is not configured: set PAIRSCREEN_SMTP_URL"
+    code, out, _ = cli("outbox", "list", "--status", "failed")
+    assert (code, out) == (0, "")
+
+
+def test_outbox_list_as_json_for_scripts(cli, monkeypatch):
+    import json
+
+    monkeypatch.delenv("PAIRSCREEN_SMTP_URL", raising=False)
+    cli("users", "create", "dot@example.com", "--tier", "personal")
+    cli("watchlist", "add", "dot@example.com", "ETH/BTC")
+    cli("notify", "run")
+    code, out, _ = cli("outbox", "list", "--json")
+    assert code == 0
+    queued = json.loads(out)
+    assert queued and {m["last_error"] for m in queued} == {None}  # not attempted yet
+    assert set(queued[0]) == {
+        "id",
+        "channel",
+        "address",
+        "subject",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "created_at",
+        "last_error",
+    }
+    cli("notify", "deliver")
+    after = json.loads(cli("outbox", "list", "--status", "all", "--json")[1])
+    assert [m["id"] for m in after] == [m["id"] for m in queued]
+    assert {m["attempts"] for m in after} == {1}
+    first = json.loads(cli("outbox", "list", "--limit", "1", "--json")[1])
+    assert [m["id"] for m in first] == [queued[0]["id"]]

@@ -97,12 +97,30 @@ def test_a_dead_holders_unit_comes_back_when_its_slot_expires(user_id: int):
     assert compute_slots.acquire(user_id, 2, after_expiry, TTL) is None, (
         "an expired slot still carrying a reservation is not taken before it is reclaimed"
     )
-    assert quota.reclaim_expired(user_id, after_expiry) == 1
+    assert quota.reclaim_expired(None, after_expiry) == 1, "the sweep of every account"
     assert quota.reclaim_expired(user_id, after_expiry) == 0  # returned exactly once
     assert counters(user_id) == (0, 0)
     assert compute_slots.acquire(user_id, 2, after_expiry, TTL).slot == 0
     assert quota.confirm(dead, clock.today(at)) is False, "a reclaimed unit is never charged"
     assert counters(user_id) == (0, 0)
+
+
+def test_a_heartbeat_keeps_a_long_requests_slot_and_unit(user_id: int):
+    at = clock.now()
+    held = compute_slots.acquire(user_id, 1, at, TTL)
+    quota.reserve(held, 200, at)
+    later = at + timedelta(seconds=TTL + 1)
+    assert compute_slots.extend(held, later + timedelta(seconds=TTL))
+    assert quota.reclaim_expired(None, later) == 0, "a renewed slot is not reclaimed"
+    assert compute_slots.acquire(user_id, 1, later, TTL) is None
+    assert quota.confirm(held, clock.today(at)) is True
+    assert counters(user_id) == (1, 0)
+    compute_slots.release(held)
+    assert quota.reclaim_expired(user_id, later) == 0
+    lost = compute_slots.acquire(user_id, 1, later, TTL)
+    assert lost is not None
+    compute_slots.release(lost)
+    assert not compute_slots.extend(lost, later), "a freed slot is not renewed"
 
 
 def test_admission_charges_only_completed_requests(user_id: int, tmp_path):

@@ -45,6 +45,9 @@ DEFAULT_THRESHOLDS = {
     "adf_below": 0.7,
     "min_range_width": 0.4,
     "min_touches": 2,
+    "max_half_life_days": 0.0,
+    "coint_below": 1.0,
+    "min_return_correlation": -1.0,
 }
 
 
@@ -81,6 +84,9 @@ def test_hook_pairscreen_register_filters(runtime):
         "adf",
         "range_width",
         "touches",
+        "half_life",
+        "cointegration",
+        "correlation",
     ]
     assert dict(default.thresholds) == DEFAULT_THRESHOLDS
     rt = runtime_for(runtime, plugins=(coint_filter,))
@@ -119,6 +125,72 @@ def test_default_filter_reasons_are_the_published_texts(runtime):
         "range_width: range width is undefined (null: less than a full band window of "
         "history), at least 0.40 (log of max/min) needed",
     ]
+
+
+def test_pair_trading_rules_are_off_by_default_and_explain_themselves_when_set(runtime):
+    """At their defaults the half-life, cointegration and correlation rules pass everything,
+    even null or missing values; set, each rejects with its values and units."""
+    passing = {"hurst": 0.3, "adf_pvalue": 0.1, "range_width": 0.5, "touches_low": 3}
+    base = {name: np.full(5, value) for name, value in passing.items()}
+    base["touches_high"] = np.full(5, 3)
+    pair_trading = {
+        "half_life_days": np.array([12.0, 75.3, np.nan, 12.0, 12.0]),
+        "coint_pvalue": np.array([0.01, 0.01, 0.01, 0.4, 0.01]),
+        "return_correlation": np.array([0.8, 0.8, 0.8, 0.8, np.nan]),
+    }
+    default_filter = runtime.plugins.filters.get("default")
+    history = np.full(5, 900)
+
+    def reasons(values: dict, thresholds: dict) -> list[str]:
+        context = FilterContext(history, np.zeros(5, dtype=bool), thresholds)
+        return filter_reasons(default_filter, MetricValues(values=values, fields={}), context)
+
+    assert reasons({**base, **pair_trading}, DEFAULT_THRESHOLDS) == [""] * 5
+    assert reasons(base, DEFAULT_THRESHOLDS) == [""] * 5  # off: they read no field at all
+    limits = {
+        **DEFAULT_THRESHOLDS,
+        "max_half_life_days": 60,
+        "coint_below": 0.1,
+        "min_return_correlation": 0.5,
+    }
+    assert reasons({**base, **pair_trading}, limits) == [
+        "",
+        "half_life: half-life 75.3 days is above 60 days (reverts too slowly)",
+        "half_life: half-life is undefined (null: the ratio does not revert), at most 60 days "
+        "needed",
+        "cointegration: cointegration p-value 0.400 is not below 0.1 (not cointegrated)",
+        "correlation: return correlation is undefined (null: a leg does not move), at least 0.5 "
+        "needed",
+    ]
+    assert reasons(base, limits)[0] == (
+        "half_life: half_life_days unavailable (no metric provides it)"
+    )
+
+
+def test_a_half_life_limit_in_the_universe_removes_the_slow_survivors(runtime, tmp_path, keys):
+    """``max_half_life_days`` set in the universe: the survivors are the default screen's
+    survivors whose half-life is at most the limit, in the same order, and the others are
+    counted under ``half_life``."""
+    default = compute(runtime)
+    half_lives = [s["metrics"]["half_life_days"] for s in default["survivors"]]
+    assert all(h is None or h > 0 for h in half_lives)
+    limit = float(np.median([h for h in half_lives if h is not None]))
+    rt = runtime_for(runtime, universe_with(tmp_path, f"max_half_life_days = {limit}\n"))
+    with database.connection_context():
+        screening.run_screen(rt)
+    c = make_client(rt)
+    with c.client:
+        body = c.get("/api/v1/screen/latest", keys.personal).json()
+    expected = [
+        s["pair"]
+        for s in default["survivors"]
+        if s["metrics"]["half_life_days"] is not None and s["metrics"]["half_life_days"] <= limit
+    ]
+    assert 0 < len(expected) < default["n_survivors"]
+    assert [s["pair"] for s in body["survivors"]] == expected
+    assert body["rejected"]["half_life"] == default["n_survivors"] - len(expected)
+    assert default["rejected"]["half_life"] == 0
+    assert body["filter"]["thresholds"]["max_half_life_days"] == limit
 
 
 def test_a_depegged_leg_is_the_reason_whatever_else_the_pair_fails(runtime):

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pairscreen.api.threads import Lane
+from pairscreen.api.threads import Lane, NotStarted, Ticket
 
 
 def _lane_threads(name: str) -> list[threading.Thread]:
@@ -42,3 +42,28 @@ def test_a_dropped_lane_stops_its_threads():
     while _lane_threads("dropped") and time.monotonic() < deadline:
         time.sleep(0.01)
     assert _lane_threads("dropped") == []
+
+
+def test_a_job_not_started_in_time_never_runs_and_a_withdrawn_one_neither():
+    lane = Lane("bounded", 1)
+    gate = threading.Event()
+    ran: list[str] = []
+
+    async def use() -> None:
+        busy = asyncio.ensure_future(lane.run(gate.wait, 5))
+        await asyncio.sleep(0.05)  # the lane's one thread is taken
+        started = time.monotonic()
+        with pytest.raises(NotStarted):
+            await lane.submit(Ticket(), 0.2, ran.append, "late")
+        assert time.monotonic() - started < 1.0, "answered when the bound passed, not later"
+        withdrawn = Ticket()
+        queued = asyncio.ensure_future(lane.submit(withdrawn, None, ran.append, "withdrawn"))
+        await asyncio.sleep(0.05)
+        assert withdrawn.withdraw()
+        gate.set()
+        await busy
+        assert await lane.run(ran.append, "next") is None
+        queued.cancel()
+
+    asyncio.run(use())
+    assert ran == ["next"]

@@ -176,7 +176,7 @@ def test_second_worker_exits_or_waits_then_takes_over(worker_env):
     second = worker_env("--lock-ttl", "3")
     waiting = worker_env("--lock-ttl", "3", "--wait")
     impatient = worker_env("--lock-ttl", "3", "--wait")
-    assert second.proc.wait(timeout=30) == 3
+    assert second.proc.wait(timeout=30) == 4  # busy
     second._reader.join(timeout=5)
     assert "another pairscreen worker is running" in second.log
     assert "--wait" in second.log

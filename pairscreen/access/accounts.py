@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -21,8 +22,15 @@ TIER_RANK = {"personal": 1, "pro": 2}
 LIFETIME_EXPIRY = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
 class AccountError(ValueError):
     """Bad input to an account command (unknown e-mail, unknown tier)."""
+
+
+class AccountNotFound(AccountError):
+    """What the command named (a user, a watched pair, a channel) does not exist."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,8 @@ def create_user(
     email: str, tier: str | None, *, expires: datetime | None = None, lifetime: bool = False
 ) -> User:
     _check_tier(tier)
+    if not EMAIL_RE.match(email.strip()) or len(email.strip()) > 254:
+        raise AccountError(f"not an e-mail address: {email!r} (expected name@domain.tld)")
     try:
         with write_transaction():
             return User.create(
@@ -136,7 +146,7 @@ def set_tier(
 def find_user(email: str) -> User:
     user = User.get_or_none(User.email == email.strip().lower())
     if user is None:
-        raise AccountError(f"no user with e-mail {email}")
+        raise AccountNotFound(f"no user with e-mail {email}")
     return user
 
 
@@ -173,6 +183,18 @@ def list_users() -> list[User]:
     return list(User.select().order_by(User.email))
 
 
+def list_keys() -> list[dict[str, Any]]:
+    """Each account's active key as its owner recognises it (the prefix; only a digest of
+    the whole key is stored) and when it was issued."""
+    query = (
+        ApiKey.select(User.email, ApiKey.prefix, ApiKey.created_at).join(User).order_by(User.email)
+    )
+    return [
+        {"email": key.user.email, "prefix": key.prefix, "issued_at": clock.iso(key.created_at)}
+        for key in query
+    ]
+
+
 def _check_tier(tier: str | None) -> None:
     if tier is not None and tier not in TIERS:
         raise AccountError(f"tier must be one of {', '.join(TIERS)}, got {tier!r}")
@@ -182,6 +204,8 @@ def account_json(principal: Principal, settings: Settings) -> dict[str, Any]:
     principal.require_tier("personal")
     at = clock.now()
     tier = principal.tier or "personal"
+    # Units held by crashed requests come back here too, not only on the next compute.
+    quota.reclaim_expired(principal.user_id, at)
     state = quota.usage(principal.user_id, settings.daily_limits[tier], at)
     expires = LIFETIME_EXPIRY if principal.is_lifetime else principal.tier_expires_at
     return {

@@ -8,15 +8,17 @@ Two plain steps, so that each can run on whichever thread the caller likes:
 * :func:`settle` charges the unit when the request succeeded and gives it back when it
   failed, and frees the slot either way.
 
-Only a request that answers 200 is charged. A request killed between the two steps (its
-worker died) is never charged: its slot expires after the lock TTL and the next request of
-the account gives the reserved unit back.
+Only a request that answers 200 is charged. While the request lives, :func:`keep_alive`
+pushes its slot's expiry on (a heartbeat), so a long wait or a long computation keeps both
+its slot and its reserved unit. A request killed between the two steps (its worker died) is
+never charged: its heartbeat stops, its slot expires after the lock TTL and the unit is given
+back (by the account's next request, or by ``/me``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 from pairscreen import clock
 from pairscreen.access import quota
@@ -33,6 +35,13 @@ class Admission:
     slot: compute_slots.HeldSlot
     day: date
     headers: dict[str, str]
+
+
+def keep_alive(admission: Admission, settings: Settings) -> bool:
+    """Extend the admitted request's slot by one lock TTL from now (its heartbeat); False
+    when the slot was lost (see :func:`pairscreen.access.slots.extend`)."""
+    until = clock.now() + timedelta(seconds=settings.lock_ttl_seconds)
+    return compute_slots.extend(admission.slot, until)
 
 
 def admit(principal: Principal, settings: Settings) -> Admission:
@@ -60,12 +69,16 @@ def admit(principal: Principal, settings: Settings) -> Admission:
     return Admission(held, state.day, state.headers())
 
 
-def settle(admission: Admission, succeeded: bool) -> None:
-    """Charge the reserved unit (``succeeded``) or give it back; the slot is freed either way."""
+def settle(admission: Admission, succeeded: bool) -> bool:
+    """Charge the reserved unit (``succeeded``) or give it back; the slot is freed either way.
+
+    True only when the unit was charged: False for a failed request, and for a succeeded one
+    whose reservation had expired and been given back, which must then not answer 200.
+    """
     try:
         if succeeded:
-            quota.confirm(admission.slot, admission.day)
-        else:
-            quota.cancel(admission.slot, admission.day)
+            return quota.confirm(admission.slot, admission.day)
+        quota.cancel(admission.slot, admission.day)
+        return False
     finally:
         compute_slots.release(admission.slot)

@@ -13,10 +13,12 @@ A reservation is two-phase, so that a request killed mid-computation costs nothi
    :func:`cancel` (the request failed) gives it back. Both clear the slot's mark first and
    touch the counters only if they cleared it, so a unit is settled exactly once.
 
-A holder that died leaves its mark on a slot that expires after the lock TTL;
-:func:`reclaim_expired` gives such units back (again only if it clears the mark), and the
-slot is free again. ``used`` therefore only ever counts requests that answered 200, while
-``pending`` keeps in-flight (or crashed, until their TTL) units out of everyone's reach.
+A holder that died leaves its mark on a slot that expires after the lock TTL (a live one
+renews it); :func:`reclaim_expired` gives such units back (again only if it clears the
+mark), on the account's next compute request or ``/me`` and for every account from the
+worker's heartbeat, and the slot is free again. ``used`` therefore only ever counts requests
+that answered 200, while ``pending`` keeps in-flight (or crashed, until their TTL) units out
+of everyone's reach.
 
 Statements lock the slot row before the quota row in every transaction here, so two of them
 can never deadlock on PostgreSQL.
@@ -143,18 +145,20 @@ def cancel(held: HeldSlot, day: date) -> None:
             _settle(held.user_id, day, used=0)
 
 
-def reclaim_expired(user_id: int, at: datetime) -> int:
-    """Give back the units of the account's expired slots whose holders never settled them
-    (a killed worker), and free those slots. Returns how many units came back."""
+def reclaim_expired(user_id: int | None, at: datetime) -> int:
+    """Give back the units of the account's (None: every account's) expired slots whose
+    holders never settled them (a killed worker), and free those slots. Returns how many
+    units came back."""
+    expired = ComputeSlot.reserved_day.is_null(False) & (ComputeSlot.expires_at < at)
+    if user_id is not None:
+        expired &= ComputeSlot.user == user_id
     stale = rows.tuples(
-        ComputeSlot.select(ComputeSlot.id, ComputeSlot.holder, ComputeSlot.reserved_day).where(
-            (ComputeSlot.user == user_id)
-            & ComputeSlot.reserved_day.is_null(False)
-            & (ComputeSlot.expires_at < at)
-        )
+        ComputeSlot.select(
+            ComputeSlot.id, ComputeSlot.user, ComputeSlot.holder, ComputeSlot.reserved_day
+        ).where(expired)
     )
     returned = 0
-    for slot_id, holder, day in list(stale):
+    for slot_id, owner, holder, day in list(stale):
         with write_transaction():
             cleared = (
                 ComputeSlot.update(holder=None, expires_at=None, reserved_day=None)
@@ -167,7 +171,7 @@ def reclaim_expired(user_id: int, at: datetime) -> int:
                 .execute()
             )
             if cleared:
-                _settle(user_id, day, used=0)
+                _settle(owner, day, used=0)
                 returned += 1
     return returned
 

@@ -57,6 +57,23 @@ def acquire(user_id: int, limit: int, at: datetime, ttl_seconds: float) -> HeldS
     return None
 
 
+def extend(held: HeldSlot, until: datetime) -> bool:
+    """Push the slot's expiry to ``until`` while its computation lives (the heartbeat).
+
+    False when the slot is no longer ``held``'s: it expired and was reclaimed, so the
+    request's reserved unit was given back and it must not answer 200.
+    """
+    return bool(
+        ComputeSlot.update(expires_at=until)
+        .where(
+            (ComputeSlot.user == held.user_id)
+            & (ComputeSlot.slot == held.slot)
+            & (ComputeSlot.holder == held.holder)
+        )
+        .execute()
+    )
+
+
 def release(held: HeldSlot) -> None:
     """Free the slot, unless it still carries a reservation (then it frees on expiry)."""
     ComputeSlot.update(holder=None, expires_at=None).where(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from pairscreen.api.security import TokenInfo
-from pairscreen.api.support import caller, service
+from pairscreen.api.support import caller, hangup, service
 from pairscreen.screening.chart import chart_png
 from pairscreen.screening.snapshot import check_pair
 
@@ -21,6 +21,7 @@ async def pair_chart(
         caller(token_info),
         lambda: chart_png(rt, a, b, bt, size=size),
         check=lambda: check_pair(rt, a, b),
+        hangup=hangup(),
     )
     return Response(
         png, media_type="image/png", headers={**headers, "Cache-Control": CACHE_CONTROL}

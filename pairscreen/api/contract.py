@@ -10,14 +10,17 @@ JSON from the same URL.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 YAML_TYPE = b"application/yaml"
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "options", "trace")
 JSON_TYPE = b"application/json"
 
 
@@ -26,6 +29,8 @@ class SpecDocuments:
     """The two bodies, by request path."""
 
     bodies: dict[str, tuple[bytes, bytes]]
+    # Each path of the contract as a pattern of request paths, with the methods it answers.
+    methods: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = ()
 
     @classmethod
     def of(cls, spec_file: Path) -> SpecDocuments:
@@ -37,8 +42,20 @@ class SpecDocuments:
             {
                 f"{base}/openapi.yaml": (raw, YAML_TYPE),
                 f"{base}/openapi.json": (as_json, JSON_TYPE),
-            }
+            },
+            _path_methods(document, base),
         )
+
+
+def _path_methods(
+    document: dict[str, Any], base: str
+) -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
+    out = []
+    for template, item in (document.get("paths") or {}).items():
+        pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(f"{base}{template}"))
+        answered = tuple(m.upper() for m in item if m in HTTP_METHODS)
+        out.append((re.compile(f"^{pattern}$"), answered))
+    return tuple(out)
 
 
 def _base_path(document: dict[str, object]) -> str:

@@ -14,6 +14,8 @@ import re
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from starlette.exceptions import HTTPException
 
+from pairscreen.api.service import service_in
+from pairscreen.db.storage import StorageFault, diagnose
 from pairscreen.errors import ServiceError, Unavailable
 
 log = logging.getLogger("pairscreen.api")
@@ -29,7 +31,10 @@ GENERIC = {
     ),
     403: "This key may not use this endpoint.",
     404: "Not found: no such endpoint. The API lives under /api/v1; see openapi.yaml.",
-    405: "Method not allowed: every endpoint of this API answers GET only.",
+    405: (
+        "Method not allowed: the API answers GET, and PUT or DELETE on /watchlist/{a}/{b}; "
+        "the Allow header lists this path's methods."
+    ),
     406: "Not acceptable: this API answers application/json (and image/png for charts).",
     415: "Unsupported media type: endpoints take no request body.",
     500: "Internal error: the request failed on our side and consumed no quota. Retry later.",
@@ -87,6 +92,16 @@ def database_unavailable(request: ConnexionRequest, exc: Exception) -> Connexion
     reserved, and an unconfirmed reservation is given back (at the latest when its slot
     expires).
     """
+    fault = storage_fault(request, exc)
+    if fault is not None:
+        return service_error(
+            request,
+            Unavailable(
+                f"The service cannot use its database: {fault.cause}. This lasts until an "
+                "operator fixes the server's storage; this request consumed no quota.",
+                headers={"Retry-After": "300"},
+            ),
+        )
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     log.warning("database unavailable: %s: %s", type(exc).__name__, first)
     return service_error(
@@ -97,6 +112,25 @@ def database_unavailable(request: ConnexionRequest, exc: Exception) -> Connexion
             headers={"Retry-After": "1"},
         ),
     )
+
+
+def storage_fault(request: ConnexionRequest, exc: Exception) -> StorageFault | None:
+    """The permanent storage condition behind ``exc`` (full disk, read-only, corrupt file),
+    logged at ERROR the first time this app meets it; None for a passing failure."""
+    service = service_in(request.scope)
+    fault = diagnose(exc, service.runtime.settings.database_url)
+    if fault is not None and fault not in service.storage_faults:
+        service.storage_faults.add(fault)
+        log.error("the database's storage failed: %s", fault)
+    return fault
+
+
+def database_error(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    """Any other database error: a 503 when the storage is at fault (a corrupt file), else
+    an internal error."""
+    if storage_fault(request, exc) is not None:
+        return database_unavailable(request, exc)
+    return unexpected_error(request, exc)
 
 
 def unexpected_error(_request: ConnexionRequest, exc: Exception) -> ConnexionResponse:

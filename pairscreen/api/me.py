@@ -7,8 +7,11 @@ from typing import Any
 from pairscreen.access.accounts import account_json
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service, with_database
+from pairscreen.notify.channels import channels_json
 
 
 @with_database
 def show_account(token_info: TokenInfo) -> dict[str, Any]:
-    return account_json(caller(token_info), service().runtime.settings)
+    principal = caller(token_info)
+    body = account_json(principal, service().runtime.settings)
+    return {**body, "channels": channels_json(principal.user_id, principal.email)}

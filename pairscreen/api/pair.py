@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pairscreen.api.security import TokenInfo
-from pairscreen.api.support import caller, service
+from pairscreen.api.support import caller, hangup, service
 from pairscreen.screening.snapshot import check_pair, compute_snapshot
 
 
@@ -18,5 +18,6 @@ async def pair_snapshot(
         caller(token_info),
         lambda: compute_snapshot(rt, a, b, bt),
         check=lambda: check_pair(rt, a, b),
+        hangup=hangup(),
     )
     return body, 200, {"Content-Type": "application/json", **headers}

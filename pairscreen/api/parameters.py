@@ -9,14 +9,18 @@ sentence: ``query parameter 'bt' is 'abc'; allowed: 90, 180 or 360.``, the value
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from connexion.exceptions import BadRequestProblem
 from connexion.utils import is_null, is_nullable
 from connexion.validators import ParameterValidator
 from jsonschema import Draft4Validator
+from starlette.datastructures import QueryParams
 
 from pairscreen.api.errors import shown
+
+CANONICAL_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
 
 # What a pattern of the contract means, in words (the path's tickers).
 PATTERN_WORDS = {"^[A-Za-z0-9]{1,20}$": "1-20 letters or digits"}
@@ -43,6 +47,18 @@ class NamedParameterValidator(ParameterValidator):  # type: ignore[misc]
             f"{parameter_type} parameter {shown(param['name'])} is {shown(str(value))}; "
             f"allowed: {allowed(schema)}."
         )
+
+    def validate_query_parameter(self, param: dict[str, Any], request: Any) -> str | None:
+        """An integer in its canonical form only: connexion's ``int()`` would also take
+        ``+90``, `` 90`` or ``090``, which no client means and a cache key should not vary by."""
+        schema = param.get("schema", param)
+        if schema.get("type") == "integer":
+            raw = QueryParams(request.scope.get("query_string", b"")).get(param["name"])
+            if raw is not None and not CANONICAL_INTEGER.fullmatch(raw):
+                name, words = shown(param["name"]), allowed(schema)
+                return f"query parameter {name} is {shown(raw)}; allowed: {words}."
+        error: str | None = super().validate_query_parameter(param, request)
+        return error
 
     def validate_request(self, request: Any) -> None:
         """An unknown query parameter first, named (cut) with the ones the endpoint takes."""

@@ -1,10 +1,13 @@
-"""``/screen/latest`` and ``/pairs``: the latest published screen, free of quota.
+"""``/screen/latest`` and ``/pairs``: the latest published screen, free of quota; ``/screens``:
+the screen that was current at a past time.
 
 Both answer from the screen the runtime holds in memory
 (:class:`~pairscreen.screening.published.PublishedScreenCache`), checked against the database
 at most once a second; the bodies are serialised once per screen, and gzip-compressed once
 per screen for the clients that accept it. Both carry the screen's ``ETag``: a client that
 sends it back in ``If-None-Match`` gets ``304`` and no body until another screen is published.
+A client that prefers ``text/csv`` gets the whole screen as one table
+(:mod:`pairscreen.api.screen_csv`).
 """
 
 from __future__ import annotations
@@ -17,18 +20,26 @@ from starlette.responses import Response
 
 from pairscreen.api.compression import gzip_slot
 from pairscreen.api.http_cache import not_modified
+from pairscreen.api.screen_csv import csv_requested, csv_response
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
+from pairscreen.errors import NotAcceptable
+from pairscreen.screening.history import parse_moment
 from pairscreen.screening.pair_pages import PairIndex, PairQuery, pair_page
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.screen import pairs_json
 
+# Every answer of the two operations depends on ``Accept`` (JSON or CSV) and on
+# ``Accept-Encoding`` (gzip or not).
+VARY = "Accept, Accept-Encoding"
 RECHECK_SECONDS = 1.0  # a screen published by another process is served after at most this
 
 
 async def latest_screen(token_info: TokenInfo) -> Response:
     caller(token_info).require_tier("personal")
     screen = await _published()
+    if csv_requested():
+        return await csv_response(screen)
     return await _answer(screen, "screen", lambda: screen.payload)
 
 
@@ -43,9 +54,16 @@ async def list_pairs(
     caller(token_info).require_tier("personal")
     screen = await _published()
     query = PairQuery(sector, zone, min_score, limit, cursor)
+    if csv_requested():
+        if not query.is_plain:
+            raise NotAcceptable(
+                "text/csv is the whole screen, one row per survivor: ask for it without "
+                "sector, zone, min_score, limit and cursor, or ask for JSON."
+            )
+        return await csv_response(screen)
     if query.is_plain:
         return await _answer(screen, "pairs", lambda: pairs_json(screen))
-    headers = {"ETag": screen.etag, "Cache-Control": "no-cache"}
+    headers = {"ETag": screen.etag, "Vary": VARY, "Cache-Control": "no-cache"}
     if not_modified(request.headers.get("if-none-match", ""), screen.etag):
         return Response(status_code=304, headers=headers)
     # Parsed once per screen (a thread, off the event loop: 100,000 pairs take a while).
@@ -60,7 +78,7 @@ def _pair_index(screen: PublishedScreen) -> PairIndex:
 async def _answer(screen: PublishedScreen, name: str, body: Callable[[], str]) -> Response:
     """The body of ``screen``'s view ``name``: ``304`` when the client holds it already
     (``If-None-Match``), gzip-compressed (once per screen) when the client accepts it."""
-    headers = {"ETag": screen.etag, "Vary": "Accept-Encoding", "Cache-Control": "no-cache"}
+    headers = {"ETag": screen.etag, "Vary": VARY, "Cache-Control": "no-cache"}
     if not_modified(request.headers.get("if-none-match", ""), screen.etag):
         return Response(status_code=304, headers=headers)
     svc = service()
@@ -71,6 +89,15 @@ async def _answer(screen: PublishedScreen, name: str, body: Callable[[], str]) -
     # Not kept encoded: a second copy of a big screen would double the worker's memory for
     # the few clients that take no gzip.
     return Response(text, media_type="application/json", headers=headers)
+
+
+async def screen_at(token_info: TokenInfo, at: str) -> Response:
+    """The screen that was current at ``at`` (a regular or a point-in-time one)."""
+    caller(token_info).require_tier("personal")
+    moment = parse_moment(at)
+    svc = service()
+    payload = await svc.in_thread(svc.runtime.history.at, moment)
+    return Response(payload, media_type="application/json")
 
 
 async def _published() -> PublishedScreen:

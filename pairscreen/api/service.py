@@ -8,9 +8,12 @@ request context) find it. Nothing is kept in a module.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import logging
 import os
 import time
+from asyncio import FIRST_COMPLETED
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -18,14 +21,19 @@ from typing import Any, TypeVar, cast
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pairscreen.access.accounts import Principal
-from pairscreen.access.admission import admit, settle
+from pairscreen.access.admission import Admission, admit, keep_alive, settle
 from pairscreen.api.connections import RequestConnections
+from pairscreen.api.hangup import SCOPE_KEY as HANGUP_KEY
+from pairscreen.api.hangup import Hangup
 from pairscreen.api.metrics import Metrics
-from pairscreen.api.threads import Lane
-from pairscreen.errors import Busy, QuotaExhausted
+from pairscreen.api.threads import Lane, NotStarted, Ticket
+from pairscreen.db.storage import StorageFault
+from pairscreen.errors import Busy, QuotaExhausted, Unavailable
 from pairscreen.runtime import Runtime
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 IO_THREADS = 8
 SCOPE_KEY = "pairscreen.service"
@@ -45,6 +53,8 @@ class Service:
     compute: Lane
     connections: RequestConnections = field(default_factory=RequestConnections)
     metrics: Metrics | None = None
+    # The storage faults met so far: each is logged at ERROR once (api/errors.py).
+    storage_faults: set[StorageFault] = field(default_factory=set)
 
     @classmethod
     def of(cls, runtime: Runtime) -> Service:
@@ -64,7 +74,12 @@ class Service:
         return self.connections.run(fn, *args)
 
     async def run_compute(
-        self, principal: Principal, work: Callable[[], T], *, check: Callable[[], object]
+        self,
+        principal: Principal,
+        work: Callable[[], T],
+        *,
+        check: Callable[[], object],
+        hangup: Hangup | None = None,
     ) -> tuple[T, dict[str, str]]:
         """Run a compute request: ``work()``'s result and the rate-limit headers of its 200.
 
@@ -80,6 +95,12 @@ class Service:
         (``/me``, the cached screen) queued behind them for seconds. A request waits
         for a compute thread only once admitted, so the in-flight limit still answers 409 at
         once.
+
+        While it lives, a heartbeat renews the request's slot (and so its reserved unit), so
+        a long wait or computation can neither lose its unit nor let another request take
+        its slot. A request that waits longer than ``Settings.compute_queue_seconds`` for a
+        compute thread answers 503 unstarted; one whose client disconnects (``hangup``)
+        gives its unit back; neither is charged.
         """
         check()
         try:
@@ -89,17 +110,97 @@ class Service:
                 self.metrics.refused("in_flight" if isinstance(refusal, Busy) else "quota")
             raise
         started = time.perf_counter()
-        try:
-            result = await self.compute.run(
-                contextvars.copy_context().run, self.connections.run, work
+        ticket = Ticket()
+        compute = asyncio.ensure_future(
+            self.compute.submit(
+                ticket,
+                self.runtime.settings.compute_queue_seconds,
+                contextvars.copy_context().run,
+                self.connections.run,
+                work,
             )
+        )
+        heartbeat = asyncio.ensure_future(self._heartbeat(admission))
+        departure = asyncio.ensure_future(hangup.wait() if hangup else asyncio.Event().wait())
+        try:
+            await asyncio.wait((compute, heartbeat, departure), return_when=FIRST_COMPLETED)
+            if departure.done() and not compute.done() and not ticket.withdraw():
+                # The client left mid-computation: the slot stays held until the thread is
+                # done with it, so the account never has more computations running than
+                # its limit; the heartbeat keeps it.
+                await asyncio.wait((compute, heartbeat), return_when=FIRST_COMPLETED)
         except BaseException:
-            await self.in_thread(settle, admission, False)
+            ticket.withdraw()
+            await self._give_back(admission, compute, heartbeat, departure)
             raise
+        if not compute.done() or compute.exception() is not None or departure.done():
+            ticket.withdraw()
+            lost, left = heartbeat.done(), departure.done()  # before _give_back cancels them
+            failure = compute.exception() if compute.done() else None
+            await self._give_back(admission, compute, heartbeat, departure)
+            if isinstance(failure, NotStarted):
+                raise _queued_too_long(self.runtime.settings.compute_queue_seconds)
+            if failure is not None:
+                raise failure  # the computation failed: answered as it raised
+            if lost:
+                raise _lost()
+            assert left
+            raise Unavailable("The client disconnected; nothing was charged.")
+        heartbeat.cancel()
+        departure.cancel()
         if self.metrics is not None:
             self.metrics.compute_seconds.observe(time.perf_counter() - started)
-        await self.in_thread(settle, admission, True)
+        if not await self.in_thread(settle, admission, True):
+            raise _lost()
+        result: T = compute.result()
         return result, admission.headers
+
+    async def _heartbeat(self, admission: Admission) -> None:
+        """Renew the admitted request's slot every third of the lock TTL while it lives;
+        returns only once the slot is lost (renewals failed for a whole TTL, or it was
+        reclaimed meanwhile), and then the request must not answer 200."""
+        ttl = self.runtime.settings.lock_ttl_seconds
+        lapses_at = time.monotonic() + ttl
+        while True:
+            await asyncio.sleep(ttl / 3)
+            try:
+                kept = await self.in_thread(keep_alive, admission, self.runtime.settings)
+            except Exception as exc:  # the database failed for a moment: retry until it lapses
+                log.warning("could not renew a compute slot: %s: %s", type(exc).__name__, exc)
+                kept = time.monotonic() < lapses_at
+            else:
+                lapses_at = time.monotonic() + ttl
+            if not kept:
+                return
+
+    async def _give_back(self, admission: Admission, *tasks: asyncio.Future[Any]) -> None:
+        """Settle ``admission`` as failed (its unit back, its slot free) and stop ``tasks``."""
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled():
+                task.exception()  # retrieved: the caller answers for it
+        await self.in_thread(settle, admission, False)
+
+
+def _lost() -> Unavailable:
+    log.error(
+        "a compute request lost its slot before it could be charged (the database was "
+        "unreachable for a whole PAIRSCREEN_LOCK_TTL): answered 503, nothing charged"
+    )
+    return Unavailable(
+        "This request could not be accounted for in time; nothing was charged. Retry in a "
+        "few seconds.",
+        headers={"Retry-After": "5"},
+    )
+
+
+def _queued_too_long(seconds: float) -> Unavailable:
+    return Unavailable(
+        f"The server is overloaded: this request waited more than {seconds:g} seconds for a "
+        "computation thread and was not started; nothing was charged. Retry in a few seconds.",
+        headers={"Retry-After": "5"},
+    )
 
 
 class ServiceMiddleware:
@@ -110,9 +211,21 @@ class ServiceMiddleware:
         self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
+        if scope["type"] == "http":
+            hangup = Hangup(receive)
+            state = scope.setdefault("state", {})
+            state[SCOPE_KEY] = self.service
+            state[HANGUP_KEY] = hangup
+            await self.app(scope, hangup.receive, send)
+            return
+        if scope["type"] == "websocket":
             scope.setdefault("state", {})[SCOPE_KEY] = self.service
         await self.app(scope, receive, send)
+
+
+def hangup_in(scope: Scope) -> Hangup | None:
+    """The watch on the client of the request of ``scope`` (None outside HTTP)."""
+    return cast(Hangup | None, scope["state"].get(HANGUP_KEY))
 
 
 def service_in(scope: Scope) -> Service:

@@ -9,8 +9,9 @@ from typing import Any, ParamSpec
 from connexion.context import scope as request_scope
 
 from pairscreen.access.accounts import Principal
+from pairscreen.api.hangup import Hangup
 from pairscreen.api.security import TokenInfo
-from pairscreen.api.service import Service, service_in
+from pairscreen.api.service import Service, hangup_in, service_in
 
 P = ParamSpec("P")
 
@@ -18,6 +19,11 @@ P = ParamSpec("P")
 def service() -> Service:
     """The service of the app serving the current request (connexion's request context)."""
     return service_in(request_scope)
+
+
+def hangup() -> Hangup | None:
+    """The watch on the current request's client, to notice it leaving mid-computation."""
+    return hangup_in(request_scope)
 
 
 def with_database(handler: Callable[P, object]) -> Callable[P, Any]:

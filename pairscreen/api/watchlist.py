@@ -1,12 +1,14 @@
-"""``/watchlist``: the caller's own items, free of quota."""
+"""``/watchlist``: the caller's own items, read and written free of quota."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from starlette.responses import Response
+
 from pairscreen.api.security import TokenInfo
-from pairscreen.api.support import caller, with_database
-from pairscreen.notify.watchlist import watchlist_of
+from pairscreen.api.support import caller, service, with_database
+from pairscreen.notify.watchlist import delete_item, item_json, save_item, watchlist_of
 
 
 @with_database
@@ -14,3 +16,33 @@ def list_watchlist(token_info: TokenInfo) -> dict[str, Any]:
     principal = caller(token_info)
     principal.require_tier("personal")
     return watchlist_of(principal.user_id)
+
+
+@with_database
+def watch_pair(
+    a: str,
+    b: str,
+    token_info: TokenInfo,
+    notify_approach: bool | None = None,
+    notify_in_zone: bool | None = None,
+) -> tuple[dict[str, Any], int]:
+    principal = caller(token_info)
+    principal.require_tier("personal")
+    item, created = save_item(
+        service().runtime.universe,
+        principal.user_id,
+        principal.tier,
+        a,
+        b,
+        approach=notify_approach,
+        in_zone=notify_in_zone,
+    )
+    return item_json(item), 201 if created else 200
+
+
+@with_database
+def unwatch_pair(a: str, b: str, token_info: TokenInfo) -> Response:
+    principal = caller(token_info)
+    principal.require_tier("personal")
+    delete_item(service().runtime.universe, principal.user_id, a, b, owner="your watchlist")
+    return Response(status_code=204)  # no body, so no media type

@@ -10,13 +10,19 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from pairscreen.access.accounts import AccountError
+import peewee
+
+from pairscreen.access.accounts import AccountError, AccountNotFound
+from pairscreen.cli import exits
 from pairscreen.cli.common import CommandError as CommandError
 from pairscreen.cli.common import add_setting_options, settings_of
-from pairscreen.errors import ServiceError
+from pairscreen.cli.storage_errors import STORAGE_ERRORS, storage_line
+from pairscreen.errors import MissingExtra, ServiceError
 from pairscreen.hooks import PluginError
 from pairscreen.logs import configure_logging
 from pairscreen.universe import UniverseError
@@ -24,30 +30,54 @@ from pairscreen.universe import UniverseError
 COMMAND_GROUPS: tuple[str, ...] = (
     "pairscreen.cli.serving",
     "pairscreen.cli.data",
+    "pairscreen.cli.export",
     "pairscreen.cli.accounts",
     "pairscreen.cli.pegs",
     "pairscreen.cli.notify",
+    "pairscreen.cli.evaluate",
 )
 
-USER_ERRORS = (AccountError, UniverseError, PluginError, ValueError, ServiceError, OSError)
+# Wrong input or configuration: the usage status.
+USER_ERRORS = (AccountError, UniverseError, PluginError, ValueError)
 
 
 GLOBAL_SETTINGS = ("data_dir", "universe_path", "database_url", "log_format")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="pairscreen",
         description="Screen asset pairs, backtest coin accumulation, watch depegs, serve the API.",
     )
     add_setting_options(parser, *GLOBAL_SETTINGS)
-    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log more (default: warnings and errors only)"
+    )
+    _add_quiet(parser, default=False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMAND_GROUPS:
         importlib.import_module(module).register(commands)
     for command in _commands(parser):
         add_setting_options(command, *GLOBAL_SETTINGS, repeated=True)
+        _add_quiet(command, default=argparse.SUPPRESS)
     return parser
+
+
+def _add_quiet(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=default,
+        help="no progress bars or progress lines (default: shown, on stderr)",
+    )
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors in one line, as every other error, with where to read the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(exits.USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
@@ -64,18 +94,61 @@ def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed on one line
+        return int(exc.code or 0)
     try:
         configure_logging(
             settings_of(args).log_format, logging.INFO if args.verbose else logging.WARNING
         )
-        return int(args.handler(args) or 0)
-    except CommandError as exc:
-        print(f"pairscreen: error: {exc}", file=sys.stderr)
-        return 2
-    except USER_ERRORS as exc:
-        message = getattr(exc, "message", None) or str(exc)
-        print(f"pairscreen: error: {message}", file=sys.stderr)
-        return 2
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a reader gone away is noticed here, not at the exit
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return exits.CLOSED_PIPE
     except KeyboardInterrupt:
-        return 130
+        return exits.INTERRUPTED
+    except Exception as exc:
+        storage = storage_line(exc, args) if isinstance(exc, STORAGE_ERRORS) else None
+        code, message = (exits.FAILURE, storage) if storage else _failure(exc)
+        if code == exits.FAILURE:
+            logging.getLogger("pairscreen.cli").info("the error in full", exc_info=exc)
+        print(f"pairscreen: error: {message}", file=sys.stderr)
+        return code
+
+
+def _failure(exc: Exception) -> tuple[int, str]:
+    """The exit status and the one-line message of a command's error."""
+    message = " ".join((getattr(exc, "message", None) or str(exc)).split())
+    if isinstance(exc, CommandError):
+        return exc.exit_code, message
+    if isinstance(exc, AccountNotFound):
+        return exits.NOT_FOUND, message
+    if isinstance(exc, ServiceError):
+        status = {404: exits.NOT_FOUND, 409: exits.USAGE, 400: exits.USAGE}
+        return status.get(exc.status_code, exits.FAILURE), message
+    if isinstance(exc, MissingExtra):
+        return exits.MISSING_EXTRA, message
+    if isinstance(exc, peewee.ImproperlyConfigured) and "postgres" in message.lower():
+        return exits.MISSING_EXTRA, (
+            "a postgresql:// database needs the PostgreSQL driver (psycopg2), which is not "
+            "installed: pip install 'pairscreen[postgres]'"
+        )
+    if isinstance(exc, peewee.OperationalError | peewee.InterfaceError):
+        return exits.FAILURE, f"database error: {message}"
+    if isinstance(exc, USER_ERRORS):
+        return exits.USAGE, message
+    if isinstance(exc, OSError):
+        return exits.FAILURE, message
+    return exits.FAILURE, (
+        f"unexpected {type(exc).__name__}: {message} (run again with --verbose for details)"
+    )
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

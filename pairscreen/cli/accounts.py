@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime, timedelta
 
+from pairscreen import clock
 from pairscreen.access import accounts
-from pairscreen.cli.common import open_database, open_runtime
+from pairscreen.cli.common import CommandError, open_database, open_runtime
 from pairscreen.cli.hints import command_line
+from pairscreen.cli.output import Row, add_json_option, print_rows, text
 from pairscreen.notify import watchlist
 
 
@@ -17,20 +19,39 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     for name, handler in (("create", _create_user), ("set-tier", _set_tier)):
         p = users.add_parser(name, help=f"{name} a user")
-        p.add_argument("email")
-        p.add_argument("--tier", choices=[*accounts.TIERS, "none"], required=True)
+        p.add_argument("email", help="the account's e-mail address")
+        p.add_argument(
+            "--tier",
+            choices=[*accounts.TIERS, NO_TIER],
+            required=True,
+            help=f"{' or '.join(accounts.TIERS)}; {NO_TIER}: no tier (the account's key is "
+            "refused by the API until it is given one) (required, no default)",
+        )
         when = p.add_mutually_exclusive_group()
-        when.add_argument("--expires", type=_day, help="tier expiry, YYYY-MM-DD (UTC midnight)")
-        when.add_argument("--lifetime", action="store_true", help="the tier never expires")
+        when.add_argument(
+            "--expires",
+            type=_day,
+            metavar="YYYY-MM-DD",
+            help="when the tier ends (00:00 UTC that day), a day to come (default: one year "
+            "from now)",
+        )
+        when.add_argument(
+            "--lifetime", action="store_true", help="the tier never expires (default: it does)"
+        )
         p.set_defaults(handler=handler)
-    users.add_parser("list", help="list users").set_defaults(handler=_list_users)
+    listing = users.add_parser("list", help="list users: e-mail, tier, expiry")
+    add_json_option(listing)
+    listing.set_defaults(handler=_list_users)
 
     keys = commands.add_parser("keys", help="API keys").add_subparsers(
         dest="keys_command", required=True
     )
     rotate = keys.add_parser("rotate", help="issue a new key (revokes the old one at once)")
-    rotate.add_argument("email")
+    rotate.add_argument("email", help="the account's e-mail address")
     rotate.set_defaults(handler=_rotate)
+    key_list = keys.add_parser("list", help="each account's active key: its prefix, when issued")
+    add_json_option(key_list)
+    key_list.set_defaults(handler=_list_keys)
 
     wl = commands.add_parser("watchlist", help="users' watchlists").add_subparsers(
         dest="watchlist_command", required=True
@@ -45,20 +66,28 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "position in the orientation given here."
         ),
     )
-    add.add_argument("email")
-    add.add_argument("pair")
-    add.add_argument("--no-approach", action="store_true", help="no approach notifications")
-    add.add_argument("--no-in-zone", action="store_true", help="no in-zone notifications")
+    add.add_argument("email", help="the account's e-mail address")
+    add.add_argument("pair", help="two tickers of the universe, A/B")
+    add.add_argument(
+        "--no-approach", action="store_true", help="no approach notifications (default: on)"
+    )
+    add.add_argument(
+        "--no-in-zone", action="store_true", help="no in-zone notifications (default: on)"
+    )
     add.set_defaults(handler=_watch_add)
     remove = wl.add_parser(
         "remove", help="remove a pair (written A/B or B/A) from a user's watchlist"
     )
-    remove.add_argument("email")
-    remove.add_argument("pair")
+    remove.add_argument("email", help="the account's e-mail address")
+    remove.add_argument("pair", help="two tickers of the universe, A/B")
     remove.set_defaults(handler=_watch_remove)
-    show = wl.add_parser("list", help="a user's watchlist")
-    show.add_argument("email")
+    show = wl.add_parser("list", help="a user's watchlist: pair, last state, notifications")
+    show.add_argument("email", help="the account's e-mail address")
+    add_json_option(show)
     show.set_defaults(handler=_watch_list)
+
+
+NO_TIER = "none"
 
 
 def _day(text: str) -> datetime:
@@ -70,8 +99,14 @@ def _day(text: str) -> datetime:
 
 def _tier_args(args: argparse.Namespace) -> tuple[str | None, datetime | None, bool]:
     """The tier, its expiry (one year from now unless given) and whether it is lifetime."""
-    tier = None if args.tier == "none" else args.tier
+    tier = None if args.tier == NO_TIER else args.tier
     expires = args.expires
+    if tier is None and (expires is not None or args.lifetime):
+        raise CommandError(f"--tier {NO_TIER} has no expiry: leave out --expires and --lifetime")
+    if expires is not None and expires <= datetime.now(UTC):
+        raise CommandError(
+            f"--expires {expires:%Y-%m-%d} is in the past: give a day to come, or --lifetime"
+        )
     if tier and not args.lifetime and expires is None:
         expires = datetime.now(UTC).replace(microsecond=0) + timedelta(days=365)
     return tier, expires, args.lifetime
@@ -95,9 +130,30 @@ def _set_tier(args: argparse.Namespace) -> None:
 
 def _list_users(args: argparse.Namespace) -> None:
     open_database(args)
-    for user in accounts.list_users():
-        until = "lifetime" if user.is_lifetime else (user.tier_expires_at or "-")
-        print(f"{user.email}\t{user.tier or '-'}\t{until}")
+    rows = [
+        {
+            "email": user.email,
+            "tier": user.tier,
+            "lifetime": bool(user.is_lifetime),
+            "expires_at": clock.iso(user.tier_expires_at) if user.tier_expires_at else None,
+        }
+        for user in accounts.list_users()
+    ]
+
+    def cells(row: Row) -> list[str]:
+        until = "lifetime" if row["lifetime"] else text(row["expires_at"])
+        return [row["email"], text(row["tier"]), until]
+
+    print_rows(args, ["E-MAIL", "TIER", "EXPIRES"], rows, cells)
+
+
+def _list_keys(args: argparse.Namespace) -> None:
+    open_database(args)
+
+    def cells(row: Row) -> list[str]:
+        return [row["email"], f"{row['prefix']}…", row["issued_at"]]
+
+    print_rows(args, ["E-MAIL", "KEY", "ISSUED"], accounts.list_keys(), cells)
 
 
 def _rotate(args: argparse.Namespace) -> None:
@@ -125,7 +181,8 @@ def _watch_remove(args: argparse.Namespace) -> None:
 
 def _watch_list(args: argparse.Namespace) -> None:
     open_database(args)
-    for item in watchlist.items_of(args.email):
+
+    def cells(item: Row) -> list[str]:
         flags = ",".join(
             f
             for f, on in (
@@ -134,4 +191,6 @@ def _watch_list(args: argparse.Namespace) -> None:
             )
             if on
         )
-        print(f"{item['pair']}\t{item['last_notified_state']}\t{flags or '-'}")
+        return [item["pair"], text(item["last_notified_state"]), flags or "-"]
+
+    print_rows(args, ["PAIR", "LAST STATE", "NOTIFY ON"], watchlist.items_of(args.email), cells)

@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 from pairscreen.bootstrap import build_runtime
+from pairscreen.cli import exits
 from pairscreen.cli.hints import program
 from pairscreen.config import (
     FLAG,
@@ -21,7 +22,12 @@ from pairscreen.runtime import Runtime
 
 
 class CommandError(Exception):
-    """A command cannot go on; the message is printed as the one-line error."""
+    """A command cannot go on; the message is printed as the one-line error and the command
+    exits with ``exit_code`` (see :mod:`pairscreen.cli.exits`)."""
+
+    def __init__(self, message: str, exit_code: int = exits.USAGE):
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def add_setting_options(
@@ -80,7 +86,8 @@ def require_database(settings: Settings) -> None:
         demo, upgrade = shlex.join([*program(), "demo"]), shlex.join([*program(), "db", "upgrade"])
         raise CommandError(
             f"there is no database at {path}: create one with '{demo}' (the demo) or "
-            f"'{upgrade}' (empty), or point --data-dir or --database-url at yours"
+            f"'{upgrade}' (empty), or point --data-dir or --database-url at yours",
+            exits.NOT_FOUND,
         )
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from datetime import date
 
+from pairscreen import clock
 from pairscreen.bootstrap import build_runtime
 from pairscreen.cli.common import (
     CommandError,
@@ -14,8 +16,20 @@ from pairscreen.cli.common import (
     require_database,
     settings_of,
 )
+from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.db.connection import connect
 from pairscreen.db.migrations import upgrade
+
+
+def past_day(text: str) -> date:
+    """A ``--as-of`` day: an ISO date that has closed (before today, UTC)."""
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        raise CommandError(f"--as-of {text!r} is not a date (YYYY-MM-DD)") from None
+    if day >= clock.today():
+        raise CommandError(f"--as-of {day} has not closed yet; give a day before today")
+    return day
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,7 +50,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     run = screen.add_parser("run", help="screen every pair and publish the result")
     add_setting_options(run, "executor", "dask_scheduler")
-    run.add_argument("--no-sync", action="store_true", help="do not pull new candles first")
+    run.add_argument(
+        "--no-sync", action="store_true", help="do not pull new candles first (default: pull them)"
+    )
+    run.add_argument(
+        "--as-of",
+        metavar="DATE",
+        help="screen with the candles up to DATE only (YYYY-MM-DD) and store it as history, "
+        "beside the latest screen (implies --no-sync; default: today's screen)",
+    )
     run.set_defaults(handler=_screen)
 
 
@@ -55,7 +77,8 @@ def _sync(args: argparse.Namespace) -> None:
     from pairscreen.market.sync import sync_candles
 
     rt = open_runtime(args, create=True)  # a first sync fills a new database
-    report = sync_candles(rt.universe, rt.plugins)
+    with ProgressDisplay(quiet=args.quiet) as display:
+        report = sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
     print(report.summary())
 
 
@@ -65,20 +88,40 @@ def _screen(args: argparse.Namespace) -> None:
     settings = settings_of(args)
     if settings.executor == "dask" and not settings.dask_scheduler:
         raise CommandError("--executor dask needs --scheduler tcp://HOST:PORT (a Dask scheduler)")
+    as_of = past_day(args.as_of) if args.as_of is not None else None
     require_database(settings)
     rt = build_runtime(settings)
-    if not args.no_sync:
-        from pairscreen.market.sync import sync_candles
+    with ProgressDisplay(quiet=args.quiet) as display:
+        if not args.no_sync and as_of is None:
+            from pairscreen.market.sync import sync_candles
 
-        sync_candles(rt.universe, rt.plugins)
-    n_pairs = int(rt.universe.screened_pair_indices()[0].shape[0])
-    print(f"screening {n_pairs} pairs of {len(rt.universe.assets)} assets", flush=True)
-    started = time.perf_counter()
-    summary = run_screen(rt, executor=settings.executor, scheduler=settings.dask_scheduler)
-    elapsed = time.perf_counter() - started
+            sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
+        n_pairs = int(rt.universe.screened_pair_indices()[0].shape[0])
+        if not args.quiet:
+            print(f"screening {n_pairs} pairs of {len(rt.universe.assets)} assets", flush=True)
+        started = time.perf_counter()
+        if as_of is not None:
+            from pairscreen.screening.point_in_time import run_screen_as_of
+
+            summary = run_screen_as_of(
+                rt,
+                as_of,
+                executor=settings.executor,
+                scheduler=settings.dask_scheduler,
+                on_progress=display.step("pairs"),
+            )
+        else:
+            summary = run_screen(
+                rt,
+                executor=settings.executor,
+                scheduler=settings.dask_scheduler,
+                on_progress=display.step("pairs"),
+            )
+        elapsed = time.perf_counter() - started
     rejected = ", ".join(f"{k} {v}" for k, v in summary.rejected.items() if v)
+    when = f" as of {as_of}" if as_of is not None else ""
     print(
-        f"screen #{summary.screen_id}: {summary.n_pairs_screened} pairs, "
+        f"screen #{summary.screen_id}{when}: {summary.n_pairs_screened} pairs, "
         f"{summary.n_survivors} survivors ({rejected or 'none rejected'}) in {elapsed:.1f} s",
         file=sys.stdout,
     )

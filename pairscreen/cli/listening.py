@@ -12,7 +12,10 @@ from __future__ import annotations
 import errno
 import socket
 
+from pairscreen.cli import exits
 from pairscreen.cli.common import CommandError
+from pairscreen.cli.http_guard import ConnectionLimits, guarded_protocol
+from pairscreen.config import Settings, load_settings
 
 
 def bind_port(host: str, port: int) -> socket.socket:
@@ -28,20 +31,31 @@ def bind_port(host: str, port: int) -> socket.socket:
         if exc.errno == errno.EADDRINUSE:
             raise CommandError(
                 f"port {port} on {host} is already in use (is another pairscreen demo or "
-                "server running?): stop that process or choose another port with --port"
+                "server running?): stop that process or choose another port with --port",
+                exits.BUSY,
             ) from None
         raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     sock.set_inheritable(True)
     return sock
 
 
-def run_server(listener: socket.socket, workers: int = 1, *, log_format: str = "text") -> None:
+def run_server(
+    listener: socket.socket,
+    workers: int = 1,
+    *,
+    log_format: str = "text",
+    settings: Settings | None = None,
+) -> None:
     """Serve the app on the bound ``listener``, in this process or in ``workers`` processes.
 
     In JSON, uvicorn installs no handlers of its own, so its lines reach the root's JSON handler.
+    Each connection is held to the settings' limits (:mod:`pairscreen.cli.http_guard`).
     """
     import uvicorn
     from uvicorn.config import LOGGING_CONFIG
+
+    settings = settings or load_settings()
+    limits = ConnectionLimits.of(settings)
 
     host, port = listener.getsockname()[:2]
     config = uvicorn.Config(
@@ -52,6 +66,8 @@ def run_server(listener: socket.socket, workers: int = 1, *, log_format: str = "
         workers=workers,
         log_level="warning",
         access_log=False,  # the app logs each request itself (pairscreen.access)
+        http=guarded_protocol(limits),
+        timeout_keep_alive=max(1, round(settings.keep_alive_seconds)),
         log_config=LOGGING_CONFIG if log_format == "text" else None,
     )
     try:

@@ -8,6 +8,7 @@ import socket
 import sys
 
 from pairscreen.cli.common import add_setting_options, open_database, open_runtime
+from pairscreen.cli.output import Row, add_json_option, print_rows, text
 from pairscreen.db.connection import database
 from pairscreen.db.models import CHANNEL_KINDS
 
@@ -29,23 +30,57 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "set", help="set and enable a user's e-mail address, Telegram chat or webhook"
     )
     set_.add_argument("email", help="the account's e-mail")
-    set_.add_argument("--email", dest="to_email", metavar="ADDRESS", help="deliver e-mail here")
-    set_.add_argument("--telegram", metavar="CHAT_ID", help="Telegram chat id (or @channel)")
-    set_.add_argument("--webhook", metavar="URL", help="http(s) URL for signed JSON POSTs")
+    set_.add_argument(
+        "--email",
+        dest="to_email",
+        metavar="ADDRESS",
+        help="deliver e-mail here (default: unchanged; at first the account's e-mail)",
+    )
+    set_.add_argument(
+        "--telegram", metavar="CHAT_ID", help="Telegram chat id (or @channel) (default: unchanged)"
+    )
+    set_.add_argument(
+        "--webhook", metavar="URL", help="http(s) URL for signed JSON POSTs (default: unchanged)"
+    )
     set_.add_argument(
         "--depeg-alerts",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="Pro: e-mail on every depeg event, not only for watched assets",
+        help="Pro: e-mail on every depeg event, not only for watched assets (default: "
+        "unchanged; at first off)",
     )
     set_.set_defaults(handler=_channels_set)
     disable = channels.add_parser("disable", help="turn one of a user's channels off")
-    disable.add_argument("email")
-    disable.add_argument("kind", choices=CHANNEL_KINDS)
+    disable.add_argument("email", help="the account's e-mail address")
+    disable.add_argument("kind", choices=CHANNEL_KINDS, help="the channel to turn off")
     disable.set_defaults(handler=_channels_disable)
     show = channels.add_parser("list", help="a user's channels")
-    show.add_argument("email")
+    show.add_argument("email", help="the account's e-mail address")
+    add_json_option(show)
     show.set_defaults(handler=_channels_list)
+
+    outbox = commands.add_parser("outbox", help="the queued notifications").add_subparsers(
+        dest="outbox_command", required=True
+    )
+    listing = outbox.add_parser(
+        "list",
+        help="messages waiting for delivery and their last error, next due first",
+        description=(
+            "The outbox's messages, next due first, with the error of their last attempt: it "
+            "says why a message waits (a channel not configured, a receiver refusing it)."
+        ),
+    )
+    listing.add_argument(
+        "--status",
+        choices=["pending", "failed", "sent", "all"],
+        default="pending",
+        help="which messages (default: pending)",
+    )
+    listing.add_argument(
+        "--limit", type=_positive, default=100, metavar="N", help="at most N (default: 100)"
+    )
+    add_json_option(listing)
+    listing.set_defaults(handler=_outbox_list)
 
     worker = commands.add_parser(
         "worker",
@@ -65,13 +100,49 @@ def _notify_run(args: argparse.Namespace) -> None:
 
 
 def _notify_deliver(args: argparse.Namespace) -> None:
-    from pairscreen.notify.outbox import counts, deliver_pending
+    from pairscreen.notify.outbox import backlog, counts, deliver_pending
 
     rt = open_runtime(args)
     with database.connection_context():
         report = deliver_pending(rt, worker_id=f"cli:{socket.gethostname()}:{os.getpid()}")
         left = counts()
+        waiting = backlog()
     print(f"{report.summary()}; outbox: {left['pending']} pending, {left['failed']} failed")
+    for channel in waiting:
+        print(f"  {channel.line()}")
+
+
+def _outbox_list(args: argparse.Namespace) -> None:
+    from pairscreen.notify.outbox import listing
+
+    open_database(args)
+    with database.connection_context():
+        rows = listing(None if args.status == "all" else args.status, args.limit)
+
+    def cells(row: Row) -> list[str]:
+        return [
+            str(row["id"]),
+            row["channel"],
+            row["address"],
+            row["status"],
+            str(row["attempts"]),
+            text(row["next_attempt_at"]),
+            text(row["last_error"]),
+            row["subject"],
+        ]
+
+    headers = ["ID", "CHANNEL", "TO", "STATUS", "ATTEMPTS", "NEXT ATTEMPT", "LAST ERROR"]
+    print_rows(args, [*headers, "SUBJECT"], rows, cells)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
 
 
 def _channels_set(args: argparse.Namespace) -> None:
@@ -108,8 +179,23 @@ def _channels_list(args: argparse.Namespace) -> None:
 
     open_database(args)
     with database.connection_context():
-        lines = channels.describe(args.email)
-    print("\n".join(lines))
+        rows = channels.channel_rows(args.email)
+
+    def cells(row: Row) -> list[str]:
+        return [
+            row["kind"],
+            row["address"] + (" (account address)" if row["account_address"] else ""),
+            "enabled" if row["enabled"] else "disabled",
+            "all assets" if row["depeg_alerts"] else "-",
+        ]
+
+    print_rows(
+        args,
+        ["CHANNEL", "ADDRESS", "STATE", "DEPEG ALERTS"],
+        rows,
+        cells,
+        plain=channels.describe_row,
+    )
 
 
 def _worker(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import argparse
 from datetime import UTC, datetime
 
 from pairscreen.cli.common import open_runtime
+from pairscreen.cli.progress import ProgressDisplay
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -17,31 +18,39 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="sample every tokenized asset's peg now, then open or close depeg events",
     )
     sample.add_argument(
-        "--at", help="sample as of this ISO 8601 time (UTC unless it has an offset)"
+        "--at", help="sample as of this ISO 8601 time (UTC unless it has an offset) (default: now)"
     )
     sample.add_argument(
         "--backfill-hours",
         type=int,
         metavar="N",
-        help="first sample each whole hour of the N hours before --at (or now), oldest first",
+        help="first sample each whole hour of the N hours before --at (or now), oldest first "
+        "(default: no backfill)",
     )
-    sample.add_argument("--no-sync", action="store_true", help="do not pull new candles first")
+    sample.add_argument(
+        "--no-sync", action="store_true", help="do not pull new candles first (default: pull them)"
+    )
     sample.set_defaults(handler=_sample)
 
 
 def _sample(args: argparse.Namespace) -> None:
-    from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
+    from pairscreen.pegs.sampling import SamplingReport, backfill_pegs, sample_pegs
 
     at = _moment(args.at) if args.at else None
     if args.backfill_hours is not None and not 1 <= args.backfill_hours <= 24 * 90:
         raise ValueError("--backfill-hours must be between 1 and 2160 (90 days)")
     rt = open_runtime(args)
-    if not args.no_sync:
-        from pairscreen.market.sync import sync_candles
+    reports: list[SamplingReport] = []
+    with ProgressDisplay(quiet=args.quiet) as display:
+        if not args.no_sync:
+            from pairscreen.market.sync import sync_candles
 
-        sync_candles(rt.universe, rt.plugins)
-    if args.backfill_hours:
-        reports = backfill_pegs(rt, args.backfill_hours, at)
+            sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
+        if args.backfill_hours:
+            reports = backfill_pegs(
+                rt, args.backfill_hours, at, on_progress=display.step("peg samples")
+            )
+    if reports:
         for report in reports[:-1]:
             for change in report.changes:
                 print(f"{report.sampled_at.isoformat()}: event {change.change}: {change.ticker}")

@@ -12,8 +12,10 @@ import sys
 
 from pairscreen.bootstrap import build_runtime
 from pairscreen.cli.common import add_setting_options, require_database, settings_of
+from pairscreen.cli.demo_lock import describe_holder, hold_demo_lock
 from pairscreen.cli.hints import command_line
 from pairscreen.cli.listening import bind_port, run_server
+from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.config import Settings, default_database_url, export_settings, load_settings
 from pairscreen.market.sync import freshness_line
 from pairscreen.universe import Universe
@@ -28,7 +30,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "demo", help="fresh embedded setup on the synthetic demo market, then serve it"
     )
     add_setting_options(demo, "host", "port")
-    demo.add_argument("--no-serve", action="store_true", help="prepare only, do not serve")
+    demo.add_argument(
+        "--no-serve", action="store_true", help="prepare only, do not serve (default: serve)"
+    )
     demo.set_defaults(handler=_demo)
 
 
@@ -41,16 +45,18 @@ def _serve(args: argparse.Namespace) -> None:
     rt = build_runtime(settings)  # migrates and fails fast on a bad universe or database
     print(banner(settings, listener), flush=True)
     print(f"prices: {freshness_line(rt.universe)}", flush=True)
-    run_server(listener, settings.workers, log_format=settings.log_format)
+    run_server(listener, settings.workers, log_format=settings.log_format, settings=settings)
 
 
 def banner(settings: Settings, listener: socket.socket, key: str = "rr_…") -> str:
-    """Where the API is (first), what data it serves, how to try it and how to stop it."""
+    """Where the website and the API are (first), what data it serves, how to try it and how
+    to stop it."""
     from pairscreen.universe import load_universe
 
     host, port = listener.getsockname()[:2]
     base = f"http://{host}:{port}/api/v1"
     lines = [
+        f"pairscreen website http://{host}:{port}/  (sign in with an API key)",
         f"pairscreen serving {base}  (UI: {base}/ui, contract: {base}/openapi.json)",
         "press Ctrl-C to stop",
         *_data_lines(settings, load_universe(settings)),
@@ -72,7 +78,8 @@ def _demo(args: argparse.Namespace) -> None:
     from pairscreen.demo import PERSONAL_EMAIL, PRO_EMAIL, prepare_demo
 
     given = settings_of(args)
-    # The port first: a second demo on a taken port must not replace the running one's data.
+    # The lock and the port first: a second demo must not replace the running one's data.
+    lock = hold_demo_lock(given.data_dir)
     listener = None if args.no_serve else bind_port(given.host, given.port)
     folder = given.data_dir / "demo"
     if folder.exists():
@@ -85,7 +92,8 @@ def _demo(args: argparse.Namespace) -> None:
         database_url=args.database_url or default_database_url(folder),
     )
     rt = build_runtime(settings)
-    setup = prepare_demo(rt)
+    with ProgressDisplay(quiet=args.quiet) as display:
+        setup = prepare_demo(rt, display.step)
     accounts = [
         f"demo accounts (data dir {folder}):",
         f"  personal  {PERSONAL_EMAIL}  key {setup.personal_key}",
@@ -113,6 +121,7 @@ def _demo(args: argparse.Namespace) -> None:
         )
         return
     host, port = listener.getsockname()[:2]
+    describe_holder(lock, f"serving http://{host}:{port}/api/v1")
     print(banner(settings, listener, setup.pro_key), flush=True)
     print(
         "\n".join(
@@ -132,7 +141,7 @@ def _demo(args: argparse.Namespace) -> None:
     # so the worker is stopped too instead of being orphaned.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        run_server(listener, log_format=settings.log_format)
+        run_server(listener, log_format=settings.log_format, settings=settings)
     finally:
         stop_worker(worker)
 

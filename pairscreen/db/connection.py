@@ -15,9 +15,10 @@ PostgreSQL comes in two forms, both with a connection per request (``connection_
   then fails with ``MaxConnectionsExceeded`` instead of hanging.
 
 Connecting gives up after ``connect_timeout`` seconds (default
-:data:`CONNECT_TIMEOUT_SECONDS`). The HTTP layer answers every database failure
-(:data:`UNAVAILABLE_ERRORS`) with a plain-text 503, never a hang. Query-string parameters
-of the URL override these defaults and reach psycopg2 (e.g. ``?sslmode=require``).
+:data:`CONNECT_TIMEOUT_SECONDS`), each thread on its own (:mod:`pairscreen.db.parallel`).
+The HTTP layer answers every database failure (:data:`UNAVAILABLE_ERRORS`) with a
+plain-text 503, never a hang. Query-string parameters of the URL override these defaults
+and reach psycopg2 (e.g. ``?sslmode=require``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import peewee
 from playhouse import db_url
 from playhouse.pool import MaxConnectionsExceeded
 
+from pairscreen.db.parallel import ParallelConnectPool, ParallelConnectPostgres
 from pairscreen.db.proxy import database as database  # re-exported: callers name it from here
 
 CONNECT_TIMEOUT_SECONDS = 5
@@ -63,10 +65,17 @@ def connect(url: str) -> peewee.Database:
         db = db_url.connect(url, pragmas=SQLITE_PRAGMAS, timeout=30, check_same_thread=False)
     elif url.startswith(POSTGRES_SCHEMES):
         given = db_url.parse(url)
+        if not given.get("database"):
+            raise ValueError(
+                f"DATABASE_URL names no database (got {url.split('@')[-1]!r}): "
+                "postgresql://user@host:port/dbname"
+            )
+        pooled = "+pool" in url.split("://", 1)[0]
         defaults: dict[str, object] = {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
-        if "+pool" in url.split("://", 1)[0]:
+        if pooled:
             defaults["timeout"] = POOL_WAIT_SECONDS
-        db = db_url.connect(url, **{k: v for k, v in defaults.items() if k not in given})
+        kind = ParallelConnectPool if pooled else ParallelConnectPostgres
+        db = kind(**{**defaults, **given})
     else:
         raise ValueError(
             "DATABASE_URL must start with sqlite:/// or postgresql:// "

@@ -105,6 +105,20 @@ def _unknown_volume(db: peewee.Database) -> None:
         migrate(SchemaMigrator.from_database(db).drop_not_null(table, column))
 
 
+def _point_in_time_screens(db: peewee.Database) -> None:
+    """A screen may be computed as of a past day; regular screens keep ``as_of`` null."""
+    _add_missing_columns(db, [models.Screen.as_of])
+    table = models.Screen._meta.table_name
+    if not any(i.columns == ["as_of"] for i in db.get_indexes(table)):
+        from playhouse.migrate import SchemaMigrator, migrate
+
+        migrate(SchemaMigrator.from_database(db).add_index(table, ("as_of",)))
+
+
+def _state_changed_at(db: peewee.Database) -> None:
+    _add_missing_columns(db, [models.WatchlistItem.state_changed_at])
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -115,6 +129,8 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
         _one_watchlist_item_per_pair,
     ),
     (5, "candle volume may be unknown (null)", _unknown_volume),
+    (6, "point-in-time screens (as of a past day)", _point_in_time_screens),
+    (7, "when a watchlist item's notification state last moved", _state_changed_at),
 ]
 
 

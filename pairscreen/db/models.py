@@ -125,6 +125,9 @@ class Screen(BaseModel):
     n_survivors = peewee.IntegerField()
     data_source = peewee.CharField(max_length=200, default="")
     payload = peewee.TextField()  # the whole published screen as JSON
+    # A point-in-time screen (``screen run --as-of``, migration 6): the last day of candles it
+    # read. Such a screen is history: it never becomes the latest nor is pruned with the rest.
+    as_of = peewee.DateField(null=True, index=True)
 
 
 def canonical_pair(a: str, b: str) -> str:
@@ -155,6 +158,8 @@ class WatchlistItem(BaseModel):
     notify_approach = peewee.BooleanField(default=True)
     notify_in_zone = peewee.BooleanField(default=True)
     last_notified_state = peewee.CharField(max_length=20, default="none")
+    # When ``notify run`` last moved the state (migration 7); None until it first moves.
+    state_changed_at = UTCDateTimeField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
 
     class Meta:

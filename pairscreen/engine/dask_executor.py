@@ -31,6 +31,7 @@ import numpy as np
 
 from pairscreen.engine.panels import align, panel_of
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
+from pairscreen.errors import MissingExtra
 from pairscreen.hooks import Plugins
 from pairscreen.types import Candles, PairPanel
 
@@ -167,7 +168,7 @@ def run_dask_batches(
 
         from pairscreen.engine.dask_worker import WorkerPlugins
     except ImportError:
-        raise RuntimeError(
+        raise MissingExtra(
             "the dask executor needs the dask extra: pip install 'pairscreen[dask]'"
         ) from None
     expected = metric_fields(plugins)

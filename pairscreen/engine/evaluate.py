@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import SupportsFloat, cast
 
 import numpy as np
 
 from pairscreen.hooks import Plugins
-from pairscreen.types import BacktestBatch, MetricField, PairPanel, Strategy
+from pairscreen.types import BacktestBatch, Metric, MetricField, PairPanel, Strategy
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,26 @@ class MetricValues:
     values: dict[str, np.ndarray]
     fields: dict[str, MetricField]
     missing: dict[str, str] = field(default_factory=dict)
+
+    def with_rows(
+        self, n_pairs: int, rows: np.ndarray, part: MetricValues, order: Sequence[str]
+    ) -> MetricValues:
+        """These values plus ``part``'s, which were computed on ``rows`` of the panel only,
+        with the fields in ``order`` (the metrics' registration order).
+
+        ``part``'s fields fill those rows; the panel's other rows get NaN (0 for an integer
+        or text field) and must not be read: the screen publishes only the rows it computed.
+        """
+        merged = dict(self.values)
+        for name, array in part.values.items():
+            blank = np.nan if np.issubdtype(array.dtype, np.floating) else 0
+            full = np.full(n_pairs, blank, dtype=array.dtype)
+            full[rows] = array
+            merged[name] = full
+        values = {name: merged[name] for name in order if name in merged}
+        return MetricValues(
+            values, {**self.fields, **part.fields}, {**self.missing, **part.missing}
+        )
 
     def row(self, i: int) -> dict[str, object]:
         """The JSON-ready metrics of row ``i``: NaN becomes None, integers become int."""
@@ -45,8 +66,11 @@ def json_value(value: object, declared: MetricField) -> object:
     return int(number) if declared.type == "integer" else number
 
 
-def compute_metrics(plugins: Plugins, panel: PairPanel) -> MetricValues:
-    """Every registered metric on the panel; a failing metric is logged and left out.
+def compute_metrics(
+    plugins: Plugins, panel: PairPanel, only: Sequence[Metric] | None = None
+) -> MetricValues:
+    """Every registered metric (or those ``only`` names) on the panel; a failing metric is
+    logged and left out.
 
     Fields declared ``needs_full_window`` are NaN (served as null) for rows without a full
     band window, whatever the metric returned.
@@ -55,7 +79,7 @@ def compute_metrics(plugins: Plugins, panel: PairPanel) -> MetricValues:
     fields: dict[str, MetricField] = {}
     missing: dict[str, str] = {}
     short = ~np.asarray(panel.has_full_window, dtype=bool)
-    for metric in plugins.metrics:
+    for metric in plugins.metrics if only is None else only:
         try:
             result = metric.compute(panel)
             arrays: dict[str, np.ndarray] = {}

@@ -21,6 +21,7 @@ from typing import TypeVar, cast
 
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.hooks import Plugins
+from pairscreen.progress import Progress, no_progress
 
 _Task = TypeVar("_Task")
 _Result = TypeVar("_Result")
@@ -30,16 +31,29 @@ class WorkerDied(RuntimeError):
     """A forked screen worker exited before answering (killed, out of memory)."""
 
 
-def run_local(plugins: Plugins, jobs: Sequence[ChunkJob], processes: int = 0) -> list[ChunkResult]:
+def run_local(
+    plugins: Plugins,
+    jobs: Sequence[ChunkJob],
+    processes: int = 0,
+    *,
+    on_progress: Progress = no_progress,
+) -> list[ChunkResult]:
     """Run ``jobs`` on ``processes`` forked workers (1: in this process, 0: one per core),
-    results in order."""
+    results in order; ``on_progress`` hears of each chunk finished."""
     processes = processes or os.cpu_count() or 1
+    on_progress(0, len(jobs))
     if processes <= 1 or len(jobs) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [evaluate_chunk(plugins, job) for job in jobs]
-    return _run_forked(plugins, jobs, min(processes, len(jobs)))
+        results: list[ChunkResult] = []
+        for job in jobs:
+            results.append(evaluate_chunk(plugins, job))
+            on_progress(len(results), len(jobs))
+        return results
+    return _run_forked(plugins, jobs, min(processes, len(jobs)), on_progress)
 
 
-def _run_forked(plugins: Plugins, jobs: Sequence[ChunkJob], processes: int) -> list[ChunkResult]:
+def _run_forked(
+    plugins: Plugins, jobs: Sequence[ChunkJob], processes: int, on_progress: Progress
+) -> list[ChunkResult]:
     """Hand each idle worker the next chunk's index until every chunk has its result."""
     context = multiprocessing.get_context("fork")
     workers: dict[Connection, BaseProcess] = {}
@@ -65,6 +79,7 @@ def _run_forked(plugins: Plugins, jobs: Sequence[ChunkJob], processes: int) -> l
                 if failed:
                     raise value
                 results[index] = value
+                on_progress(len(results), len(jobs))
                 _hand_next(conn, todo, busy)
     finally:
         _stop(workers, busy)

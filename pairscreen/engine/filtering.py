@@ -17,7 +17,7 @@ import numpy as np
 
 from pairscreen.engine.evaluate import MetricValues
 from pairscreen.hooks import PluginError, Plugins
-from pairscreen.types import Filter, FilterContext
+from pairscreen.types import Filter, FilterContext, FilterRule
 from pairscreen.universe import Universe, UniverseError
 
 
@@ -71,6 +71,20 @@ def choose_filter(plugins: Plugins, universe: Universe) -> FilterChoice:
     return FilterChoice(screen_filter.name, thresholds)
 
 
+def rule_inputs(rule: FilterRule, thresholds: Mapping[str, float]) -> tuple[str, ...]:
+    """The fields ``rule`` reads with these thresholds: its optional ``inputs_for(thresholds)``
+    (a rule that is off at some thresholds reads nothing then), else its ``inputs``."""
+    inputs_for = getattr(rule, "inputs_for", None)
+    if inputs_for is None:
+        return tuple(rule.inputs)
+    return tuple(inputs_for(thresholds))
+
+
+def filter_fields(screen_filter: Filter, thresholds: Mapping[str, float]) -> set[str]:
+    """Every metric field the filter's rules read with these thresholds."""
+    return {name for rule in screen_filter.rules for name in rule_inputs(rule, thresholds)}
+
+
 def filter_codes(screen_filter: Filter) -> tuple[str, ...]:
     """The filter's reason codes in rule order, each once."""
     return tuple(dict.fromkeys(rule.code for rule in screen_filter.rules))
@@ -94,7 +108,9 @@ def filter_reasons(
     for rule in screen_filter.rules:
         if not undecided.any():
             break
-        absent = [name for name in rule.inputs if name not in metrics.values]
+        absent = [
+            name for name in rule_inputs(rule, context.thresholds) if name not in metrics.values
+        ]
         if absent:
             failed = np.flatnonzero(undecided)
             text = unavailable(absent, metrics.missing)

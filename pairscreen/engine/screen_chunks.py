@@ -6,14 +6,23 @@ plugins, so a job is plain data."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from pairscreen.engine.evaluate import MetricValues, compute_metrics, run_legs
-from pairscreen.engine.filtering import FilterChoice, filter_reasons
+from pairscreen.engine.filtering import FilterChoice, filter_fields, filter_reasons
+from pairscreen.engine.required_fields import CORE_FIELDS
 from pairscreen.hooks import Plugins
-from pairscreen.types import BacktestBatch, DepeggedLeg, FilterContext, PairPanel
+from pairscreen.types import (
+    BacktestBatch,
+    DepeggedLeg,
+    Filter,
+    FilterContext,
+    Metric,
+    PairPanel,
+)
 
 
 @dataclass(frozen=True)
@@ -38,16 +47,41 @@ class ChunkResult:
 
 
 def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
-    metrics = compute_metrics(plugins, job.panel)
+    """Metrics, filter, score and both legs of one chunk.
+
+    Only the metrics the filter or the core reads run on every pair; the others run on the
+    survivors alone (only survivors' metrics are published, and a metric gives a pair the
+    same numbers in any panel), so a descriptive metric costs little in the screen.
+    """
+    screen_filter = plugins.filters.get(job.screen_filter.name)
+    deciding, describing = split_metrics(plugins, screen_filter, job.screen_filter.thresholds)
+    metrics = compute_metrics(plugins, job.panel, deciding)
     context = FilterContext(
         job.history_days, job.depegged, job.screen_filter.thresholds, job.depegged_legs
     )
-    screen_filter = plugins.filters.get(job.screen_filter.name)
     reasons = filter_reasons(screen_filter, metrics, context)
     keep = np.flatnonzero([not r for r in reasons])
     if keep.size == 0:
         return ChunkResult(metrics, reasons, keep, np.empty(0), {})
+    if describing:
+        later = compute_metrics(plugins, job.panel.rows(keep), describing)
+        order = [f.name for metric in plugins.metrics for f in metric.fields]
+        metrics = metrics.with_rows(job.panel.n_pairs, keep, later, order)
     values = {k: v[keep] for k, v in metrics.values.items()}
     scores = np.asarray(plugins.scorers.get(job.scorer).score(values), dtype=float)
     legs = run_legs(plugins.strategies.get(job.strategy), job.panel.rows(keep), job.bt_days)
     return ChunkResult(metrics, reasons, keep, scores, legs)
+
+
+def split_metrics(
+    plugins: Plugins, screen_filter: Filter, thresholds: Mapping[str, float]
+) -> tuple[list[Metric], list[Metric]]:
+    """The metrics that decide survival (a field read by the core or by the filter with these
+    thresholds) and the ones that only describe survivors, each in registration order."""
+    needed = {f.name for f in CORE_FIELDS} | filter_fields(screen_filter, thresholds)
+    deciding: list[Metric] = []
+    describing: list[Metric] = []
+    for metric in plugins.metrics:
+        reads = any(f.name in needed for f in metric.fields)
+        (deciding if reads else describing).append(metric)
+    return deciding, describing

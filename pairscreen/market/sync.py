@@ -31,6 +31,7 @@ from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion
 from pairscreen.hooks import Plugins
 from pairscreen.market.freshness import AssetFreshness, asset_freshness, describe, last_closed_day
+from pairscreen.progress import Progress, no_progress
 from pairscreen.types import Candles
 from pairscreen.universe import Universe
 
@@ -77,10 +78,17 @@ class SyncReport:
         return f"{text}; {describe(self.freshness)}"
 
 
-def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = None) -> SyncReport:
+def sync_candles(
+    universe: Universe,
+    plugins: Plugins,
+    *,
+    until: date | None = None,
+    on_progress: Progress = no_progress,
+) -> SyncReport:
     """Pull the days after the last stored one, per ticker, from the universe's source.
 
-    ``until`` (by default the last closed day) never reaches past the last closed day.
+    ``until`` (by default the last closed day) never reaches past the last closed day;
+    ``on_progress`` hears of each ticker fetched.
     """
     closed = last_closed_day()
     until = min(until or closed, closed)
@@ -89,10 +97,14 @@ def sync_candles(universe: Universe, plugins: Plugins, *, until: date | None = N
         last = _last_days()
         since = {a.ticker: last.get(a.ticker) for a in universe.assets}
         fetched: list[Candles] = []
+        total = len(universe.assets)
+        on_progress(0, total)
         for candles in source.fetch_candles(
             universe.assets, universe.market_options, since=since, until=until
         ):
             fetched.append(_only_new(candles, since.get(candles.ticker), until))
+            on_progress(min(len(fetched), total), total)
+        on_progress(total, total)
         known = set(universe.tickers)
         unknown = sorted({c.ticker for c in fetched} - known)
         if unknown:

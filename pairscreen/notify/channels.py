@@ -10,15 +10,16 @@ watchlist.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from pairscreen import clock
-from pairscreen.access.accounts import AccountError, find_user
+from pairscreen.access.accounts import EMAIL_RE, AccountError, AccountNotFound, find_user
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import CHANNEL_KINDS, Channel, User
 
-EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 CHAT_ID_RE = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$")
 
 
@@ -89,7 +90,7 @@ def disable_channel(email: str, kind: str) -> Channel:
         row = Channel.get_or_none((Channel.user == user.id) & (Channel.kind == kind))
         if row is None:
             if kind != "email":
-                raise AccountError(f"{user.email} has no {kind} channel")
+                raise AccountNotFound(f"{user.email} has no {kind} channel")
             _upsert(user, "email", user.email, enabled=False)
         else:
             Channel.update(enabled=False, updated_at=clock.now()).where(
@@ -120,20 +121,79 @@ def channels_of(email: str) -> list[Channel]:
     return list(Channel.select().where(Channel.user == user.id).order_by(Channel.kind))
 
 
-def describe(email: str) -> list[str]:
-    """One line per channel as the CLI prints it, the implicit e-mail channel included."""
+def channel_rows(email: str) -> list[dict[str, Any]]:
+    """A user's channels, the implicit e-mail channel (the account address) included."""
     user = find_user(email)
     rows = {c.kind: c for c in channels_of(email)}
-    lines = []
+    out: list[dict[str, Any]] = []
     if "email" not in rows:
-        lines.append(f"email     {user.email}  enabled (account address)")
+        out.append(
+            {
+                "kind": "email",
+                "address": user.email,
+                "enabled": True,
+                "account_address": True,
+                "depeg_alerts": False,
+            }
+        )
+    for kind in CHANNEL_KINDS:
+        c = rows.get(kind)
+        if c is not None:
+            out.append(
+                {
+                    "kind": kind,
+                    "address": c.address,
+                    "enabled": bool(c.enabled),
+                    "account_address": False,
+                    "depeg_alerts": bool(c.depeg_alerts),
+                }
+            )
+    return out
+
+
+def describe_row(row: Mapping[str, Any]) -> str:
+    """One channel as the CLI prints it on a line."""
+    state = "enabled" if row["enabled"] else "disabled"
+    extra = " (account address)" if row["account_address"] else ""
+    if row["depeg_alerts"]:
+        extra += "  depeg alerts: all assets"
+    return f"{row['kind']:<9} {row['address']}  {state}{extra}"
+
+
+def describe(email: str) -> list[str]:
+    """One line per channel as the CLI prints it, the implicit e-mail channel included."""
+    return [describe_row(row) for row in channel_rows(email)]
+
+
+def channels_json(user_id: int, account_email: str) -> list[dict[str, object]]:
+    """The user's channels as ``/me`` shows them to their owner, the implicit e-mail included.
+
+    A webhook shows its scheme and host only: its path or query often carries a token, and
+    a key that leaks must not leak the webhook's secret with it.
+    """
+    rows = {c.kind: c for c in Channel.select().where(Channel.user == user_id)}
+    out: list[dict[str, object]] = []
+    if "email" not in rows:
+        out.append(
+            {"kind": "email", "address": account_email, "enabled": True, "depeg_alerts": False}
+        )
     for kind in CHANNEL_KINDS:
         c = rows.get(kind)
         if c is None:
             continue
-        extra = "  depeg alerts: all assets" if c.depeg_alerts else ""
-        lines.append(f"{kind:<9} {c.address}  {'enabled' if c.enabled else 'disabled'}{extra}")
-    return lines
+        address = c.address
+        if kind == "webhook":
+            parts = urlsplit(address)
+            address = f"{parts.scheme}://{parts.hostname or ''}/…"
+        out.append(
+            {
+                "kind": kind,
+                "address": address,
+                "enabled": c.enabled,
+                "depeg_alerts": c.depeg_alerts,
+            }
+        )
+    return out
 
 
 def destinations(user_ids: list[int]) -> dict[int, list[Destination]]:

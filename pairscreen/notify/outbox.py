@@ -306,3 +306,82 @@ def counts() -> dict[str, int]:
 def pending_count() -> int:
     """How many messages wait for delivery (queued or retrying): the outbox's depth."""
     return int(Outbox.select().where(Outbox.status == "pending").count())
+
+
+CHANNEL_NAMES = {"email": "e-mail", "telegram": "Telegram", "webhook": "webhook"}
+
+
+@dataclass(frozen=True)
+class ChannelBacklog:
+    """The messages of one channel that wait, and why: the last error a retry of them met."""
+
+    channel: str
+    pending: int
+    last_error: str  # "" while none of them has failed an attempt yet
+
+    def line(self) -> str:
+        why = self.last_error or "not attempted yet"
+        return f"{CHANNEL_NAMES.get(self.channel, self.channel)}: {self.pending} waiting ({why})"
+
+
+def backlog() -> list[ChannelBacklog]:
+    """Per channel, the pending messages and the error of the most recently failed one.
+
+    The error is where the reason lives ("e-mail is not configured: set PAIRSCREEN_SMTP_URL",
+    a webhook's HTTP status), so an operator reads it here rather than in the database.
+    """
+    pending = Outbox.status == "pending"
+    depth = {
+        row["channel"]: int(row["n"])
+        for row in rows.dicts(
+            Outbox.select(Outbox.channel, peewee.fn.COUNT(Outbox.id).alias("n"))
+            .where(pending)
+            .group_by(Outbox.channel)
+        )
+    }
+    out = []
+    for channel in sorted(depth):
+        failed = (
+            Outbox.select(Outbox.last_error)
+            .where(pending & (Outbox.channel == channel) & (Outbox.last_error != ""))
+            .order_by(Outbox.next_attempt_at.desc(), Outbox.id.desc())
+            .first()
+        )
+        out.append(ChannelBacklog(channel, depth[channel], failed.last_error if failed else ""))
+    return out
+
+
+OUTBOX_STATUSES = ("pending", "failed", "sent")
+
+
+def listing(status: str | None = "pending", limit: int = 100) -> list[dict[str, Any]]:
+    """The outbox's messages of ``status`` (None: all), next due first, for people to read."""
+    query = Outbox.select(
+        Outbox.id,
+        Outbox.channel,
+        Outbox.address,
+        Outbox.subject,
+        Outbox.status,
+        Outbox.attempts,
+        Outbox.next_attempt_at,
+        Outbox.created_at,
+        Outbox.last_error,
+    )
+    if status is not None:
+        if status not in OUTBOX_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(OUTBOX_STATUSES)}, got {status!r}")
+        query = query.where(Outbox.status == status)
+    return [
+        {
+            "id": row.id,
+            "channel": row.channel,
+            "address": row.address,
+            "subject": row.subject,
+            "status": row.status,
+            "attempts": row.attempts,
+            "next_attempt_at": clock.iso(row.next_attempt_at) if row.status == "pending" else None,
+            "created_at": clock.iso(row.created_at),
+            "last_error": row.last_error or None,
+        }
+        for row in query.order_by(Outbox.next_attempt_at, Outbox.id).limit(limit)
+    ]

@@ -131,7 +131,7 @@ def run_notifications(rt: Runtime, *, at: datetime | None = None) -> NotifyRepor
         where = destinations([u for u in owners if u in active])
         for item, t, pos in planned:
             changed = (
-                WatchlistItem.update(last_notified_state=t.state)
+                WatchlistItem.update(last_notified_state=t.state, state_changed_at=at)
                 .where(
                     (WatchlistItem.id == item.id)
                     & (WatchlistItem.last_notified_state == t.previous)

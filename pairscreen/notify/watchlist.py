@@ -11,6 +11,7 @@ from pairscreen import clock
 from pairscreen.access.accounts import AccountError, find_user
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import WatchlistItem, canonical_pair
+from pairscreen.errors import BadRequest, Conflict, NotFound
 from pairscreen.universe import Universe
 
 
@@ -22,6 +23,7 @@ def item_json(item: WatchlistItem) -> dict[str, Any]:
         "notify_approach": item.notify_approach,
         "notify_in_zone": item.notify_in_zone,
         "last_notified_state": item.last_notified_state,
+        "state_changed_at": clock.iso(item.state_changed_at) if item.state_changed_at else None,
         "created_at": clock.iso(item.created_at),
     }
 
@@ -52,59 +54,134 @@ def parse_pair(universe: Universe, text: str) -> tuple[str, str]:
     return tickers[0], tickers[1]
 
 
-def add_item(
-    universe: Universe, email: str, pair: str, *, approach: bool = True, in_zone: bool = True
-) -> WatchlistItem:
-    """Watch ``pair`` for ``email``, or refuse when the user already watches it either way round.
+# Items a user may keep, per tier: enough for any manual use, a bound for a script gone wrong.
+ITEM_LIMITS: dict[str, int] = {"personal": 50, "pro": 500}
 
-    ``A/B`` and ``B/A`` are one pair: one item, so one ratio move is one notification. Adding
-    the mirror of a watched pair is refused rather than folded into the item, because the
-    item's orientation decides what "top" and "bottom" mean in its notifications: quietly
-    keeping the other orientation, or flipping it mid-excursion, would surprise the trader.
-    The unique ``pair_key`` index settles two concurrent adds the same way.
+
+def save_item(
+    universe: Universe,
+    user_id: int,
+    tier: str | None,
+    a: str,
+    b: str,
+    *,
+    approach: bool | None = None,
+    in_zone: bool | None = None,
+    owner: str = "your watchlist",
+    update: bool = True,
+) -> tuple[WatchlistItem, bool]:
+    """Watch ``a``/``b`` for the user, or set an existing item's switches; (item, created).
+
+    The one write path of the watchlist: the API's ``PUT`` and the CLI's ``watchlist add``
+    both come here. A switch left ``None`` is on for a new item and unchanged on an existing
+    one. ``A/B`` and ``B/A`` are one pair: one item, so one ratio move is one notification.
+    Writing the mirror of a watched pair is refused (409) rather than folded into the item,
+    because the item's orientation decides what "top" and "bottom" mean in its notifications:
+    quietly keeping the other orientation, or flipping it mid-excursion, would surprise the
+    trader. ``update=False`` refuses an existing item too (the CLI's ``add``). A new item
+    beyond the tier's :data:`ITEM_LIMITS` is refused (409). The unique ``pair_key`` index
+    settles two concurrent writes: the loser gets the 409.
     """
-    user = find_user(email)
-    a, b = parse_pair(universe, pair)
+    a, b = pair_tickers(universe, a, b)
     key = canonical_pair(a, b)
     try:
         with write_transaction():
-            existing = _item_on(user.id, key)
+            existing = _item_on(user_id, key)
             if existing is None:
-                return WatchlistItem.create(
-                    user=user.id,
+                _check_room(user_id, tier, owner)
+                item = WatchlistItem.create(
+                    user=user_id,
                     a=a,
                     b=b,
                     pair_key=key,
-                    notify_approach=approach,
-                    notify_in_zone=in_zone,
+                    notify_approach=True if approach is None else approach,
+                    notify_in_zone=True if in_zone is None else in_zone,
                 )
+                return item, True
+            if update and (existing.a, existing.b) == (a, b):
+                if approach is not None:
+                    existing.notify_approach = approach
+                if in_zone is not None:
+                    existing.notify_in_zone = in_zone
+                existing.save()
+                return existing, False
     except peewee.IntegrityError:
-        existing = _item_on(user.id, key)  # a concurrent add of this pair won
-    raise AccountError(_already_watched(email, a, b, existing))
+        existing = _item_on(user_id, key)  # a concurrent write of this pair won
+    raise Conflict(_already_watched(owner, a, b, existing))
 
 
-def _already_watched(email: str, a: str, b: str, existing: WatchlistItem | None) -> str:
+def delete_item(universe: Universe, user_id: int, a: str, b: str, *, owner: str) -> str:
+    """Stop watching ``a``/``b`` (written either way round); the removed item's pair, or 404."""
+    a, b = pair_tickers(universe, a, b)
+    with write_transaction():
+        existing = _item_on(user_id, canonical_pair(a, b))
+        if existing is not None:
+            existing.delete_instance()
+    if existing is None:
+        raise NotFound(f"{a}/{b} is not on {owner}")
+    return f"{existing.a}/{existing.b}"
+
+
+def pair_tickers(universe: Universe, a: str, b: str) -> tuple[str, str]:
+    """The universe's tickers for ``a`` and ``b``; 404 for an unknown one, 400 for one asset."""
+    tickers = []
+    for given in (a, b):
+        asset = universe.resolve(given.strip())
+        if asset is None:
+            raise NotFound(f"Unknown ticker {given!r}: see /assets for the universe's tickers.")
+        tickers.append(asset.ticker)
+    if tickers[0] == tickers[1]:
+        raise BadRequest(f"Both legs are {tickers[0]}; a pair needs two different assets.")
+    return tickers[0], tickers[1]
+
+
+def _check_room(user_id: int, tier: str | None, owner: str) -> None:
+    limit = ITEM_LIMITS.get(tier or "", ITEM_LIMITS["personal"])
+    count = WatchlistItem.select().where(WatchlistItem.user == user_id).count()
+    if count >= limit:
+        raise Conflict(
+            f"{owner[0].upper()}{owner[1:]} is full: {count} items, the {tier or 'personal'} "
+            f"tier's limit is {limit}. Remove an item first."
+        )
+
+
+def _already_watched(owner: str, a: str, b: str, existing: WatchlistItem | None) -> str:
     """The one-line refusal of adding ``a``/``b``, naming the item that watches the pair."""
     if existing is None or (existing.a, existing.b) == (a, b):
-        return f"{a}/{b} is already on {email}'s watchlist"
+        return f"{a}/{b} is already on {owner}"
     watched = f"{existing.a}/{existing.b}"
     return (
-        f"{a}/{b} is already on {email}'s watchlist as {watched} (one item per pair); "
+        f"{a}/{b} is already on {owner} as {watched} (one item per pair); "
         f"remove {watched} first to watch it as {a}/{b}"
     )
+
+
+def add_item(
+    universe: Universe, email: str, pair: str, *, approach: bool = True, in_zone: bool = True
+) -> WatchlistItem:
+    """Watch ``pair`` (``"A/B"``) for ``email``; refused when the pair is already watched
+    either way round, or when the watchlist is full (:func:`save_item`)."""
+    user = find_user(email)
+    a, b = parse_pair(universe, pair)
+    item, _ = save_item(
+        universe,
+        user.id,
+        user.tier,
+        a,
+        b,
+        approach=approach,
+        in_zone=in_zone,
+        owner=f"{user.email}'s watchlist",
+        update=False,
+    )
+    return item
 
 
 def remove_item(universe: Universe, email: str, pair: str) -> str:
     """Stop watching ``pair`` (written either way round); returns the removed item's pair."""
     user = find_user(email)
     a, b = parse_pair(universe, pair)
-    with write_transaction():
-        existing = _item_on(user.id, canonical_pair(a, b))
-        if existing is not None:
-            existing.delete_instance()
-    if existing is None:
-        raise AccountError(f"{a}/{b} is not on {email}'s watchlist")
-    return f"{existing.a}/{existing.b}"
+    return delete_item(universe, user.id, a, b, owner=f"{user.email}'s watchlist")
 
 
 def _item_on(user_id: int, key: str) -> WatchlistItem | None:

@@ -44,6 +44,7 @@ from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.status import PEG_JOB, depegged_tickers, threshold_pct
+from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, Candles, IntradayMarketPrice, PegEventChange, ReferenceQuote
 
@@ -123,15 +124,23 @@ def sample_pegs(rt: Runtime, at: datetime | None = None) -> SamplingReport:
     )
 
 
-def backfill_pegs(rt: Runtime, hours: int, until: datetime | None = None) -> list[SamplingReport]:
-    """Sample each whole hour of the last ``hours`` hours, oldest first, then ``until``."""
+def backfill_pegs(
+    rt: Runtime, hours: int, until: datetime | None = None, *, on_progress: Progress = no_progress
+) -> list[SamplingReport]:
+    """Sample each whole hour of the last ``hours`` hours, oldest first, then ``until``;
+    ``on_progress`` hears of each moment sampled."""
     until = (until or clock.now()).astimezone(UTC)
     top = until.replace(minute=0, second=0, microsecond=0)
     moments = [top - timedelta(hours=h) for h in range(hours, 0, -1)]
     if top != until.replace(microsecond=0):
         moments.append(top)
     moments.append(until)
-    return [sample_pegs(rt, at) for at in moments]
+    reports: list[SamplingReport] = []
+    on_progress(0, len(moments))
+    for at in moments:
+        reports.append(sample_pegs(rt, at))
+        on_progress(len(reports), len(moments))
+    return reports
 
 
 def read_peg(rt: Runtime, asset: Asset, at: datetime, candles: Mapping[str, Candles]) -> PegReading:

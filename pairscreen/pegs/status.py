@@ -23,10 +23,19 @@ def depegged_tickers() -> set[str]:
     return {row.ticker for row in PegEvent.select(PegEvent.ticker).where(PegEvent.active)}
 
 
-def active_depegs() -> dict[str, DepeggedLeg]:
+def active_depegs(at: datetime | None = None) -> dict[str, DepeggedLeg]:
     """Each ticker in an active depeg event, with the event's first unhealthy sample, so a
-    rejection can say which leg depegged and since when."""
-    events = PegEvent.select(PegEvent.ticker, PegEvent.first_unhealthy).where(PegEvent.active)
+    rejection can say which leg depegged and since when.
+
+    ``at`` asks for the events active at that past moment instead of now (a point-in-time
+    screen): begun by then and not yet closed then.
+    """
+    events = PegEvent.select(PegEvent.ticker, PegEvent.first_unhealthy)
+    if at is None:
+        events = events.where(PegEvent.active)
+    else:
+        still_open = PegEvent.active | (PegEvent.closed_at > at)
+        events = events.where((PegEvent.first_unhealthy <= at) & still_open)
     out: dict[str, DepeggedLeg] = {}
     for event in events.order_by(PegEvent.first_unhealthy.desc()):
         out[event.ticker] = DepeggedLeg(event.ticker, event.first_unhealthy)  # earliest wins

@@ -18,7 +18,9 @@ those days' bands would need history the chart does not show.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -82,7 +84,57 @@ def chart_data(rt: Runtime, a: str, b: str, bt: int) -> ChartData:
             tzinfo=UTC
         ),
         note=_note(rt, asset_a, asset_b),
+        triggers=trigger_levels(bands),
     )
+
+
+def trigger_levels(bands: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Where the accumulation backtest swaps, in log-ratio: positions 0.2 and 0.8 of each
+    day's p5..p95 band (NaN where the band is)."""
+    p5, width = bands["p5"], bands["p95"] - bands["p5"]
+    return {"low": p5 + ZONE_EDGES[0] * width, "high": p5 + ZONE_EDGES[1] * width}
+
+
+def chart_series(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
+    """``/pair/{a}/{b}/series``: :func:`chart_data` as JSON (NaN as null, days as dates)."""
+    chart = chart_data(rt, a, b, bt)
+    days = [str(d) for d in chart.dates.astype("datetime64[D]")]
+    r = chart.log_ratio
+    return {
+        "pair": f"{chart.a}/{chart.b}",
+        "a": chart.a,
+        "b": chart.b,
+        "bt_days": chart.bt_days,
+        "data_time": clock.iso(chart.data_time),
+        "backtest_start": days[min(chart.backtest_start_index, len(days) - 1)],
+        "dates": days,
+        "log_ratio": _values(r),
+        "ratio": _values(np.exp(r)),
+        "position": _values(day_positions(r, chart.bands)),
+        "bands": {name: _values(v) for name, v in chart.bands.items()},
+        "triggers": {name: _values(v) for name, v in chart.triggers.items()},
+        "trades": {
+            leg: [
+                {"date": days[t.day_index], "bought": t.bought, "log_ratio": float(r[t.day_index])}
+                for t in trades
+            ]
+            for leg, trades in chart.trades.items()
+        },
+        "current": {"log_ratio": chart.current, "position": chart.position, "zone": chart.zone},
+    }
+
+
+def day_positions(r: np.ndarray, bands: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Each day's position in its own band, ``(r - p5) / (p95 - p5)`` (0.5 for a flat band,
+    as the position metric); NaN before the backtest window."""
+    p5, width = bands["p5"], bands["p95"] - bands["p5"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(width == 0, 0.5, (r - p5) / width)
+
+
+def _values(v: np.ndarray) -> list[float | None]:
+    """An array as JSON numbers, NaN as null."""
+    return [float(x) if np.isfinite(x) else None for x in v]
 
 
 def rolling_bands(r: np.ndarray, start: int, window: int) -> dict[str, np.ndarray]:

@@ -114,6 +114,7 @@ class PublishedScreenCache:
     def _latest_query(self, kind: type) -> _Sql:
         sql = self._latest_sql.get(kind)
         if sql is None:  # two threads may compile it at once: the same SQL, one is kept
-            query = Screen.select(Screen.id, Screen.generated_at)
+            # point-in-time screens (as_of set) are history, never the latest
+            query = Screen.select(Screen.id, Screen.generated_at).where(Screen.as_of.is_null())
             sql = self._latest_sql.setdefault(kind, query.order_by(Screen.id.desc()).limit(1).sql())
         return sql

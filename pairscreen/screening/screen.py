@@ -9,9 +9,9 @@ import json
 import logging
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -25,8 +25,10 @@ from pairscreen.engine.executors import stream_local
 from pairscreen.engine.filtering import choose_filter, filter_codes
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_chunks import ChunkJob
+from pairscreen.market.cutoff import candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, last_days
 from pairscreen.pegs.status import active_depegs
+from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
 from pairscreen.screening.pair_chunks import (
     TOO_SHORT,
@@ -50,7 +52,6 @@ CHUNK_PAIRS = 500  # pairs a worker takes at a time: bounds each worker's memory
 DASK_BATCH_CHUNKS = 64  # chunks submitted to a Dask cluster at a time
 STREAMED_PAYLOAD_BYTES = 1 << 20  # SQLite payloads from this size are written in slices
 PAYLOAD_SLICE = 1 << 20
-Progress = Callable[[int, int], None]  # (pairs done, pairs in the screen)
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,14 @@ def run_screen(
             payload=_payload_value(computed.text),
         )
         _write_payload(row.id, computed.text)
-        keep = Screen.select(Screen.id).order_by(Screen.id.desc()).limit(rt.settings.screens_kept)
-        Screen.delete().where(Screen.id.not_in(keep)).execute()
+        regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
+        keep = (
+            Screen.select(Screen.id)
+            .where(regular)
+            .order_by(Screen.id.desc())
+            .limit(rt.settings.screens_kept)
+        )
+        Screen.delete().where(Screen.id.not_in(keep) & regular).execute()
         JobRun.replace(name="screen", finished_at=clock.now()).execute()
     rt.published.forget()  # this runtime serves the new screen at once
     return ScreenSummary(
@@ -148,11 +155,15 @@ def compute_screen(
     chunk_rows: int = CHUNK_PAIRS,
     executor: str = "local",
     scheduler: str | None = None,
+    on_progress: Progress | None = None,
+    as_of: date | None = None,
 ) -> dict[str, Any]:
     """The screen payload (the ``/screen/latest`` body) without publishing it.
 
     ``executor`` is ``local`` (``processes`` forked workers) or ``dask`` (the cluster at
     ``scheduler``); both give the same payload, whatever ``chunk_rows`` (pairs per chunk).
+    ``as_of`` screens only the candles dated that day or earlier, with the depeg events
+    active at ``generated_at`` (a point-in-time screen).
     """
     computed = screen_text(
         rt,
@@ -161,6 +172,8 @@ def compute_screen(
         chunk_rows=chunk_rows,
         executor=executor,
         scheduler=scheduler,
+        on_progress=on_progress,
+        as_of=as_of,
     )
     payload: dict[str, Any] = json.loads(computed.text)
     return payload
@@ -186,6 +199,7 @@ def screen_text(
     executor: str = "local",
     scheduler: str | None = None,
     on_progress: Progress | None = None,
+    as_of: date | None = None,
 ) -> ComputedScreen:
     """Stream every screened pair through the engine, chunk by chunk, keeping only the
     counts and the survivors (serialised), and write the payload's JSON text."""
@@ -196,9 +210,11 @@ def screen_text(
     settings = rt.settings
     choice = choose_filter(rt.plugins, rt.universe)
     candles = rt.candles.get()
+    if as_of is not None:
+        candles = candles_until(candles, as_of)
     outcome = PairsOutcome()
     matrix, assets, ra, rb, total = _screened_rows(rt, candles, generated_at, outcome)
-    active = active_depegs()
+    active = active_depegs(generated_at if as_of is not None else None)
     spec = ScreenSpec(
         matrix=matrix,
         assets=assets,

@@ -33,7 +33,8 @@ class ScreenStatus:
 
 def latest_screen_status() -> ScreenStatus | None:
     """The latest screen's times; None before the first screen."""
-    row = Screen.select(Screen.generated_at).order_by(Screen.id.desc()).limit(1).first()
+    latest = Screen.select(Screen.generated_at).where(Screen.as_of.is_null())
+    row = latest.order_by(Screen.id.desc()).limit(1).first()
     if row is None:
         return None
     run = JobRun.get_or_none(JobRun.name == "screen")

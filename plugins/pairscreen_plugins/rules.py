@@ -8,6 +8,12 @@ The depeg rule comes before the metric rules: a depegged leg's prices say nothin
 pair's usual behaviour, so a pair with one is reported as a depeg, whatever its metrics.
 Every limit is a threshold the universe file's ``[screen]`` table may change. Each text
 states its units (days, log units, counts; Hurst and the ADF p-value have none).
+
+Three more rules read the pair-trading metrics (half-life, Engle-Granger p-value, return
+correlation). They are off at their defaults, so the default screen is the one above: a rule
+at its default passes every pair and reads no field (``inputs_for`` says so), so a failed
+metric cannot reject pairs through a rule nobody asked for, and the screen computes those
+metrics for its survivors only. Set in ``[screen]``, a rule rejects a null value.
 """
 
 from __future__ import annotations
@@ -30,7 +36,14 @@ THRESHOLDS: Mapping[str, float] = MappingProxyType(
         "adf_below": 0.7,
         "min_range_width": 0.40,
         "min_touches": 2,
+        "max_half_life_days": 0.0,
+        "coint_below": 1.0,
+        "min_return_correlation": -1.0,
     }
+)
+# The values at which the optional rules are off (their defaults): every pair passes.
+OFF: Mapping[str, float] = MappingProxyType(
+    {"max_half_life_days": 0.0, "coint_below": 1.0, "min_return_correlation": -1.0}
 )
 
 
@@ -42,6 +55,13 @@ class Rule:
     inputs: tuple[str, ...]
     passes: Callable[[Metrics, FilterContext], np.ndarray]
     says: Callable[[Metrics, FilterContext, int], str]
+    limit: str = ""  # for an optional rule: the threshold whose value in OFF turns it off
+
+    def inputs_for(self, thresholds: Mapping[str, float]) -> tuple[str, ...]:
+        """The fields the rule reads with these thresholds: none while it is off."""
+        if self.limit and thresholds[self.limit] == OFF[self.limit]:
+            return ()
+        return self.inputs
 
     def check(self, metrics: Metrics, context: FilterContext) -> np.ndarray:
         return self.passes(metrics, context)
@@ -116,6 +136,73 @@ def _touches_says(m: Metrics, c: FilterContext, i: int) -> str:
     )
 
 
+def _optional(
+    m: Metrics,
+    c: FilterContext,
+    field: str,
+    limit: str,
+    passes: Callable[[np.ndarray, float], np.ndarray],
+) -> np.ndarray:
+    """An optional rule's verdict: everyone when off, else ``passes`` on the finite values."""
+    value = c.thresholds[limit]
+    if value == OFF[limit]:
+        return np.ones(len(c.history_days), dtype=bool)
+    numbers = _number(m, field)
+    finite: np.ndarray = np.isfinite(numbers)
+    verdict: np.ndarray = finite & passes(np.where(finite, numbers, 0.0), value)
+    return verdict
+
+
+def _value_or_null(m: Metrics, field: str, i: int) -> float | None:
+    """The pair's value of ``field``; None when it is null."""
+    value = float(m[field][i])
+    return value if np.isfinite(value) else None
+
+
+def _half_life_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _optional(m, c, "half_life_days", "max_half_life_days", lambda v, t: v <= t)
+
+
+def _half_life_says(m: Metrics, c: FilterContext, i: int) -> str:
+    limit = c.thresholds["max_half_life_days"]
+    value = _value_or_null(m, "half_life_days", i)
+    if value is None:
+        return (
+            "half-life is undefined (null: the ratio does not revert), "
+            f"at most {limit:g} days needed"
+        )
+    return f"half-life {value:.1f} days is above {limit:g} days (reverts too slowly)"
+
+
+def _coint_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _optional(m, c, "coint_pvalue", "coint_below", lambda v, t: v < t)
+
+
+def _coint_says(m: Metrics, c: FilterContext, i: int) -> str:
+    below = c.thresholds["coint_below"]
+    value = _value_or_null(m, "coint_pvalue", i)
+    if value is None:
+        return (
+            f"cointegration p-value is undefined (null: a leg does not move), below {below} needed"
+        )
+    return f"cointegration p-value {value:.3f} is not below {below} (not cointegrated)"
+
+
+def _correlation_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _optional(m, c, "return_correlation", "min_return_correlation", lambda v, t: v >= t)
+
+
+def _correlation_says(m: Metrics, c: FilterContext, i: int) -> str:
+    minimum = c.thresholds["min_return_correlation"]
+    value = _value_or_null(m, "return_correlation", i)
+    if value is None:
+        return (
+            "return correlation is undefined (null: a leg does not move), "
+            f"at least {minimum} needed"
+        )
+    return f"return correlation {value:.3f} is below {minimum} (the legs move apart)"
+
+
 def _depeg_passes(m: Metrics, c: FilterContext) -> np.ndarray:
     return ~np.asarray(c.depegged, dtype=bool)
 
@@ -141,11 +228,27 @@ RULES: tuple[FilterRule, ...] = (
     Rule("adf", ("adf_pvalue",), _adf_passes, _adf_says),
     Rule("range_width", ("range_width",), _width_passes, _width_says),
     Rule("touches", ("touches_low", "touches_high"), _touches_passes, _touches_says),
+    Rule(
+        "half_life",
+        ("half_life_days",),
+        _half_life_passes,
+        _half_life_says,
+        limit="max_half_life_days",
+    ),
+    Rule("cointegration", ("coint_pvalue",), _coint_passes, _coint_says, limit="coint_below"),
+    Rule(
+        "correlation",
+        ("return_correlation",),
+        _correlation_passes,
+        _correlation_says,
+        limit="min_return_correlation",
+    ),
 )
 
 
 class DefaultFilter:
-    """Filter ``default``: history, depeg, hurst, ADF, range width, touches, in that order."""
+    """Filter ``default``: history, depeg, hurst, ADF, range width, touches, in that order,
+    then half-life, cointegration and correlation when the universe sets their limits."""
 
     name = "default"
     thresholds = THRESHOLDS

@@ -45,8 +45,9 @@ def missing_reason() -> str | None:
 
 
 @contextmanager
-def headless_chromium() -> Iterator:
-    """A selenium ``webdriver.Chrome`` on Debian's Chromium with a fresh profile."""
+def headless_chromium(downloads: Path | None = None) -> Iterator:
+    """A selenium ``webdriver.Chrome`` on Debian's Chromium with a fresh profile; files the
+    pages download are saved to ``downloads`` without asking, when given."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -56,6 +57,11 @@ def headless_chromium() -> Iterator:
     for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={profile}")
+    if downloads is not None:
+        options.add_experimental_option(
+            "prefs",
+            {"download.default_directory": str(downloads), "download.prompt_for_download": False},
+        )
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
     try:
         yield driver

@@ -7,6 +7,8 @@ present, and the body validates against the schema (for JSON) or is plain text /
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from functools import cached_property
@@ -111,6 +113,10 @@ class Contract:
                     f"{method} {path} -> {status}: {errors[0].message} "
                     f"at {list(errors[0].absolute_path)}"
                 )
+        elif base_type == "text/csv":
+            rows = list(csv.reader(io.StringIO(body.decode("utf-8"), newline="")))
+            if not rows or not rows[0] or any(len(row) != len(rows[0]) for row in rows):
+                raise ContractViolation(f"{method} {path} -> {status}: not a CSV table")
         elif base_type == "image/png" and not body.startswith(b"\x89PNG\r\n\x1a\n"):
             raise ContractViolation(f"{method} {path}: not a PNG")
         self.checked += 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -50,9 +52,10 @@ class LiveServer:
 
 @contextmanager
 def serving(
-    database_url: str, *, workers: int = 1, env: dict | None = None
+    database_url: str, *, workers: int = 1, env: dict | None = None, open_files: int | None = None
 ) -> Iterator[LiveServer]:
-    """Serve the database at ``database_url`` until the block ends."""
+    """Serve the database at ``database_url`` until the block ends; ``open_files`` lowers the
+    server's soft limit of open files."""
     port = free_port()
     child_env = {
         **os.environ,
@@ -80,6 +83,7 @@ def serving(
         stdout=output,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=None if open_files is None else functools.partial(_limit_files, open_files),
     )
     base = f"http://127.0.0.1:{port}/api/v1"
     try:
@@ -104,6 +108,11 @@ def serving(
             proc.kill()
             proc.wait()
         output.close()
+
+
+def _limit_files(soft: int) -> None:
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 @contextmanager

@@ -12,7 +12,8 @@ What is drawn (see ``/pair/{a}/{b}/chart.png`` in ``openapi.yaml``):
   followed by the backtest window), a dotted line where the backtest starts;
 * the rolling p5/p15/p85/p95 bands where they are finite (the engine fills them over the
   backtest window): the bottom band p5..p15 shaded blue, the top band p85..p95 shaded
-  orange, p5/p95 as solid lines and p15/p85 dashed;
+  orange, p5/p95 as solid lines and p15/p85 dashed; the backtest's swap levels (positions
+  0.2 and 0.8 of the p5..p95 band, :attr:`~pairscreen.ChartData.triggers`) dotted;
 * every swap of both backtest legs at its execution day, on that day's log-ratio: leg A
   (starts in A) as hollow circles, leg B (starts in B) as small filled diamonds (the two legs
   often swap on the same day, so the diamond sits inside the circle); blue when the swap
@@ -293,6 +294,17 @@ class _Chart:
             ("line", {"color": INK, "linewidth": 1.3}, f"ln({a}/{b})"),
             ("patch", {"facecolor": BOTTOM_FILL, "edgecolor": BOTTOM_LINE}, "p5\u2013p15 band"),
             ("patch", {"facecolor": TOP_FILL, "edgecolor": TOP_LINE}, "p85\u2013p95 band"),
+            *(
+                [
+                    (
+                        "line",
+                        {"color": grey, "linewidth": 1.1, "linestyle": (0, (1, 2))},
+                        "swap at 0.2 / 0.8",
+                    )
+                ]
+                if self.chart.triggers
+                else []
+            ),
             ("marker", _current_style(self.zone_colour, 8), f"now ({self.chart.zone})"),
             ("marker", _leg_style("A", grey), f"leg A swap (starts in {a})"),
             ("marker", _leg_style("B", grey), f"leg B swap (starts in {b})"),
@@ -427,6 +439,17 @@ class _Chart:
         ax.plot(x, p15, color=BOTTOM_LINE, linewidth=0.9, linestyle=dashed, zorder=2)
         ax.plot(x, p85, color=TOP_LINE, linewidth=0.9, linestyle=dashed, zorder=2)
         ax.plot(x, p95, color=TOP_LINE, linewidth=1.0, zorder=2)
+        self._triggers(first)
+
+    def _triggers(self, first: int) -> None:
+        """The backtest's swap levels (positions 0.2 and 0.8), dotted, where they are finite."""
+        dotted = (0, (1, 2))
+        for name, colour in (("low", BOTTOM_LINE), ("high", TOP_LINE)):
+            level = self.chart.triggers.get(name)
+            if level is None:
+                continue
+            y = np.asarray(level, dtype=float)[first:]
+            self.ax.plot(self.x[first:], y, color=colour, linewidth=1.1, linestyle=dotted, zorder=2)
 
     def _trades(self) -> None:
         """Mark every swap at its execution day (the close it was made at)."""

@@ -1,4 +1,4 @@
-"""Batched augmented Dickey-Fuller p-values, equal to statsmodels' ``adfuller`` to 1e-9.
+"""Batched augmented Dickey-Fuller tests, equal to statsmodels' ``adfuller`` to 1e-9.
 
 ``adfuller(x, regression="c", autolag="AIC")`` fits ``maxlag + 1`` OLS regressions per series
 (lag search on a common sample, then a re-fit with the chosen lag on the full sample). Doing
@@ -6,7 +6,8 @@ that with statsmodels for thousands of pairs costs tens of ms each, so here ever
 chunk is solved at once from Cholesky factors of small Gram matrices:
 
 * The constant is removed by centring every column over the sample (Frisch-Waugh-Lovell),
-  after shifting each series by its mean so the centring correction is small.
+  after shifting each series by its mean so the centring correction is small. Without a
+  constant (``regression="n"``, the Engle-Granger residual test) the raw products serve.
 * The lag columns are shifts of one series, so their Gram block is built from one row of
   dot products and rank-one updates down its diagonals (see ``_Products.of``); the re-fit's
   sample only adds the first ``maxlag - lag`` rows to the search's.
@@ -31,14 +32,7 @@ from typing import cast
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy.special import ndtr
-
-# MacKinnon (1994, 2010) response-surface coefficients for the ADF t-statistic with a
-# constant and one I(1) series, as tabulated in statsmodels.tsa.adfvalues (same scaling).
-_TAU_MAX_C = 2.74
-_TAU_MIN_C = -18.83
-_TAU_STAR_C = -1.61
-_TAU_C_SMALLP = np.array([2.1659, 1.4412, 3.8269]) * np.array([1, 1, 1e-2])
-_TAU_C_LARGEP = np.array([1.7339, 9.3202, -1.2745, -1.0368]) * np.array([1, 1e-1, 1e-1, 1e-2])
+from statsmodels.tsa import adfvalues
 
 # A pivot of the Cholesky factor below this fraction of its column's norm means the
 # regressors are (numerically) collinear: statsmodels' pinv/rank handling decides then.
@@ -49,26 +43,30 @@ _AIC_TIE_ATOL = 1e-7
 _CHUNK = 256
 
 
-def mackinnon_pvalue(tstat: np.ndarray) -> np.ndarray:
-    """MacKinnon's approximate p-value of ADF t-statistics (regression "c", N=1), vectorised.
+def mackinnon_pvalue(tstat: np.ndarray, n_series: int = 1) -> np.ndarray:
+    """MacKinnon's approximate p-value of ADF t-statistics (regression "c"), vectorised.
 
-    The same piecewise formula as ``statsmodels.tsa.adfvalues.mackinnonp``: 1 above the
-    table's maximum, 0 below its minimum, otherwise the normal CDF of a polynomial in the
-    statistic (small-p coefficients at or below the cut-off, large-p ones above it).
+    ``n_series`` is MacKinnon's N: 1 for a unit-root test of one series, 2 for the
+    Engle-Granger test of two. The same piecewise formula and response-surface tables as
+    ``statsmodels.tsa.adfvalues.mackinnonp``: 1 above the table's maximum, 0 below its
+    minimum, otherwise the normal CDF of a polynomial in the statistic (small-p coefficients
+    at or below the cut-off, large-p ones above it).
     """
+    row = n_series - 1
     t = np.asarray(tstat, dtype=float)
-    small = ndtr(np.polyval(_TAU_C_SMALLP[::-1], t))
-    large = ndtr(np.polyval(_TAU_C_LARGEP[::-1], t))
-    p = np.where(t <= _TAU_STAR_C, small, large)
-    p = np.where(t > _TAU_MAX_C, 1.0, p)
-    p = np.where(t < _TAU_MIN_C, 0.0, p)
+    with np.errstate(invalid="ignore"):  # an infinite statistic: the table's ends decide
+        small = ndtr(np.polyval(adfvalues.tau_c_smallp[row][::-1], t))
+        large = ndtr(np.polyval(adfvalues.tau_c_largep[row][::-1], t))
+    p = np.where(t <= adfvalues.tau_star_c[row], small, large)
+    p = np.where(t > adfvalues.tau_max_c[row], 1.0, p)
+    p = np.where(t < adfvalues.tau_min_c[row], 0.0, p)
     return np.where(np.isnan(t), np.nan, p)
 
 
-def default_maxlag(nobs: int) -> int:
-    """statsmodels' default maximum lag for ``regression="c"`` (Schwert's rule, capped)."""
+def default_maxlag(nobs: int, constant: bool = True) -> int:
+    """statsmodels' default maximum lag (Schwert's rule, capped by the sample size)."""
     maxlag = int(np.ceil(12.0 * np.power(nobs / 100.0, 1 / 4.0)))
-    return min(nobs // 2 - 1 - 1, maxlag)
+    return min(nobs // 2 - int(constant) - 1, maxlag)
 
 
 def adf_pvalues(x: np.ndarray) -> np.ndarray:
@@ -78,36 +76,47 @@ def adf_pvalues(x: np.ndarray) -> np.ndarray:
     ~1e-14); the constant-row convention is pairscan-rmr's ``adf_pvalue``.
     """
     x = np.ascontiguousarray(x, dtype=float)
-    n_pairs, n = x.shape
-    out = np.full(n_pairs, np.nan)
-    constant = x.max(axis=1) == x.min(axis=1)
-    out[constant] = 1.0
-    todo = np.flatnonzero(~constant & np.isfinite(x).all(axis=1))
-    if n < 8:  # too short for any lag search; let statsmodels say what it says
-        out[todo] = [_statsmodels_pvalue(x[i]) for i in todo]
-        return out
-    for start in range(0, todo.size, _CHUNK):
-        rows = todo[start : start + _CHUNK]
-        out[rows] = _adf_chunk(x[rows])
+    out = mackinnon_pvalue(adf_statistics(x, constant=True))
+    out[x.max(axis=1) == x.min(axis=1)] = 1.0
     return out
 
 
-def _adf_chunk(x: np.ndarray) -> np.ndarray:
+def adf_statistics(x: np.ndarray, *, constant: bool) -> np.ndarray:
+    """ADF t-statistic of every row of ``x`` (pairs, days), AIC lag search.
+
+    Equal to ``adfuller(row, regression="c" if constant else "n", autolag="AIC")[0]``; NaN
+    for a constant row or one with a non-finite value (statsmodels refuses both).
+    """
+    x = np.ascontiguousarray(x, dtype=float)
+    n_pairs, n = x.shape
+    out = np.full(n_pairs, np.nan)
+    constant_row = x.max(axis=1) == x.min(axis=1)
+    todo = np.flatnonzero(~constant_row & np.isfinite(x).all(axis=1))
+    if n < 8:  # too short for any lag search; let statsmodels say what it says
+        out[todo] = [_statsmodels_tstat(x[i], constant) for i in todo]
+        return out
+    for start in range(0, todo.size, _CHUNK):
+        rows = todo[start : start + _CHUNK]
+        out[rows] = _adf_chunk(x[rows], constant)
+    return out
+
+
+def _adf_chunk(x: np.ndarray, constant: bool) -> np.ndarray:
     n = x.shape[1]
-    maxlag = default_maxlag(n)
-    # Shifting a series by a constant changes nothing in a regression with a constant; it
+    maxlag = default_maxlag(n, constant)
+    # With a constant, shifting a series by a constant changes nothing in the regression; it
     # keeps the centring corrections below small, so they cost no precision.
-    level = x - x.mean(axis=1, keepdims=True)
+    level = x - x.mean(axis=1, keepdims=True) if constant else x
     diffs = np.diff(x, axis=1)
-    diffs -= diffs.mean(axis=1, keepdims=True)
+    if constant:
+        diffs -= diffs.mean(axis=1, keepdims=True)
     search = _Products.of(level, diffs, maxlag)
-    bestlag, unsure = _search_lags(search, maxlag)
-    tstat, bad = _final_tstat(search, level, diffs, maxlag, bestlag)
+    bestlag, unsure = _search_lags(search, maxlag, constant)
+    tstat, bad = _final_tstat(search, level, diffs, maxlag, bestlag, constant)
     unsure |= bad
-    p = mackinnon_pvalue(tstat)
     for i in np.flatnonzero(unsure):
-        p[i] = _statsmodels_pvalue(x[i])
-    return p
+        tstat[i] = _statsmodels_tstat(x[i], constant)
+    return tstat
 
 
 class _Products:
@@ -166,9 +175,11 @@ class _Products:
         sums = np.concatenate([lev.sum(axis=1)[:, None], lag_sums[:, order]], axis=1)
         return cls(gram, sums, np.full(n_pairs, float(nobs)))
 
-    def centred(self) -> np.ndarray:
-        """The Gram matrix of the columns centred over the sample (the constant partialled
-        out, Frisch-Waugh-Lovell)."""
+    def design(self, constant: bool) -> np.ndarray:
+        """The Gram matrix of the regression: with a constant, that of the columns centred
+        over the sample (the constant partialled out, Frisch-Waugh-Lovell)."""
+        if not constant:
+            return self.gram
         outer = self.sums[:, :, None] * self.sums[:, None, :]
         # numpy types ufuncs on untyped-dtype arrays as Any
         return cast(np.ndarray, self.gram - outer / self.nobs[:, None, None])
@@ -199,7 +210,7 @@ def _cholesky(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return chol, bad
 
 
-def _search_lags(search: _Products, maxlag: int) -> tuple[np.ndarray, np.ndarray]:
+def _search_lags(search: _Products, maxlag: int, constant: bool) -> tuple[np.ndarray, np.ndarray]:
     """statsmodels' AIC lag choice on the common sample; also flags rows to recompute.
 
     The candidate regressions are nested (level, lag 1, ..., lag k), so one Cholesky factor
@@ -207,7 +218,7 @@ def _search_lags(search: _Products, maxlag: int) -> tuple[np.ndarray, np.ndarray
     regressand's row of the factor from column ``c`` on.
     """
     nobs = search.nobs[0]
-    chol, bad = _cholesky(search.centred())
+    chol, bad = _cholesky(search.design(constant))
     yrow = chol[:, -1, :-1]  # the regressand's coordinates on the orthogonalised regressors
     resid2 = chol[:, -1, -1] ** 2
     # ssr of the model with regressors 0..c-1 (level + c-1 lags), c = 1..maxlag+1.
@@ -216,7 +227,7 @@ def _search_lags(search: _Products, maxlag: int) -> tuple[np.ndarray, np.ndarray
     nobs2 = nobs / 2.0
     with np.errstate(divide="ignore", invalid="ignore"):
         llf = -nobs2 * np.log(2 * np.pi) - nobs2 * np.log(ssr / nobs) - nobs2
-    k_params = np.arange(maxlag + 1) + 2.0  # constant + level + lags
+    k_params = np.arange(maxlag + 1) + 1.0 + constant  # (constant +) level + lags
     aic = -2 * llf + 2 * k_params
     best = np.argmin(aic, axis=1)
     ordered = np.sort(aic, axis=1)
@@ -225,7 +236,12 @@ def _search_lags(search: _Products, maxlag: int) -> tuple[np.ndarray, np.ndarray
 
 
 def _final_tstat(
-    search: _Products, level: np.ndarray, diffs: np.ndarray, maxlag: int, lags: np.ndarray
+    search: _Products,
+    level: np.ndarray,
+    diffs: np.ndarray,
+    maxlag: int,
+    lags: np.ndarray,
+    constant: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """t-statistic of the lagged level in each pair's re-fit with its ``lags`` on the full
     sample (rows ``t >= lags``), and a flag for rows to recompute.
@@ -250,22 +266,23 @@ def _final_tstat(
         search.nobs + (maxlag - lags),
     )
     order = [*range(1, maxlag + 1), 0, maxlag + 1]  # lags, level, regressand
-    gram = full.centred()[:, order][:, :, order]
+    gram = full.design(constant)[:, order][:, :, order]
     dropped = np.arange(1, maxlag + 1)[None, :] > lags[:, None]
     keep = np.concatenate([~dropped, np.ones((n_pairs, 2), dtype=bool)], axis=1)
     gram *= keep[:, :, None] & keep[:, None, :]
     gram[:, np.arange(maxlag), np.arange(maxlag)] += dropped
     chol, bad = _cholesky(gram)
-    df = full.nobs - (lags + 2)
+    df = full.nobs - (lags + 1 + constant)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = chol[:, -1, -2] * np.sqrt(df) / chol[:, -1, -1]
     return t, bad | ~np.isfinite(t)
 
 
-def _statsmodels_pvalue(row: np.ndarray) -> float:
+def _statsmodels_tstat(row: np.ndarray, constant: bool) -> float:
     """The reference itself, for the rare rows the batched shortcut cannot vouch for."""
     from statsmodels.tsa.stattools import adfuller
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return float(adfuller(row, regression="c", autolag="AIC")[1])
+        regression = "c" if constant else "n"
+        return float(adfuller(row, regression=regression, autolag="AIC")[0])

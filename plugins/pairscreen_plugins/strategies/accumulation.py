@@ -152,6 +152,7 @@ class AccumulationStrategy:
     """Walk-forward accumulation on p5/p95 bands with a 0.1 % fee per swap."""
 
     name: str = "accumulation"
+    fee: float = FEE  # per swap; read by evaluations that price holding a leg
 
     def run(
         self, panel: PairPanel, *, bt_days: int, start_leg: Leg, with_trades: bool = False

@@ -1,0 +1,112 @@
+"""What the pair-trading metrics cost the screen, side by side.
+
+Runs the screen's unit of work (``evaluate_chunk``: metrics, the ``default`` filter, score and
+both backtest legs of the survivors) over a 4,950 x 900-day panel in chunks of 250, in one
+process (BLAS on one thread), three ways:
+
+* every metric on every pair (the screen before descriptive metrics were deferred);
+* this engine: the metrics no active rule reads (the pair-trading ones, ``hurst_rs``,
+  ``volume``) on the survivors only;
+* without the three pair-trading metrics at all (the screen before they existed).
+
+    .venv/bin/python benchmarks/metric_cost.py [--pairs 4950] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one process = one core, BLAS included
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("PAIRSCREEN_LOAD_PLUGINS", "")  # the built-ins only
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+for path in (ROOT, ROOT / "plugins", ROOT / "benchmarks"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from engine_speed import build_panel  # noqa: E402
+
+from pairscreen import Filter, Metric, PairPanel  # noqa: E402
+from pairscreen.config import load_settings  # noqa: E402
+from pairscreen.engine import screen_chunks  # noqa: E402
+from pairscreen.engine.filtering import FilterChoice  # noqa: E402
+from pairscreen.hooks import Plugins  # noqa: E402
+from pairscreen.plugins import load_plugins  # noqa: E402
+
+CHUNK = 250
+NEW = {"half_life", "cointegration", "return_correlation"}
+Split = Callable[[Plugins, Filter, object], tuple[list[Metric], list[Metric]]]
+
+
+def jobs(panel: PairPanel, choice: FilterChoice) -> list[screen_chunks.ChunkJob]:
+    out = []
+    for start in range(0, panel.n_pairs, CHUNK):
+        sub = panel.rows(np.arange(start, min(start + CHUNK, panel.n_pairs)))
+        out.append(
+            screen_chunks.ChunkJob(
+                sub,
+                np.full(sub.n_pairs, sub.n_days),
+                np.zeros(sub.n_pairs, dtype=bool),
+                choice,
+                "accumulation",
+                "score",
+                360,
+            )
+        )
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=4950)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    settings = load_settings()
+    plugins = Plugins(load_plugins(settings), settings)
+    default = plugins.filters.get("default")
+    choice = FilterChoice("default", MappingProxyType(dict(default.thresholds)))
+    panel = build_panel(args.pairs, 900, 1)
+    deferred = screen_chunks.split_metrics
+
+    def everything(p: Plugins, f: Filter, t: object) -> tuple[list[Metric], list[Metric]]:
+        deciding, describing = deferred(p, f, t)  # type: ignore[arg-type]
+        return deciding + describing, []
+
+    def without_new(p: Plugins, f: Filter, t: object) -> tuple[list[Metric], list[Metric]]:
+        deciding, describing = deferred(p, f, t)  # type: ignore[arg-type]
+        return [m for m in deciding + describing if m.name not in NEW], []
+
+    ways: list[tuple[str, Split]] = [
+        ("every metric on every pair", everything),
+        ("this engine (descriptive metrics on survivors)", deferred),  # type: ignore[list-item]
+        ("without the pair-trading metrics", without_new),
+    ]
+    print(f"{args.pairs} pairs x 900 days, chunks of {CHUNK}, one process, best of {args.repeat}")
+    for label, split in ways:
+        screen_chunks.split_metrics = split  # type: ignore[assignment]
+        best = float("inf")
+        for _ in range(args.repeat):
+            work = jobs(panel, choice)
+            t0 = time.perf_counter()
+            results = [screen_chunks.evaluate_chunk(plugins, job) for job in work]
+            best = min(best, time.perf_counter() - t0)
+        survivors = sum(r.survivors.size for r in results)
+        print(
+            f"  {label:<48} {1e6 * best / args.pairs:6.0f} us/pair  "
+            f"{args.pairs / best:8,.0f} pairs/s  ({survivors} survivors)"
+        )
+    screen_chunks.split_metrics = deferred
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""The CSV answer of ``/screen/latest`` and ``/pairs``, for a client that prefers it.
+
+Both operations give the same table (one row per survivor, see
+:mod:`pairscreen.screening.export`), as an attachment named after the screen's time.
+"""
+
+from __future__ import annotations
+
+from connexion import request
+from starlette.responses import Response
+
+from pairscreen.api.negotiation import prefers_csv
+from pairscreen.api.support import service
+from pairscreen.screening.export import screen_csv
+from pairscreen.screening.published import PublishedScreen
+
+# Every answer of the two operations depends on ``Accept`` (JSON or CSV) and on
+# ``Accept-Encoding`` (the JSON may come gzip-compressed).
+VARY = {"Vary": "Accept, Accept-Encoding"}
+
+
+def csv_requested() -> bool:
+    """True when the current request's ``Accept`` header prefers ``text/csv``."""
+    return prefers_csv(request.headers.get("accept"))
+
+
+async def csv_response(screen: PublishedScreen) -> Response:
+    """The survivors of ``screen`` as ``text/csv``, rendered once per screen, off the event
+    loop (a large screen's first rendering takes a while)."""
+    stamp = "".join(ch for ch in screen.key[1] if ch.isdigit())[:14]  # YYYYMMDDhhmmss
+    headers = {**VARY, "Content-Disposition": f'attachment; filename="pairscreen-{stamp}.csv"'}
+    body = await service().in_thread(screen_csv, screen)
+    return Response(body, media_type="text/csv; charset=utf-8", headers=headers)

@@ -1,0 +1,142 @@
+"""``evaluate``: how survivors of past screens behaved afterwards, against the rest."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+
+from pairscreen import clock
+from pairscreen.cli.common import CommandError, open_runtime
+from pairscreen.cli.progress import ProgressDisplay
+
+DEFAULT_EVERY = 30
+DEFAULT_HORIZONS = "30,90"
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = commands.add_parser(
+        "evaluate",
+        help="test screen rules out of sample: survivors' later moves against the rest",
+        description="Screen the stored candles as of every --every days from --from to --to "
+        "(each day sees only candles up to it) under the screen's rules, the rules without "
+        "each single rule, and each --rules file; compare what survivors and the other pairs "
+        "in the bottom and top zones did over each horizon.",
+    )
+    run.add_argument(
+        "--from",
+        dest="start",
+        metavar="DATE",
+        help="first as-of day (YYYY-MM-DD; default: the first day with a full window)",
+    )
+    run.add_argument(
+        "--to",
+        dest="end",
+        metavar="DATE",
+        help="last as-of day (YYYY-MM-DD; default: the last day the longest horizon can follow)",
+    )
+    run.add_argument(
+        "--every",
+        metavar="DAYS",
+        default=str(DEFAULT_EVERY),
+        help=f"days between as-of days (default {DEFAULT_EVERY})",
+    )
+    run.add_argument(
+        "--horizon",
+        metavar="DAYS[,DAYS...]",
+        default=DEFAULT_HORIZONS,
+        help=f"forward horizons in days (default {DEFAULT_HORIZONS})",
+    )
+    run.add_argument(
+        "--rules",
+        metavar="FILE",
+        action="append",
+        default=[],
+        type=Path,
+        help="a TOML file with a [screen] table (filter and thresholds) to evaluate too; "
+        "repeatable (default: none)",
+    )
+    run.add_argument("--json", action="store_true", help="print one JSON object (default: a table)")
+    run.add_argument(
+        "--plot", metavar="FILE.png", type=Path, help="draw the differences (default: no plot)"
+    )
+    run.set_defaults(handler=_evaluate)
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from pairscreen.evaluation.dates import as_of_dates
+    from pairscreen.evaluation.plot import plot_differences
+    from pairscreen.evaluation.report import as_json, table
+    from pairscreen.evaluation.rule_sets import rule_sets
+    from pairscreen.evaluation.run import evaluate
+    from pairscreen.evaluation.verdicts import Market
+    from pairscreen.pegs.status import active_depegs
+
+    every = _whole(args.every, "--every")
+    horizons = [_whole(h, "--horizon") for h in str(args.horizon).split(",") if h.strip()]
+    if not horizons:
+        raise CommandError("--horizon needs at least one number of days, e.g. 30,90")
+    rt = open_runtime(args)
+    settings = rt.settings
+    candles = rt.candles.get()
+    if not candles:
+        raise CommandError("no candles stored: run 'pairscreen data sync' first")
+    oldest = min(c.dates[0] for c in candles.values()).astype("datetime64[D]").item()
+    newest = max(c.dates[-1] for c in candles.values()).astype("datetime64[D]").item()
+    start = _day(args.start, "--from") if args.start else oldest + timedelta(settings.window_days)
+    end = _day(args.end, "--to") if args.end else newest - timedelta(days=max(horizons))
+    if end >= clock.today():
+        raise CommandError(f"--to {end} has not closed yet; give a day before today")
+    dates = as_of_dates(start, end, every)
+    market = Market.of(
+        rt.universe,
+        candles,
+        window_days=settings.window_days,
+        min_history_days=settings.min_history_days,
+    )
+    sets = rule_sets(rt.plugins, rt.universe, args.rules)
+    strategy = rt.plugins.strategies.get(settings.strategy)
+    fee = float(getattr(strategy, "fee", 0.0))
+    if not hasattr(strategy, "fee"):
+        print(
+            f"pairscreen: warning: strategy {strategy.name!r} declares no fee; holding values "
+            "are computed without fees",
+            file=sys.stderr,
+        )
+    with ProgressDisplay(quiet=args.quiet) as display:
+        result = evaluate(
+            rt.plugins,
+            market,
+            sets,
+            dates,
+            horizons,
+            every_days=every,
+            fee=fee,
+            depegs_at=active_depegs,
+            on_progress=display.step("as-of days"),
+        )
+    if args.plot:
+        plot_differences(result, args.plot)
+    if args.json:
+        print(json.dumps(as_json(result), allow_nan=False))
+    else:
+        print(table(result))
+
+
+def _whole(text: str, flag: str) -> int:
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise CommandError(f"{flag} {text!r} is not a whole number of days") from None
+    if value < 1:
+        raise CommandError(f"{flag} must be at least 1 day, got {value}")
+    return value
+
+
+def _day(text: str, flag: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise CommandError(f"{flag} {text!r} is not a date (YYYY-MM-DD)") from None

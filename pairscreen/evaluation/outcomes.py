@@ -1,0 +1,43 @@
+"""What happened after an as-of day: the forward move of each pair in a band zone.
+
+For a pair in the bottom zone (A cheap against B) at day ``t`` and a horizon ``h``, the move
+back toward the range is ``r(t+h) - r(t)`` of the log-ratio ``r = ln(A/B)``; in the top zone
+it is the opposite. Holding the cheap leg for ``h`` days (two swaps, each paying the
+strategy's fee) is worth ``(1-fee)^2 * exp(move) - 1``. ``r(t+h)`` is the close of the last
+common day at or before ``t+h``; a pair whose data ends before ``t+h`` has no outcome.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+import numpy as np
+
+from pairscreen.evaluation.verdicts import DateVerdicts, Market
+
+ZONE_SIGN = {"bottom": 1.0, "top": -1.0}
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """Per pair at one day and horizon; NaN where a pair is outside the zones or has no
+    data at ``t + h``."""
+
+    reversion: np.ndarray  # sign-adjusted change of the log-ratio
+    hold_value: np.ndarray  # value of holding the cheap leg, fees included (0.05 = +5 %)
+
+
+def outcomes_at(market: Market, verdicts: DateVerdicts, horizon: int, fee: float) -> Outcomes:
+    n = len(market.pairs)
+    move = np.full(n, np.nan)
+    end = np.datetime64(verdicts.as_of + timedelta(days=horizon), "D")
+    for i, pair in enumerate(market.aligned):
+        sign = ZONE_SIGN.get(str(verdicts.zone[i]))
+        if sign is None or pair is None or pair.dates[-1] < end:
+            continue
+        k = int(np.searchsorted(pair.dates, end, side="right")) - 1
+        later = float(np.log(pair.close_a[k] / pair.close_b[k]))
+        move[i] = sign * (later - verdicts.log_ratio[i])
+    keep = (1.0 - fee) ** 2
+    return Outcomes(move, keep * np.exp(move) - 1.0)

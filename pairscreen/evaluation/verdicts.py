@@ -1,0 +1,134 @@
+"""Every pair's verdict and zone at a past day under each rule set, from one metric pass.
+
+This replays the screen's own decisions (``pairscreen.screening.screen.compute_screen``) on the
+candles known at the close of the day: a stale leg, a missing leg or too short a history
+first, then the metrics once per panel and each rule set's filter over the same metric
+arrays, so a verdict under the screen's rules is exactly what ``screen run --as-of`` says.
+Pairs are aligned once over all candles; a day's view is a prefix of each aligned pair
+(the common days of two cut histories are the cut common days).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+
+import numpy as np
+
+from pairscreen.engine.evaluate import compute_metrics
+from pairscreen.engine.filtering import filter_reasons
+from pairscreen.engine.panels import AlignedPair, align, group_by_history
+from pairscreen.engine.required_fields import ZONE
+from pairscreen.evaluation.rule_sets import RuleSet
+from pairscreen.hooks import Plugins
+from pairscreen.market.cutoff import candles_until, close_of
+from pairscreen.market.freshness import asset_freshness, last_days, stale_reason
+from pairscreen.pegs.status import depegged_legs
+from pairscreen.screening.screen import SCREEN_BT_DAYS
+from pairscreen.types import Asset, Candles, DepeggedLeg, FilterContext
+from pairscreen.universe import Universe
+
+DepegsAt = Callable[[datetime], Mapping[str, DepeggedLeg]]
+
+
+@dataclass(frozen=True)
+class Market:
+    """What an evaluation reads: the universe's pairs, aligned once, and the screen's
+    settings (band window, minimum history)."""
+
+    universe: Universe
+    candles: Mapping[str, Candles]
+    pairs: tuple[tuple[Asset, Asset], ...]
+    aligned: tuple[AlignedPair | None, ...]  # None: a leg has no candles
+    window_days: int
+    min_history_days: int
+
+    @classmethod
+    def of(
+        cls,
+        universe: Universe,
+        candles: Mapping[str, Candles],
+        *,
+        window_days: int,
+        min_history_days: int,
+    ) -> Market:
+        pairs = tuple(universe.screened_pairs())
+        aligned = tuple(
+            align(candles[a.ticker], candles[b.ticker])
+            if a.ticker in candles and b.ticker in candles
+            else None
+            for a, b in pairs
+        )
+        return cls(universe, candles, pairs, aligned, window_days, min_history_days)
+
+
+@dataclass(frozen=True)
+class DateVerdicts:
+    """One as-of day: per pair (in ``Market.pairs`` order) its zone, log-ratio and, per rule
+    set, whether it survives. Pairs the screen cannot evaluate (stale, missing, too short)
+    have zone ``""``, a NaN log-ratio and survive nowhere."""
+
+    as_of: date
+    zone: np.ndarray  # (pairs,) str
+    log_ratio: np.ndarray  # (pairs,) float, ln(A/B) at the day's close
+    survives: Mapping[str, np.ndarray]  # rule set name -> (pairs,) bool
+
+
+def verdicts_at(
+    plugins: Plugins,
+    market: Market,
+    sets: Sequence[RuleSet],
+    day: date,
+    depegs_at: DepegsAt,
+) -> DateVerdicts:
+    """The verdicts of every rule set at the close of ``day``, metrics computed once."""
+    n = len(market.pairs)
+    generated_at = close_of(day)
+    fresh = asset_freshness(
+        market.universe, last_days(candles_until(market.candles, day)), generated_at
+    )
+    depegs = depegs_at(generated_at)
+    last = np.datetime64(day, "D")
+    rows: list[int] = []
+    cut: list[AlignedPair] = []
+    for i, ((a, b), pair) in enumerate(zip(market.pairs, market.aligned, strict=True)):
+        if pair is None or stale_reason(fresh, a, b):
+            continue
+        k = int(np.searchsorted(pair.dates, last, side="right"))
+        if k < market.min_history_days or k == 0:
+            continue
+        rows.append(i)
+        cut.append(_prefix(pair, k))
+    zone = np.full(n, "", dtype=object)
+    log_ratio = np.full(n, np.nan)
+    survives = {s.name: np.zeros(n, dtype=bool) for s in sets}
+    max_days = market.window_days + SCREEN_BT_DAYS
+    for idx, panel in group_by_history(cut, max_days, market.window_days):
+        at = np.asarray([rows[j] for j in idx])
+        metrics = compute_metrics(plugins, panel)
+        if ZONE.name in metrics.values:
+            zone[at] = np.asarray(metrics.values[ZONE.name], dtype=object)
+        log_ratio[at] = np.log(panel.close_a[:, -1] / panel.close_b[:, -1])
+        history = np.array([cut[j].n_days for j in idx])
+        legs = tuple(depegged_legs(depegs, a, b) for a, b in zip(panel.a, panel.b, strict=True))
+        depegged = np.array([bool(pair_legs) for pair_legs in legs])
+        for rule_set in sets:
+            context = FilterContext(history, depegged, rule_set.thresholds, legs)
+            reasons = filter_reasons(rule_set.screen_filter, metrics, context)
+            survives[rule_set.name][at] = np.array([not r for r in reasons], dtype=bool)
+    return DateVerdicts(day, zone, log_ratio, survives)
+
+
+def _prefix(pair: AlignedPair, k: int) -> AlignedPair:
+    if k == pair.n_days:
+        return pair
+    return AlignedPair(
+        pair.a,
+        pair.b,
+        pair.dates[:k],
+        pair.close_a[:k],
+        pair.close_b[:k],
+        pair.volume_a[:k],
+        pair.volume_b[:k],
+    )

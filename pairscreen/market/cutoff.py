@@ -1,0 +1,35 @@
+"""Candles as they were known at the close of a past day: the point-in-time view.
+
+A screen or an evaluation "as of" day ``D`` may read only what existed when ``D``'s close
+became final (24:00 UTC of ``D``): every candle dated after ``D`` is cut away, per asset, so
+no later price can leak into a past verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, time, timedelta
+
+import numpy as np
+
+from pairscreen.types import Candles
+
+
+def candles_until(candles: Mapping[str, Candles], day: date) -> dict[str, Candles]:
+    """Each asset's candles dated ``day`` or earlier; an asset with none left is omitted."""
+    last = np.datetime64(day, "D")
+    out: dict[str, Candles] = {}
+    for ticker, series in candles.items():
+        n = int(np.searchsorted(series.dates, last, side="right"))
+        if n == 0:
+            continue
+        if n == len(series.dates):
+            out[ticker] = series
+        else:
+            out[ticker] = Candles(ticker, series.dates[:n], series.close[:n], series.volume[:n])
+    return out
+
+
+def close_of(day: date) -> datetime:
+    """The moment ``day``'s daily close is final: 00:00 UTC of the next day."""
+    return datetime.combine(day + timedelta(days=1), time.min, UTC)

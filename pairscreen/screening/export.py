@@ -1,0 +1,76 @@
+"""The published screen as a table: one CSV row per survivor, best score first.
+
+Each row holds the survivor's identity and score, every metric field (the union over the
+survivors, in the order they first appear, so a third-party metric gets its column) and both
+backtest legs. A null is an empty cell; a number is written as JSON writes it (Python's
+shortest round-trip text), so the CSV and the JSON hold the same values to the bit.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from pairscreen.screening.published import PublishedScreen
+
+IDENTITY = ("rank", "pair", "a", "b", "sector", "score", "data_time")
+LEG_FIELDS = ("base_leg", "growth_pct", "n_trades", "max_drawdown_pct", "buy_hold_growth_pct")
+
+
+def screen_csv(screen: PublishedScreen) -> str:
+    """The CSV of ``screen``, rendered once per screen."""
+    return screen.view("csv", lambda payload: survivors_csv(json.loads(payload)))
+
+
+def columns(screen: dict[str, Any]) -> list[str]:
+    """The header: identity, every metric field, then the backtest of leg A and of leg B."""
+    metric_names = dict.fromkeys(name for s in screen["survivors"] for name in s["metrics"])
+    legs = [f"backtest_{leg}_{name}" for leg in ("A", "B") for name in LEG_FIELDS]
+    return [*IDENTITY, *metric_names, "backtest_history_days", *legs]
+
+
+def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:
+    """One survivor flattened to the CSV's columns (a missing metric is absent)."""
+    a, b = survivor["pair"]
+    backtest = survivor["backtest"]
+    record: dict[str, Any] = {
+        "rank": rank,
+        "pair": f"{a}/{b}",
+        "a": a,
+        "b": b,
+        "sector": survivor["sector"],
+        "score": survivor["score"],
+        "data_time": survivor.get("data_time"),
+        **survivor["metrics"],
+        "backtest_history_days": backtest.get("history_days"),
+    }
+    for leg in ("A", "B"):
+        values = backtest[leg]
+        buy_hold = values.get("buy_hold")
+        for name in LEG_FIELDS[:-1]:
+            record[f"backtest_{leg}_{name}"] = values.get(name)
+        record[f"backtest_{leg}_buy_hold_growth_pct"] = buy_hold and buy_hold["growth_pct"]
+    return record
+
+
+def survivors_csv(screen: dict[str, Any]) -> str:
+    """The ``text/csv`` body of a screen's JSON document."""
+    out = io.StringIO()
+    header = columns(screen)
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(header)
+    for rank, survivor in enumerate(screen["survivors"], start=1):
+        record = survivor_record(rank, survivor)
+        writer.writerow([cell(record.get(name)) for name in header])
+    return out.getvalue()
+
+
+def cell(value: object) -> str:
+    """A CSV cell: empty for null, ``json.dumps`` for numbers and booleans, text as is."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, allow_nan=False)

@@ -1,0 +1,1 @@
+"""The website: a static client of the JSON API, served by the same app at ``/``."""

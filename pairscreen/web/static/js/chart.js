@@ -1,0 +1,115 @@
+// The pair chart, drawn by plotly.js (the plotly wheel's offline bundle, loaded on first use)
+// from /pair/{a}/{b}/series: every value plotted is a value of that response.
+
+const BOTTOM = "#1f5aa6";
+const TOP = "#b04a0c";
+const INK = "#1d1d1f";
+const ZONE_COLOURS = { bottom: BOTTOM, mid: "#5f6368", top: TOP };
+
+let loading = null;
+
+function plotly() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  loading ??= new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = "/static/vendor/plotly.min.js";
+    script.onload = () => resolve(window.Plotly);
+    script.onerror = () => reject(new Error("The chart library did not load."));
+    document.head.append(script);
+  });
+  return loading;
+}
+
+const line = (x, y, name, style, extra = {}) => ({
+  type: "scatter", mode: "lines", x, y, name, line: style, hoverinfo: "skip", ...extra,
+});
+
+function swaps(series, leg, symbol) {
+  const trades = series.trades[leg];
+  return {
+    type: "scatter",
+    mode: "markers",
+    name: `leg ${leg} swaps (starts in ${series[leg.toLowerCase()]})`,
+    x: trades.map((t) => t.date),
+    y: trades.map((t) => t.log_ratio),
+    text: trades.map((t) => `bought ${series[t.bought.toLowerCase()]}`),
+    marker: {
+      symbol,
+      size: leg === "A" ? 11 : 7,
+      color: trades.map((t) => (t.bought === "A" ? BOTTOM : TOP)),
+      line: { width: 1.5, color: trades.map((t) => (t.bought === "A" ? BOTTOM : TOP)) },
+    },
+    hovertemplate: `%{x}<br>leg ${leg}: %{text}<extra></extra>`,
+  };
+}
+
+export async function drawChart(element, series) {
+  const Plotly = await plotly();
+  const x = series.dates;
+  const start = series.dates.indexOf(series.backtest_start);
+  const bx = x.slice(start);
+  const band = (name) => series.bands[name].slice(start);
+  const trigger = (name) => series.triggers[name].slice(start);
+  const custom = x.map((_, i) => [series.ratio[i], series.position[i]]);
+  const traces = [
+    line(bx, band("p5"), "p5", { color: BOTTOM, width: 1 }),
+    line(bx, band("p15"), "p5–p15 band", { color: BOTTOM, width: 1, dash: "dash" },
+      { fill: "tonexty", fillcolor: "rgba(47,109,181,0.18)" }),
+    line(bx, band("p85"), "p85", { color: TOP, width: 1, dash: "dash" }),
+    line(bx, band("p95"), "p85–p95 band", { color: TOP, width: 1 },
+      { fill: "tonexty", fillcolor: "rgba(194,90,16,0.18)" }),
+    line(bx, trigger("low"), "swap level 0.2", { color: BOTTOM, width: 1.2, dash: "dot" }),
+    line(bx, trigger("high"), "swap level 0.8", { color: TOP, width: 1.2, dash: "dot" }),
+    {
+      type: "scatter", mode: "lines", x, y: series.log_ratio, name: `ln(${series.pair})`,
+      line: { color: INK, width: 1.4 }, customdata: custom,
+      hovertemplate:
+        "%{x}<br>ln ratio %{y:.4f}<br>ratio %{customdata[0]:.6g}<br>position %{customdata[1]:.2f}<extra></extra>",
+    },
+    swaps(series, "A", "circle-open"),
+    swaps(series, "B", "diamond"),
+    {
+      type: "scatter", mode: "markers", name: `now (${series.current.zone})`,
+      x: [x[x.length - 1]], y: [series.current.log_ratio],
+      marker: { size: 13, color: ZONE_COLOURS[series.current.zone], line: { color: "#fff", width: 2 } },
+      hovertemplate:
+        `%{x}<br>now: ln ratio %{y:.4f}<br>position ${series.current.position.toFixed(2)} (${series.current.zone})<extra></extra>`,
+    },
+  ];
+  const narrow = element.clientWidth < 600;
+  const layout = {
+    margin: { l: 48, r: 8, t: narrow ? 28 : 12, b: narrow ? 200 : 90 },
+    height: narrow ? 640 : 540,
+    showlegend: true,
+    legend: {
+      orientation: "h", traceorder: "normal", x: 0, y: narrow ? -0.1 : -0.12,
+      font: { size: narrow ? 11 : 12 },
+    },
+    hovermode: "closest",
+    xaxis: { type: "date", fixedrange: false },
+    yaxis: {
+      title: { text: narrow ? "" : `ln(${series.pair})` }, automargin: true,
+      fixedrange: false, zeroline: false,
+    },
+    shapes: [{
+      type: "line", xref: "x", yref: "paper", x0: series.backtest_start, x1: series.backtest_start,
+      y0: 0, y1: 1, line: { color: "#888", width: 1, dash: "dot" },
+    }],
+    annotations: [{
+      xref: "x", yref: "paper", x: series.backtest_start, y: 1, text: "backtest starts",
+      showarrow: false, xanchor: "left", yanchor: "top", font: { size: 11, color: "#444" },
+    }],
+    font: { family: "system-ui, sans-serif", color: INK },
+    paper_bgcolor: "#fff",
+    plot_bgcolor: "#fff",
+  };
+  await Plotly.react(element, traces, layout, {
+    responsive: true, displaylogo: false, modeBarButtonsToRemove: ["select2d", "lasso2d"],
+  });
+  element.setAttribute(
+    "aria-label",
+    `Chart of ln(${series.pair}) over ${x.length} days with its bands, swap levels and ` +
+      `${series.trades.A.length + series.trades.B.length} swaps; today's position ` +
+      `${series.current.position.toFixed(2)}, ${series.current.zone} zone.`,
+  );
+}

@@ -1,0 +1,89 @@
+// Formatting only: how the API's numbers are written on the page, never new numbers.
+
+export function esc(value) {
+  return String(value ?? "").replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const DASH = "—";
+
+// One formatter per number of digits: building one per call made a 1,000-row table slow.
+const FORMATS = new Map();
+
+export function num(x, digits = 2) {
+  if (x === null || x === undefined || Number.isNaN(x)) return DASH;
+  if (!FORMATS.has(digits)) {
+    FORMATS.set(digits, new Intl.NumberFormat("en-US", {
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    }));
+  }
+  return FORMATS.get(digits).format(x);
+}
+
+// A signed percentage ("+12.3 %"), or unsigned with `signed` false (a drawdown).
+export function pct(x, digits = 1, signed = true) {
+  if (x === null || x === undefined) return DASH;
+  return `${signed && x > 0 ? "+" : ""}${num(x, digits)} %`;
+}
+
+// "2026-11-22 06:00 UTC" from an ISO timestamp (the API's times are UTC).
+export function utc(iso) {
+  if (!iso) return DASH;
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return esc(iso);
+  return `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+export function day(iso) {
+  return iso ? String(iso).slice(0, 10) : DASH;
+}
+
+// How long ago, in words: "3 h 20 min ago".
+export function ago(iso, now = Date.now()) {
+  if (!iso) return DASH;
+  return `${span(now - new Date(iso).getTime())} ago`;
+}
+
+export function span(ms) {
+  const minutes = Math.max(0, Math.round(ms / 60000));
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h ${minutes % 60} min`;
+  return `${Math.floor(hours / 24)} days`;
+}
+
+export const ZONE_WORDS = { bottom: "Bottom", mid: "Mid", top: "Top" };
+
+// The zone in words and colour (colour is never the only signal).
+export function zoneBadge(zone) {
+  if (!zone) return DASH;
+  return `<span class="zone zone-${esc(zone)}">${esc(ZONE_WORDS[zone] ?? zone)}</span>`;
+}
+
+// Where the ratio sits between p5 (left tick) and p95 (right tick), and beyond them.
+export function positionBar(position) {
+  if (position === null || position === undefined) return DASH;
+  const shown = Math.min(1.2, Math.max(-0.2, position));
+  const left = ((shown + 0.2) / 1.4) * 100;
+  const where =
+    position < 0 ? "below p5" : position > 1 ? "above p95" : "between p5 and p95";
+  // One element per bar (the band and the mark are its pseudo-elements): a 1,000-row table
+  // lays out fast.
+  return (
+    `<span class="pos" title="position ${num(position)} (${where})">` +
+    `<span class="pos-track" aria-hidden="true" style="--at:${left.toFixed(1)}%"></span>` +
+    `<span class="pos-num">${num(position)}</span></span>`
+  );
+}
+
+export function pegWords(peg) {
+  if (!peg) return "native (no peg)";
+  const drift = peg.drift_pct === null ? "" : `, drift ${pct(peg.drift_pct, 2)}`;
+  const event = peg.active_event ? ", in an active depeg event" : "";
+  return `${peg.status}${drift}${event}`;
+}
+
+// A <div> that scrolls its table sideways on narrow screens, reachable by keyboard.
+export function tableWrap(label, tableHtml) {
+  return `<div class="table-wrap" role="region" aria-label="${esc(label)}" tabindex="0">${tableHtml}</div>`;
+}

@@ -1,0 +1,189 @@
+// Pair: the live snapshot (one quota unit), the chart (one more), watch / unwatch.
+
+import { api, ApiError, pairPath } from "./api.js";
+import { drawChart } from "./chart.js";
+import { day, esc, num, pct, pegWords, positionBar, tableWrap, utc, zoneBadge } from "./format.js";
+
+// The metrics, with their unit and what they mean (docs/methodology.md in one line each).
+const GLOSSARY = [
+  ["position", "", (v) => positionBar(v), "Where today's log-ratio sits between the window's p5 (0) and p95 (1)."],
+  ["zone", "", (v) => zoneBadge(v), "Bottom below 0.2, top above 0.8, mid between."],
+  ["r_current", "log units", (v) => num(v, 4), "Today's log-ratio ln(A/B)."],
+  ["p5", "log units", (v) => num(v, 4), "5th percentile of the 540-day log-ratio window."],
+  ["p15", "log units", (v) => num(v, 4), "15th percentile of the window."],
+  ["p85", "log units", (v) => num(v, 4), "85th percentile of the window."],
+  ["p95", "log units", (v) => num(v, 4), "95th percentile of the window."],
+  ["z_score", "std devs", (v) => num(v), "Distance of today's log-ratio from the window mean."],
+  ["hurst", "", (v) => num(v, 3), "Below 0.5 the ratio tends to revert; above, to trend."],
+  ["variance_ratio", "", (v) => num(v, 3), "Lo-MacKinlay variance ratio at 20 days: below 1 the ratio reverts."],
+  ["variance_ratio_pvalue", "", (v) => num(v, 3), "Robust p-value of a variance ratio of 1 (a random walk)."],
+  ["hurst_rs", "", (v) => num(v, 3), "Rescaled-range Hurst exponent, kept for comparison; the filter does not use it."],
+  ["adf_pvalue", "", (v) => num(v, 3), "Augmented Dickey-Fuller p-value: small means stationary."],
+  ["trend_slope", "log units / day", (v) => num(v, 5), "Least-squares slope of the log-ratio."],
+  ["range_width", "log units", (v) => num(v, 3), "Max minus min of the window's log-ratio."],
+  ["range_width_pct", "%", (v) => num(v, 1), "The range width times 100."],
+  ["touches_low", "times", (v) => v ?? "—", "Visits of the p5 band in the window."],
+  ["touches_high", "times", (v) => v ?? "—", "Visits of the p95 band in the window."],
+  ["half_life_days", "days", (v) => num(v, 1), "Days for a deviation of the log-ratio from its mean to halve (AR(1) fit); — when it does not revert."],
+  ["coint_pvalue", "", (v) => num(v, 3), "Engle-Granger cointegration p-value of log A on log B: below 0.05 reads as cointegrated."],
+  ["hedge_ratio", "", (v) => num(v, 3), "OLS slope of log A on log B, the spread the test checks; the log-ratio assumes 1."],
+  ["return_correlation", "", (v) => num(v, 2), "Pearson correlation of the legs' daily log returns over the window."],
+  ["volume_a", "quote / day", (v) => num(v, 0), "Leg A's mean daily volume over 30 days."],
+  ["volume_b", "quote / day", (v) => num(v, 0), "Leg B's mean daily volume over 30 days."],
+];
+
+const WINDOWS = [90, 180, 360];
+
+export async function renderPair(main, args, query) {
+  const [a, b] = args;
+  const bt = WINDOWS.includes(Number(query.get("bt"))) ? Number(query.get("bt")) : 360;
+  const [me, watchlist] = await Promise.all([api("/me"), api("/watchlist")]);
+  main.innerHTML = `
+    <h1>${esc(a)}/${esc(b)}</h1>
+    <p class="lede">The ratio of ${esc(a)} to ${esc(b)}, computed live from the stored daily closes.
+      <a href="#/pair/${esc(encodeURIComponent(b))}/${esc(encodeURIComponent(a))}">See ${esc(b)}/${esc(a)}</a>.</p>
+    <section class="panel" aria-labelledby="cost">
+      <h2 id="cost">Live numbers cost quota</h2>
+      <p>The snapshot costs <strong>1 unit</strong> of your daily quota and the chart 1 more.
+        You have <strong id="remaining">${me.quota.remaining_today}</strong> of
+        ${me.quota.limit_per_day} units left today (the quota resets at 00:00 UTC).</p>
+      <fieldset class="windows"><legend>Backtest window</legend>
+        ${WINDOWS.map((d) => `<label><input type="radio" name="bt" value="${d}"${d === bt ? " checked" : ""}> ${d} days</label>`).join("")}
+      </fieldset>
+      <div class="actions">
+        <button type="button" id="snapshot">Compute snapshot (1 unit)</button>
+        <button type="button" id="both" class="quiet">Snapshot and chart (2 units)</button>
+        <button type="button" id="watch" class="quiet"></button>
+      </div>
+      <p id="pair-message" class="error" role="alert"></p>
+    </section>
+    <section aria-labelledby="chart-title" class="chart-section">
+      <h2 id="chart-title">Chart</h2>
+      <p class="hint">The log-ratio with its rolling p5/p15/p85/p95 bands, the dotted levels where
+        the backtest swaps (0.2 and 0.8 of the band), both legs' swaps and today's point.
+        Drag to zoom, double-click to reset.</p>
+      <button type="button" id="draw" class="quiet">Draw chart (1 unit)</button>
+      <div id="chart" class="chart" role="img" aria-label="Chart not drawn yet"></div>
+    </section>
+    <div id="snapshot-out"></div>`;
+
+  const message = main.querySelector("#pair-message");
+  const out = main.querySelector("#snapshot-out");
+  const state = { bt, snapshot: false, chart: false };
+  const refreshQuota = async () => {
+    const now = await api("/me");
+    main.querySelector("#remaining").textContent = now.quota.remaining_today;
+  };
+  const run = async (what) => {
+    message.textContent = "";
+    try {
+      if (what.snapshot) {
+        out.innerHTML = `<p class="loading">Computing…</p>`;
+        const snap = await api(`/pair/${pairPath(a, b)}?bt=${state.bt}`);
+        out.innerHTML = snapshotHtml(snap);
+        state.snapshot = true;
+      }
+      if (what.chart) {
+        const series = await api(`/pair/${pairPath(a, b)}/series?bt=${state.bt}`);
+        await drawChart(main.querySelector("#chart"), series);
+        state.chart = true;
+        main.querySelector("#draw").hidden = true;
+      }
+    } catch (e) {
+      message.textContent = e instanceof ApiError ? e.message : String(e);
+      if (what.snapshot) out.innerHTML = "";
+    }
+    await refreshQuota();
+  };
+  main.querySelector("#snapshot").addEventListener("click", () => run({ snapshot: true }));
+  main.querySelector("#both").addEventListener("click", () => run({ snapshot: true, chart: true }));
+  main.querySelector("#draw").addEventListener("click", () => run({ chart: true }));
+  for (const radio of main.querySelectorAll("input[name=bt]")) {
+    radio.addEventListener("change", () => {
+      state.bt = Number(radio.value);
+      history.replaceState(null, "", `#/pair/${pairPath(a, b)}?bt=${state.bt}`);
+      if (state.snapshot || state.chart) run({ snapshot: state.snapshot, chart: state.chart });
+    });
+  }
+  setupWatch(main, a, b, watchlist, message);
+}
+
+function setupWatch(main, a, b, watchlist, message) {
+  const button = main.querySelector("#watch");
+  const same = (i) => (i.a === a && i.b === b) || (i.a === b && i.b === a);
+  let item = watchlist.items.find(same) ?? null;
+  const label = () => {
+    button.textContent = item ? `Stop watching ${item.pair}` : `Watch ${a}/${b}`;
+    button.setAttribute("aria-pressed", item ? "true" : "false");
+  };
+  button.addEventListener("click", async () => {
+    message.textContent = "";
+    try {
+      if (item) {
+        await api(`/watchlist/${pairPath(item.a, item.b)}`, { method: "DELETE" });
+        item = null;
+      } else {
+        item = await api(`/watchlist/${pairPath(a, b)}`, { method: "PUT" });
+      }
+    } catch (e) {
+      message.textContent = e.message;
+    }
+    label();
+  });
+  label();
+}
+
+function snapshotHtml(s) {
+  const m = s.metrics;
+  const verdict = s.passes_filter
+    ? `<p class="verdict pass">Passes the screen's filter.</p>`
+    : `<p class="verdict fail">Rejected by the screen's filter: ${esc(s.filter_reason)}</p>`;
+  const metricRows = GLOSSARY.filter(([key]) => key in m)
+    .map(([key, unit, show, meaning]) =>
+      `<tr><th scope="row"><code>${key}</code><span class="meaning">${esc(meaning)}</span></th>` +
+      `<td class="num" data-metric="${key}">${show(m[key])}</td><td>${esc(unit)}</td></tr>`)
+    .join("");
+  // A field this page does not know (a metric plugin's) still shows, under its own name.
+  const extra = Object.keys(m).filter((k) => !GLOSSARY.some(([g]) => g === k))
+    .map((k) => `<tr><th scope="row"><code>${esc(k)}</code><span class="meaning">From a metric plugin.</span></th>` +
+      `<td class="num" data-metric="${esc(k)}">${anyValue(m[k])}</td><td></td></tr>`)
+    .join("");
+  const leg = (name, l) =>
+    `<tr><th scope="row">Leg ${name} (starts in ${esc(l.base_leg)})</th>` +
+    `<td class="num" data-leg="${name}">${pct(l.growth_pct)}</td>` +
+    `<td class="num">${pct(l.buy_hold?.growth_pct)}</td><td class="num">${l.n_trades}</td>` +
+    `<td class="num">${pct(l.max_drawdown_pct, 1, false)}</td></tr>`;
+  return `
+    <section aria-labelledby="snap-title">
+      <h2 id="snap-title">Snapshot</h2>
+      <ul class="facts">
+        <li><span class="fact-k">Zone</span> <span class="fact-v">${zoneBadge(m.zone)}</span></li>
+        <li><span class="fact-k">Position</span> <span class="fact-v">${positionBar(m.position)}</span></li>
+        <li><span class="fact-k">Sector</span> <span class="fact-v">${esc(s.sector ?? "—")}</span></li>
+        <li><span class="fact-k">Data up to</span> <span class="fact-v">${day(s.data_time)}</span></li>
+        <li><span class="fact-k">Computed</span> <span class="fact-v">${utc(s.generated_at)}</span></li>
+      </ul>
+      ${verdict}
+      <h3>Backtests over ${s.backtest.history_days} days</h3>
+      ${tableWrap("Backtests", `<table class="data"><thead><tr><th scope="col">Leg</th>
+        <th scope="col" class="num">Coin growth</th><th scope="col" class="num">Buy and hold</th>
+        <th scope="col" class="num">Swaps</th><th scope="col" class="num">Max drawdown</th></tr></thead>
+        <tbody>${leg("A", s.backtest.A)}${leg("B", s.backtest.B)}</tbody></table>`)}
+      <h3>Metrics</h3>
+      ${tableWrap("Metrics", `<table class="data metrics"><thead><tr><th scope="col">Metric</th>
+        <th scope="col" class="num">Value</th><th scope="col">Unit</th></tr></thead>
+        <tbody>${metricRows}${extra}</tbody></table>`)}
+      <h3>Pegs</h3>
+      <ul class="pegs">
+        <li>${esc(s.base_a)} (${esc(s.asset_class_a)}): ${esc(pegWords(s.peg.A))}</li>
+        <li>${esc(s.base_b)} (${esc(s.asset_class_b)}): ${esc(pegWords(s.peg.B))}</li>
+      </ul>
+    </section>`;
+}
+
+// A plugin's value as it came: a whole number as is, a fraction to 4 digits, text escaped.
+function anyValue(v) {
+  if (typeof v === "number") return num(v, Number.isInteger(v) ? 0 : 4);
+  if (v === null || v === undefined) return num(v);
+  return esc(typeof v === "object" ? JSON.stringify(v) : v);
+}

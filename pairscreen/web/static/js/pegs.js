@@ -1,0 +1,48 @@
+// Pegs: active depeg events (Pro) and every tokenized asset's latest peg status.
+
+import { api, ApiError } from "./api.js";
+import { esc, num, pct, tableWrap, utc } from "./format.js";
+
+export async function renderPegs(main) {
+  const [events, assets] = await Promise.all([
+    api("/peg-events").catch((e) => {
+      if (e instanceof ApiError && e.status === 403) return { refused: e.message };
+      throw e;
+    }),
+    api("/assets"),
+  ]);
+  const pegged = assets.assets.filter((a) => a.peg);
+  const eventsHtml = events.refused
+    ? `<div class="panel tier-note"><p><strong>Depeg events need the Pro tier.</strong>
+         ${esc(events.refused)}</p>
+         <p>On Pro this section lists every tokenized asset that has stayed off its peg for
+         12 hours or more (at least 6 samples): since when, for how long, the median drift
+         and the reference price source. The latest status of each asset is below for every tier.</p></div>`
+    : events.events.length === 0
+      ? `<p>No active depeg event (checked ${utc(events.checked_at)}).</p>`
+      : tableWrap("Active depeg events", `<table class="data" id="events"><thead><tr>
+          <th scope="col">Asset</th><th scope="col">Class</th><th scope="col">Off peg since</th>
+          <th scope="col" class="num">Hours</th><th scope="col" class="num">Median drift</th>
+          <th scope="col" class="num">Samples</th><th scope="col">Reference</th></tr></thead><tbody>
+          ${events.events.map((e) => `<tr><th scope="row">${esc(e.ticker)}</th>
+            <td>${esc(e.asset_class.replaceAll("_", " "))}</td><td>${utc(e.first_unhealthy)}</td>
+            <td class="num">${num(e.hours_unhealthy, 1)}</td><td class="num">${pct(e.median_drift_pct, 2)}</td>
+            <td class="num">${e.sample_count}</td><td>${esc(e.reference_source)}</td></tr>`).join("")}
+          </tbody></table>`);
+  main.innerHTML = `
+    <h1>Pegs</h1>
+    <p class="lede">Tokenized assets (gold, stocks, stablecoins) against the price they track.</p>
+    <h2>Active depeg events</h2>
+    ${eventsHtml}
+    <h2>Latest status</h2>
+    ${tableWrap("Latest peg status", `<table class="data" id="peg-status"><thead><tr>
+      <th scope="col">Asset</th><th scope="col">Status</th><th scope="col" class="num">Drift</th>
+      <th scope="col" class="num">Threshold</th><th scope="col" class="num">Market</th>
+      <th scope="col" class="num">Reference</th><th scope="col">Checked</th></tr></thead><tbody>
+      ${pegged.map((a) => `<tr><th scope="row">${esc(a.ticker)}</th>
+        <td><span class="peg peg-${esc(a.peg.status)}">${esc(a.peg.status)}${a.peg.active_event ? " (depeg event)" : ""}</span></td>
+        <td class="num">${pct(a.peg.drift_pct, 2)}</td><td class="num">±${num(a.peg.threshold_pct, 1)} %</td>
+        <td class="num">${num(a.peg.market_price, 2)}</td><td class="num">${num(a.peg.reference_price, 2)}</td>
+        <td>${utc(a.peg.checked_at)}</td></tr>`).join("")}
+      </tbody></table>`)}`;
+}

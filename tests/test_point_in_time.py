@@ -1,0 +1,189 @@
+"""Point-in-time screens: ``screen run --as-of D`` reads nothing after ``D``, is stored as
+history beside the latest screen, and ``/screens?at=`` serves the screen current at a time."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, timedelta
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+from playhouse.migrate import SchemaMigrator, migrate
+
+from pairscreen.db.connection import database
+from pairscreen.db.models import Candle, DataVersion, PegEvent, SchemaVersion, Screen
+from pairscreen.errors import BadRequest
+from pairscreen.market.cutoff import candles_until, close_of
+from pairscreen.pegs.status import active_depegs
+from pairscreen.screening import screen as screening
+from pairscreen.screening.history import parse_moment
+from pairscreen.screening.point_in_time import run_screen_as_of
+
+BASE = "/api/v1"
+
+
+def an_as_of_day(runtime) -> date:  # type: ignore[no-untyped-def]
+    """A day 150 days before the newest candle: long enough history, much data after it."""
+    with database.connection_context():
+        newest = max(c.dates[-1] for c in runtime.candles.get().values())
+    return date.fromisoformat(str(newest)) - timedelta(days=150)
+
+
+def stored_payload(screen_id: int) -> dict:
+    with database.connection_context():
+        return json.loads(Screen.get_by_id(screen_id).payload)
+
+
+def test_candles_until_cuts_every_asset_at_the_day(runtime):
+    with database.connection_context():
+        candles = runtime.candles.get()
+    day = an_as_of_day(runtime)
+    cut = candles_until(candles, day)
+    assert set(cut) <= set(candles) and cut
+    for ticker, series in cut.items():
+        assert series.dates[-1] <= np.datetime64(day)
+        full = candles[ticker]
+        n = len(series.dates)
+        assert np.array_equal(full.dates[:n], series.dates)
+        assert n == len(full.dates) or full.dates[n] > np.datetime64(day)
+
+
+def test_prices_after_the_day_do_not_change_the_screen(runtime):
+    """No lookahead: every price after D replaced, the same screen as of D, byte for byte."""
+    day = an_as_of_day(runtime)
+    before = run_screen_as_of(runtime, day, processes=1)
+    assert before.n_survivors > 0, "a screen without survivors proves little"
+    first = stored_payload(before.screen_id)
+    rng = np.random.default_rng(7)
+    with database.connection_context(), database.atomic():
+        later = list(Candle.select().where(Candle.day > day))
+        assert len(later) > 1000
+        for candle in later:
+            Candle.update(close=float(np.exp(rng.uniform(-20, 20)))).where(
+                (Candle.ticker == candle.ticker) & (Candle.day == candle.day)
+            ).execute()
+        DataVersion.update(version=DataVersion.version + 1).where(
+            DataVersion.name == "candles"
+        ).execute()
+    runtime.candles.invalidate()
+    after = run_screen_as_of(runtime, day, processes=1)
+    assert stored_payload(after.screen_id) == first
+    with database.connection_context():
+        assert Screen.select().where(Screen.as_of == day).count() == 1  # replaced, not added
+
+
+def test_as_of_screen_is_history_and_screens_at_serves_it(client, keys, runtime):
+    latest = client.get(f"{BASE}/screen/latest", keys.personal).json()
+    day = an_as_of_day(runtime)
+    summary = run_screen_as_of(runtime, day, processes=1)
+    # the latest screen is still the regular one
+    assert client.get(f"{BASE}/screen/latest", keys.personal).json() == latest
+    historical = client.get(f"{BASE}/screens?at={day.isoformat()}", keys.personal)
+    assert historical.status_code == 200
+    body = historical.json()
+    assert body == stored_payload(summary.screen_id)
+    assert body["as_of"] == day.isoformat()
+    assert body["generated_at"].startswith((day + timedelta(days=1)).isoformat() + "T00:00:00")
+    assert body["data_time"]["newest"].startswith(day.isoformat())
+    # just before D's close was final, no screen existed yet
+    before = client.get(f"{BASE}/screens?at={day.isoformat()}T23:59:59Z", keys.personal)
+    assert before.status_code == 404
+    assert "No screen had been published by" in before.text
+    at = quote(latest["generated_at"])  # its "+00:00" must not become a space
+    now = client.get(f"{BASE}/screens?at={at}", keys.personal).json()
+    assert now == latest
+    bad = client.get(f"{BASE}/screens?at=yesterday", keys.personal)
+    assert bad.status_code == 400 and "query parameter 'at'" in bad.text
+
+
+def test_regular_screens_never_prune_history(runtime):
+    day = an_as_of_day(runtime)
+    summary = run_screen_as_of(runtime, day, processes=1)
+    for _ in range(runtime.settings.screens_kept + 1):
+        with database.connection_context():
+            screening.run_screen(runtime, processes=1)
+    with database.connection_context():
+        assert Screen.get_or_none(Screen.id == summary.screen_id) is not None
+        regular = Screen.select().where(Screen.as_of.is_null()).count()
+    assert regular == runtime.settings.screens_kept
+
+
+def test_cli_screens_as_of_a_day(cli, runtime):
+    day = an_as_of_day(runtime)
+    code, out, err = cli("screen", "run", "--as-of", day.isoformat())
+    assert code == 0, err
+    assert f"as of {day}" in out
+    code, _, err = cli("screen", "run", "--as-of", "2099-01-01")
+    assert code == 2 and "has not closed yet" in err
+
+
+def test_depegs_are_those_active_at_the_time(runtime):
+    """A depeg event counts at a past time when it had begun and was not yet closed."""
+    day = an_as_of_day(runtime)
+    close = close_of(day)
+    with database.connection_context():
+        PegEvent.delete().execute()
+        past = dict(asset_class="gold", median_drift_pct=2.0, sample_count=10)
+        PegEvent.create(  # over before the day's close
+            ticker="OLD", first_unhealthy=close - timedelta(days=9),
+            last_unhealthy=close - timedelta(days=8), active=False,
+            closed_at=close - timedelta(days=8), **past,
+        )  # fmt: skip
+        PegEvent.create(  # around the day's close, closed since
+            ticker="ETH", first_unhealthy=close - timedelta(days=2),
+            last_unhealthy=close + timedelta(days=1), active=False,
+            closed_at=close + timedelta(days=1), **past,
+        )  # fmt: skip
+        PegEvent.create(  # began after the day, still active
+            ticker="NEW", first_unhealthy=close + timedelta(days=5),
+            last_unhealthy=close + timedelta(days=6), **past,
+        )  # fmt: skip
+        assert set(active_depegs()) == {"NEW"}
+        assert set(active_depegs(close)) == {"ETH"}
+        assert set(active_depegs(close - timedelta(days=8, hours=12))) == {"OLD"}
+    summary = run_screen_as_of(runtime, day, processes=1)
+    payload = stored_payload(summary.screen_id)
+    assert payload["rejected"]["depeg"] > 0
+    assert all("ETH" not in s["pair"] for s in payload["survivors"])
+
+
+@pytest.mark.parametrize(
+    ("text", "moment"),
+    [
+        ("2025-03-01", datetime(2025, 3, 2, tzinfo=UTC)),  # the end of that UTC day
+        ("2025-03-01T12:30:00Z", datetime(2025, 3, 1, 12, 30, tzinfo=UTC)),
+        ("2025-03-01T12:30:00", datetime(2025, 3, 1, 12, 30, tzinfo=UTC)),
+        ("2025-03-01T12:30:00.5+02:00", datetime(2025, 3, 1, 10, 30, 0, 500000, tzinfo=UTC)),
+        ("9999-12-31", datetime.max.replace(tzinfo=UTC)),
+    ],
+)
+def test_at_is_a_date_or_a_date_time(text, moment):
+    assert parse_moment(text) == moment
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2025-13-01", "2025-02-30T00:00:00Z", "2025-3-1"])
+def test_a_malformed_at_is_a_bad_request(text):
+    with pytest.raises(BadRequest, match="query parameter 'at'"):
+        parse_moment(text)
+
+
+def test_migration_6_adds_as_of_to_an_old_database(runtime, cli):
+    """A database from before point-in-time screens: its screens stay the regular ones."""
+    table = Screen._meta.table_name
+    with database.connection_context():
+        migrator = SchemaMigrator.from_database(database.obj)
+        fresh = {(c.name, c.null) for c in database.get_columns(table)}
+        for index in database.get_indexes(table):
+            if "as_of" in index.columns:
+                migrate(migrator.drop_index(table, index.name))
+        migrate(migrator.drop_column(table, "as_of"))
+        SchemaVersion.delete().where(SchemaVersion.version == 6).execute()
+        before = Screen.select().count()
+    database.close()
+    code, out, _ = cli("db", "upgrade")
+    assert code == 0 and out.endswith("applied migrations [6]\n")
+    with database.connection_context():
+        assert {(c.name, c.null) for c in database.get_columns(table)} == fresh
+        assert any(i.columns == ["as_of"] for i in database.get_indexes(table))
+        assert Screen.select().where(Screen.as_of.is_null()).count() == before > 0
