@@ -67,7 +67,7 @@ def test_screen_run_and_peg_backfill_draw_bars_on_a_terminal(tmp_path: Path) -> 
     code, shown = run_on_terminal("--data-dir", data, "screen", "run", env=env)
     assert code == 0, shown
     assert "\x1b[" in shown  # drawn, not printed as lines
-    assert re.search(r"screen chunks .*\d+/\d+ .*time left", _plain(shown)), shown
+    assert re.search(r"pairs .*\d+/\d+ .*time left", _plain(shown)), shown
     code, shown = run_on_terminal(
         "--data-dir", data, "peg", "sample", "--no-sync", "--backfill-hours", "6", env=env
     )

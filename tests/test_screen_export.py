@@ -58,7 +58,7 @@ def test_screen_latest_as_csv_matches_the_json_row_for_row(client, keys):
     r = client.get(f"{BASE}/screen/latest", keys.personal, headers=CSV)
     assert r.status_code == 200
     assert r.headers["content-type"] == "text/csv; charset=utf-8"
-    assert r.headers["vary"] == "Accept"
+    assert r.headers["vary"] == "Accept, Accept-Encoding"
     assert r.headers["content-disposition"].startswith('attachment; filename="pairscreen-')
     rows = parse(r.text)
     assert_rows_match(rows, screen)
@@ -82,8 +82,18 @@ def test_json_stays_the_default_answer(client, keys):
         headers = {"Accept": accept} if accept else {}
         r = client.get(f"{BASE}/screen/latest", keys.personal, headers=headers)
         assert r.headers["content-type"].startswith("application/json"), accept
-        assert r.headers["vary"] == "Accept"
+        assert r.headers["vary"] == "Accept, Accept-Encoding"
         assert "survivors" in r.json()
+
+
+def test_csv_of_a_filtered_page_is_refused_in_a_sentence(client, keys):
+    for query in ("zone=bottom", "limit=5", "sector=majors&min_score=1"):
+        r = client.get(f"{BASE}/pairs?{query}", keys.personal, headers=CSV)
+        assert r.status_code == 406, query
+        assert r.headers["content-type"].startswith("text/plain")
+        assert "text/csv is the whole screen" in r.text
+    page = client.get(f"{BASE}/pairs?limit=5", keys.personal)
+    assert page.status_code == 200 and page.json()["count"] <= 5
 
 
 def test_csv_asks_for_the_same_access_as_json(client, keys):

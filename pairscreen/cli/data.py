@@ -91,14 +91,14 @@ def _screen(args: argparse.Namespace) -> None:
     as_of = past_day(args.as_of) if args.as_of is not None else None
     require_database(settings)
     rt = build_runtime(settings)
+    if not args.quiet:
+        n_pairs = int(rt.universe.screened_pair_indices()[0].shape[0])
+        print(f"screening {n_pairs} pairs of {len(rt.universe.assets)} assets", flush=True)
     with ProgressDisplay(quiet=args.quiet) as display:
         if not args.no_sync and as_of is None:
             from pairscreen.market.sync import sync_candles
 
             sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
-        n_pairs = int(rt.universe.screened_pair_indices()[0].shape[0])
-        if not args.quiet:
-            print(f"screening {n_pairs} pairs of {len(rt.universe.assets)} assets", flush=True)
         started = time.perf_counter()
         if as_of is not None:
             from pairscreen.screening.point_in_time import run_screen_as_of
