@@ -19,17 +19,19 @@ def used_today(client, key: str) -> int:  # type: ignore[no-untyped-def]
 def test_the_same_chart_is_drawn_once_and_each_request_consumes_a_unit(client, keys, runtime):
     url = f"{BASE}/pair/ETH/BTC/chart.png"
     first = client.get(url, keys.personal)
-    started = time.perf_counter()
-    again = client.get(url, keys.personal)
-    repeat_ms = (time.perf_counter() - started) * 1000
-    assert first.status_code == again.status_code == 200
-    assert again.content == first.content
-    assert used_today(client, keys.personal) == 2
+    repeats_ms = []
+    for _ in range(5):
+        started = time.perf_counter()
+        again = client.get(url, keys.personal)
+        repeats_ms.append((time.perf_counter() - started) * 1000)
+        assert again.status_code == 200 and again.content == first.content
+    assert first.status_code == 200
+    assert used_today(client, keys.personal) == 6
     phone = client.get(url, keys.personal, params={"size": "phone"})
     shorter = client.get(url, keys.personal, params={"bt": 90})
     assert len({first.content, phone.content, shorter.content}) == 3
     assert len(runtime.charts._images) == 3
-    print(f"\nrepeated chart.png answered in {repeat_ms:.1f} ms")
+    print(f"\nrepeated chart.png answered in {sorted(repeats_ms)[2]:.1f} ms (median of 5)")
 
 
 def test_the_key_follows_every_input_of_the_drawing(runtime):
