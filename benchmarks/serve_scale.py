@@ -4,9 +4,9 @@ Prepares a demo database, then publishes a screen of ``--survivors`` survivors (
 default: the demo screen's survivors repeated under numbered tickers, so every survivor has
 the full structure), starts ``pairscreen serve`` (one worker) and prints, side by side from
 the same server: the median and p90 latency of ``/pairs?limit=100``, of a filtered page, of
-the full ``/pairs`` and ``/screen/latest`` with gzip (and their sizes compressed and not),
-of a ``304`` answer to ``If-None-Match``, the first ``/pair`` after start-up, and the
-server's memory (PSS) after the run.
+``/screen/latest?limit=100``, of the full ``/pairs`` and ``/screen/latest`` with gzip (and
+their sizes compressed and not), of a ``304`` answer to ``If-None-Match``, the first
+``/pair`` after start-up, and the server's memory (PSS) after the run.
 
     .venv/bin/python benchmarks/serve_scale.py [--survivors 100000] [--repeat 100]
 """
@@ -107,6 +107,10 @@ def main() -> None:
                             lambda: client.get(f"{base}/pairs?zone=bottom&min_score=0&limit=100"),
                             args.repeat,
                         ),
+                    ),
+                    (
+                        "/screen/latest?limit=100",
+                        timed(lambda: client.get(f"{base}/screen/latest?limit=100"), args.repeat),
                     ),
                     (
                         f"/pairs gzip ({pairs.num_bytes_downloaded / 1e6:.2f} MB sent)",

@@ -23,9 +23,10 @@ from pairscreen.api.http_cache import not_modified
 from pairscreen.api.screen_csv import csv_requested, csv_response
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
+from pairscreen.engine.required_fields import ZONE
 from pairscreen.errors import NotAcceptable
 from pairscreen.screening.history import parse_moment
-from pairscreen.screening.pair_pages import PairIndex, PairQuery, pair_page
+from pairscreen.screening.pages import PageIndex, PageQuery, page
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.screen import pairs_json
 
@@ -35,12 +36,22 @@ VARY = "Accept, Accept-Encoding"
 RECHECK_SECONDS = 1.0  # a screen published by another process is served after at most this
 
 
-async def latest_screen(token_info: TokenInfo) -> Response:
+async def latest_screen(
+    token_info: TokenInfo,
+    sector: str | None = None,
+    zone: str | None = None,
+    min_score: float | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Response:
     caller(token_info).require_tier("personal")
     screen = await _published()
+    query = PageQuery(sector, zone, min_score, limit, cursor)
     if csv_requested():
-        return await csv_response(screen)
-    return await _answer(screen, "screen", lambda: screen.payload)
+        return await _csv(screen, query)
+    if query.is_plain:
+        return await _answer(screen, "screen", lambda: screen.payload)
+    return await _page(screen, query, "survivors", _survivor_index)
 
 
 async def list_pairs(
@@ -53,26 +64,44 @@ async def list_pairs(
 ) -> Response:
     caller(token_info).require_tier("personal")
     screen = await _published()
-    query = PairQuery(sector, zone, min_score, limit, cursor)
+    query = PageQuery(sector, zone, min_score, limit, cursor)
     if csv_requested():
-        if not query.is_plain:
-            raise NotAcceptable(
-                "text/csv is the whole screen, one row per survivor: ask for it without "
-                "sector, zone, min_score, limit and cursor, or ask for JSON."
-            )
-        return await csv_response(screen)
+        return await _csv(screen, query)
     if query.is_plain:
         return await _answer(screen, "pairs", lambda: pairs_json(screen))
+    return await _page(screen, query, "pairs", _pair_index)
+
+
+async def _csv(screen: PublishedScreen, query: PageQuery) -> Response:
+    if not query.is_plain:
+        raise NotAcceptable(
+            "text/csv is the whole screen, one row per survivor: ask for it without "
+            "sector, zone, min_score, limit and cursor, or ask for JSON."
+        )
+    return await csv_response(screen)
+
+
+async def _page(
+    screen: PublishedScreen,
+    query: PageQuery,
+    name: str,
+    build: Callable[[PublishedScreen], PageIndex],
+) -> Response:
+    """A filtered page of the view ``name``, from its index built once per screen."""
     headers = {"ETag": screen.etag, "Vary": VARY, "Cache-Control": "no-cache"}
     if not_modified(request.headers.get("if-none-match", ""), screen.etag):
         return Response(status_code=304, headers=headers)
     # Parsed once per screen (a thread, off the event loop: 100,000 pairs take a while).
-    index = await service().in_thread(screen.memo, "pair_index", lambda: _pair_index(screen))
-    return Response(pair_page(screen, index, query), media_type="application/json", headers=headers)
+    index = await service().in_thread(screen.memo, f"{name}_index", lambda: build(screen))
+    return Response(page(screen, index, query), media_type="application/json", headers=headers)
 
 
-def _pair_index(screen: PublishedScreen) -> PairIndex:
-    return PairIndex.of(pairs_json(screen))
+def _pair_index(screen: PublishedScreen) -> PageIndex:
+    return PageIndex.of(pairs_json(screen), "pairs", lambda pair: pair.get(ZONE.name))
+
+
+def _survivor_index(screen: PublishedScreen) -> PageIndex:
+    return PageIndex.of(screen.payload, "survivors", lambda s: s["metrics"].get(ZONE.name))
 
 
 async def _answer(screen: PublishedScreen, name: str, body: Callable[[], str]) -> Response:

@@ -1,0 +1,109 @@
+"""Filtered pages of a screen: by sector, zone and score, a page at a time.
+
+A screen of 100,000 survivors makes a 3 MB ``/pairs`` and a far bigger ``/screen/latest``;
+a client after the top 100 of one sector should download neither. Each view is parsed once
+per screen into a :class:`PageIndex` (the items as JSON texts, best score first, and arrays
+of score, sector and zone), so a filtered page costs one vectorised mask and the join of the
+page's texts. A cursor names the screen it belongs to and the offset of the next page, so
+paging through a screen that has been replaced meanwhile answers 404 rather than silently
+mixing two screens.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pairscreen.errors import BadRequest, NotFound
+from pairscreen.screening.published import PublishedScreen
+
+DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
+
+
+@dataclass(frozen=True, eq=False)
+class PageIndex:
+    """One view of a screen (``/pairs`` or ``/screen/latest``) ready to be paged: the body's
+    other fields, and its items best score first, each as its JSON text (texts, not dicts:
+    a third of the memory, and a page is a join), with arrays to filter them."""
+
+    head: dict[str, Any]  # every field of the body but the items and their count
+    items_key: str  # "pairs" or "survivors"
+    texts: list[str]
+    score: np.ndarray  # float
+    sector: np.ndarray  # str
+    zone: np.ndarray  # str, "" where the zone is unknown
+
+    @classmethod
+    def of(
+        cls, body_text: str, items_key: str, zone_of: Callable[[dict[str, Any]], str | None]
+    ) -> PageIndex:
+        body = json.loads(body_text)
+        items: list[dict[str, Any]] = body.pop(items_key)
+        body.pop("count", None)
+        items.sort(key=lambda item: -item["score"])  # stable: ties keep the published order
+        return cls(
+            body,
+            items_key,
+            [json.dumps(item, allow_nan=False) for item in items],
+            np.array([item["score"] for item in items], dtype=float),
+            np.array([item["sector"] for item in items], dtype=str),
+            np.array([zone_of(item) or "" for item in items], dtype=str),
+        )
+
+
+@dataclass(frozen=True)
+class PageQuery:
+    sector: str | None = None
+    zone: str | None = None
+    min_score: float | None = None
+    limit: int | None = None
+    cursor: str | None = None
+
+    @property
+    def is_plain(self) -> bool:
+        """No parameter at all: the whole view, served from the bytes prepared per screen."""
+        given = (self.sector, self.zone, self.min_score, self.limit, self.cursor)
+        return all(value is None for value in given)
+
+
+def page(screen: PublishedScreen, index: PageIndex, query: PageQuery) -> str:
+    """The body for ``query`` (JSON text): the matching items from the cursor on, at most
+    ``limit`` of them, their ``count``, and ``next_cursor`` when more follow."""
+    offset = _offset(screen, query.cursor)
+    keep = np.ones(index.score.shape[0], dtype=bool)
+    if query.sector is not None:
+        keep &= index.sector == query.sector
+    if query.zone is not None:
+        keep &= index.zone == query.zone
+    if query.min_score is not None:
+        keep &= index.score >= query.min_score
+    matching = np.flatnonzero(keep)
+    limit = query.limit or DEFAULT_LIMIT
+    chosen = matching[offset : offset + limit]
+    head = json.dumps({**index.head, "count": int(chosen.shape[0])}, allow_nan=False)
+    more = ""
+    if offset + limit < matching.shape[0]:
+        more = f', "next_cursor": "{screen.key[0]}.{offset + limit}"'
+    items = ", ".join(index.texts[i] for i in chosen)
+    return f'{head[:-1]}, "{index.items_key}": [{items}]{more}}}'
+
+
+def _offset(screen: PublishedScreen, cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    screen_id, _, offset = cursor.partition(".")
+    if not (screen_id.isdigit() and offset.isdigit()):
+        raise BadRequest(
+            f"query parameter 'cursor' is {cursor[:64]!r}; "
+            "allowed: the next_cursor of the previous page."
+        )
+    if int(screen_id) != screen.key[0]:
+        raise NotFound(
+            "The page this cursor names is gone: a newer screen has been published since. "
+            "Ask again without cursor to page through the latest screen."
+        )
+    return int(offset)
