@@ -11,14 +11,22 @@ asset is in one sector; the 2,000 asset universe has four sectors and ``[pairs] 
 (every pair crossed). The last lines say how the cost grows: seconds per million pairs and
 peak memory, size by size.
 
+With ``--dask-workers N`` each universe is screened a second time the same way but with
+``--executor dask`` on a ``LocalCluster`` of N single-threaded worker processes started for
+it, and it prints that run's wall time, the peak memory of the command and of the busiest
+worker, and whether the published screen is identical to the local executor's.
+
     .venv/bin/python benchmarks/scale.py [--sizes 100,500] [--days 1100] [--processes 0]
+                                         [--dask-workers 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -112,11 +120,84 @@ def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     return wall, peak, text
 
 
+CLUSTER = """
+import sys
+from dask.distributed import LocalCluster
+with LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=True,
+                  host="127.0.0.1", dashboard_address=None) as cluster:
+    print(cluster.scheduler_address, flush=True)
+    sys.stdin.read()  # until the benchmark closes it
+"""
+
+
+class WorkerPeaks:
+    """The peak memory (PSS) of each process under ``root``, sampled every 20 ms."""
+
+    def __init__(self, root: psutil.Process) -> None:
+        self.root = root
+        self.peaks: dict[int, int] = {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while not self._done.is_set():
+            for member in self.root.children(recursive=True):
+                try:
+                    pss = member.memory_full_info().pss
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+                self.peaks[member.pid] = max(self.peaks.get(member.pid, 0), pss)
+            time.sleep(0.02)
+
+    def stop(self) -> int:
+        """The highest peak of any one worker."""
+        self._done.set()
+        self._thread.join()
+        return max(self.peaks.values(), default=0)
+
+
+def screen_on_dask(base: list[str], env: dict[str, str], workers: int) -> tuple[float, int, int]:
+    """``screen run --no-sync --executor dask`` on a fresh LocalCluster: the command's wall
+    seconds, its peak memory and the busiest worker's peak memory."""
+    cluster = subprocess.Popen(
+        [sys.executable, "-c", CLUSTER, str(workers)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert cluster.stdout is not None and cluster.stdin is not None
+        address = cluster.stdout.readline().strip()
+        if not address:
+            raise SystemExit("the LocalCluster did not start (is the dask extra installed?)")
+        peaks = WorkerPeaks(psutil.Process(cluster.pid))
+        cmd = [*base, "screen", "run", "--no-sync", "--executor", "dask", "--scheduler", address]
+        wall, peak, _ = run_measured(cmd, env)
+        return wall, peak, peaks.stop()
+    finally:
+        if cluster.stdin is not None:
+            cluster.stdin.close()
+        cluster.wait(timeout=60)
+
+
+def latest_two_screens_agree(folder: Path) -> bool:
+    """Whether the two newest published screens hold the same result (time of day aside)."""
+    with sqlite3.connect(folder / "bench.sqlite3") as db:
+        rows = db.execute("SELECT payload FROM screen ORDER BY id DESC LIMIT 2").fetchall()
+    first, second = (json.loads(row[0]) for row in rows)
+    for screen in (first, second):
+        screen.pop("generated_at")
+    return bool(first == second)
+
+
 def database_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.glob("bench.sqlite3*"))
 
 
-def measure(size: int, days: int, processes: int) -> dict[str, float]:
+def measure(size: int, days: int, processes: int, dask_workers: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix=f"pairscreen-scale-{size}-") as tmp:
         folder = Path(tmp)
         universe = write_universe(folder, size, days)
@@ -155,6 +236,17 @@ def measure(size: int, days: int, processes: int) -> dict[str, float]:
             f"(sync {sync_wall:.1f} s)",
             flush=True,
         )
+        if dask_workers:
+            d_wall, d_peak, worker_peak = screen_on_dask(base, env, dask_workers)
+            same = latest_two_screens_agree(folder)
+            print(
+                f"{'':>6} {'dask':>10} {d_wall:>9.2f} {pairs / d_wall:>9,.0f} {d_peak / 1e6:>9.0f}"
+                f"   LocalCluster of {dask_workers} workers: busiest worker peak "
+                f"{worker_peak / 1e6:.0f} MB; identical to local: {same}",
+                flush=True,
+            )
+            if not same:
+                raise SystemExit("the dask screen differs from the local one")
         return row
 
 
@@ -163,6 +255,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,500,1000,2000", help="assets per universe")
     parser.add_argument("--days", type=int, default=1100, help="days of candles per asset")
     parser.add_argument("--processes", type=int, default=0, help="screen processes (0: cores)")
+    parser.add_argument(
+        "--dask-workers", type=int, default=0, help="also screen on a LocalCluster of N workers"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     print(
@@ -174,7 +269,7 @@ def main() -> None:
         f"{'assets':>6} {'pairs':>10} {'wall s':>9} {'pairs/s':>9} {'peak MB':>9} "
         f"{'survivors':>10} {'publish s':>9} {'db +MB':>9}"
     )
-    rows = [measure(size, args.days, args.processes) for size in sizes]
+    rows = [measure(size, args.days, args.processes, args.dask_workers) for size in sizes]
     print("growth (seconds per million pairs, peak RSS):")
     for row in rows:
         print(

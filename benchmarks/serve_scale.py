@@ -89,58 +89,73 @@ def main() -> None:
                     f"  first /pair/ETH/BTC after start-up: {first.status_code} "
                     f"in {first_ms:.1f} ms"
                 )
+                server = psutil.Process(pid)
+                print(f"  server memory after start-up: {pss_mb(server):.0f} MB")
                 gzip_only = {"Accept-Encoding": "gzip"}
                 plain = {"Accept-Encoding": "identity"}
-                full = client.get(f"{base}/screen/latest", headers=gzip_only)
-                tag = full.headers["etag"]
-                packed = full.num_bytes_downloaded
-                pairs = client.get(f"{base}/pairs", headers=gzip_only)
                 few = max(3, args.repeat // 10)
-                rows = [
+                tag = ""
+
+                def full_gzip() -> httpx.Response:
+                    nonlocal tag
+                    response = client.get(f"{base}/screen/latest", headers=gzip_only)
+                    tag = response.headers["etag"]
+                    return response
+
+                rows: list[tuple[str, Callable[[], httpx.Response], int, int]] = [
                     (
                         "/pairs?limit=100",
-                        timed(lambda: client.get(f"{base}/pairs?limit=100"), args.repeat),
+                        lambda: client.get(f"{base}/pairs?limit=100"),
+                        args.repeat,
+                        200,
                     ),
                     (
                         "/pairs?zone=bottom&min_score=0&limit=100",
-                        timed(
-                            lambda: client.get(f"{base}/pairs?zone=bottom&min_score=0&limit=100"),
-                            args.repeat,
-                        ),
+                        lambda: client.get(f"{base}/pairs?zone=bottom&min_score=0&limit=100"),
+                        args.repeat,
+                        200,
                     ),
+                    (
+                        "/pairs gzip",
+                        lambda: client.get(f"{base}/pairs", headers=gzip_only),
+                        few,
+                        200,
+                    ),
+                    ("/screen/latest gzip", full_gzip, few, 200),
                     (
                         "/screen/latest?limit=100",
-                        timed(lambda: client.get(f"{base}/screen/latest?limit=100"), args.repeat),
+                        lambda: client.get(f"{base}/screen/latest?limit=100"),
+                        args.repeat,
+                        200,
                     ),
                     (
-                        f"/pairs gzip ({pairs.num_bytes_downloaded / 1e6:.2f} MB sent)",
-                        timed(lambda: client.get(f"{base}/pairs", headers=gzip_only), few),
-                    ),
-                    (
-                        f"/screen/latest gzip ({packed / 1e6:.1f} MB sent)",
-                        timed(lambda: client.get(f"{base}/screen/latest", headers=gzip_only), few),
-                    ),
-                    (
-                        f"/screen/latest identity ({len(full.content) / 1e6:.1f} MB sent)",
-                        timed(lambda: client.get(f"{base}/screen/latest", headers=plain), few),
+                        "/screen/latest identity",
+                        lambda: client.get(f"{base}/screen/latest", headers=plain),
+                        few,
+                        200,
                     ),
                     (
                         "/screen/latest If-None-Match -> 304",
-                        timed(
-                            lambda: client.get(
-                                f"{base}/screen/latest", headers={"If-None-Match": tag}
-                            ),
-                            args.repeat,
-                            status=304,
-                        ),
+                        lambda: client.get(f"{base}/screen/latest", headers={"If-None-Match": tag}),
+                        args.repeat,
+                        304,
                     ),
                 ]
-            for label, ms in rows:
-                print(f"  {label:<48} {summary(ms)}")
-            server = psutil.Process(pid)
-            members = [server, *server.children(recursive=True)]
-            pss = sum(m.memory_full_info().pss for m in members)
-            print(f"server memory after the run (PSS, all its processes): {pss / 1e6:.0f} MB")
+                print(f"  {'request':<48} {'latency':<44} server MB after")
+                for label, call, repeat, status in rows:
+                    last = call()
+                    sent = (
+                        f" ({last.num_bytes_downloaded / 1e6:.2f} MB sent)" if repeat == few else ""
+                    )
+                    ms = timed(call, repeat, status)
+                    print(f"  {label + sent:<48} {summary(ms):<44} {pss_mb(server):.0f}")
+            print(f"server memory after the run (PSS, all its processes): {pss_mb(server):.0f} MB")
+
+
+def pss_mb(server: psutil.Process) -> float:
+    """The server's memory: the proportional set sizes of it and its children, summed."""
+    members = [server, *server.children(recursive=True)]
+    return sum(m.memory_full_info().pss for m in members) / 1e6
 
 
 if __name__ == "__main__":

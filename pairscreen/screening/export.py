@@ -11,8 +11,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from typing import Any
 
+from pairscreen.screening.json_items import Element, walk
 from pairscreen.screening.published import PublishedScreen
 
 IDENTITY = ("rank", "pair", "a", "b", "sector", "score", "data_time")
@@ -21,12 +23,20 @@ LEG_FIELDS = ("base_leg", "growth_pct", "n_trades", "max_drawdown_pct", "buy_hol
 
 def screen_csv(screen: PublishedScreen) -> str:
     """The CSV of ``screen``, rendered once per screen."""
-    return screen.view("csv", lambda payload: survivors_csv(json.loads(payload)))
+    return screen.view("csv", survivors_csv)
 
 
-def columns(screen: dict[str, Any]) -> list[str]:
+def survivors(payload: str) -> Iterator[dict[str, Any]]:
+    """The survivors of a screen's JSON text, decoded one at a time (a big screen's dicts
+    all at once would take several times the text's memory)."""
+    for part in walk(payload, "survivors"):
+        if isinstance(part, Element):
+            yield part.value
+
+
+def columns(payload: str) -> list[str]:
     """The header: identity, every metric field, then the backtest of leg A and of leg B."""
-    metric_names = dict.fromkeys(name for s in screen["survivors"] for name in s["metrics"])
+    metric_names = dict.fromkeys(name for s in survivors(payload) for name in s["metrics"])
     legs = [f"backtest_{leg}_{name}" for leg in ("A", "B") for name in LEG_FIELDS]
     return [*IDENTITY, *metric_names, "backtest_history_days", *legs]
 
@@ -55,13 +65,13 @@ def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def survivors_csv(screen: dict[str, Any]) -> str:
-    """The ``text/csv`` body of a screen's JSON document."""
+def survivors_csv(payload: str) -> str:
+    """The ``text/csv`` body of a screen's JSON text."""
     out = io.StringIO()
-    header = columns(screen)
+    header = columns(payload)
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(header)
-    for rank, survivor in enumerate(screen["survivors"], start=1):
+    for rank, survivor in enumerate(survivors(payload), start=1):
         record = survivor_record(rank, survivor)
         writer.writerow([cell(record.get(name)) for name in header])
     return out.getvalue()

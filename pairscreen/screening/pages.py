@@ -2,11 +2,11 @@
 
 A screen of 100,000 survivors makes a 3 MB ``/pairs`` and a far bigger ``/screen/latest``;
 a client after the top 100 of one sector should download neither. Each view is parsed once
-per screen into a :class:`PageIndex` (the items as JSON texts, best score first, and arrays
-of score, sector and zone), so a filtered page costs one vectorised mask and the join of the
-page's texts. A cursor names the screen it belongs to and the offset of the next page, so
-paging through a screen that has been replaced meanwhile answers 404 rather than silently
-mixing two screens.
+per screen into a :class:`PageIndex` (where each item lies in the view's text, best score
+first, and arrays of score, sector and zone), so a filtered page costs one vectorised mask
+and the join of the page's slices. A cursor names the screen it belongs to and the offset
+of the next page, so paging through a screen that has been replaced meanwhile answers 404
+rather than silently mixing two screens.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from pairscreen.errors import BadRequest, NotFound
+from pairscreen.screening.json_items import Field, walk
 from pairscreen.screening.published import PublishedScreen
 
 DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
@@ -27,31 +28,47 @@ DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
 @dataclass(frozen=True, eq=False)
 class PageIndex:
     """One view of a screen (``/pairs`` or ``/screen/latest``) ready to be paged: the body's
-    other fields, and its items best score first, each as its JSON text (texts, not dicts:
-    a third of the memory, and a page is a join), with arrays to filter them."""
+    other fields, and where each of its items lies in the view's text, best score first,
+    with arrays to filter them. The index holds places, not copies: the view's text is kept
+    by the screen anyway, and a page is a join of slices of it."""
 
     head: dict[str, Any]  # every field of the body but the items and their count
     items_key: str  # "pairs" or "survivors"
-    texts: list[str]
+    text: str  # the whole view, as served without parameters
+    start: np.ndarray  # int, where each item's JSON text starts in ``text``
+    end: np.ndarray  # int, where it ends
     score: np.ndarray  # float
     sector: np.ndarray  # str
     zone: np.ndarray  # str, "" where the zone is unknown
 
     @classmethod
     def of(
-        cls, body_text: str, items_key: str, zone_of: Callable[[dict[str, Any]], str | None]
+        cls, text: str, items_key: str, zone_of: Callable[[dict[str, Any]], str | None]
     ) -> PageIndex:
-        body = json.loads(body_text)
-        items: list[dict[str, Any]] = body.pop(items_key)
-        body.pop("count", None)
-        items.sort(key=lambda item: -item["score"])  # stable: ties keep the published order
+        head: dict[str, Any] = {}
+        start, end, score, sector, zone = [], [], [], [], []
+        for part in walk(text, items_key):  # one item decoded at a time
+            if isinstance(part, Field):
+                head[part.name] = part.value
+                continue
+            item = part.value
+            start.append(part.start)
+            end.append(part.end)
+            score.append(item["score"])
+            sector.append(item["sector"])
+            zone.append(zone_of(item) or "")
+        head.pop("count", None)
+        scores = np.array(score, dtype=float)
+        order = np.argsort(-scores, kind="stable")  # ties keep the published order
         return cls(
-            body,
+            head,
             items_key,
-            [json.dumps(item, allow_nan=False) for item in items],
-            np.array([item["score"] for item in items], dtype=float),
-            np.array([item["sector"] for item in items], dtype=str),
-            np.array([zone_of(item) or "" for item in items], dtype=str),
+            text,
+            np.array(start, dtype=np.int64)[order],
+            np.array(end, dtype=np.int64)[order],
+            scores[order],
+            np.array(sector, dtype=str)[order],
+            np.array(zone, dtype=str)[order],
         )
 
 
@@ -88,7 +105,7 @@ def page(screen: PublishedScreen, index: PageIndex, query: PageQuery) -> str:
     more = ""
     if offset + limit < matching.shape[0]:
         more = f', "next_cursor": "{screen.key[0]}.{offset + limit}"'
-    items = ", ".join(index.texts[i] for i in chosen)
+    items = ", ".join(index.text[index.start[i] : index.end[i]] for i in chosen)
     return f'{head[:-1]}, "{index.items_key}": [{items}]{more}}}'
 
 

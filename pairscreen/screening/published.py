@@ -8,8 +8,8 @@ whole payload on every request. The cache belongs to a :class:`~pairscreen.runti
 
 from __future__ import annotations
 
-import gzip
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -19,6 +19,7 @@ from pairscreen.db.proxy import database
 from pairscreen.errors import NotFound
 
 GZIP_LEVEL = 6  # a screen of 100,000 survivors compresses in about a second, once
+GZIP_SLICE = 1 << 20  # characters encoded and compressed at a time
 _Sql = tuple[str, list[Any]]
 _T = TypeVar("_T")  # a query's SQL text and its parameters
 
@@ -51,7 +52,7 @@ class PublishedScreen:
         """``text`` (the view ``name``) gzip-compressed, once per screen."""
         blob = self._gzipped.get(name)
         if blob is None:
-            blob = self._gzipped.setdefault(name, gzip.compress(text.encode(), GZIP_LEVEL))
+            blob = self._gzipped.setdefault(name, gzip_text(text))
         return blob
 
     def view(self, name: str, render: Callable[[str], str]) -> str:
@@ -63,6 +64,17 @@ class PublishedScreen:
         if text is None:
             text = self._views.setdefault(name, render(self.payload))
         return text
+
+
+def gzip_text(text: str) -> bytes:
+    """``text`` UTF-8 encoded and gzip-compressed a slice at a time, so a 100 MB body never
+    exists a second time as bytes."""
+    packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
+    parts = [
+        packer.compress(text[i : i + GZIP_SLICE].encode()) for i in range(0, len(text), GZIP_SLICE)
+    ]
+    parts.append(packer.flush())
+    return b"".join(parts)
 
 
 class PublishedScreenCache:

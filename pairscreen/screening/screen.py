@@ -30,6 +30,7 @@ from pairscreen.market.freshness import STALE, asset_freshness, last_days
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
+from pairscreen.screening.json_items import Field, walk
 from pairscreen.screening.pair_chunks import (
     TOO_SHORT,
     GroupJob,
@@ -365,24 +366,33 @@ def pairs_json(screen: PublishedScreen) -> str:
 
 
 def _render_pairs(payload: str) -> str:
-    return json.dumps(compact_pairs(json.loads(payload)), allow_nan=False)
+    head: dict[str, Any] = {}
+    survivors: list[dict[str, Any]] = []
+    for part in walk(payload, "survivors"):  # one survivor decoded at a time
+        if isinstance(part, Field):
+            head[part.name] = part.value
+        else:
+            survivors.append(compact_pair(part.value))
+    return json.dumps(compact_pairs(head["generated_at"], survivors), allow_nan=False)
 
 
-def compact_pairs(screen: dict[str, Any]) -> dict[str, Any]:
-    """The ``/pairs`` body: survivors with key fields only, best score first."""
-    pairs = [
-        {
-            "pair": f"{s['pair'][0]}/{s['pair'][1]}",
-            "a": s["pair"][0],
-            "b": s["pair"][1],
-            "sector": s["sector"],
-            **present(s["metrics"], ZONE, POSITION),
-            "score": s["score"],
-        }
-        for s in screen["survivors"]
-    ]
+def compact_pair(survivor: dict[str, Any]) -> dict[str, Any]:
+    """A survivor's key fields, as ``/pairs`` lists them."""
+    a, b = survivor["pair"]
+    return {
+        "pair": f"{a}/{b}",
+        "a": a,
+        "b": b,
+        "sector": survivor["sector"],
+        **present(survivor["metrics"], ZONE, POSITION),
+        "score": survivor["score"],
+    }
+
+
+def compact_pairs(generated_at: str, pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``/pairs`` body: compact pairs, best score first."""
     pairs.sort(key=lambda p: -p["score"])
-    return {"generated_at": screen["generated_at"], "count": len(pairs), "pairs": pairs}
+    return {"generated_at": generated_at, "count": len(pairs), "pairs": pairs}
 
 
 def present(metrics: dict[str, Any], *wanted: RequiredField) -> dict[str, Any]:
