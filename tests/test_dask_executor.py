@@ -144,36 +144,27 @@ def test_unknown_executor_is_refused(runtime):
         screening.compute_screen(runtime, clock.now(), executor="spark")
 
 
-def test_a_chunk_is_rebuilt_on_the_worker_from_the_same_candles_only(runtime):
-    """Workers rebuild panels from the candles; other numbers than the client's are refused."""
-    from dataclasses import replace
+def scaled(plugins, factor: int, task: int) -> int:  # type: ignore[no-untyped-def]
+    """A work function for the cluster: module level, so that the workers import it."""
+    return factor * task
 
-    from pairscreen.engine.dask_executor import ChunkRecipe
-    from pairscreen.engine.filtering import choose_filter
-    from pairscreen.engine.panels import align, panel_of
-    from pairscreen.engine.screen_chunks import ChunkJob
 
-    with database.connection_context():
-        candles = runtime.candles.get()
-    pairs = [align(candles["ETH"], candles["BTC"]), align(candles["SOL"], candles["ETH"])]
-    days = min(p.n_days for p in pairs)
-    job = ChunkJob(
-        panel=panel_of(pairs, days, 540),
-        history_days=np.array([p.n_days for p in pairs]),
-        depegged=np.array([False, False]),
-        screen_filter=choose_filter(runtime.plugins, runtime.universe),
-        strategy="accumulation",
-        scorer="score",
-        bt_days=360,
+def test_tasks_are_read_lazily_a_bounded_number_in_flight(runtime, cluster):
+    """The client never holds more than ``in_flight`` chunks: a universe of any size streams."""
+    from pairscreen.engine.dask_executor import stream_dask
+
+    pulled = 0
+
+    def tasks() -> Iterator[int]:
+        nonlocal pulled
+        for task in range(40):
+            pulled += 1
+            yield task
+
+    results = stream_dask(
+        scaled, 3, tasks(), cluster.scheduler_address, plugins=runtime.plugins, in_flight=4
     )
-    recipe = ChunkRecipe.of(job)
-    rebuilt = recipe.job(candles)
-    for name in ("dates", "close_a", "close_b", "volume_a", "volume_b"):
-        assert np.array_equal(getattr(rebuilt.panel, name), getattr(job.panel, name))
-    assert (rebuilt.panel.a, rebuilt.panel.b) == (job.panel.a, job.panel.b)
-    assert rebuilt.history_days is job.history_days or np.array_equal(
-        rebuilt.history_days, job.history_days
-    )
-    nudged = {**candles, "BTC": replace(candles["BTC"], close=candles["BTC"].close * (1 + 1e-9))}
-    with pytest.raises(RuntimeError, match="other numbers"):
-        recipe.job(nudged)
+    first = next(results)
+    assert pulled <= 5
+    assert sorted([first, *results]) == [3 * task for task in range(40)]
+    assert pulled == 40

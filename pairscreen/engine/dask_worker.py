@@ -1,6 +1,6 @@
 """A Dask worker's own pairscreen plugins, held by the worker rather than by a module.
 
-Plugins are never pickled: :func:`~pairscreen.engine.dask_executor.run_dask` registers a
+Plugins are never pickled: :func:`~pairscreen.engine.dask_executor.stream_dask` registers a
 :class:`WorkerPlugins` with the cluster (once: it is idempotent), each worker keeps it for its
 lifetime, and the first chunk a worker runs loads the plugins from the worker's own
 environment (built-ins, ``pairscreen`` entry points, ``PAIRSCREEN_PLUGINS_DIR``).

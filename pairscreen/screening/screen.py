@@ -4,7 +4,6 @@ published in one transaction so that a crash mid-screen leaves the previous scre
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import logging
 import time
@@ -24,7 +23,6 @@ from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
 from pairscreen.engine.filtering import choose_filter, filter_codes
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
-from pairscreen.engine.screen_chunks import ChunkJob
 from pairscreen.market.cutoff import candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, last_days
 from pairscreen.pegs.status import active_depegs
@@ -33,12 +31,9 @@ from pairscreen.runtime import Runtime
 from pairscreen.screening.json_items import Field, walk
 from pairscreen.screening.pair_chunks import (
     TOO_SHORT,
-    GroupJob,
     PairsOutcome,
     PairTask,
     ScreenSpec,
-    add_result,
-    chunk_jobs,
     day_iso,
     evaluate_pairs,
 )
@@ -50,7 +45,6 @@ log = logging.getLogger(__name__)
 SCREEN_BT_DAYS = 360
 EXECUTORS = ("local", "dask")
 CHUNK_PAIRS = 500  # pairs a worker takes at a time: bounds each worker's memory
-DASK_BATCH_CHUNKS = 64  # chunks submitted to a Dask cluster at a time
 STREAMED_PAYLOAD_BYTES = 1 << 20  # SQLite payloads from this size are written in slices
 PAYLOAD_SLICE = 1 << 20
 
@@ -235,7 +229,7 @@ def screen_text(
         for start in range(0, ra.shape[0], chunk_rows)
     )
     if executor == "dask":
-        results = _on_dask(rt, spec, tasks, candles, scheduler or "")
+        results = _on_dask(rt, spec, tasks, scheduler or "")
     else:
         work = functools.partial(evaluate_pairs, rt.plugins, spec)
         results = stream_local(work, tasks, processes or settings.screen_processes)
@@ -318,29 +312,13 @@ def _on_dask(
     rt: Runtime,
     spec: ScreenSpec,
     tasks: Iterable[PairTask],
-    candles: Mapping[str, Candles],
     scheduler: str,
 ) -> Iterator[PairsOutcome]:
-    """The chunks on a Dask cluster, a batch of chunks at a time over one connection (the
-    panels travel as recipes, the candles once per worker)."""
-    from pairscreen.engine.dask_executor import run_dask_batches
+    """The chunks on a Dask cluster: the spec (with the candles) sent once to each worker,
+    then each chunk as its two index arrays, the same work as a local worker's."""
+    from pairscreen.engine.dask_executor import stream_dask
 
-    pending: list[list[tuple[PairsOutcome, list[GroupJob]]]] = []
-
-    def batches() -> Iterator[list[ChunkJob]]:
-        todo = iter(tasks)
-        while batch := list(itertools.islice(todo, DASK_BATCH_CHUNKS)):
-            prepared = [chunk_jobs(spec, task) for task in batch]
-            pending.append(prepared)
-            yield [group.job for _, groups in prepared for group in groups]
-
-    shared = {t: candles[t] for t in spec.matrix.tickers}
-    for results in run_dask_batches(batches(), scheduler, candles=shared, plugins=rt.plugins):
-        answers = iter(results)
-        for outcome, groups in pending.pop(0):
-            for group in groups:
-                add_result(spec, outcome, group, next(answers))
-            yield outcome
+    return stream_dask(evaluate_pairs, spec, tasks, scheduler, plugins=rt.plugins)
 
 
 def data_time_range(outcome: PairsOutcome) -> dict[str, str] | None:
