@@ -42,6 +42,7 @@ from scipy.signal import lfilter
 ROOT = Path(__file__).resolve().parents[1]
 SECTORS_WHEN_CROSSED = 4
 CROSSED_FROM = 2000  # universes this large have several sectors, every pair crossed
+SAMPLE_SECONDS = float(os.environ.get("SCALE_SAMPLE_SECONDS", "0.02"))
 
 
 def write_universe(folder: Path, n_assets: int, days: int, seed: int = 7) -> Path:
@@ -106,7 +107,7 @@ def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
         nonlocal peak
         while not done.is_set():
             peak = max(peak, tree_rss(root))
-            time.sleep(0.02)
+            time.sleep(SAMPLE_SECONDS)
 
     sampler = threading.Thread(target=poll, daemon=True)
     sampler.start()
@@ -148,7 +149,7 @@ class WorkerPeaks:
                 except (psutil.NoSuchProcess, psutil.AccessDenied):
                     continue
                 self.peaks[member.pid] = max(self.peaks.get(member.pid, 0), pss)
-            time.sleep(0.02)
+            time.sleep(SAMPLE_SECONDS)
 
     def stop(self) -> int:
         """The highest peak of any one worker."""

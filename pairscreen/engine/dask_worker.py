@@ -17,6 +17,7 @@ from typing import Any
 from distributed import Worker, WorkerPlugin, get_worker
 
 from pairscreen.config import load_settings
+from pairscreen.engine.allocator import reuse_large_blocks
 from pairscreen.hooks import Plugins
 from pairscreen.plugins import load_plugins
 
@@ -34,6 +35,7 @@ class WorkerPlugins(WorkerPlugin):
 
     def setup(self, worker: Worker) -> None:
         self._loading = threading.Lock()  # a worker runs tasks on a thread pool
+        reuse_large_blocks()
 
     def get(self) -> Plugins:
         with self._loading:

@@ -19,6 +19,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import TypeVar, cast
 
+from pairscreen.engine.allocator import reuse_large_blocks
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.hooks import Plugins
 from pairscreen.progress import Progress, no_progress
@@ -95,6 +96,7 @@ def _hand_next(conn: Connection, todo: Iterator[int], busy: dict[Connection, int
 
 def _serve(plugins: Plugins, jobs: Sequence[ChunkJob], conn: Connection) -> None:
     """A forked worker: evaluate the chunks whose indices arrive, until ``None``."""
+    reuse_large_blocks()
     while (index := conn.recv()) is not None:
         try:
             reply: tuple[bool, object] = (False, evaluate_chunk(plugins, jobs[index]))
@@ -178,6 +180,7 @@ _DONE = object()
 
 def _serve_work(work: Callable[[object], object], conn: Connection) -> None:
     """A forked worker: ``work`` on every task that arrives, until ``None``."""
+    reuse_large_blocks()
     while (task := conn.recv()) is not None:
         try:
             reply: tuple[bool, object] = (False, work(task))
