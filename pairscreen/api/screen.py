@@ -23,10 +23,9 @@ from pairscreen.api.http_cache import not_modified
 from pairscreen.api.screen_csv import csv_requested, csv_response
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
-from pairscreen.engine.required_fields import ZONE
 from pairscreen.errors import NotAcceptable
 from pairscreen.screening.history import parse_moment
-from pairscreen.screening.pages import PageIndex, PageQuery, page
+from pairscreen.screening.pages import PageIndex, PageQuery, page, pair_index, survivor_index
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.screen import pairs_json
 
@@ -51,7 +50,7 @@ async def latest_screen(
         return await _csv(screen, query)
     if query.is_plain:
         return await _answer(screen, "screen", lambda: screen.payload)
-    return await _page(screen, query, "survivors", _survivor_index)
+    return await _page(screen, query, "survivors", survivor_index)
 
 
 async def list_pairs(
@@ -69,7 +68,7 @@ async def list_pairs(
         return await _csv(screen, query)
     if query.is_plain:
         return await _answer(screen, "pairs", lambda: pairs_json(screen))
-    return await _page(screen, query, "pairs", _pair_index)
+    return await _page(screen, query, "pairs", pair_index)
 
 
 async def _csv(screen: PublishedScreen, query: PageQuery) -> Response:
@@ -94,14 +93,6 @@ async def _page(
     # Parsed once per screen (a thread, off the event loop: 100,000 pairs take a while).
     index = await service().in_thread(screen.memo, f"{name}_index", lambda: build(screen))
     return Response(page(screen, index, query), media_type="application/json", headers=headers)
-
-
-def _pair_index(screen: PublishedScreen) -> PageIndex:
-    return PageIndex.of(pairs_json(screen), "pairs", lambda pair: pair.get(ZONE.name))
-
-
-def _survivor_index(screen: PublishedScreen) -> PageIndex:
-    return PageIndex.of(screen.payload, "survivors", lambda s: s["metrics"].get(ZONE.name))
 
 
 async def _answer(screen: PublishedScreen, name: str, body: Callable[[], str]) -> Response:

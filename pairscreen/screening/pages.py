@@ -18,9 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from pairscreen.engine.required_fields import ZONE
 from pairscreen.errors import BadRequest, NotFound
 from pairscreen.screening.json_items import Field, walk
 from pairscreen.screening.published import PublishedScreen
+from pairscreen.screening.screen import pairs_json
 
 DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
 
@@ -70,6 +72,16 @@ class PageIndex:
             np.array(sector, dtype=str)[order],
             np.array(zone, dtype=str)[order],
         )
+
+
+def pair_index(screen: PublishedScreen) -> PageIndex:
+    """The page index of ``screen``'s ``/pairs`` view."""
+    return PageIndex.of(pairs_json(screen), "pairs", lambda pair: pair.get(ZONE.name))
+
+
+def survivor_index(screen: PublishedScreen) -> PageIndex:
+    """The page index of ``screen``'s ``/screen/latest`` view."""
+    return PageIndex.of(screen.payload, "survivors", lambda s: s["metrics"].get(ZONE.name))
 
 
 @dataclass(frozen=True)
