@@ -5,9 +5,8 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from pairscreen.api.security import TokenInfo
-from pairscreen.api.support import caller, hangup, service
+from pairscreen.api.support import pair_compute
 from pairscreen.screening.chart import chart_png
-from pairscreen.screening.snapshot import check_pair
 
 CACHE_CONTROL = "private, max-age=900"  # a client may keep a chart 15 minutes
 
@@ -15,13 +14,8 @@ CACHE_CONTROL = "private, max-age=900"  # a client may keep a chart 15 minutes
 async def pair_chart(
     a: str, b: str, token_info: TokenInfo, bt: int = 360, size: str = "desktop"
 ) -> Response:
-    svc = service()
-    rt = svc.runtime
-    png, headers = await svc.run_compute(
-        caller(token_info),
-        lambda: chart_png(rt, a, b, bt, size=size),
-        check=lambda: check_pair(rt, a, b),
-        hangup=hangup(),
+    png, headers = await pair_compute(
+        token_info, a, b, lambda rt: chart_png(rt, a, b, bt, size=size)
     )
     return Response(
         png, media_type="image/png", headers={**headers, "Cache-Control": CACHE_CONTROL}

@@ -43,14 +43,8 @@ async def latest_screen(
     limit: int | None = None,
     cursor: str | None = None,
 ) -> Response:
-    caller(token_info).require_tier("personal")
-    screen = await _published()
     query = PageQuery(sector, zone, min_score, limit, cursor)
-    if csv_requested():
-        return await _csv(screen, query)
-    if query.is_plain:
-        return await _answer(screen, "screen", lambda: screen.payload)
-    return await _page(screen, query, "survivors", survivor_index)
+    return await _view(token_info, query, "screen", lambda screen: screen.payload, survivor_index)
 
 
 async def list_pairs(
@@ -61,14 +55,25 @@ async def list_pairs(
     limit: int | None = None,
     cursor: str | None = None,
 ) -> Response:
+    query = PageQuery(sector, zone, min_score, limit, cursor)
+    return await _view(token_info, query, "pairs", pairs_json, pair_index)
+
+
+async def _view(
+    token_info: TokenInfo,
+    query: PageQuery,
+    name: str,
+    whole: Callable[[PublishedScreen], str],
+    index: Callable[[PublishedScreen], PageIndex],
+) -> Response:
+    """The view ``name`` of the latest screen: whole, as CSV, or a filtered page."""
     caller(token_info).require_tier("personal")
     screen = await _published()
-    query = PageQuery(sector, zone, min_score, limit, cursor)
     if csv_requested():
         return await _csv(screen, query)
     if query.is_plain:
-        return await _answer(screen, "pairs", lambda: pairs_json(screen))
-    return await _page(screen, query, "pairs", pair_index)
+        return await _answer(screen, name, lambda: whole(screen))
+    return await _page(screen, query, f"{name}_index", index)
 
 
 async def _csv(screen: PublishedScreen, query: PageQuery) -> Response:
@@ -86,12 +91,12 @@ async def _page(
     name: str,
     build: Callable[[PublishedScreen], PageIndex],
 ) -> Response:
-    """A filtered page of the view ``name``, from its index built once per screen."""
+    """A filtered page, from the index ``build`` makes once per screen (kept as ``name``)."""
     headers = {"ETag": screen.etag, "Vary": VARY, "Cache-Control": "no-cache"}
     if not_modified(request.headers.get("if-none-match", ""), screen.etag):
         return Response(status_code=304, headers=headers)
     # Parsed once per screen (a thread, off the event loop: 100,000 pairs take a while).
-    index = await service().in_thread(screen.memo, f"{name}_index", lambda: build(screen))
+    index = await service().in_thread(screen.memo, name, lambda: build(screen))
     return Response(page(screen, index, query), media_type="application/json", headers=headers)
 
 

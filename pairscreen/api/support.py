@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, ParamSpec
+from typing import Any, ParamSpec, TypeVar
 
 from connexion.context import scope as request_scope
 
@@ -12,8 +12,11 @@ from pairscreen.access.accounts import Principal
 from pairscreen.api.hangup import Hangup
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.service import Service, hangup_in, service_in
+from pairscreen.runtime import Runtime
+from pairscreen.screening.snapshot import check_pair
 
 P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def service() -> Service:
@@ -24,6 +27,23 @@ def service() -> Service:
 def hangup() -> Hangup | None:
     """The watch on the current request's client, to notice it leaving mid-computation."""
     return hangup_in(request_scope)
+
+
+async def pair_compute(
+    token_info: TokenInfo, a: str, b: str, work: Callable[[Runtime], T]
+) -> tuple[T, dict[str, str]]:
+    """A compute request on the pair ``a``/``b``: the pair is checked before any quota is
+    reserved (a malformed request never costs a unit), one unit is charged when ``work``
+    answers, and none when the client has gone before its answer is written. The result,
+    and the quota headers to send with it."""
+    svc = service()
+    rt = svc.runtime
+    return await svc.run_compute(
+        caller(token_info),
+        lambda: work(rt),
+        check=lambda: check_pair(rt, a, b),
+        hangup=hangup(),
+    )
 
 
 def with_database(handler: Callable[P, object]) -> Callable[P, Any]:

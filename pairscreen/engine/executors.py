@@ -2,10 +2,9 @@
 
 The workers fork after the plugins are loaded, so each child starts with the parent's
 plugins (and whatever the work closes over: chunks, a calendar matrix) in its memory, handed
-to it as plain arguments. :func:`run_local` hands out the index of a ready-made chunk;
-:func:`stream_local` hands out small tasks (a chunk's pair indices) read lazily from an
-iterator, so the screen never builds all its chunks at once. Only tasks and results cross
-the pipes. No module holds a worker's state.
+to it as plain arguments. :func:`stream_local` hands out small tasks (a chunk's pair
+indices) read lazily from an iterator, so the screen never builds all its chunks at once.
+Only tasks and results cross the pipes. No module holds a worker's state.
 """
 
 from __future__ import annotations
@@ -14,15 +13,12 @@ import contextlib
 import multiprocessing
 import os
 import pickle
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import TypeVar, cast
 
 from pairscreen.engine.allocator import reuse_large_blocks
-from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
-from pairscreen.hooks import Plugins
-from pairscreen.progress import Progress, no_progress
 
 _Task = TypeVar("_Task")
 _Result = TypeVar("_Result")
@@ -30,82 +26,6 @@ _Result = TypeVar("_Result")
 
 class WorkerDied(RuntimeError):
     """A forked screen worker exited before answering (killed, out of memory)."""
-
-
-def run_local(
-    plugins: Plugins,
-    jobs: Sequence[ChunkJob],
-    processes: int = 0,
-    *,
-    on_progress: Progress = no_progress,
-) -> list[ChunkResult]:
-    """Run ``jobs`` on ``processes`` forked workers (1: in this process, 0: one per core),
-    results in order; ``on_progress`` hears of each chunk finished."""
-    processes = processes or os.cpu_count() or 1
-    on_progress(0, len(jobs))
-    if processes <= 1 or len(jobs) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        results: list[ChunkResult] = []
-        for job in jobs:
-            results.append(evaluate_chunk(plugins, job))
-            on_progress(len(results), len(jobs))
-        return results
-    return _run_forked(plugins, jobs, min(processes, len(jobs)), on_progress)
-
-
-def _run_forked(
-    plugins: Plugins, jobs: Sequence[ChunkJob], processes: int, on_progress: Progress
-) -> list[ChunkResult]:
-    """Hand each idle worker the next chunk's index until every chunk has its result."""
-    context = multiprocessing.get_context("fork")
-    workers: dict[Connection, BaseProcess] = {}
-    busy: dict[Connection, int] = {}  # a worker's connection -> the chunk it computes
-    results: dict[int, ChunkResult] = {}
-    todo = iter(range(len(jobs)))
-    try:
-        for _ in range(processes):
-            ours, theirs = context.Pipe()
-            process = context.Process(target=_serve, args=(plugins, jobs, theirs), daemon=True)
-            process.start()
-            theirs.close()  # the child's end now lives in the child only: EOF when it dies
-            workers[ours] = process
-            _hand_next(ours, todo, busy)
-        while busy:
-            for ready in wait(list(busy)):
-                conn = cast(Connection, ready)
-                index = busy.pop(conn)
-                try:
-                    failed, value = conn.recv()
-                except EOFError:
-                    raise WorkerDied(f"a screen worker died computing chunk {index}") from None
-                if failed:
-                    raise value
-                results[index] = value
-                on_progress(len(results), len(jobs))
-                _hand_next(conn, todo, busy)
-    finally:
-        _stop(workers, busy)
-    return [results[i] for i in range(len(jobs))]
-
-
-def _hand_next(conn: Connection, todo: Iterator[int], busy: dict[Connection, int]) -> None:
-    index = next(todo, None)
-    if index is not None:
-        conn.send(index)
-        busy[conn] = index
-
-
-def _serve(plugins: Plugins, jobs: Sequence[ChunkJob], conn: Connection) -> None:
-    """A forked worker: evaluate the chunks whose indices arrive, until ``None``."""
-    reuse_large_blocks()
-    while (index := conn.recv()) is not None:
-        try:
-            reply: tuple[bool, object] = (False, evaluate_chunk(plugins, jobs[index]))
-        except Exception as exc:
-            reply = (True, exc)
-        try:
-            conn.send(reply)
-        except (pickle.PicklingError, TypeError, AttributeError) as exc:  # an unpicklable error
-            conn.send((True, RuntimeError(f"{type(reply[1]).__name__}: {reply[1]} ({exc})")))
 
 
 def _stop(workers: dict[Connection, BaseProcess], busy: dict[Connection, int]) -> None:
