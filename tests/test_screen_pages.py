@@ -124,3 +124,13 @@ def test_csv_of_a_page_is_not_acceptable(client, keys, view):
     path, _ = view
     r = client.get(f"{BASE}{path}?limit=5", keys.personal, headers={"Accept": "text/csv"})
     assert r.status_code == 406 and "without" in r.text
+
+
+def test_a_limit_out_of_range_says_the_range(client, keys, view):
+    path, _ = view
+    for limit in ("0", "1001"):
+        r = client.get(f"{BASE}{path}?limit={limit}", keys.personal)
+        assert r.status_code == 400
+        assert r.text.rstrip().endswith(
+            f"query parameter 'limit' is '{limit}'; allowed: an integer from 1 to 1000."
+        )

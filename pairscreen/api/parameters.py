@@ -84,4 +84,14 @@ def allowed(schema: dict[str, Any]) -> str:
     if "pattern" in schema:
         pattern = schema["pattern"]
         return PATTERN_WORDS.get(pattern, f"a value matching {pattern}")
-    return f"an {schema['type']}" if schema.get("type") == "integer" else "a valid value"
+    kind = {"integer": "an integer", "number": "a number"}.get(schema.get("type", ""))
+    if kind is None:
+        return "a valid value"
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if low is not None and high is not None:
+        return f"{kind} from {low} to {high}"
+    if low is not None:
+        return f"{kind} of at least {low}"
+    if high is not None:
+        return f"{kind} of at most {high}"
+    return kind
