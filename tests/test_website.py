@@ -163,6 +163,10 @@ def test_the_screen_table_lists_sorts_and_filters_the_survivors(site):
     site.open("screen", "Screen")
     rows = lambda: site.driver.find_elements("css selector", "#survivors tbody tr")  # noqa: E731
     assert len(rows()) == len(pairs)
+    # the data's age counts from the moment its close was final (24:00 UTC of its day)
+    newest = site.get("/screen/latest", site.personal).json()["data_time"]["newest"]
+    facts = site.text(".facts")
+    assert f"{newest[:10]} (closed " in facts and " ago)" in facts, facts
     shown = [r.find_element("css selector", "a").text for r in rows()]
     assert shown == [p["pair"] for p in sorted(pairs, key=lambda p: -p["score"])]
     site.driver.find_element("css selector", "th[data-key=score] button").click()

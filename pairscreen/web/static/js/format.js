@@ -44,6 +44,13 @@ export function ago(iso, now = Date.now()) {
   return `${span(now - new Date(iso).getTime())} ago`;
 }
 
+// A daily candle dated ``iso`` (00:00 UTC of its day) is final at 24:00 UTC of that day:
+// how long ago that was, so fresh data does not read as two days old.
+export function closedAgo(iso, now = Date.now()) {
+  if (!iso) return DASH;
+  return `closed ${span(now - new Date(iso).getTime() - 24 * 3600 * 1000)} ago`;
+}
+
 export function span(ms) {
   const minutes = Math.max(0, Math.round(ms / 60000));
   if (minutes < 60) return `${minutes} min`;

@@ -2,7 +2,7 @@
 
 import { api, ApiError, apiText } from "./api.js";
 import { fileStamp, saveText } from "./download.js";
-import { ago, day, esc, num, pct, positionBar, tableWrap, utc, zoneBadge, ZONE_WORDS } from "./format.js";
+import { ago, closedAgo, day, esc, num, pct, positionBar, tableWrap, utc, zoneBadge, ZONE_WORDS } from "./format.js";
 
 const growth = (leg) =>
   `<span class="growth">${pct(leg.growth_pct)}</span>` +
@@ -60,7 +60,7 @@ export async function renderScreen(main) {
       ? `<p class="warning">Synthetic data: ${esc(screen.data_source)}. These prices are not real.</p>` : ""}
     <ul class="facts">
       <li><span class="fact-k">Screened</span> <span class="fact-v">${utc(screen.generated_at)} (${ago(screen.generated_at)})</span></li>
-      <li><span class="fact-k">Data up to</span> <span class="fact-v">${newest ? `${day(newest)} (${ago(newest)})` : "—"}</span></li>
+      <li><span class="fact-k">Data up to</span> <span class="fact-v">${newest ? `${day(newest)} (${closedAgo(newest)})` : "—"}</span></li>
       <li><span class="fact-k">Pairs screened</span> <span class="fact-v">${screen.n_pairs_screened}</span></li>
       <li><span class="fact-k">Survivors</span> <span class="fact-v">${screen.n_survivors}</span></li>
     </ul>
