@@ -42,7 +42,7 @@ from scipy.signal import lfilter
 ROOT = Path(__file__).resolve().parents[1]
 SECTORS_WHEN_CROSSED = 4
 CROSSED_FROM = 2000  # universes this large have several sectors, every pair crossed
-SAMPLE_SECONDS = float(os.environ.get("SCALE_SAMPLE_SECONDS", "0.02"))
+SAMPLE_SECONDS = 0.02  # how often the memory of the measured processes is read
 
 
 def write_universe(folder: Path, n_assets: int, days: int, seed: int = 7) -> Path:
@@ -79,46 +79,58 @@ def write_universe(folder: Path, n_assets: int, days: int, seed: int = 7) -> Pat
     return path
 
 
-def tree_rss(root: psutil.Process) -> int:
-    """Memory of ``root`` and every descendant, now: the sum of their proportional set sizes
-    (PSS), so pages a forked worker shares with its parent count once, not once per process."""
-    total = 0
-    try:
-        members = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0
-    for member in members:
-        try:
-            total += member.memory_full_info().pss
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return total
+class TreeMemory:
+    """The memory of ``root`` and every descendant, sampled every 20 ms on a thread until
+    :meth:`stop`: the peak of their sum and each process's own peak. Memory is the
+    proportional set size (PSS), so pages a forked worker shares with its parent count once,
+    not once per process."""
+
+    def __init__(self, root: psutil.Process) -> None:
+        self.root = root
+        self.peak_total = 0
+        self.peaks: dict[int, int] = {}  # process id -> its highest PSS
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while not self._done.is_set():
+            try:
+                members = [self.root, *self.root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                members = []
+            total = 0
+            for member in members:
+                try:
+                    pss = member.memory_full_info().pss
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+                total += pss
+                self.peaks[member.pid] = max(self.peaks.get(member.pid, 0), pss)
+            self.peak_total = max(self.peak_total, total)
+            time.sleep(SAMPLE_SECONDS)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def busiest_descendant(self) -> int:
+        """The highest peak of any one process under ``root`` (a worker, not its parent)."""
+        return max((v for pid, v in self.peaks.items() if pid != self.root.pid), default=0)
 
 
 def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """Run ``cmd``; its wall seconds, the peak summed RSS of its process tree, its output."""
+    """Run ``cmd``; its wall seconds, the peak summed PSS of its process tree, its output."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    root = psutil.Process(proc.pid)
-    peak = 0
-    done = threading.Event()
-
-    def poll() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, tree_rss(root))
-            time.sleep(SAMPLE_SECONDS)
-
-    sampler = threading.Thread(target=poll, daemon=True)
-    sampler.start()
+    memory = TreeMemory(psutil.Process(proc.pid))
     output, _ = proc.communicate()
     wall = time.perf_counter() - started
-    done.set()
-    sampler.join()
+    memory.stop()
     text = output.decode(errors="replace")
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{text}")
-    return wall, peak, text
+    return wall, memory.peak_total, text
 
 
 CLUSTER = """
@@ -129,33 +141,6 @@ with LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, processes=Tr
     print(cluster.scheduler_address, flush=True)
     sys.stdin.read()  # until the benchmark closes it
 """
-
-
-class WorkerPeaks:
-    """The peak memory (PSS) of each process under ``root``, sampled every 20 ms."""
-
-    def __init__(self, root: psutil.Process) -> None:
-        self.root = root
-        self.peaks: dict[int, int] = {}
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-        self._thread.start()
-
-    def _poll(self) -> None:
-        while not self._done.is_set():
-            for member in self.root.children(recursive=True):
-                try:
-                    pss = member.memory_full_info().pss
-                except (psutil.NoSuchProcess, psutil.AccessDenied):
-                    continue
-                self.peaks[member.pid] = max(self.peaks.get(member.pid, 0), pss)
-            time.sleep(SAMPLE_SECONDS)
-
-    def stop(self) -> int:
-        """The highest peak of any one worker."""
-        self._done.set()
-        self._thread.join()
-        return max(self.peaks.values(), default=0)
 
 
 def screen_on_dask(base: list[str], env: dict[str, str], workers: int) -> tuple[float, int, int]:
@@ -174,10 +159,11 @@ def screen_on_dask(base: list[str], env: dict[str, str], workers: int) -> tuple[
         address = cluster.stdout.readline().strip()
         if not address:
             raise SystemExit("the LocalCluster did not start (is the dask extra installed?)")
-        peaks = WorkerPeaks(psutil.Process(cluster.pid))
+        workers_memory = TreeMemory(psutil.Process(cluster.pid))
         cmd = [*base, "screen", "run", "--no-sync", "--executor", "dask", "--scheduler", address]
         wall, peak, _ = run_measured(cmd, env)
-        return wall, peak, peaks.stop()
+        workers_memory.stop()
+        return wall, peak, workers_memory.busiest_descendant()
     finally:
         if cluster.stdin is not None:
             cluster.stdin.close()
