@@ -60,7 +60,8 @@ def publish_big_screen(url: str, folder: Path, survivors: int) -> int:
 
 
 def timed(call: Callable[[], httpx.Response], repeat: int, status: int = 200) -> list[float]:
-    call()  # warm-up: the first request prepares the screen's bodies
+    """The milliseconds of ``repeat`` calls, each checked for ``status``; the caller has made
+    the first call (the one that prepares the screen's view) and timed it on its own."""
     ms = []
     for _ in range(repeat):
         started = time.perf_counter()
