@@ -31,7 +31,8 @@ from pairscreen.db.connection import database
 from tests.support.live_server import LiveServer, serving
 from tests.support.probe import Probe
 
-pytestmark = pytest.mark.slow
+# Each test counts one UTC day's quota on live servers.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_quota_day")]
 
 WORKERS = 4
 LOCK_TTL_SECONDS = 8

@@ -29,7 +29,8 @@ from tests.conftest import CONTRACT
 from tests.support.live_server import LiveServer, serving
 from tests.support.sleeper import Sleeper
 
-pytestmark = pytest.mark.slow
+# Each test counts one UTC day's quota on live servers.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_quota_day")]
 
 PAIR = "/pair/ETH/BTC?bt=90"
 DAILY_LIMIT = 6
