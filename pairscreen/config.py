@@ -99,6 +99,7 @@ FLAG = Parser(
     _boolean, "one of " + ", ".join(_TRUE + _FALSE), render=lambda value: "1" if value else "0"
 )
 NAMES = Parser(_names, "a comma-separated list of names", render=",".join, accepts_empty=True)
+URL_PREFIXES = Parser(_names, "a comma-separated list of URL prefixes", render=",".join)
 
 
 @dataclass(frozen=True)
@@ -423,6 +424,23 @@ class Settings:
         "HMAC-SHA256 key that signs webhook bodies (empty: no webhooks)",
         default="",
         secret=True,
+    )
+    discord_webhook_prefixes: tuple[str, ...] = setting(
+        "PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES",
+        "where a Discord channel's webhook URL may point (URL prefixes, comma-separated)",
+        URL_PREFIXES,
+        default=(
+            "https://discord.com/api/webhooks/",
+            "https://discordapp.com/api/webhooks/",
+            "https://ptb.discord.com/api/webhooks/",
+            "https://canary.discord.com/api/webhooks/",
+        ),
+    )
+    slack_webhook_prefixes: tuple[str, ...] = setting(
+        "PAIRSCREEN_SLACK_WEBHOOK_PREFIXES",
+        "where a Slack channel's incoming-webhook URL may point (URL prefixes, comma-separated)",
+        URL_PREFIXES,
+        default=("https://hooks.slack.com/services/",),
     )
 
     def __post_init__(self) -> None:

@@ -38,6 +38,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pairscreen_plugins.charts.default",
     "pairscreen_plugins.notifiers.email",
     "pairscreen_plugins.notifiers.webhook",
+    "pairscreen_plugins.notifiers.chat",
     "pairscreen_plugins.pegs.demo_reference",
     "pairscreen_plugins.pegs.csv_reference",
     "pairscreen_plugins.pegs.http_json",
