@@ -12,7 +12,6 @@ import pytest
 from pairscreen import clock
 from pairscreen.db.connection import database
 from pairscreen.db.models import Outbox, WatchlistItem
-from pairscreen.notify import watchlist
 from pairscreen.notify.hygiene import HygieneChange
 from pairscreen.notify.run import run_notifications
 from tests.support.positions import InMemoryCandles, set_position
@@ -121,7 +120,7 @@ def test_bad_hygiene_values_are_refused_in_words(world, client, keys, query, nam
     assert client.get(f"{BASE}/watchlist", keys.personal).json()["count"] == 0
 
 
-def test_cli_add_and_set_hygiene(world, cli, client, keys):
+def test_cli_add_and_set_hygiene(cli, client, keys):
     code, out, err = cli(
         "watchlist", "add", "personal@example.com", "ETH/BTC", "--cooldown", "6", "--rearm-margin", "0.05"
     )
@@ -157,7 +156,8 @@ def test_hygiene_change_parses_snooze_forms():
     assert HygieneChange.of() == HygieneChange()
 
 
-def test_watchlist_add_keeps_its_old_output_without_hygiene(world, cli):
+def test_watchlist_add_keeps_its_old_output_without_hygiene(cli, keys):
     code, out, _ = cli("watchlist", "add", "personal@example.com", "ETH/BTC")
     assert (code, out) == (0, "watching ETH/BTC for personal@example.com\n")
-    assert watchlist.items_of("personal@example.com")[0]["cooldown_hours"] == 0
+    (item,) = json.loads(cli("watchlist", "list", "personal@example.com", "--json")[1])
+    assert (item["cooldown_hours"], item["snoozed_until"], item["rearm_margin"]) == (0, None, 0.02)

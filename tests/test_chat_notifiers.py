@@ -224,8 +224,9 @@ def test_discord_limits_hold_for_a_huge_notification():
     assert len(body["content"]) == DISCORD_CONTENT and body["content"].endswith("…")
     (embed,) = body["embeds"]
     assert len(embed["title"]) == 256
-    assert len(embed["fields"]) == 25
-    assert all(len(f["name"]) <= 256 and len(f["value"]) == 1024 for f in embed["fields"])
+    assert 1 <= len(embed["fields"]) <= 25
+    assert all(len(f["name"]) <= 256 and len(f["value"]) <= 1024 for f in embed["fields"])
+    assert embed["fields"][0]["value"] == "v" * 1023 + "…"
     total = (
         len(embed["title"])
         + len(embed.get("description", ""))
@@ -233,7 +234,14 @@ def test_discord_limits_hold_for_a_huge_notification():
         + sum(len(f["name"]) + len(f["value"]) for f in embed["fields"])
     )
     assert total <= DISCORD_EMBED_TOTAL
+    assert len(embed["description"]) >= 1000  # the summary keeps its room
     assert len(body["embeds"]) <= 10
+    # Many short facts: 25 fields at most, every one whole.
+    many = "\n".join(f"Fact {i:02d}: value {i}" for i in range(40))
+    (small,) = discord_payload(note("discord", "s", "lead\n\n" + many))["embeds"]
+    assert len(small["fields"]) == 25 and small["fields"][-1] == {
+        "name": "Fact 24", "value": "value 24", "inline": True
+    }
 
 
 def test_slack_limits_and_escaping():

@@ -403,6 +403,34 @@ def test_any_pair_opens_from_the_screen_and_flips(site):
     assert site.text("#remaining") == before
 
 
+def test_the_account_page_sets_a_discord_channel_and_turns_it_off(site):
+    from selenium.webdriver.support.ui import Select
+
+    url = "https://discord.com/api/webhooks/1187001/AbCdEf-discord-token_42"
+    site.open("account", "Account")
+    form = site.driver.find_element("id", "channel-form")
+    Select(form.find_element("name", "kind")).select_by_value("discord")
+    form.find_element("name", "address").send_keys(url)
+    form.find_element("css selector", "button[type=submit]").click()
+    site.wait(lambda d: site.text("#channel-message") == "discord saved and enabled.")
+    mine = lambda: {c["kind"]: c for c in site.get("/me", site.personal).json()["channels"]}  # noqa: E731
+    assert mine()["discord"] == {
+        "kind": "discord", "address": "https://discord.com/…", "enabled": True, "depeg_alerts": False
+    }
+    row = "#channels tr[data-kind='discord']"
+    assert "https://discord.com/…" in site.text(row) and "token" not in site.text("#channels")
+    site.driver.find_element("css selector", f"{row} button.toggle").click()
+    site.wait(lambda d: site.text("#channel-message") == "discord disabled.")
+    assert mine()["discord"]["enabled"] is False
+    assert "disabled" in site.text(row)
+    # A URL elsewhere is refused with the API's sentence, and shown by its host only.
+    form = site.driver.find_element("id", "channel-form")
+    form.find_element("name", "address").send_keys("https://evil.example/api/webhooks/1/secret")
+    form.find_element("css selector", "button[type=submit]").click()
+    site.wait(lambda d: "incoming-webhook URL" in site.text("#channel-message"))
+    assert "secret" not in site.text("#channel-message")
+
+
 def test_pegs_show_the_tier_note_to_personal_and_the_gold_depeg_to_pro(site):
     site.open("pegs", "Pegs")
     refused = site.get("/peg-events", site.personal).text.strip()

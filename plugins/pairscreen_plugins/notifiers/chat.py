@@ -62,8 +62,10 @@ GREY = 0x7F7F7F
 
 
 def cut(text: str, limit: int) -> str:
-    """``text`` within ``limit`` characters, an ellipsis marking a cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` within ``limit`` characters, an ellipsis marking a cut ("" for no room)."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…" if limit > 1 else ""
 
 
 @dataclass(frozen=True)
@@ -109,14 +111,17 @@ def discord_payload(notification: Notification) -> dict[str, Any]:
     m = Message.of(notification)
     title = cut(m.title, DISCORD_TITLE)
     footer = cut(m.footer, DISCORD_FOOTER)
-    fields = [
-        {
-            "name": cut(name, DISCORD_FIELD_NAME),
-            "value": cut(value, DISCORD_FIELD_VALUE),
-            "inline": True,
-        }
-        for name, value in m.facts[:DISCORD_FIELDS]
-    ]
+    # Within the embed's 6,000 characters: the summary keeps up to 1,000, the facts come next
+    # (a fact that does not fit is cut or left out), the summary then takes what is left.
+    room = DISCORD_EMBED_TOTAL - len(title) - len(footer) - min(len(m.summary), 1000)
+    fields: list[dict[str, Any]] = []
+    for name, value in m.facts[:DISCORD_FIELDS]:
+        name = cut(name, DISCORD_FIELD_NAME)
+        value = cut(value, min(DISCORD_FIELD_VALUE, room - len(name)))
+        if not value or room - len(name) - len(value) < 0:
+            break
+        fields.append({"name": name, "value": value, "inline": True})
+        room -= len(name) + len(value)
     used = len(title) + len(footer) + sum(len(f["name"]) + len(f["value"]) for f in fields)
     room = max(0, min(DISCORD_DESCRIPTION, DISCORD_EMBED_TOTAL - used))
     embed: dict[str, Any] = {"title": title, "color": colour(notification.payload)}
