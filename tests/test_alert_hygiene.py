@@ -73,7 +73,9 @@ def test_snooze_through_notify_run_and_on_the_watchlist(world, client, keys):
     t0 = clock.now().replace(microsecond=0)
     day = (t0 + timedelta(days=2)).date()
     put = client.request(
-        "PUT", f"{BASE}/watchlist/ETH/BTC?snooze_until={day.isoformat()}", headers=auth(keys.personal)
+        "PUT",
+        f"{BASE}/watchlist/ETH/BTC?snooze_until={day.isoformat()}",
+        headers=auth(keys.personal),
     )
     until = datetime.combine(day, datetime.min.time(), UTC)
     assert put.json()["snoozed_until"] == clock.iso(until)  # a date: from 00:00 UTC
@@ -97,7 +99,10 @@ def test_rearm_margin_through_notify_run(world, client, keys):
     )
     assert put.json()["rearm_margin"] == 0.1
     t0 = clock.now().replace(microsecond=0)
-    sent = [step(world, x, t0 + timedelta(hours=i)) for i, x in enumerate([0.25, 0.35, 0.25, 0.39, 0.25, 0.40, 0.25])]
+    sent = [
+        step(world, x, t0 + timedelta(hours=i))
+        for i, x in enumerate([0.25, 0.35, 0.25, 0.39, 0.25, 0.40, 0.25])
+    ]
     # Re-armed only at 0.40 = 0.3 + 0.1; with the default margin 0.35 would have re-armed.
     assert sent == [1, 0, 0, 0, 0, 0, 1]
     assert shown(client, keys.personal)["rearm_margin"] == 0.1
@@ -122,18 +127,35 @@ def test_bad_hygiene_values_are_refused_in_words(world, client, keys, query, nam
 
 def test_cli_add_and_set_hygiene(cli, client, keys):
     code, out, err = cli(
-        "watchlist", "add", "personal@example.com", "ETH/BTC", "--cooldown", "6", "--rearm-margin", "0.05"
+        "watchlist",
+        "add",
+        "personal@example.com",
+        "ETH/BTC",
+        "--cooldown",
+        "6",
+        "--rearm-margin",
+        "0.05",
     )
     assert code == 0, err
     assert "cooldown 6 h, re-arm margin 0.05" in out
     code, out, err = cli(
-        "watchlist", "set", "personal@example.com", "ETH/BTC", "--snooze-until", "2030-01-02T08:00:00Z", "--no-approach"
+        "watchlist",
+        "set",
+        "personal@example.com",
+        "ETH/BTC",
+        "--snooze-until",
+        "2030-01-02T08:00:00Z",
+        "--no-approach",
     )
     assert code == 0, err
     assert "snoozed until 2030-01-02T08:00:00+00:00" in out and "notify on in_zone" in out
     code, out, _ = cli("watchlist", "list", "personal@example.com", "--json")
     (item,) = json.loads(out)
-    assert (item["cooldown_hours"], item["rearm_margin"], item["notify_approach"]) == (6, 0.05, False)
+    assert (item["cooldown_hours"], item["rearm_margin"], item["notify_approach"]) == (
+        6,
+        0.05,
+        False,
+    )
     assert item["snoozed_until"] == "2030-01-02T08:00:00+00:00"
     shown_item = shown(client, keys.personal)
     assert shown_item["snoozed_until"] == "2030-01-02T08:00:00+00:00"
@@ -144,7 +166,9 @@ def test_cli_add_and_set_hygiene(cli, client, keys):
 
 
 def test_hygiene_change_parses_snooze_forms():
-    assert HygieneChange.of(snooze_until="2026-12-01").snoozed_until == datetime(2026, 12, 1, tzinfo=UTC)
+    assert HygieneChange.of(snooze_until="2026-12-01").snoozed_until == datetime(
+        2026, 12, 1, tzinfo=UTC
+    )
     assert HygieneChange.of(snooze_until="2026-12-01T08:30:00+02:00").snoozed_until == datetime(
         2026, 12, 1, 6, 30, tzinfo=UTC
     )

@@ -126,16 +126,23 @@ def test_slack_delivery_posts_text_and_blocks_once(world, receiver):
     assert facts["type"] == "section"
     assert {"type": "mrkdwn", "text": "*Pair*\nETH/BTC"} in facts["fields"]
     assert len(facts["fields"]) <= 10
-    assert context == {"type": "context", "elements": [{"type": "mrkdwn", "text": f"pairscreen · {key}"}]}
+    assert context == {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": f"pairscreen · {key}"}],
+    }
     assert Outbox.get().status == "sent"
     assert deliver_pending(world, now=clock.now() + timedelta(days=1), worker_id="w").attempted == 0
     assert len(receiver.requests) == 1
 
 
 @pytest.mark.parametrize(("channel", "path"), [("discord", DISCORD_PATH), ("slack", SLACK_PATH)])
-def test_500_then_success_delivers_exactly_once_with_the_same_payload(world, receiver, channel, path):
+def test_500_then_success_delivers_exactly_once_with_the_same_payload(
+    world, receiver, channel, path
+):
     receiver.answer(500)
-    receiver.answer(204 if channel == "discord" else 200, {}, b"" if channel == "discord" else b"ok")
+    receiver.answer(
+        204 if channel == "discord" else 200, {}, b"" if channel == "discord" else b"ok"
+    )
     key = queue(channel, receiver.url + path)
     t0 = clock.now()
     first = deliver_pending(world, now=t0, worker_id="w")
@@ -172,8 +179,12 @@ def test_slack_429_waits_for_retry_after_then_delivers_once(world, receiver):
 
 
 def test_discord_429_takes_retry_after_from_the_header_or_the_json_body(world, receiver):
-    limited = json.dumps({"message": "You are being rate limited.", "retry_after": 12.5, "global": False})
-    receiver.answer(429, {"Content-Type": "application/json", "Retry-After": "13"}, limited.encode())
+    limited = json.dumps(
+        {"message": "You are being rate limited.", "retry_after": 12.5, "global": False}
+    )
+    receiver.answer(
+        429, {"Content-Type": "application/json", "Retry-After": "13"}, limited.encode()
+    )
     receiver.answer(429, {"Content-Type": "application/json"}, limited.encode())
     receiver.answer(204)
     queue("discord", receiver.url + DISCORD_PATH)
@@ -190,7 +201,9 @@ def test_discord_429_takes_retry_after_from_the_header_or_the_json_body(world, r
     assert len(receiver.requests) == 3
 
 
-@pytest.mark.parametrize(("status", "channel"), [(404, "discord"), (401, "discord"), (410, "slack"), (403, "slack")])
+@pytest.mark.parametrize(
+    ("status", "channel"), [(404, "discord"), (401, "discord"), (410, "slack"), (403, "slack")]
+)
 def test_a_refusal_is_permanent_and_never_retried(world, receiver, status, channel):
     receiver.answer(status, {}, b'{"message": "Unknown Webhook", "code": 10015}')
     path = DISCORD_PATH if channel == "discord" else SLACK_PATH
@@ -240,13 +253,17 @@ def test_discord_limits_hold_for_a_huge_notification():
     many = "\n".join(f"Fact {i:02d}: value {i}" for i in range(40))
     (small,) = discord_payload(note("discord", "s", "lead\n\n" + many))["embeds"]
     assert len(small["fields"]) == 25 and small["fields"][-1] == {
-        "name": "Fact 24", "value": "value 24", "inline": True
+        "name": "Fact 24",
+        "value": "value 24",
+        "inline": True,
     }
 
 
 def test_slack_limits_and_escaping():
     facts = "\n".join(f"Fact {i:02d}: <b>&" + "v" * 2500 for i in range(23))
-    body = slack_payload(note("slack", "A&B <script> " + "h" * 300, "Lead <@here> & more\n\n" + facts))
+    body = slack_payload(
+        note("slack", "A&B <script> " + "h" * 300, "Lead <@here> & more\n\n" + facts)
+    )
     assert body["text"].startswith("A&amp;B &lt;script&gt;")
     header = body["blocks"][0]
     assert header["text"]["type"] == "plain_text" and len(header["text"]["text"]) == 150

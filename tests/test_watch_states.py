@@ -203,7 +203,9 @@ def test_cooldown_mutes_entries_until_it_ends_while_the_state_moves():
 
     notified = datetime(2026, 11, 26, 6, tzinfo=UTC)
     hold = dict(ALL, last_notified_at=notified, cooldown_hours=24)
-    inside = next_state("approach_bottom", 0.1, now=notified + timedelta(hours=23, minutes=59), **hold)
+    inside = next_state(
+        "approach_bottom", 0.1, now=notified + timedelta(hours=23, minutes=59), **hold
+    )
     assert (inside.state, inside.notify, inside.muted) == ("in_bottom", False, "cooldown")
     at_end = next_state("approach_bottom", 0.1, now=notified + timedelta(hours=24), **hold)
     assert (at_end.state, at_end.notify, at_end.muted) == ("in_bottom", True, "")

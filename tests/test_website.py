@@ -415,7 +415,10 @@ def test_the_account_page_sets_a_discord_channel_and_turns_it_off(site):
     site.wait(lambda d: site.text("#channel-message") == "discord saved and enabled.")
     mine = lambda: {c["kind"]: c for c in site.get("/me", site.personal).json()["channels"]}  # noqa: E731
     assert mine()["discord"] == {
-        "kind": "discord", "address": "https://discord.com/…", "enabled": True, "depeg_alerts": False
+        "kind": "discord",
+        "address": "https://discord.com/…",
+        "enabled": True,
+        "depeg_alerts": False,
     }
     row = "#channels tr[data-kind='discord']"
     assert "https://discord.com/…" in site.text(row) and "token" not in site.text("#channels")

@@ -111,9 +111,7 @@ def set_channels(
 ) -> list[Channel]:
     """Set (and enable) the given channels of a user; ``depeg_alerts`` changes the opt-in."""
     user = find_user(email)
-    cleaned = {
-        kind: validate_address(kind, a, prefixes) for kind, a in (addresses or {}).items()
-    }
+    cleaned = {kind: validate_address(kind, a, prefixes) for kind, a in (addresses or {}).items()}
     if depeg_alerts and user.tier != "pro":
         raise AccountError(
             f"depeg alerts for every asset are a Pro feature; {user.email} has the "

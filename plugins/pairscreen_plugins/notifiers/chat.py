@@ -35,9 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pairscreen_plugins.notifiers.webhook import post_json
-
 from pairscreen import DeliveryError, Notification, Notifier, Settings, hookimpl
+from pairscreen_plugins.notifiers.webhook import post_json
 
 FACT_RE = re.compile(r"^([A-Z][^:]{0,40}):\s+(\S.*)$")
 
