@@ -95,13 +95,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--approach",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="approach notifications on or off",
+        help="approach notifications on or off (default: unchanged)",
     )
     set_.add_argument(
         "--in-zone",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="in-zone notifications on or off",
+        help="in-zone notifications on or off (default: unchanged)",
     )
     _hygiene_options(set_)
     set_.set_defaults(handler=_watch_set)
@@ -132,7 +132,7 @@ def _hygiene_options(parser: argparse.ArgumentParser) -> None:
         "--snooze-until",
         metavar="WHEN",
         help="notify nothing of this pair before WHEN: a date (from 00:00 UTC), a date-time, "
-        "or 'none' to end a snooze",
+        "or 'none' to end a snooze (default for a new item: no snooze)",
     )
     parser.add_argument(
         "--rearm-margin",
