@@ -75,8 +75,12 @@ def parse_snooze(text: str) -> datetime:
         moment = datetime.combine(
             calendar_day, time(int(hour), int(minute), min(int(second or 0), 59)), zone
         )
-        return moment.astimezone(UTC)
-    except (ValueError, OverflowError):
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError:  # an offset past the calendar's first or last day
+            edge = datetime.min if calendar_day.year == 1 else datetime.max
+            return edge.replace(tzinfo=UTC)
+    except ValueError:
         raise BadRequest(
             f"snooze_until is {text[:64]!r}; allowed: a date (2026-12-01, from 00:00 UTC), a "
             f"date-time (2026-12-01T08:00:00Z) or {SNOOZE_OFF!r} to end a snooze."
