@@ -154,6 +154,15 @@ def test_channel_refusals_are_sentences(receiver, client, keys, kind, body, stat
     assert "secret" not in r.text
 
 
+def test_a_refused_url_is_never_echoed_whole(receiver, client, keys):
+    long_url = receiver.url + "/api/webhooks/1/" + "secret" * 100  # beyond the 500 allowed
+    r = put(client, keys.personal, "discord", {"address": long_url})
+    assert r.status_code == 400, r.text
+    assert "secret" * 3 not in r.text and len(r.text) < 300
+    r = put(client, keys.personal, "discord", {"address": 42})
+    assert r.status_code == 400 and "address" in r.text
+
+
 def test_channel_body_must_be_json(receiver, client, keys):
     r = client.request(
         "PUT",

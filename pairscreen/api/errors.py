@@ -146,4 +146,17 @@ def _sentence(status: int, detail: str) -> str:
         return GENERIC.get(status, detail or "Request failed.")
     first = detail.strip().splitlines()[0].strip()
     first = re.sub(r"\s+", " ", first)
-    return f"Bad request: {first}"
+    return f"Bad request: {_QUOTED.sub(_echo, first)}"
+
+
+_QUOTED = re.compile(r"'([^']*)'")
+
+
+def _echo(match: re.Match[str]) -> str:
+    """A value the validator quoted, as an error may show it: a URL by its scheme and host
+    only (a webhook's path is its secret), anything else cut to :data:`SHOWN_CHARS`."""
+    value = match.group(1)
+    url = re.match(r"^(https?)://([^/?#:]*)", value)
+    if url:
+        return f"'{url.group(1)}://{url.group(2)}/…'"
+    return shown(value)
