@@ -185,3 +185,26 @@ def test_watchlist_add_keeps_its_old_output_without_hygiene(cli, keys):
     assert (code, out) == (0, "watching ETH/BTC for personal@example.com\n")
     (item,) = json.loads(cli("watchlist", "list", "personal@example.com", "--json")[1])
     assert (item["cooldown_hours"], item["snoozed_until"], item["rearm_margin"]) == (0, None, 0.02)
+
+
+def test_migration_15_adds_the_hygiene_columns_with_their_defaults(world, client, keys):
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    from pairscreen.db.migrations import upgrade
+    from pairscreen.db.models import SchemaVersion
+
+    assert (
+        client.request("PUT", f"{BASE}/watchlist/ETH/BTC", headers=auth(keys.personal)).status_code
+        == 201
+    )
+    table = WatchlistItem._meta.table_name
+    columns = ["cooldown_hours", "snoozed_until", "rearm_margin", "last_notified_at"]
+    migrator = SchemaMigrator.from_database(database.obj)
+    for column in columns:  # a database from before migration 15
+        migrate(migrator.drop_column(table, column))
+    SchemaVersion.delete().where(SchemaVersion.version == 15).execute()
+    assert upgrade() == [15]
+    assert set(columns) <= {c.name for c in database.get_columns(table)}
+    item = shown(client, keys.personal)
+    assert (item["cooldown_hours"], item["snoozed_until"], item["rearm_margin"]) == (0, None, 0.02)
+    assert item["last_notified_at"] is None
