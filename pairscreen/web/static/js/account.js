@@ -45,7 +45,7 @@ export async function renderAccount(main) {
         <option value="telegram">Telegram chat id</option>
       </select></label>
       <label>Address <input name="address" type="text" autocomplete="off" required
-        placeholder="https://discord.com/api/webhooks/…"></label>
+        placeholder="the URL Discord or Slack gives: discord.com/api/webhooks/…"></label>
       <button type="submit">Save channel</button>
     </form>`;
   const message = main.querySelector("#channel-message");
