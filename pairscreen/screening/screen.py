@@ -22,6 +22,7 @@ from pairscreen.db.models import JobRun, Screen
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
 from pairscreen.engine.filtering import choose_filter, filter_codes
+from pairscreen.engine.guarantees import CORE_CODES
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.market.cutoff import candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, last_days
@@ -238,7 +239,8 @@ def screen_text(
         done += part.pairs
         if on_progress is not None:
             on_progress(done, total)
-    codes = dict.fromkeys((STALE, TOO_SHORT, *filter_codes(rt.plugins.filters.get(choice.name))))
+    screen_filter = rt.plugins.filters.get(choice.name)
+    codes = dict.fromkeys((STALE, TOO_SHORT, *CORE_CODES, *filter_codes(screen_filter)))
     rejected = {code: outcome.rejected.get(code, 0) for code in codes}
     survivors = outcome.survivors
     survivors.sort(reverse=True)  # worst first: popping from the end gives the published order
