@@ -96,7 +96,8 @@ def load_plugins(settings: Settings, *, extra: tuple[object, ...] = ()) -> plugg
             "plugin (see 'pairscreen plugins' for the names)"
         )
     for plugin in extra:
-        pm.register(plugin)
+        if not pm.is_registered(plugin):  # a test may hand over a module its entry point loaded
+            pm.register(plugin)
     pm.check_pending()
     pm.pairscreen_origins = {  # type: ignore[attr-defined]
         name: origin for name, origin in seen.items() if not pm.is_blocked(name)
