@@ -28,7 +28,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     listing = commands.add_parser(
         "plugins", help="list the loaded plugins, what each registers and its options"
     )
-    listing.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    listing.add_argument(
+        "--json", action="store_true", help="one JSON document on stdout (default: text)"
+    )
     listing.set_defaults(handler=_list)
 
 
