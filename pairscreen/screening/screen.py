@@ -335,11 +335,6 @@ def latest_screen_json(rt: Runtime) -> str:
     return rt.published.latest().payload
 
 
-def latest_pairs_json(rt: Runtime) -> str:
-    """The ``/pairs`` body of the latest screen as JSON text; NotFound before the first one."""
-    return pairs_json(rt.published.latest())
-
-
 def pairs_json(screen: PublishedScreen) -> str:
     """The ``/pairs`` body of ``screen``, serialised once per screen."""
     return screen.view("pairs", _render_pairs)
