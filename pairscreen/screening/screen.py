@@ -21,7 +21,7 @@ from pairscreen.db.connection import database, is_sqlite, write_transaction
 from pairscreen.db.models import JobRun, Screen
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
-from pairscreen.engine.filtering import choose_filter, filter_codes
+from pairscreen.engine.filtering import filter_codes
 from pairscreen.engine.guarantees import CORE_CODES
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.market.cutoff import candles_until
@@ -204,7 +204,7 @@ def screen_text(
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     settings = rt.settings
-    choice = choose_filter(rt.plugins, rt.universe)
+    choice = rt.screen_filter
     candles = rt.candles.get()
     if as_of is not None:
         candles = candles_until(candles, as_of)
