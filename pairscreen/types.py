@@ -568,35 +568,3 @@ class PegEventChange:
     median_drift_pct: float
     sample_count: int
     reference_source: str
-
-
-__all__ = [
-    "ASSET_CLASSES",
-    "DEFAULT_PEG_THRESHOLD_PCT",
-    "Asset",
-    "AssetClass",
-    "BacktestBatch",
-    "Candles",
-    "ChartData",
-    "ChartRenderer",
-    "DeliveryError",
-    "DepeggedLeg",
-    "Filter",
-    "FilterContext",
-    "FilterRule",
-    "IntradayMarketPrice",
-    "Leg",
-    "MarketSource",
-    "Metric",
-    "MetricField",
-    "Notification",
-    "Notifier",
-    "PairPanel",
-    "PegConfig",
-    "PegEventChange",
-    "PegSource",
-    "ReferenceQuote",
-    "Scorer",
-    "Strategy",
-    "Trade",
-]
