@@ -342,6 +342,14 @@ class Settings:
         PATH,
         default=None,
     )
+    disable_plugins: tuple[str, ...] = setting(
+        "PAIRSCREEN_DISABLE_PLUGINS",
+        "plugins not to load, comma-separated, by the names `pairscreen plugins` lists "
+        "(built-ins too)",
+        NAMES,
+        default=(),
+        shown_default="none",
+    )
     # Pegs
     peg_retention_days: int = setting(
         "PAIRSCREEN_PEG_RETENTION_DAYS", "days peg samples are kept", AT_LEAST_ONE, default=90

@@ -229,5 +229,5 @@ def test_an_old_style_hookwrapper_renames_what_the_others_register(runtime: Runt
 
 def test_settings_of_a_runtime_with_plugins_are_the_base_ones(runtime: Runtime) -> None:
     """The helper changes only what it is asked to (guards the tests above)."""
-    rt = runtime_with(runtime, "hook_metric", scorer="hook_by_hurst")
+    rt = runtime_with(runtime, "hook_metric", "hook_scorer", scorer="hook_by_hurst")
     assert rt.settings == replace(runtime.settings, scorer="hook_by_hurst")

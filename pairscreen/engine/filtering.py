@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pairscreen.engine.evaluate import MetricValues
+from pairscreen.engine.guarantees import CORE_RULES
 from pairscreen.hooks import PluginError, Plugins
 from pairscreen.types import Filter, FilterContext, FilterRule
 from pairscreen.universe import Universe, UniverseError
@@ -99,13 +100,15 @@ def filter_reasons(
 ) -> list[str]:
     """Per pair, ``""`` when every rule passes, else ``"<code>: <text>"`` of the first failure.
 
-    Each rule is checked once over the whole batch; only the failing pairs cost Python work
-    (their reason text).
+    The core's own rules (:data:`~pairscreen.engine.guarantees.CORE_RULES`: no leg in an
+    active depeg event) run first, so no filter can let such a pair through. Each rule is
+    checked once over the whole batch; only the failing pairs cost Python work (their reason
+    text).
     """
     n = len(context.history_days)
     reasons = [""] * n
     undecided = np.ones(n, dtype=bool)
-    for rule in screen_filter.rules:
+    for rule in (*CORE_RULES, *screen_filter.rules):
         if not undecided.any():
             break
         absent = [

@@ -21,7 +21,8 @@ from pairscreen.db.connection import database, is_sqlite, write_transaction
 from pairscreen.db.models import JobRun, Screen
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
-from pairscreen.engine.filtering import choose_filter, filter_codes
+from pairscreen.engine.filtering import filter_codes
+from pairscreen.engine.guarantees import CORE_CODES
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.market.cutoff import candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, last_days
@@ -203,7 +204,7 @@ def screen_text(
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     settings = rt.settings
-    choice = choose_filter(rt.plugins, rt.universe)
+    choice = rt.screen_filter
     candles = rt.candles.get()
     if as_of is not None:
         candles = candles_until(candles, as_of)
@@ -238,7 +239,8 @@ def screen_text(
         done += part.pairs
         if on_progress is not None:
             on_progress(done, total)
-    codes = dict.fromkeys((STALE, TOO_SHORT, *filter_codes(rt.plugins.filters.get(choice.name))))
+    screen_filter = rt.plugins.filters.get(choice.name)
+    codes = dict.fromkeys((STALE, TOO_SHORT, *CORE_CODES, *filter_codes(screen_filter)))
     rejected = {code: outcome.rejected.get(code, 0) for code in codes}
     survivors = outcome.survivors
     survivors.sort(reverse=True)  # worst first: popping from the end gives the published order
@@ -331,11 +333,6 @@ def data_time_range(outcome: PairsOutcome) -> dict[str, str] | None:
 def latest_screen_json(rt: Runtime) -> str:
     """The latest published screen as stored (JSON text); NotFound before the first one."""
     return rt.published.latest().payload
-
-
-def latest_pairs_json(rt: Runtime) -> str:
-    """The ``/pairs`` body of the latest screen as JSON text; NotFound before the first one."""
-    return pairs_json(rt.published.latest())
 
 
 def pairs_json(screen: PublishedScreen) -> str:

@@ -10,7 +10,7 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.engine.evaluate import compute_metrics, run_legs
-from pairscreen.engine.filtering import choose_filter, filter_reasons
+from pairscreen.engine.filtering import filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, panel_of
 from pairscreen.errors import BadRequest, NotFound
 from pairscreen.market.freshness import day_of, day_start, leg_freshness, stale_reason
@@ -84,7 +84,7 @@ def evaluate_pair(
     settings = rt.settings
     panel = snapshot_panel(rt, pair, bt)
     metrics = compute_metrics(rt.plugins, panel)
-    choice = choose_filter(rt.plugins, rt.universe)
+    choice = rt.screen_filter
     context = FilterContext(
         np.array([pair.n_days]), np.array([bool(depegged)]), choice.thresholds, (depegged,)
     )
