@@ -18,6 +18,9 @@ QVALUE_FIELDS: Mapping[str, str] = MappingProxyType(
     {"coint_pvalue": "coint_qvalue", "adf_pvalue": "adf_qvalue"}
 )
 
+# What the screen adds to each survivor once every chunk is in (absent in older screens).
+SCREEN_FIELDS = ("coint_qvalue", "adf_qvalue", "survived_last")
+
 
 @dataclass(frozen=True)
 class ScreenRule:

@@ -24,8 +24,8 @@ import numpy as np
 from pairscreen import clock
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.filtering import FilterChoice, filter_code
-from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
+from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.hooks import Plugins
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg
 from pairscreen.universe import pair_sector

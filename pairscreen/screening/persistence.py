@@ -28,7 +28,9 @@ class PastScreen:
     as_of: date | None
 
 
-def spaced_screens(before: datetime, count: int, *, include_first: bool = False) -> list[PastScreen]:
+def spaced_screens(
+    before: datetime, count: int, *, include_first: bool = False
+) -> list[PastScreen]:
     """Up to ``count`` stored screens, newest first, each at least a day before the previous
     one chosen; the first at least a day before ``before`` (at or before it when
     ``include_first``)."""
@@ -54,10 +56,13 @@ def spaced_screens(before: datetime, count: int, *, include_first: bool = False)
 def survivor_sets(screens: Iterable[PastScreen]) -> list[frozenset[str]]:
     """Each screen's survivors as ``A/B`` keys (a screen pruned meanwhile: no survivors)."""
     ids = [s.id for s in screens]
-    keys = dict(
-        Screen.select(Screen.id, Screen.survivor_keys).where(Screen.id.in_(ids)).tuples()
-    )
+    keys = _survivor_keys(ids)
     return [frozenset((keys.get(i) or "").splitlines()) for i in ids]
+
+
+def _survivor_keys(ids: list[int]) -> dict[int, str | None]:
+    rows = Screen.select(Screen.id, Screen.survivor_keys).where(Screen.id.in_(ids))
+    return {int(row.id): row.survivor_keys for row in rows}
 
 
 def survived_count(a: str, b: str, sets: list[frozenset[str]]) -> int:
@@ -74,10 +79,7 @@ def recent_verdicts(a: str, b: str, count: int) -> list[dict[str, Any]]:
     100,000 survivors costs a substring search, not a decode.
     """
     screens = spaced_screens(clock.now(), count + 1, include_first=True)
-    ids = [s.id for s in screens]
-    keys = dict(
-        Screen.select(Screen.id, Screen.survivor_keys).where(Screen.id.in_(ids)).tuples()
-    )
+    keys = _survivor_keys([s.id for s in screens])
     forward, backward = f"\n{a}/{b}\n", f"\n{b}/{a}\n"
     verdicts = []
     for screen in screens:

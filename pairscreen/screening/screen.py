@@ -24,7 +24,12 @@ from pairscreen.engine.executors import stream_local
 from pairscreen.engine.fdr import QValues
 from pairscreen.engine.filtering import choose_filter, filter_codes
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
-from pairscreen.engine.screen_rules import QVALUE_FIELDS, SCREEN_RULES, screen_rule_reason
+from pairscreen.engine.screen_rules import (
+    QVALUE_FIELDS,
+    SCREEN_FIELDS,
+    SCREEN_RULES,
+    screen_rule_reason,
+)
 from pairscreen.market.cutoff import candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, last_days
 from pairscreen.pegs.status import active_depegs
@@ -410,6 +415,7 @@ def compact_pair(survivor: dict[str, Any]) -> dict[str, Any]:
         "sector": survivor["sector"],
         **present(survivor["metrics"], ZONE, POSITION),
         "score": survivor["score"],
+        **{k: survivor[k] for k in SCREEN_FIELDS if k in survivor},
     }
 
 

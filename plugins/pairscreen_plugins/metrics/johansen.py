@@ -79,7 +79,8 @@ def johansen_trace(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np
 
 
 def _demean(x: np.ndarray) -> np.ndarray:
-    return x - x.mean(axis=1, keepdims=True)
+    centred: np.ndarray = x - x.mean(axis=1, keepdims=True)
+    return centred
 
 
 def _residuals(y: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -89,7 +90,8 @@ def _residuals(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     det = _det(gram)
     safe = np.where(det[:, None, None] > 0, gram, np.eye(2))
     coef = _inv(safe) @ cross
-    return y - x @ coef
+    resid: np.ndarray = y - x @ coef
+    return resid
 
 
 def _det(m: np.ndarray) -> np.ndarray:
