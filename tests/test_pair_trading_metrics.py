@@ -2,10 +2,11 @@
 return_correlation against their references.
 
 References, run per series: statsmodels' ``coint`` both ways (defaults: trend "c", AIC
-lags) and the OLS slopes it fits, ``coint_johansen(x, 0, 1)``, a direct AR(1) least-squares fit of the log-ratio, numpy's
-``corrcoef`` of the daily log returns. The corpus is the parity corpus (mean-reverting,
-random walks, trending, short histories, flat stretches, a constant ratio) plus series with
-a flat leg, each checked alone (a snapshot) and in one panel per history length (the screen).
+lags) and the OLS slopes it fits, ``coint_johansen(x, 0, 1)``, a direct AR(1) least-squares
+fit of the log-ratio, numpy's ``corrcoef`` of the daily log returns. The corpus is the
+parity corpus (mean-reverting, random walks, trending, short histories, flat stretches, a
+constant ratio) plus series with a flat leg, each checked alone (a snapshot) and in one
+panel per history length (the screen).
 """
 
 from __future__ import annotations
