@@ -126,7 +126,11 @@ def test_qvalue_rules_bind_at_the_second_stage(runtime, tmp_path, keys):
     by_pair = {tuple(s["pair"]): s for s in default["survivors"]}
     for s in survivors:
         assert s["coint_qvalue"] == by_pair[tuple(s["pair"])]["coint_qvalue"]
-    assert body["filter"]["thresholds"]["coint_q_below"] == coint_limit
+    assert body["screen_rules"] == {
+        "coint_q_below": coint_limit,
+        "adf_q_below": adf_limit,
+        "min_persistence": 0,
+    }
     assert {p["pair"]: p["coint_qvalue"] for p in pairs["pairs"]} == {
         "/".join(s["pair"]): s["coint_qvalue"] for s in survivors
     }

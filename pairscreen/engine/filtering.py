@@ -36,9 +36,8 @@ class FilterChoice:
     screen_wide: Mapping[str, float] = field(default_factory=lambda: dict(SCREEN_THRESHOLDS))
 
     def as_json(self) -> dict[str, object]:
-        """The ``filter`` object of ``/screen/latest``: the filter's thresholds, then the
-        screen-wide rules'."""
-        return {"name": self.name, "thresholds": {**self.thresholds, **self.screen_wide}}
+        """The ``filter`` object of ``/screen/latest`` (the screen-wide rules are beside it)."""
+        return {"name": self.name, "thresholds": dict(self.thresholds)}
 
 
 def choose_filter(plugins: Plugins, universe: Universe) -> FilterChoice:

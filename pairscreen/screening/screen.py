@@ -305,6 +305,7 @@ def screen_text(
         "rejected": rejected,
         "data_time": data_time_range(outcome),
         "filter": choice.as_json(),
+        "screen_rules": dict(choice.screen_wide),
         "backtest_days": SCREEN_BT_DAYS,
         "qvalue_tests": {name: qvalues[name].tests for name in QVALUE_FIELDS},
         "persistence_screens": [clock.iso(p.generated_at) for p in previous],
