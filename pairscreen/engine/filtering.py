@@ -57,7 +57,8 @@ def choose_filter(plugins: Plugins, universe: Universe) -> FilterChoice:
     defaults = dict(screen_filter.thresholds)
     unknown = sorted(set(universe.screen_thresholds) - set(defaults) - set(SCREEN_THRESHOLDS))
     if unknown:
-        known = ", ".join([*defaults, *SCREEN_THRESHOLDS])
+        known = ", ".join(defaults) or "none"
+        known += f"; screen-wide: {', '.join(SCREEN_THRESHOLDS)}"
         raise UniverseError(
             f"[screen] {', '.join(unknown)}: not a threshold of filter "
             f"{screen_filter.name!r} (its thresholds: {known})"
