@@ -45,26 +45,39 @@ def trace_crit95() -> float:
 
 def johansen_trace(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row of the (pairs, days) arrays: the trace statistic and its 95 % critical value;
-    NaN for a flat leg, (near-)singular moments or a row shorter than ``MIN_DAYS``."""
+    NaN for a flat leg, (near-)singular moments or a row shorter than ``MIN_DAYS``.
+
+    The six demeaned series (``dY_{t-1}``, ``dY_t``, ``Y_{t-1}``, two columns each) of every
+    pair go through one batched Gram product; the residual moments are its Schur complement
+    on the lagged differences, so no residual series is formed.
+    """
     n_pairs, n = log_a.shape
     trace = np.full(n_pairs, np.nan)
     crit = np.full(n_pairs, np.nan)
     if n < MIN_DAYS or n_pairs == 0:
         return trace, crit
-    levels = np.stack([log_a, log_b], axis=2)  # (pairs, days, 2)
-    diffs = np.diff(levels, axis=1)
-    lagged = _demean(diffs[:, :-1])  # dY_{t-1}
-    current = _demean(diffs[:, 1:])  # dY_t
-    level = _demean(levels[:, 1:-1])  # Y_{t-1}
-    r0 = _residuals(current, lagged)
-    rk = _residuals(level, lagged)
-    t = r0.shape[1]
-    s00 = np.einsum("ptk,ptj->pkj", r0, r0) / t
-    skk = np.einsum("ptk,ptj->pkj", rk, rk) / t
-    sk0 = np.einsum("ptk,ptj->pkj", rk, r0) / t
-    det00, detkk = _det(s00), _det(skk)
-    usable = (det00 > 0) & (detkk > 0) & np.isfinite(det00 + detkk)
-    usable &= _well_conditioned(s00) & _well_conditioned(skk)
+    diff_a, diff_b = np.diff(log_a, axis=1), np.diff(log_b, axis=1)
+    series = np.stack(
+        [
+            diff_a[:, :-1],  # dY_{t-1}: the regressors
+            diff_b[:, :-1],
+            diff_a[:, 1:],  # dY_t
+            diff_b[:, 1:],
+            log_a[:, 1:-1],  # Y_{t-1}
+            log_b[:, 1:-1],
+        ],
+        axis=1,
+    )
+    series -= series.mean(axis=2, keepdims=True)
+    t = series.shape[2]
+    gram = series @ np.swapaxes(series, 1, 2) / t  # (pairs, 6, 6)
+    gzz = gram[:, :2, :2]
+    fine = _well_conditioned(gzz)
+    gzz = np.where(fine[:, None, None], gzz, np.eye(2))
+    cross = gram[:, :2, 2:]
+    moments = gram[:, 2:, 2:] - np.swapaxes(cross, 1, 2) @ _inv(gzz) @ cross  # (pairs, 4, 4)
+    s00, skk, sk0 = moments[:, :2, :2], moments[:, 2:, 2:], moments[:, 2:, :2]
+    usable = fine & _well_conditioned(s00) & _well_conditioned(skk)
     if not usable.any():
         return trace, crit
     s00, skk, sk0 = s00[usable], skk[usable], sk0[usable]
@@ -76,22 +89,6 @@ def johansen_trace(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np
     trace[usable] = np.where(ratio > 0, stat, np.nan)
     crit[usable] = np.where(ratio > 0, trace_crit95(), np.nan)
     return trace, crit
-
-
-def _demean(x: np.ndarray) -> np.ndarray:
-    centred: np.ndarray = x - x.mean(axis=1, keepdims=True)
-    return centred
-
-
-def _residuals(y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Residuals of the OLS of each pair's ``y`` (pairs, T, 2) on its ``x`` (pairs, T, 2)."""
-    gram = np.einsum("ptk,ptj->pkj", x, x)
-    cross = np.einsum("ptk,ptj->pkj", x, y)
-    det = _det(gram)
-    safe = np.where(det[:, None, None] > 0, gram, np.eye(2))
-    coef = _inv(safe) @ cross
-    resid: np.ndarray = y - x @ coef
-    return resid
 
 
 def _det(m: np.ndarray) -> np.ndarray:
