@@ -230,7 +230,14 @@ def test_a_plugin_filter_replaces_the_default_screen(runtime, tmp_path):
     screen = compute(rt)
     default = compute(runtime)
     assert screen["filter"] == {"name": "coint", "thresholds": {"adf_pvalue_below": 0.05}}
-    assert list(screen["rejected"]) == ["stale", "insufficient_history", "not_cointegrated"]
+    assert list(screen["rejected"]) == [
+        "stale",
+        "insufficient_history",
+        "not_cointegrated",
+        "coint_q",
+        "adf_q",
+        "persistence",
+    ]
     assert screen["rejected"]["insufficient_history"] == default["rejected"]["insufficient_history"]
     assert sum(screen["rejected"].values()) + screen["n_survivors"] == screen["n_pairs_screened"]
     assert screen["n_survivors"] > 0
