@@ -91,3 +91,10 @@ def test_simulated_panels_equal_statsmodels() -> None:
             assert abs(p_ba[i] - coint(log_b[i], log_a[i])[1]) <= 1e-9
         want = coint_johansen(np.column_stack([log_a[i], log_b[i]]), 0, 1).lr1[0]
         assert abs(trace[i] - want) <= 1e-9 * max(1.0, abs(want))
+
+
+def test_the_critical_value_is_statsmodels_table() -> None:
+    from pairscreen_plugins.metrics.johansen import TRACE_CRIT95
+    from statsmodels.tsa.coint_tables import c_sjt
+
+    assert float(c_sjt(2, 0)[1]) == TRACE_CRIT95

@@ -17,6 +17,9 @@ import numpy as np
 from pairscreen import MetricField
 
 MIN_DAYS = 20  # as the Engle-Granger test: fewer leave the regressions almost no freedom
+# statsmodels' ``c_sjt(2, 0)[1]`` (Osterwald-Lenum's table: two series, a constant, 95 %),
+# kept as a number so that no worker imports statsmodels for it; the parity tests compare it.
+TRACE_CRIT95 = 15.4943
 
 JOHANSEN_FIELDS: tuple[MetricField, ...] = (
     MetricField(
@@ -34,13 +37,6 @@ JOHANSEN_FIELDS: tuple[MetricField, ...] = (
         nullable=True,
     ),
 )
-
-
-def trace_crit95() -> float:
-    """statsmodels' ``cvt[0, 1]`` for two series and ``det_order=0``."""
-    from statsmodels.tsa.coint_tables import c_sjt
-
-    return float(c_sjt(2, 0)[1])
 
 
 def johansen_trace(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +83,7 @@ def johansen_trace(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = -t * np.log(ratio)
     trace[usable] = np.where(ratio > 0, stat, np.nan)
-    crit[usable] = np.where(ratio > 0, trace_crit95(), np.nan)
+    crit[usable] = np.where(ratio > 0, TRACE_CRIT95, np.nan)
     return trace, crit
 
 
