@@ -200,6 +200,12 @@ class Settings:
         AT_LEAST_ONE,
         default=20,
     )
+    persistence_screens: int = setting(
+        "PAIRSCREEN_PERSISTENCE_SCREENS",
+        "previous screens (at least a day apart) a survivor's survived_last counts",
+        COUNT,
+        default=6,
+    )
     screen_processes: int = setting(
         "PAIRSCREEN_SCREEN_PROCESSES",
         "processes a local screen runs on (0: one per core)",

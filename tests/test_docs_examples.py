@@ -125,7 +125,15 @@ def check_wide_range_filter(request: pytest.FixtureRequest, tmp_path: Path) -> N
     screen = compute_screen(rt, clock.now(), processes=1)
     default = compute_screen(runtime, clock.now(), processes=1)
     assert screen["filter"] == {"name": "wide_range", "thresholds": {"min_width": 0.5}}
-    assert list(screen["rejected"]) == ["stale", "insufficient_history", "depeg", "narrow"]
+    assert list(screen["rejected"]) == [
+        "stale",
+        "insufficient_history",
+        "depeg",
+        "narrow",
+        "coint_q",
+        "adf_q",
+        "persistence",
+    ]
     assert screen["rejected"]["narrow"] > 0
     assert sum(screen["rejected"].values()) + screen["n_survivors"] == screen["n_pairs_screened"]
     assert screen["survivors"], "the demo market has wide pairs"

@@ -235,6 +235,9 @@ def test_a_plugin_filter_replaces_the_default_screen(runtime, tmp_path):
         "insufficient_history",
         "depeg",
         "not_cointegrated",
+        "coint_q",
+        "adf_q",
+        "persistence",
     ]
     assert screen["rejected"]["insufficient_history"] == default["rejected"]["insufficient_history"]
     assert sum(screen["rejected"].values()) + screen["n_survivors"] == screen["n_pairs_screened"]

@@ -340,6 +340,15 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     assert cell("coint_pvalue") == _shown(m["coint_pvalue"], 3)
     assert cell("hedge_ratio") == _shown(m["hedge_ratio"], 3)
     assert cell("return_correlation") == _shown(m["return_correlation"], 2)
+    for name, digits in (("coint_pvalue_ab", 3), ("coint_pvalue_ba", 3), ("hedge_ratio_ba", 3)):
+        assert cell(name) == _shown(m[name], digits)
+    assert cell("johansen_trace") == _shown(m["johansen_trace"], 2)
+    assert cell("johansen_trace_crit95") == _shown(m["johansen_trace_crit95"], 2)
+    shown = site.driver.find_elements("css selector", "td[data-survived]")
+    assert [e.get_attribute("data-survived") for e in shown] == [
+        str(v["survived"]).lower() for v in snapshot["recent_verdicts"]
+    ]
+    assert shown, "the demo has a screen, so the pair has a recent verdict"
     assert "days" in site.text("td[data-metric=half_life_days] + td")
     assert cell("spread_kurtosis") == "3.1416"
     assert "spread_kurtosis" in site.text("tr:has(td[data-metric=spread_kurtosis]) th")
@@ -396,7 +405,7 @@ def test_the_chart_follows_its_container_through_every_resize(site):
             ok = size and abs(size[0] - size[2]) <= 2 and abs(size[1] - size[3]) <= 2
             return size if ok and size[1] >= 500 else None
 
-        plot_w, plot_h, box_w, _ = site.wait(fits)
+        plot_w = site.wait(fits)[0]
         assert plot_w <= width and plot_w >= 0.8 * min(width, 1248) - 40, (width, plot_w)
     site.driver.set_window_size(*SIZES[1])
 

@@ -128,6 +128,14 @@ class Screen(BaseModel):
     # A point-in-time screen (``screen run --as-of``, migration 6): the last day of candles it
     # read. Such a screen is history: it never becomes the latest nor is pruned with the rest.
     as_of = peewee.DateField(null=True, index=True)
+    # The survivors' pairs as published ("A/B"), one a line (migration 13): what persistence
+    # and a pair's recent verdicts read without decoding the payload.
+    survivor_keys = peewee.TextField(null=True)
+
+
+def survivor_keys(pairs: list[tuple[str, str]]) -> str:
+    """The ``survivor_keys`` text of a screen's survivors."""
+    return "".join(f"{a}/{b}\n" for a, b in pairs)
 
 
 def canonical_pair(a: str, b: str) -> str:

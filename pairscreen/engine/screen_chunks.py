@@ -14,6 +14,7 @@ import numpy as np
 from pairscreen.engine.evaluate import MetricValues, compute_metrics, run_legs
 from pairscreen.engine.filtering import FilterChoice, filter_fields, filter_reasons
 from pairscreen.engine.required_fields import CORE_FIELDS
+from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.hooks import OutOfContract, Plugins, blamed
 from pairscreen.types import (
     BacktestBatch,
@@ -88,8 +89,10 @@ def split_metrics(
     plugins: Plugins, screen_filter: Filter, thresholds: Mapping[str, float]
 ) -> tuple[list[Metric], list[Metric]]:
     """The metrics that decide survival (a field read by the core or by the filter with these
-    thresholds) and the ones that only describe survivors, each in registration order."""
+    thresholds, or a p-value the screen turns into q-values over every tested pair) and the
+    ones that only describe survivors, each in registration order."""
     needed = {f.name for f in CORE_FIELDS} | filter_fields(screen_filter, thresholds)
+    needed |= set(QVALUE_FIELDS)
     deciding: list[Metric] = []
     describing: list[Metric] = []
     for metric in plugins.metrics:
