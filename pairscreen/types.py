@@ -168,10 +168,10 @@ class PairPanel:
         Raises ``ValueError`` for a panel whose rows sit on different calendars (the engine
         splits such a panel before any metric or strategy sees it).
         """
-        dates = np.asarray(self.dates).astype("datetime64[D]")
+        dates = np.asarray(self.dates, dtype="datetime64[D]")
         if self.n_pairs == 0 or self.n_days == 0:
             return np.arange(self.n_days - 1, -1, -1, dtype=np.int64)
-        first = (dates[0, -1] - dates[0]).astype(np.int64)
+        first: np.ndarray = (dates[0, -1] - dates[0]).astype(np.int64)
         if dates.shape[0] > 1 and dates.strides[0] != 0:  # a broadcast row is one calendar
             offsets = (dates[:, -1:] - dates).astype(np.int64)
             if not (offsets == first).all():

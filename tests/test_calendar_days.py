@@ -13,7 +13,6 @@ import csv
 import functools
 import math
 import shutil
-import warnings
 from datetime import date
 from pathlib import Path
 

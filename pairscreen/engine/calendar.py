@@ -119,9 +119,9 @@ class CandleMatrix:
         group = np.zeros(n, dtype=np.int64)
         closes = np.zeros(n, dtype=np.int64)
         tail = width - span_days
-        full = np.zeros(n, dtype=bool)
+        full: np.ndarray = np.zeros(n, dtype=bool)
         if tail >= 0 and int((cal[-1] - cal[tail]).astype(np.int64)) == span_days - 1:
-            full = common[:, tail:].all(axis=1)
+            full = np.asarray(common[:, tail:].all(axis=1))
             keep[full, tail:] = True
             closes[full] = span_days
         other = np.flatnonzero(~full)

@@ -66,7 +66,8 @@ def calendar_key(dates: np.ndarray) -> bytes:
     """The days of ``dates`` counted back from the last one: pairs with equal keys share
     every calendar window's columns."""
     days = dates.astype("datetime64[D]")
-    return (days[-1] - days).astype(np.int64).tobytes()
+    offsets: np.ndarray = (days[-1] - days).astype(np.int64)
+    return offsets.tobytes()
 
 
 def align(candles_a: Candles, candles_b: Candles) -> AlignedPair:
@@ -118,6 +119,4 @@ def group_by_history(
         cuts.append(p.n_days - start)
         groups[calendar_key(p.dates[start:])].append(i)
     ordered = sorted(groups.values(), key=lambda idx: (-cuts[idx[0]], idx[0]))
-    return [
-        (idx, panel_of([pairs[i] for i in idx], cuts[idx[0]], window_days)) for idx in ordered
-    ]
+    return [(idx, panel_of([pairs[i] for i in idx], cuts[idx[0]], window_days)) for idx in ordered]
