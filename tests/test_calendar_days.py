@@ -29,7 +29,7 @@ from pairscreen.db.connection import database
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.evaluate import compute_metrics, run_legs
 from pairscreen.engine.filtering import FilterChoice
-from pairscreen.engine.panels import AlignedPair, align, panel_of, span_panel
+from pairscreen.engine.panels import AlignedPair, align, group_by_history, panel_of, span_panel
 from pairscreen.engine.windows import windows_of
 from pairscreen.hooks import Plugins
 from pairscreen.market.sync import sync_candles
@@ -441,3 +441,40 @@ def test_screen_survivors_report_calendar_windows(real_runtime) -> None:  # type
             metric = survivor["windows"]["metric"]
             assert (metric["observations"] < 540) == mixed, (a, b)
             assert survivor["windows"]["backtest"]["days"] == 360
+
+
+def test_evaluation_replays_each_day_with_calendar_windows(real_runtime) -> None:  # type: ignore[no-untyped-def]
+    """``pairscreen evaluate``'s as-of day: the mixed pair's zone and verdict come from the
+    calendar windows of the candles known that day, exactly as a snapshot of them."""
+    from pairscreen.evaluation.rule_sets import rule_sets
+    from pairscreen.evaluation.verdicts import Market, verdicts_at
+
+    rt, _ = real_runtime
+    with database.connection_context():
+        candles = rt.candles.get()
+        market = Market.of(rt.universe, candles, window_days=WINDOW, min_history_days=200)
+        sets = rule_sets(rt.plugins, rt.universe, [])
+        day = date(2023, 6, 30)
+        verdicts = verdicts_at(rt.plugins, market, sets, day, lambda _: {})
+    cut = {t: _until(c, np.datetime64(day)) for t, c in candles.items()}
+    pairs = [(a.ticker, b.ticker) for a, b in market.pairs]
+    for (a, b), zone in zip(pairs, verdicts.zone, strict=True):
+        panel = span_panel(align(cut[a], cut[b]), WINDOW + 360, WINDOW)
+        expected = compute_metrics(rt.plugins, panel).row(0)
+        assert zone == expected["zone"], (a, b)
+        if "AAPL" in (a, b):
+            assert panel.metric_window.observations < WINDOW  # the trading days of the span
+    screen = verdicts.survives["screen"]
+    assert screen.any()  # the loose universe rules let pairs survive that day
+    # The panels the replay builds (group_by_history) cut each pair to its calendar span.
+    aligned = [align(cut[a], cut[b]) for a, b in pairs]
+    for idx, panel in group_by_history(aligned, WINDOW + 360, WINDOW):
+        for row, i in enumerate(idx):
+            dates = aligned[i].dates
+            want = dates[in_span(dates, dates[-1], WINDOW + 360)]
+            got = panel.dates[row]
+            # The span's closes, and the close before it when none falls on its first day.
+            assert np.array_equal(got[got.size - want.size :], want)
+            assert got.size - want.size in (0, 1)
+            inside = in_span(dates, dates[-1], WINDOW)
+            assert panel.metric_window.observations == int(inside.sum())
