@@ -39,7 +39,12 @@ from pairscreen.screening.screen import run_screen
 from pairscreen.types import Asset, Candles, PairPanel
 from tests.conftest import make_client
 
-from pairscreen_plugins.strategies.accumulation import AccumulationStrategy  # isort: skip
+from pairscreen_plugins.strategies.accumulation import (  # isort: skip
+    AccumulationStrategy,
+    columns,
+    history_of,
+    plan,
+)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "calendar_days"
 TICKERS = ("BTC", "ETH", "AAPL", "GLD")
@@ -229,6 +234,49 @@ def test_mixed_pair_backtest_walks_forward_over_calendar_spans(a: str, b: str, b
         assert int(batch.n_trades[0]) == trades
         assert float(batch.growth_pct[0]) == pytest.approx(growth, abs=1e-9)
         assert float(batch.max_drawdown_pct[0]) == pytest.approx(drawdown, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_irregular_gaps_take_the_day_by_day_bands_and_still_walk_the_calendar(seed: int) -> None:
+    """A history with random gaps gives bands of many lengths (the one-day-at-a-time path);
+    a panel of several such pairs on one calendar matches the reference loop per pair."""
+    rng = np.random.default_rng(seed)
+    eth = pair_of("ETH", "BTC")
+    keep = np.sort(rng.choice(eth.n_days, size=int(eth.n_days * 0.6), replace=False))
+    keep[-1] = eth.n_days - 1
+    gappy = [
+        AlignedPair(
+            "ETH",
+            "BTC",
+            eth.dates[keep],
+            eth.close_a[keep],
+            eth.close_b[keep],
+            eth.volume_a[keep],
+            eth.volume_b[keep],
+        ),
+        AlignedPair(
+            "ETH",
+            "BTC",
+            eth.dates[keep],
+            eth.close_a[keep] * 1.01,
+            eth.close_b[keep],
+            eth.volume_a[keep],
+            eth.volume_b[keep],
+        ),
+    ]
+    panel = group_by_history(gappy, WINDOW + 180, WINDOW)
+    assert len(panel) == 1
+    idx, both = panel[0]
+    cols = columns(both, plan(history_of(both), WINDOW, 180))
+    lengths = cols.first + np.arange(cols.lo.size) - cols.lo
+    assert np.unique(lengths).size > 8  # more than the per-length passes take
+    legs = run_legs(AccumulationStrategy(), both, 180)
+    for row, i in enumerate(idx):
+        for leg in ("A", "B"):
+            growth, trades, drawdown = calendar_walk_forward(gappy[i], 180, WINDOW, leg)
+            assert int(legs[leg].n_trades[row]) == trades
+            assert float(legs[leg].growth_pct[row]) == pytest.approx(growth, abs=1e-9)
+            assert float(legs[leg].max_drawdown_pct[row]) == pytest.approx(drawdown, abs=1e-9)
 
 
 @pytest.mark.parametrize("bt", [90, 360])

@@ -110,6 +110,9 @@ class CandleMatrix:
         """Each pair's calendar history and the closes of its last ``span_days`` calendar
         days, with a group per calendar (rows of ``common`` must have a common day)."""
         n, width = common.shape
+        if n == 0:
+            none = np.zeros(0, dtype=np.int64)
+            return Spans(none, self.calendar[:0], common, none, none)
         cal = self.calendar
         first_i = np.argmax(common, axis=1)
         last_i = width - 1 - np.argmax(common[:, ::-1], axis=1)

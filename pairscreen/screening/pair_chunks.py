@@ -116,6 +116,8 @@ def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[Gro
     short = int(outcome.pairs - usable.sum())
     if short:
         outcome.rejected[TOO_SHORT] += short
+    if not usable.any():
+        return outcome, []
     ia, ib = ia[usable], ib[usable]
     history, last_day = spans.history_days[usable], spans.last_day[usable]
     group, closes, keep = spans.group[usable], spans.closes[usable], spans.keep[usable]

@@ -19,9 +19,9 @@ band of a simulated day ``t`` holds the closes of the ``L`` calendar days before
 (``t - L <= day < t``). For two assets with a close every day those are exactly ``bt`` and
 ``L`` closes, the reference's windows, on the fast path above. For a pair mixing calendars
 (crypto x equity) each band holds the common closes inside its span, a number that varies
-from day to day: those bands are computed one simulated day at a time, still for every pair
-of the panel at once (numpy's percentile of each row, so the same bits as the reference's
-``np.percentile`` of that day's band).
+from day to day: one fixed-window pass per band length, each day reading its own
+(``_ragged_bands``), still for every pair of the panel at once and with the same bits as the
+reference's ``np.percentile`` of that day's band.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ START_QTY = 100.0
 _HOLD_START, _HOLD_OTHER = 1, 2
 _BLOCK = 1024  # pairs simulated together: bounds the (pairs, days) temporaries
 _BAND_BLOCK = 1024  # pairs per rolling-band pass: its sort buffers are the larger ones
+# Up to this many band lengths (a mixed calendar has 2 to 4), one fixed-window pass per length.
+_MAX_BAND_LENGTHS = 8
 
 
 @dataclass(frozen=True)
@@ -139,13 +141,33 @@ def _bands(panel: PairPanel, p: Plan, cols: Columns, leg: Leg) -> tuple[np.ndarr
 
 
 def _ragged_bands(panel: PairPanel, cols: Columns, rows: slice) -> tuple[np.ndarray, np.ndarray]:
-    """Both legs' p5/p95 when bands differ in length (a pair mixing calendars): one
-    simulated day at a time, every pair at once; NaN for a day whose band has no close."""
+    """Both legs' p5/p95 when bands differ in length (a pair mixing calendars); NaN for a day
+    whose band has no close.
+
+    A band is always the closes right before its day (``lo[k] : first + k``), only its length
+    varies (an exchange's calendar gives 540 calendar days 385 or 386 weekdays). So each
+    distinct length runs the fixed-window pass on the whole span, and every day reads the
+    pass of its own length: a few times the cost of two daily legs, exactly the same numbers.
+    With many distinct lengths (an irregular history) the days are computed one at a time,
+    still for every pair at once.
+    """
     span = slice(int(cols.lo.min(initial=cols.first)), panel.n_days - 1)
     direct = panel.log_ratio[rows, span]
     mirror = _mirror_log_ratio(panel, span, rows)
     shape = (len(BAND_PCTS), direct.shape[0], cols.lo.size)
     out_a, out_b = np.full(shape, np.nan), np.full(shape, np.nan)
+    days = np.arange(cols.lo.size)
+    lengths = cols.first + days - cols.lo
+    distinct = np.unique(lengths[lengths > 0])
+    if distinct.size <= _MAX_BAND_LENGTHS:
+        for length in distinct.tolist():
+            on = np.flatnonzero(lengths == length)
+            (lo_a, hi_a), mirrored = rolling_percentiles(direct, length, BAND_PCTS, mirror)
+            assert mirrored is not None
+            at = cols.lo[on] - span.start  # each day's window start in the pass
+            out_a[:, :, on] = np.stack([lo_a, hi_a])[:, :, at]
+            out_b[:, :, on] = np.stack(mirrored)[:, :, at]
+        return out_a, out_b
     for k, lo in enumerate(cols.lo.tolist()):
         band = slice(lo - span.start, cols.first + k - span.start)
         if band.stop > band.start:
