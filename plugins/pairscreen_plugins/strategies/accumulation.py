@@ -162,11 +162,11 @@ def _ragged_bands(panel: PairPanel, cols: Columns, rows: slice) -> tuple[np.ndar
     if distinct.size <= _MAX_BAND_LENGTHS:
         for length in distinct.tolist():
             on = np.flatnonzero(lengths == length)
-            (lo_a, hi_a), mirrored = rolling_percentiles(direct, length, BAND_PCTS, mirror)
+            bands, mirrored = rolling_percentiles(direct, length, BAND_PCTS, mirror)
             assert mirrored is not None
             at = cols.lo[on] - span.start  # each day's window start in the pass
-            out_a[:, :, on] = np.stack([lo_a, hi_a])[:, :, at]
-            out_b[:, :, on] = np.stack(mirrored)[:, :, at]
+            out_a[:, :, on] = bands[:, :, at]
+            out_b[:, :, on] = mirrored[:, :, at]
         return out_a, out_b
     for k, lo in enumerate(cols.lo.tolist()):
         band = slice(lo - span.start, cols.first + k - span.start)
