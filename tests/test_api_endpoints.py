@@ -75,8 +75,10 @@ def test_screen_latest_has_survivors_with_full_structure(client, keys):
     scores = [s["score"] for s in screen["survivors"]]
     assert scores == sorted(scores, reverse=True)
     first = screen["survivors"][0]
-    assert set(first["backtest"]) == {"history_days", "A", "B"}
+    assert set(first["backtest"]) == {"history_days", "observations", "A", "B"}
     assert screen["backtest_days"] == 360 == first["backtest"]["history_days"]
+    assert set(first["windows"]) == {"metric", "band", "backtest"}
+    assert first["windows"]["backtest"]["days"] == 360
     assert first["metrics"]["hurst"] < 0.5 and first["metrics"]["adf_pvalue"] < 0.7
 
 
