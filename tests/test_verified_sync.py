@@ -260,9 +260,11 @@ def test_a_big_move_is_stored_and_named_with_the_class_limit(world):
     assert code == 0, err
     warnings = [line for line in out.splitlines() if line.startswith("warning:")]
     (doge,) = [w for w in warnings if "DOGE" in w]
-    # DOGE/USDT closed 0.03471 on 2021-01-27 and 0.070908 on 2021-01-28 (Binance).
-    assert doge.startswith("warning: DOGE: close moved +")
-    assert "on 2021-01-28" in doge and "above its limit of 60 %; stored" in doge
+    # DOGE/USDT closed 0.0074124 on 2021-01-27 and 0.0364995 on 2021-01-28 (Binance).
+    assert doge.startswith(
+        "warning: DOGE: close moved +392.4 % on 2021-01-28 (0.0074124 -> 0.0364995) and "
+    )
+    assert doge.endswith("above its limit of 60 %; stored")
     (aapl,) = [w for w in warnings if "AAPL" in w]
     assert "above its limit of 10 %" in aapl and "2020-03-16" in aapl  # -12.9 %
     assert not [w for w in warnings if "BTC" in w]  # no BTC day moved 60 % in 2023
