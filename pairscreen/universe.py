@@ -83,9 +83,7 @@ class Universe:
     # ``[staleness]``: days a last close may lag today, per asset class (defaults filled in)
     staleness: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_STALENESS_DAYS))
     # ``[move_limits]``: the day-over-day move, in percent, above which a sync warns
-    move_limits: Mapping[str, float] = field(
-        default_factory=lambda: dict(DEFAULT_MOVE_LIMITS_PCT)
-    )
+    move_limits: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MOVE_LIMITS_PCT))
     # Lookups built by __post_init__ (not constructor arguments, not part of equality).
     _by_ticker: dict[str, Asset] = field(init=False, repr=False, compare=False)
     _by_lower: dict[str, Asset] = field(init=False, repr=False, compare=False)

@@ -5,6 +5,7 @@ closes from tests/fixtures/realdata (see its README)."""
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from datetime import date, timedelta
 from pathlib import Path
@@ -121,11 +122,10 @@ def test_weekends_and_holidays_never_read_stale_for_an_equity(tmp_path):
     universe = load_universe_file(_universe(tmp_path))
     aapl = universe.asset("AAPL")
     days = [
-        date.fromisoformat(line[:10])
-        for line in (REAL / "AAPL.csv").read_text().splitlines()[1:]
+        date.fromisoformat(line[:10]) for line in (REAL / "AAPL.csv").read_text().splitlines()[1:]
     ]
     worst = 0
-    for last, following in zip(days, days[1:], strict=False):
+    for last, following in itertools.pairwise(days):
         # the next close is final at 24:00 UTC of its day; a day-late source stores it a
         # day after that
         today = last + timedelta(days=1)
@@ -139,9 +139,7 @@ def test_weekends_and_holidays_never_read_stale_for_an_equity(tmp_path):
     assert leg_freshness(universe, aapl, days[-1], days[-1] + timedelta(days=6)).stale
 
 
-def test_non_tokenized_assets_have_no_peg_status_and_are_not_sampled(
-    empty_database_url, tmp_path
-):
+def test_non_tokenized_assets_have_no_peg_status_and_are_not_sampled(empty_database_url, tmp_path):
     universe = _universe(tmp_path)
     settings = load_settings(data_dir=tmp_path, database_url=empty_database_url, universe=universe)
     rt = build_runtime(settings)

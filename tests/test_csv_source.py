@@ -35,8 +35,7 @@ def _fetch(folder: Path, assets, since=None, until=UNTIL, volume_unit="quote"):
     source = csv_source.CsvMarketSource()
     options = {"path": str(folder), "volume_unit": volume_unit}
     return {
-        c.ticker: c
-        for c in source.fetch_candles(assets, options, since=since or {}, until=until)
+        c.ticker: c for c in source.fetch_candles(assets, options, since=since or {}, until=until)
     }
 
 

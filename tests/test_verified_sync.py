@@ -190,9 +190,10 @@ def test_replace_adopts_the_new_history_and_accounts_keep_working(world):
     _write(world.folder, "BTC", _rows("BTC", through="2023-10-31"))
     _write(world.folder, "ETH", _rows("ETH", through="2023-10-31"))
     assert world.run("data", "sync")[0] == 0
-    assert world.run("users", "create", "trader@example.com", "--tier", "personal", "--lifetime")[
-        0
-    ] == 0
+    assert (
+        world.run("users", "create", "trader@example.com", "--tier", "personal", "--lifetime")[0]
+        == 0
+    )
     code, key, _ = world.run("keys", "rotate", "trader@example.com")
     key = key.strip().split()[-1]
     assert key.startswith("rr_") and code == 0
@@ -279,7 +280,9 @@ def test_future_duplicate_and_unparseable_rows_are_counted_per_asset(world):
         "BTC",
         [*btc, btc[-1], btc[-2], "2099-01-01,100000.0,1.0", "2099-01-02,100001.0,1.0"],
     )
-    _write(world.folder, "ETH", [*eth[:10], "2023-13-01,1800.0,1.0", "2023-06-11,n/a,1.0", *eth[10:]])
+    _write(
+        world.folder, "ETH", [*eth[:10], "2023-13-01,1800.0,1.0", "2023-06-11,n/a,1.0", *eth[10:]]
+    )
     code, out, err = world.run("data", "sync")
     assert code == 0, err
     lines = out.splitlines()
@@ -310,7 +313,7 @@ def test_a_volume_column_without_a_declared_unit_stops_the_sync(world):
     world.universe.write_text(UNIVERSE.replace('volume_unit = "base"\n', ""), encoding="utf-8")
     _write(world.folder, "BTC", _rows("BTC"))
     _write(world.folder, "ETH", _rows("ETH"))
-    code, out, err = world.run("data", "sync")
+    code, _out, err = world.run("data", "sync")
     assert code == exits.USAGE  # a value of the universe file to fix
     assert err.count("\n") == 1 and "BTC.csv has a volume column: declare its unit" in err
 

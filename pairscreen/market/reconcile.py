@@ -69,7 +69,8 @@ def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Element-wise equality within :data:`CLOSE_TOLERANCE`; two NaNs (unknown) are equal."""
     with np.errstate(invalid="ignore"):
         close = np.abs(a - b) <= CLOSE_TOLERANCE * np.maximum(np.abs(a), np.abs(b))
-    return close | (np.isnan(a) & np.isnan(b))
+    same: np.ndarray = close | (np.isnan(a) & np.isnan(b))
+    return same
 
 
 def _differing_days(
