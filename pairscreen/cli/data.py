@@ -64,7 +64,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     chosen.add_argument(
         "--replace-all",
         action="store_true",
-        help="replace the stored candles of every asset with the source's history",
+        help="replace the stored candles of every asset with the source's history (default: off)",
     )
     sync.set_defaults(handler=_sync)
 
