@@ -89,7 +89,7 @@ def sync_candles(
     with _connected():
         last = _last_days()
         whole = set(last) if verify else set(last) & replacing
-        stored = _stored_tails(OVERLAP_DAYS)
+        stored = _stored_tails(set(last) - whole, OVERLAP_DAYS)
         stored.update(_load_whole(sorted(whole)))
         since: dict[str, date | None] = {}
         for asset in universe.assets:
@@ -324,16 +324,24 @@ def load_candles(tickers: Iterable[str] | None = None) -> dict[str, Candles]:
     return out
 
 
-def _stored_tails(days: int) -> dict[str, Candles]:
-    """The last ``days`` stored candles of every ticker, in one query (a window function,
-    which SQLite and PostgreSQL both have)."""
-    table = Candle._meta.table_name
-    sql = (
-        'SELECT "ticker", "day", "close", "volume" FROM (SELECT "ticker", "day", "close", '
-        '"volume", ROW_NUMBER() OVER (PARTITION BY "ticker" ORDER BY "day" DESC) AS "rn" '
-        f'FROM "{table}") AS "tail" WHERE "rn" <= {int(days)} ORDER BY "ticker", "day"'
+def _stored_tails(tickers: Iterable[str], days: int) -> dict[str, Candles]:
+    """The last ``days`` stored candles of each of ``tickers``: one statement, compiled
+    once, run per ticker on the (ticker, day) key (a window over the whole table sorts every
+    row: 15 s for 3 million on SQLite, against well under a second this way)."""
+    sentinel = "\x00ticker"
+    query = (
+        Candle.select(Candle.ticker, Candle.day, Candle.close, Candle.volume)
+        .where(Candle.ticker == sentinel)
+        .order_by(Candle.day.desc())
+        .limit(days)
     )
-    return _as_candles(database.execute_sql(sql).fetchall())
+    sql, params = database.get_sql_context().sql(query).query()
+    cursor = database.cursor()
+    found: list[tuple[object, ...]] = []
+    for ticker in sorted(tickers):
+        cursor.execute(sql, [ticker if p == sentinel else p for p in params])
+        found.extend(reversed(cursor.fetchall()))
+    return _as_candles(found)
 
 
 def _load_whole(tickers: Sequence[str]) -> dict[str, Candles]:
