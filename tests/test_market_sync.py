@@ -193,3 +193,13 @@ def test_a_candle_table_from_before_unknown_volumes_is_migrated(tmp_path):
         np.testing.assert_array_equal(stored.volume, [5.0, np.nan])
     finally:
         database.close()
+
+
+def test_a_sync_told_to_stop_earlier_finds_no_conflict_in_later_stored_days(
+    universe, plugins, db
+):
+    sync_candles(universe, plugins, until=END)
+    earlier = sync_candles(universe, plugins, until=END - timedelta(days=3))
+    assert not earlier.conflicts and not earlier.changed
+    again = sync_candles(universe, plugins, until=END, verify=True)
+    assert not again.conflicts and not again.changed  # the demo market repeats its history

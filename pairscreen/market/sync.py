@@ -144,7 +144,9 @@ def sync_candles(
                     plan.inserted[t] = len(got.dates)
                     _note_moves(plan, t, got.close, got.dates, limit)
                 continue
-            conflict = first_conflict(mine, got, _day(mine.dates[0]), _day(mine.dates[-1]))
+            # Stored days after ``until`` (a sync told to stop earlier) were not asked for.
+            end = min(_day(mine.dates[-1]), until)
+            conflict = first_conflict(mine, got, _day(mine.dates[0]), end)
             if conflict is not None:
                 plan.conflicts.append(conflict)
                 continue
