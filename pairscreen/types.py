@@ -15,13 +15,29 @@ from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
-AssetClass = Literal["crypto", "tokenized_equity", "tokenized_metal", "tokenized_treasury"]
+AssetClass = Literal[
+    "crypto",
+    "tokenized_equity",
+    "tokenized_metal",
+    "tokenized_treasury",
+    "spot_metal",
+    "equity",
+    "etf",
+    "index",
+    "fx",
+]
 ASSET_CLASSES: tuple[str, ...] = (
     "crypto",
     "tokenized_equity",
     "tokenized_metal",
     "tokenized_treasury",
+    "spot_metal",
+    "equity",
+    "etf",
+    "index",
+    "fx",
 )
+TOKENIZED_PREFIX = "tokenized_"  # only these classes claim a peg to something off-chain
 Leg = Literal["A", "B"]
 _T = TypeVar("_T")
 
@@ -60,12 +76,34 @@ class Asset:
 
     @property
     def is_tokenized(self) -> bool:
-        return self.asset_class != "crypto"
+        """A token claiming a peg (``tokenized_*``); crypto, spot metals, equities, ETFs,
+        indices and currencies have none."""
+        return self.asset_class.startswith(TOKENIZED_PREFIX)
 
     @property
     def market_symbol(self) -> str:
         """The symbol the market-data source knows this asset by (the ticker by default)."""
         return self.symbol or self.ticker
+
+
+@dataclass(frozen=True)
+class RowIssues:
+    """Rows a market source read but could not use, counted per kind so that none is dropped
+    without a word (``data sync`` names them per asset)."""
+
+    future: int = 0  # dated after the last closed day asked for (not closed yet)
+    duplicate: int = 0  # a date given again (the later row is kept)
+    unparseable: int = 0  # a bad date, a missing or non-positive close, a short row
+
+    def __add__(self, other: RowIssues) -> RowIssues:
+        return RowIssues(
+            self.future + other.future,
+            self.duplicate + other.duplicate,
+            self.unparseable + other.unparseable,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.future or self.duplicate or self.unparseable)
 
 
 @dataclass(frozen=True)
@@ -82,6 +120,8 @@ class Candles:
     dates: np.ndarray  # datetime64[D], strictly increasing
     close: np.ndarray  # float64, > 0
     volume: np.ndarray  # float64, >= 0, or NaN where unknown
+    # What the source skipped while reading these rows (a market source fills it in).
+    issues: RowIssues = field(default_factory=RowIssues, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.dates)

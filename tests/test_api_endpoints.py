@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -26,7 +26,10 @@ def test_me_shows_account_and_quota(client, keys):
         "remaining_today": 200,
         "resets_at": body["quota"]["resets_at"],
     }
-    assert body["quota"]["resets_at"].endswith("T00:00:00+00:00 (resets daily at 00:00 UTC)")
+    resets = datetime.fromisoformat(body["quota"]["resets_at"])  # a timestamp alone
+    assert body["quota"]["resets_at"].endswith("T00:00:00+00:00")
+    assert resets.utcoffset() == timedelta(0)
+    assert timedelta(0) < resets - clock.now() <= timedelta(days=1)
     pro = client.get(f"{BASE}/me", keys.pro).json()
     assert pro["tier"] == "pro" and pro["is_lifetime"] is True
     assert pro["quota"]["limit_per_day"] == 2000
