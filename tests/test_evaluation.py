@@ -171,7 +171,8 @@ def test_bootstrap_is_fixed_and_counts_a_repeating_pair_once_not_per_day():
     rest = [rng.normal(0, 0.10, 30) for _ in range(40)]
     obs = observations(survivors, rest, pairs=3)
     diff = difference(obs, 1)
-    naive = float(np.sqrt(np.concatenate(survivors).var() / 120 + np.concatenate(rest).var() / 1200))
+    spread = np.concatenate(survivors).var() / 120 + np.concatenate(rest).var() / 1200
+    naive = float(np.sqrt(spread))
     assert diff.estimate == pytest.approx(0.0667, abs=0.01)
     assert diff.standard_error is not None and diff.standard_error > 5 * naive
     assert diff.low is not None and diff.high is not None and diff.low < 0 < diff.high

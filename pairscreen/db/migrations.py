@@ -119,6 +119,10 @@ def _state_changed_at(db: peewee.Database) -> None:
     _add_missing_columns(db, [models.WatchlistItem.state_changed_at])
 
 
+def _evidence(db: peewee.Database) -> None:
+    db.create_tables([models.Evidence], safe=True)
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -131,6 +135,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (5, "candle volume may be unknown (null)", _unknown_volume),
     (6, "point-in-time screens (as of a past day)", _point_in_time_screens),
     (7, "when a watchlist item's notification state last moved", _state_changed_at),
+    (10, "published evaluations of the screen's rules (/evidence)", _evidence),
 ]
 
 

@@ -300,3 +300,17 @@ class WorkerLock(BaseModel):
 
 
 NOTIFICATION_MODELS: tuple[type[BaseModel], ...] = (Channel, Outbox, WorkerLock)
+
+
+class Evidence(BaseModel):
+    """A published evaluation of the screen's rules (migration 10): the ``/evidence`` body.
+
+    ``pairscreen evaluate --publish`` and the worker write one row per run; the newest is
+    served and the last few are kept.
+    """
+
+    id = peewee.AutoField()
+    published_at = UTCDateTimeField(index=True)
+    first_day = peewee.DateField()  # the first and last as-of day evaluated
+    last_day = peewee.DateField()
+    payload = peewee.TextField()  # the /evidence body as JSON
