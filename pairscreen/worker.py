@@ -367,12 +367,16 @@ class Worker:
 
     def _evidence(self) -> str:
         """Evaluate the screen's rules on the stored candles and publish the track record."""
-        from pairscreen.evaluation.publish import evaluate_and_publish
+        from pairscreen.evaluation.track_record import evaluate_current_rules
+        from pairscreen.screening.evidence import publish
 
         try:
-            summary = evaluate_and_publish(self.rt, sample=self.options.evidence_sample).summary()
+            record = evaluate_current_rules(self.rt, sample=self.options.evidence_sample)
         except ValueError as exc:  # too little history for one as-of day, no candles
             summary = f"nothing published: {exc}"
+        else:
+            evidence_id = publish(record.body, record.first_day, record.last_day, clock.now())
+            summary = record.summary(evidence_id)
         with write_transaction():
             JobRun.replace(name=EVIDENCE_JOB, finished_at=clock.now()).execute()
         return summary

@@ -84,8 +84,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _evaluate(args: argparse.Namespace) -> None:
     from pairscreen.evaluation.dates import as_of_dates
     from pairscreen.evaluation.plot import plot_differences
-    from pairscreen.evaluation.publish import default_range, evaluate_and_publish
     from pairscreen.evaluation.report import as_json, table
+    from pairscreen.evaluation.track_record import default_range, evaluate_current_rules
+    from pairscreen.screening.evidence import publish
 
     every = _whole(args.every, "--every")
     horizons = [_whole(h, "--horizon") for h in str(args.horizon).split(",") if h.strip()]
@@ -110,7 +111,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     dates = as_of_dates(start, end, every)
     if args.publish:
         with ProgressDisplay(quiet=args.quiet) as display:
-            published = evaluate_and_publish(
+            record = evaluate_current_rules(
                 rt,
                 sample=sample,
                 every_days=every,
@@ -119,8 +120,9 @@ def _evaluate(args: argparse.Namespace) -> None:
                 end=end,
                 on_progress=display.step("as-of days"),
             )
-        result = published.evaluation
-        print(f"published {published.summary()}", file=sys.stderr)
+        evidence_id = publish(record.body, record.first_day, record.last_day, clock.now())
+        result = record.evaluation
+        print(f"published {record.summary(evidence_id)}", file=sys.stderr)
     else:
         result = _run(rt, args, dates, horizons, every, sample)
     if args.plot:

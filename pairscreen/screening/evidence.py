@@ -1,7 +1,9 @@
-"""Published evaluations: write one, read the newest (the ``/evidence`` body).
+"""The screen's published track record: write one evaluation, read the newest (the
+``/evidence`` body).
 
-Only the database and ``json``: the HTTP handler reads through here without loading the
-evaluation's numerics.
+The evaluation itself (``pairscreen.evaluation``) only computes; the CLI and the worker
+store its result here, and the HTTP handler reads it from here: only the database and
+``json``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The track record: evaluate the screen's current rules on the stored candles and publish
-the result for ``/evidence`` (``pairscreen evaluate --publish`` and the worker).
+"""The track record: the screen's current rules evaluated on the stored candles, as the
+``/evidence`` body (``pairscreen evaluate --publish`` and the worker store it with
+:mod:`pairscreen.screening.evidence`; nothing here writes).
 
 Only the screen's own rules are evaluated (the track record is theirs), over the default
 range: from the first day with a full band window to the last day the longest horizon can
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 from pairscreen import clock
@@ -26,18 +27,26 @@ HORIZONS = (30, 90)
 
 
 @dataclass(frozen=True)
-class Published:
-    evidence_id: int
+class TrackRecord:
     evaluation: Evaluation
+    body: dict[str, object]  # the /evidence body, without published_at
 
-    def summary(self) -> str:
+    @property
+    def first_day(self) -> date:
+        return self.evaluation.dates[0]
+
+    @property
+    def last_day(self) -> date:
+        return self.evaluation.dates[-1]
+
+    def summary(self, evidence_id: int) -> str:
         e = self.evaluation
         sample = f" (sample of {e.pairs_in_universe})" if e.n_pairs < e.pairs_in_universe else ""
         parts = [
             f"{h.horizon} d {h.difference.reading.replace('_', ' ')}" for h in e.results[0].horizons
         ]
         return (
-            f"evidence #{self.evidence_id}: {len(e.dates)} as-of days, {e.n_pairs} pairs"
+            f"evidence #{evidence_id}: {len(e.dates)} as-of days, {e.n_pairs} pairs"
             f"{sample}; {', '.join(parts)}"
         )
 
@@ -90,7 +99,7 @@ def _horizon(result: HorizonResult) -> dict[str, object]:
     return out
 
 
-def evaluate_and_publish(
+def evaluate_current_rules(
     rt: Runtime,
     *,
     sample: int | None = None,
@@ -98,17 +107,15 @@ def evaluate_and_publish(
     horizons: Sequence[int] = HORIZONS,
     start: date | None = None,
     end: date | None = None,
-    now: datetime | None = None,
     on_progress: Progress | None = None,
-) -> Published:
-    """Evaluate the screen's current rules and publish the result.
+) -> TrackRecord:
+    """Evaluate the screen's current rules over the default range (or ``start`` … ``end``).
 
     Raises ``ValueError`` with a sentence when there is nothing to evaluate.
     """
     from pairscreen.evaluation.dates import as_of_dates
     from pairscreen.evaluation.rule_sets import rule_sets
     from pairscreen.evaluation.run import evaluate
-    from pairscreen.evaluation.store import publish
     from pairscreen.evaluation.verdicts import Market
     from pairscreen.pegs.status import active_depegs
 
@@ -138,5 +145,4 @@ def evaluate_and_publish(
         depegs_at=active_depegs,
         on_progress=on_progress,
     )
-    evidence_id = publish(track_record(result), dates[0], dates[-1], now or clock.now())
-    return Published(evidence_id, result)
+    return TrackRecord(result, track_record(result))
