@@ -158,6 +158,11 @@ def world(runtime, database_url) -> Iterator[World]:  # type: ignore[no-untyped-
         )
         pro = accounts.rotate_key("client-pro@example.com")
         personal = accounts.rotate_key("client-personal@example.com")
+    # /evidence answers 200 once an evaluation is published (404 before, with a sentence).
+    from pairscreen.cli import main
+
+    argv = ["--database-url", database_url, "--quiet", "evaluate", "--publish"]
+    assert main([*argv, "--every", "90", "--sample", "30"]) == 0
     env = {"PAIRSCREEN_DAILY_LIMIT_PERSONAL": "1", "PAIRSCREEN_DAILY_LIMIT_PRO": "1000"}
     with live_server(database_url, env=env) as base:
         import httpx
