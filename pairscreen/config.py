@@ -378,7 +378,7 @@ class Settings:
         "pairs the worker's evaluation draws from the universe (all when fewer)",
         AT_LEAST_ONE,
         default=5000,
-        flag="--sample",
+        flag="--evidence-sample",
     )
     worker_lock_ttl: float = setting(
         "PAIRSCREEN_WORKER_LOCK_TTL",
