@@ -221,6 +221,27 @@ class MetricField:
     needs_full_window: bool = False
 
 
+OptionValue = bool | int | float | str
+
+
+@dataclass(frozen=True)
+class PluginOption:
+    """One setting a plugin takes from its own ``[plugins.<name>]`` table of the universe file.
+
+    ``default`` gives the type too: a value of another type is refused at start-up (a whole
+    number is accepted where the default is a float). The plugin's register hooks get the
+    values, defaults filled in, as ``options``.
+    """
+
+    name: str
+    default: OptionValue
+    description: str = ""
+
+    @property
+    def type_name(self) -> str:
+        return {bool: "boolean", int: "integer", float: "number", str: "string"}[type(self.default)]
+
+
 @runtime_checkable
 class Metric(Protocol):
     """A statistic of the log-ratio computed for every pair of a panel at once."""
@@ -547,35 +568,3 @@ class PegEventChange:
     median_drift_pct: float
     sample_count: int
     reference_source: str
-
-
-__all__ = [
-    "ASSET_CLASSES",
-    "DEFAULT_PEG_THRESHOLD_PCT",
-    "Asset",
-    "AssetClass",
-    "BacktestBatch",
-    "Candles",
-    "ChartData",
-    "ChartRenderer",
-    "DeliveryError",
-    "DepeggedLeg",
-    "Filter",
-    "FilterContext",
-    "FilterRule",
-    "IntradayMarketPrice",
-    "Leg",
-    "MarketSource",
-    "Metric",
-    "MetricField",
-    "Notification",
-    "Notifier",
-    "PairPanel",
-    "PegConfig",
-    "PegEventChange",
-    "PegSource",
-    "ReferenceQuote",
-    "Scorer",
-    "Strategy",
-    "Trade",
-]

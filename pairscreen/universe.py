@@ -59,6 +59,9 @@ class Universe:
     screen_thresholds: Mapping[str, float] = field(default_factory=dict)
     # ``[staleness]``: days a last close may lag today, per asset class (defaults filled in)
     staleness: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_STALENESS_DAYS))
+    # ``[plugins.<name>]`` tables: each plugin's own options (checked against the options the
+    # plugin declares when the plugins load)
+    plugin_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # Lookups built by __post_init__ (not constructor arguments, not part of equality).
     _by_ticker: dict[str, Asset] = field(init=False, repr=False, compare=False)
     _by_lower: dict[str, Asset] = field(init=False, repr=False, compare=False)
@@ -230,6 +233,7 @@ def load_universe_file(path: Path) -> Universe:
         cross_sectors.append((str(entry[0]), str(entry[1])))
     screen_filter, screen_thresholds = parse_screen(data.get("screen", {}), f"{path}: [screen]")
     staleness = parse_staleness(data.get("staleness", {}), f"{path}: [staleness]")
+    plugin_options = parse_plugin_tables(data.get("plugins", {}), f"{path}: [plugins]")
     return Universe(
         assets=assets,
         market_source=source,
@@ -242,7 +246,21 @@ def load_universe_file(path: Path) -> Universe:
         screen_filter=screen_filter,
         screen_thresholds=screen_thresholds,
         staleness=staleness,
+        plugin_options=plugin_options,
     )
+
+
+def parse_plugin_tables(table: object, where: str) -> dict[str, dict[str, Any]]:
+    """The ``[plugins.<name>]`` tables; whether each names a loaded plugin and its declared
+    options is known once the plugins load."""
+    if not isinstance(table, Mapping):
+        raise UniverseError(f"{where} must hold one table per plugin, [plugins.<name>]")
+    tables: dict[str, dict[str, Any]] = {}
+    for name, options in table.items():
+        if not isinstance(options, Mapping):
+            raise UniverseError(f'{where}: plugins.{name} must be a table, [plugins."{name}"]')
+        tables[str(name)] = dict(options)
+    return tables
 
 
 def parse_screen(table: object, where: str) -> tuple[str, dict[str, float]]:

@@ -97,6 +97,9 @@ def test_pairs_is_the_compact_survivor_list(client, keys):
         "zone": s["metrics"]["zone"],
         "position": s["metrics"]["position"],
         "score": s["score"],
+        "coint_qvalue": s["coint_qvalue"],
+        "adf_qvalue": s["adf_qvalue"],
+        "survived_last": s["survived_last"],
     }
 
 

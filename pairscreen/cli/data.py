@@ -8,12 +8,10 @@ import time
 from datetime import date
 
 from pairscreen import clock
-from pairscreen.bootstrap import build_runtime
 from pairscreen.cli.common import (
     CommandError,
     add_setting_options,
     open_runtime,
-    require_database,
     settings_of,
 )
 from pairscreen.cli.progress import ProgressDisplay
@@ -89,8 +87,7 @@ def _screen(args: argparse.Namespace) -> None:
     if settings.executor == "dask" and not settings.dask_scheduler:
         raise CommandError("--executor dask needs --scheduler tcp://HOST:PORT (a Dask scheduler)")
     as_of = past_day(args.as_of) if args.as_of is not None else None
-    require_database(settings)
-    rt = build_runtime(settings)
+    rt = open_runtime(args)
     if not args.quiet:
         n_pairs = int(rt.universe.screened_pair_indices()[0].shape[0])
         print(f"screening {n_pairs} pairs of {len(rt.universe.assets)} assets", flush=True)

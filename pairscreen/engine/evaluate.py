@@ -11,7 +11,7 @@ from typing import SupportsFloat, cast
 
 import numpy as np
 
-from pairscreen.hooks import Plugins
+from pairscreen.hooks import OutOfContract, Plugins, blamed
 from pairscreen.types import BacktestBatch, Metric, MetricField, PairPanel, Strategy
 
 log = logging.getLogger(__name__)
@@ -67,10 +67,16 @@ def json_value(value: object, declared: MetricField) -> object:
 
 
 def compute_metrics(
-    plugins: Plugins, panel: PairPanel, only: Sequence[Metric] | None = None
+    plugins: Plugins,
+    panel: PairPanel,
+    only: Sequence[Metric] | None = None,
+    *,
+    strict: bool = False,
 ) -> MetricValues:
     """Every registered metric (or those ``only`` names) on the panel; a failing metric is
-    logged and left out.
+    logged and left out, or, when ``strict`` (the screen), raises
+    :class:`~pairscreen.hooks.PluginFailed` naming its plugin: a screen that left a metric
+    out would publish wrong survivors in place of a good screen.
 
     Fields declared ``needs_full_window`` are NaN (served as null) for rows without a full
     band window, whatever the metric returned.
@@ -80,27 +86,39 @@ def compute_metrics(
     missing: dict[str, str] = {}
     short = ~np.asarray(panel.has_full_window, dtype=bool)
     for metric in plugins.metrics if only is None else only:
+        owner = plugins.metrics.owners.get(metric.name, type(metric).__module__)
         try:
-            result = metric.compute(panel)
-            arrays: dict[str, np.ndarray] = {}
-            for declared in metric.fields:
-                array = np.asarray(result[declared.name])
-                if array.shape != (panel.n_pairs,):
-                    raise ValueError(f"field {declared.name} has shape {array.shape}")
-                if declared.needs_full_window and short.any():
-                    array = np.where(short, np.nan, array)
-                arrays[declared.name] = array
+            with blamed(owner, f"metric {metric.name!r}"):
+                arrays = _metric_arrays(metric, panel, short)
         except Exception:
+            if strict:
+                raise
             log.exception(
-                "metric %r (plugin %s) failed; its fields are left out",
-                metric.name,
-                plugins.metrics.owner(metric.name),
+                "metric %r (plugin %s) failed; its fields are left out", metric.name, owner
             )
             missing.update({f.name: f"metric {metric.name} failed" for f in metric.fields})
             continue
         values.update(arrays)
         fields.update({f.name: f for f in metric.fields})
     return MetricValues(values, fields, missing)
+
+
+def _metric_arrays(metric: Metric, panel: PairPanel, short: np.ndarray) -> dict[str, np.ndarray]:
+    """The metric's declared fields on the panel, each checked to be one value per pair."""
+    result = metric.compute(panel)
+    arrays: dict[str, np.ndarray] = {}
+    for declared in metric.fields:
+        if declared.name not in result:
+            raise OutOfContract(f"no array for its field {declared.name!r}")
+        array = np.asarray(result[declared.name])
+        if array.shape != (panel.n_pairs,):
+            raise OutOfContract(
+                f"field {declared.name!r} with shape {array.shape}, not ({panel.n_pairs},)"
+            )
+        if declared.needs_full_window and short.any():
+            array = np.where(short, np.nan, array)
+        arrays[declared.name] = array
+    return arrays
 
 
 def run_legs(

@@ -25,6 +25,7 @@ from pairscreen import clock
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.filtering import FilterChoice, filter_code
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
+from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.hooks import Plugins
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg
 from pairscreen.universe import pair_sector
@@ -70,7 +71,15 @@ class PairsOutcome:
     # (-score, A, B, the survivor's JSON object, zlib-compressed): sorted, they give the
     # published order. Compressed, a survivor holds about a third of its 1.2 KB of JSON
     # while the screen runs (200,000 survivors: 80 MB instead of 240).
-    survivors: list[tuple[float, str, str, bytes]] = field(default_factory=list)
+    # Each survivor's p-values (``QVALUE_FIELDS`` order) follow; ties in the first three never
+    # reach them, since a pair appears once.
+    survivors: list[tuple[float, str, str, bytes, float, float]] = field(default_factory=list)
+    # Pairs that reached the metrics, and per p-value field its value for each of them, one
+    # float array per group: what the q-values are computed from once every chunk is in.
+    tested: int = 0
+    pvalues: dict[str, list[np.ndarray]] = field(
+        default_factory=lambda: {name: [] for name in QVALUE_FIELDS}
+    )
     newest: np.datetime64 | None = None
     oldest: np.datetime64 | None = None
 
@@ -86,6 +95,9 @@ class PairsOutcome:
         self.pairs += other.pairs
         self.rejected.update(other.rejected)
         self.survivors.extend(other.survivors)
+        self.tested += other.tested
+        for name, parts in other.pvalues.items():
+            self.pvalues.setdefault(name, []).extend(parts)
         for day in (other.newest, other.oldest):
             if day is not None:
                 self.saw_days(np.array([day]))
@@ -145,6 +157,15 @@ def add_result(
 ) -> None:
     """Count a group's rejections and serialise its survivors into ``outcome``."""
     outcome.rejected.update(filter_code(r) for r in result.reasons if r)
+    n_pairs = len(result.reasons)
+    outcome.tested += n_pairs
+    pvalues = {}
+    for name in QVALUE_FIELDS:
+        values = result.metrics.values.get(name)  # absent when its metric failed
+        column = np.full(n_pairs, np.nan) if values is None else np.asarray(values, dtype=float)
+        outcome.pvalues.setdefault(name, []).append(column)
+        pvalues[name] = column
+    coint, adf = (pvalues[name] for name in QVALUE_FIELDS)
     for j, i in enumerate(result.survivors):
         a = spec.assets[group.ia[i]]
         b = spec.assets[group.ib[i]]
@@ -163,7 +184,9 @@ def add_result(
         }
         text = json.dumps(survivor, allow_nan=False, separators=(",", ":"))
         packed = zlib.compress(text.encode(), SURVIVOR_ZLIB_LEVEL)
-        outcome.survivors.append((-score, a.ticker, b.ticker, packed))
+        outcome.survivors.append(
+            (-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]))
+        )
 
 
 def evaluate_pairs(plugins: Plugins, spec: ScreenSpec, task: PairTask) -> PairsOutcome:

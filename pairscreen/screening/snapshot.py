@@ -10,12 +10,13 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.engine.evaluate import compute_metrics, run_legs
-from pairscreen.engine.filtering import choose_filter, filter_reasons
+from pairscreen.engine.filtering import filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, panel_of
 from pairscreen.errors import BadRequest, NotFound
 from pairscreen.market.freshness import day_of, day_start, leg_freshness, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
+from pairscreen.screening.persistence import recent_verdicts
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, PairPanel
 from pairscreen.universe import pair_sector
 
@@ -84,7 +85,7 @@ def evaluate_pair(
     settings = rt.settings
     panel = snapshot_panel(rt, pair, bt)
     metrics = compute_metrics(rt.plugins, panel)
-    choice = choose_filter(rt.plugins, rt.universe)
+    choice = rt.screen_filter
     context = FilterContext(
         np.array([pair.n_days]), np.array([bool(depegged)]), choice.thresholds, (depegged,)
     )
@@ -126,6 +127,9 @@ def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
             "B": snapshot_leg(legs["B"], asset_b.ticker),
         },
         "peg": {"A": peg_status(asset_a), "B": peg_status(asset_b)},
+        "recent_verdicts": recent_verdicts(
+            asset_a.ticker, asset_b.ticker, rt.settings.persistence_screens
+        ),
     }
 
 
