@@ -273,9 +273,14 @@ def test_cli_json_plot_and_rule_files(cli, runtime, tmp_path):
         (["--from", "2025-13-01"], "--from '2025-13-01' is not a date"),
         (["--from", "2025-03-01", "--to", "2025-01-01"], "is before --from"),
         (["--rules", "/nonexistent.toml"], "cannot read rule file"),
+        (["--rules", "QFILE"], "sets coint_q_below: the evaluation does not replay the"),
     ],
 )
-def test_cli_bad_input_is_one_line(cli, argv, message):
+def test_cli_bad_input_is_one_line(cli, argv, message, tmp_path):
+    if "QFILE" in argv:  # a screen-wide rule is refused, never silently left out
+        rules = tmp_path / "q.toml"
+        rules.write_text('[screen]\nfilter = "default"\ncoint_q_below = 0.05\n')
+        argv = [str(rules) if a == "QFILE" else a for a in argv]
     code, _out, err = cli("evaluate", *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1
