@@ -249,7 +249,7 @@ def test_cli_json_plot_and_rule_files(cli, runtime, tmp_path):
     expected = multipletests([r["p_value"] for r in rows], method="holm")[1]
     assert [r["p_holm"] for r in rows] == pytest.approx(list(expected), abs=1e-12)
     idle = [r["name"] for r in body["rule_sets"] if r["never_binds"]]
-    assert idle, "the demo's depeg rule never binds in the past (no depeg event then)"
+    assert idle, "the rules that are off by default (half_life, …) never bind"
     for rule_set in body["rule_sets"]:
         assert (rule_set["horizons"] == []) == rule_set["never_binds"]
         for horizon in rule_set["horizons"]:
