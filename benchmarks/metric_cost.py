@@ -15,7 +15,11 @@ metric before it was symmetric), both orders, the Johansen trace test, and the w
 p-value gets a q-value); and the Benjamini-Hochberg q-values of 2,000,000 p-values (the
 screen's second stage).
 
-    .venv/bin/python benchmarks/metric_cost.py [--pairs 4950] [--repeat 3]
+``--calendar trading`` keeps only the weekdays of the 900 calendar days (about 643 closes),
+as for crypto x equity pairs: every window is then a calendar span holding fewer closes than
+days, and the backtest's bands differ in length from day to day (the ragged path).
+
+    .venv/bin/python benchmarks/metric_cost.py [--pairs 4950] [--repeat 3] [--calendar trading]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -61,7 +66,7 @@ def jobs(panel: PairPanel, choice: FilterChoice) -> list[screen_chunks.ChunkJob]
         out.append(
             screen_chunks.ChunkJob(
                 sub,
-                np.full(sub.n_pairs, sub.n_days),
+                np.full(sub.n_pairs, int(sub.day_offsets[0]) + 1),  # calendar days of history
                 np.zeros(sub.n_pairs, dtype=bool),
                 choice,
                 "accumulation",
@@ -72,16 +77,34 @@ def jobs(panel: PairPanel, choice: FilterChoice) -> list[screen_chunks.ChunkJob]
     return out
 
 
+def weekdays(panel: PairPanel) -> PairPanel:
+    """The panel without its Saturdays and Sundays (an exchange's calendar)."""
+    day = panel.dates[0].astype("datetime64[D]").astype(np.int64)
+    keep = (day - 4) % 7 < 5  # 1970-01-05 was a Monday
+    return replace(
+        panel,
+        dates=panel.dates[:, keep],
+        close_a=panel.close_a[:, keep],
+        close_b=panel.close_b[:, keep],
+        volume_a=panel.volume_a[:, keep],
+        volume_b=panel.volume_b[:, keep],
+        cache={},
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=4950)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--calendar", choices=("daily", "trading"), default="daily")
     args = parser.parse_args(argv)
     settings = load_settings()
     plugins = Plugins(load_plugins(settings), settings)
     default = plugins.filters.get("default")
     choice = FilterChoice("default", MappingProxyType(dict(default.thresholds)))
     panel = build_panel(args.pairs, 900, 1)
+    if args.calendar == "trading":
+        panel = weekdays(panel)
     deferred = screen_chunks.split_metrics
 
     def everything(p: Plugins, f: Filter, t: object) -> tuple[list[Metric], list[Metric]]:
@@ -97,7 +120,10 @@ def main(argv: list[str] | None = None) -> None:
         ("this engine (descriptive metrics on survivors)", deferred),  # type: ignore[list-item]
         ("without the pair-trading metrics", without_new),
     ]
-    print(f"{args.pairs} pairs x 900 days, chunks of {CHUNK}, one process, best of {args.repeat}")
+    print(
+        f"{args.pairs} pairs x 900 days ({panel.n_days} closes, {args.calendar}), "
+        f"chunks of {CHUNK}, one process, best of {args.repeat}"
+    )
     for label, split in ways:
         screen_chunks.split_metrics = split  # type: ignore[assignment]
         best = float("inf")

@@ -178,13 +178,13 @@ class Settings:
     # Screening
     window_days: int = setting(
         "PAIRSCREEN_WINDOW_DAYS",
-        "days of log-ratio history the bands use",
+        "calendar days of log-ratio history the windows and bands use",
         AT_LEAST_ONE,
         default=540,
     )
     min_history_days: int = setting(
         "PAIRSCREEN_MIN_HISTORY_DAYS",
-        "days of history a pair needs to be screened",
+        "calendar days of common history a pair needs to be screened",
         COUNT,
         default=200,
     )

@@ -60,7 +60,8 @@ def rt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
     )
     universe = tmp_path / "universe.toml"
     universe.write_text(
-        '[market]\nsource = "csv"\npath = "prices"\n\n[screen]\nfilter = "accept_all"\n'
+        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n'
+        '[screen]\nfilter = "accept_all"\n'
         + assets
         + '\n[[asset]]\nticker = "PEG"\nsector = "x"\nasset_class = "tokenized_metal"\n',
         encoding="utf-8",
@@ -106,6 +107,9 @@ def test_the_screen_rejects_what_the_core_guarantees_under_an_accept_all_filter(
         "insufficient_history": 3,  # SHORT with BASE, WAVE and PEG
         "depeg": 2,  # PEG with BASE and WAVE
         "never": 0,
+        "coint_q": 0,  # the screen-wide rules, off by default
+        "adf_q": 0,
+        "persistence": 0,
     }
     assert screen["n_pairs_screened"] == 10
 

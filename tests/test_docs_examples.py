@@ -190,6 +190,7 @@ label = "peg test market"
 [market]
 source = "csv"
 path = "prices"
+volume_unit = "quote"
 
 [[asset]]
 ticker = "BTC"

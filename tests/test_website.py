@@ -534,6 +534,20 @@ def test_pegs_show_the_tier_note_to_personal_and_the_gold_depeg_to_pro(site):
     assert "-2.50 %" in site.text("#events tbody")
 
 
+def test_the_account_page_shows_the_quota_reset_from_the_timestamp(site):
+    """``resets_at`` is an ISO timestamp alone: the page shows it in UTC and the time left."""
+    site.driver.get(site.root)
+    site.wait(lambda d: d.find_elements("id", "key") or site.text("main h1"))
+    if site.driver.find_elements("id", "key"):
+        site.sign_in(site.personal)
+        site.wait(lambda d: site.text("main h1") == "Screen")
+    site.open("account", "Account")
+    resets = site.get("/me", site.personal).json()["quota"]["resets_at"]
+    day, clock_time = resets[:10], resets[11:16]
+    site.wait(lambda d: f"Resets at {day} {clock_time} UTC, in " in site.text("main"))
+    assert "Invalid" not in site.text("main") and "NaN" not in site.text("main")
+
+
 def test_a_rotated_key_is_refused_with_the_apis_sentence(site):
     from pairscreen.access import accounts
 

@@ -1,7 +1,7 @@
 """``pairscreen notify run``: move every watchlist item's state and queue its notifications.
 
 1. The live position of every watched pair (in the item's own orientation) is computed in
-   one batch: the aligned histories are grouped by length (``group_by_history``), one panel
+   one batch: the aligned histories are grouped by calendar (``group_by_history``), one panel
    per group, and ``position`` is read from the metrics (``compute_metrics``), exactly as
    ``/pair/{a}/{b}`` computes it.
 2. Each item moves through :func:`pairscreen.notify.states.next_state`, with its own
@@ -90,7 +90,7 @@ def live_positions(rt: Runtime, pairs: set[tuple[str, str]]) -> dict[tuple[str, 
         if a not in candles or b not in candles:
             continue
         pair = align(candles[a], candles[b])
-        if pair.n_days >= max(rt.settings.min_history_days, 2):
+        if pair.n_days >= 2 and pair.calendar_days >= rt.settings.min_history_days:
             aligned.append(pair)
     out: dict[tuple[str, str], PairPosition] = {}
     window = rt.settings.window_days

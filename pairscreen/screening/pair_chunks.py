@@ -26,6 +26,7 @@ from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.filtering import FilterChoice, filter_code
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
+from pairscreen.engine.windows import windows_of
 from pairscreen.hooks import Plugins
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg
 from pairscreen.universe import pair_sector
@@ -54,6 +55,7 @@ class ScreenSpec:
 
     @property
     def max_days(self) -> int:
+        """The calendar span a pair's panel covers: the band window before the backtest's."""
         return self.window_days + self.bt_days
 
     @property
@@ -114,24 +116,30 @@ class GroupJob:
 
 
 def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[GroupJob]]:
-    """Align a chunk's pairs; the too-short ones counted, the rest as equal-history jobs."""
+    """Align a chunk's pairs; the too-short ones counted, the rest as one job per calendar
+    (pairs whose windows are the same columns, see :meth:`CandleMatrix.spans`)."""
     ia, ib = task
     outcome = PairsOutcome(pairs=int(ia.shape[0]))
     common = spec.matrix.common(ia, ib)
-    history = common.sum(axis=1)
-    usable = history >= spec.min_history_days
-    short = int(ia.shape[0] - usable.sum())
+    some = common.any(axis=1)
+    ia, ib, common = ia[some], ib[some], common[some]
+    spans = spec.matrix.spans(common, spec.max_days)
+    usable = spans.history_days >= spec.min_history_days
+    short = int(outcome.pairs - usable.sum())
     if short:
         outcome.rejected[TOO_SHORT] += short
-    ia, ib, common, history = ia[usable], ib[usable], common[usable], history[usable]
-    last_day = spec.matrix.last_common_day(common)
+    if not usable.any():
+        return outcome, []
+    ia, ib = ia[usable], ib[usable]
+    history, last_day = spans.history_days[usable], spans.last_day[usable]
+    group, closes, keep = spans.group[usable], spans.closes[usable], spans.keep[usable]
     outcome.saw_days(last_day)
-    capped = np.minimum(history, spec.max_days)
     groups: list[GroupJob] = []
-    for days in sorted({int(d) for d in capped}, reverse=True):
-        rows = np.flatnonzero(capped == days)
+    for g in np.unique(group):
+        rows = np.flatnonzero(group == g)
         ga, gb = ia[rows], ib[rows]
-        panel = spec.matrix.panel(ga, gb, common[rows], days, spec.window_days)
+        days = int(closes[rows[0]])
+        panel = spec.matrix.panel(ga, gb, keep[rows], days, spec.window_days)
         if spec.any_depeg:
             legs = tuple(spec.depegs[a] + spec.depegs[b] for a, b in zip(ga, gb, strict=True))
         else:  # the usual case, without a loop over the pairs
@@ -176,8 +184,10 @@ def add_result(
             "data_time": day_iso(group.last_day[i]),
             "score": score,
             "metrics": result.metrics.row(int(i)),
+            "windows": windows_of(group.job.panel, int(i), result.legs["A"], j),
             "backtest": {
                 "history_days": int(result.legs["A"].history_days[j]),
+                "observations": int(result.legs["A"].simulated_closes()[j]),
                 "A": screen_leg(result.legs["A"], j, a.ticker),
                 "B": screen_leg(result.legs["B"], j, b.ticker),
             },

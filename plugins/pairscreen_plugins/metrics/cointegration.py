@@ -35,10 +35,10 @@ MIN_DAYS = 20
 
 
 def window_logs(panel: PairPanel) -> tuple[np.ndarray, np.ndarray]:
-    """``log A`` and ``log B`` over the days of ``W``, each shape (pairs, days)."""
-    days = min(panel.window_days, panel.n_days)
+    """``log A`` and ``log B`` over the closes of ``W``, each shape (pairs, closes)."""
+    closes = panel.metric_window.observations
     log_a, log_b = window_log_closes(panel)
-    return log_a[:, -days:], log_b[:, -days:]
+    return log_a[:, log_a.shape[1] - closes :], log_b[:, log_b.shape[1] - closes :]
 
 
 def engle_granger(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

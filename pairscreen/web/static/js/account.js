@@ -7,7 +7,7 @@ import { esc, span, tableWrap, utc } from "./format.js";
 export async function renderAccount(main) {
   const me = await api("/me");
   const q = me.quota;
-  const resets = q.resets_at.split(" ")[0];
+  const resets = q.resets_at;
   const used = q.limit_per_day ? (100 * q.used_today) / q.limit_per_day : 0;
   main.innerHTML = `
     <h1>Account</h1>
