@@ -119,6 +119,10 @@ def _state_changed_at(db: peewee.Database) -> None:
     _add_missing_columns(db, [models.WatchlistItem.state_changed_at])
 
 
+def _peg_sample_reason(db: peewee.Database) -> None:
+    _add_missing_columns(db, [models.PegSample.reason])
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -131,6 +135,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (5, "candle volume may be unknown (null)", _unknown_volume),
     (6, "point-in-time screens (as of a past day)", _point_in_time_screens),
     (7, "when a watchlist item's notification state last moved", _state_changed_at),
+    (9, "why a peg sample's status is unknown", _peg_sample_reason),
 ]
 
 

@@ -24,7 +24,7 @@ from pairscreen.engine.executors import stream_local
 from pairscreen.engine.filtering import choose_filter, filter_codes
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.market.cutoff import candles_until
-from pairscreen.market.freshness import STALE, asset_freshness, last_days
+from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_days
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
@@ -38,6 +38,7 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
 )
 from pairscreen.screening.published import PublishedScreen
+from pairscreen.screening.staleness import ScreenFacts, judge_at
 from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
@@ -243,7 +244,14 @@ def screen_text(
     survivors = outcome.survivors
     survivors.sort(reverse=True)  # worst first: popping from the end gives the published order
     n_survivors = len(survivors)
+    facts = ScreenFacts(
+        total,
+        rejected[STALE],
+        day_of(outcome.newest) if outcome.newest is not None else None,
+        stored=None,
+    )
     head = {
+        **judge_at(rt.universe, facts, generated_at).fields(),
         "generated_at": clock.iso(generated_at),
         "n_pairs_screened": total,
         "n_survivors": n_survivors,
