@@ -57,7 +57,7 @@ class RequestConnections:
             with database.connection_context():
                 yield
             return
-        db = database.obj
+        db: peewee.Database = database.obj
         kept = getattr(self._kept, "database", None)
         if kept is not db:  # the service was bound to another database (tests do that)
             if kept is not None:
@@ -83,14 +83,11 @@ class RequestConnections:
 
 
 def _close(db: peewee.Database) -> None:
-    """Close this thread's connection to ``db``; one that cannot even close (a transaction
-    left open by a failed rollback) is dropped, and the next request opens a new one."""
+    """Close this thread's connection to ``db`` (a close that fails is logged: the next
+    request tries again)."""
     if db.is_closed():
         return
     try:
         db.close()
     except (peewee.DatabaseError, sqlite3.Error) as exc:
-        log.warning("dropped a database connection that could not close: %s", exc)
-        with contextlib.suppress(sqlite3.Error):
-            db._state.conn.close()
-        db._state.reset()
+        log.warning("could not close a database connection after an error: %s", exc)
