@@ -132,19 +132,22 @@ def refuse_beyond_retention(rt: Runtime, earliest: datetime, what: str) -> None:
         )
 
 
-def sample_pegs(rt: Runtime, at: datetime | None = None) -> SamplingReport:
+def sample_pegs(
+    rt: Runtime, at: datetime | None = None, *, keep_from: datetime | None = None
+) -> SamplingReport:
     """Sample every tokenized asset at ``at`` (default now), store, detect, record the run.
 
     A time older than the retention is refused (:class:`BeyondRetention`): the retention
     would delete its samples in the same run, and the run would report samples it kept none
-    of. The retention never deletes a sample of the sampled time itself.
+    of. The retention never deletes a sample of the sampled time itself, nor one from
+    ``keep_from`` on (what a backfill wrote before this run).
     """
     at = (at or clock.now()).astimezone(UTC).replace(microsecond=0)
     refuse_beyond_retention(rt, at, f"sampling at {clock.iso(at)}")
     candles = rt.candles.get()
     readings = tuple(read_peg(rt, a, at, candles) for a in rt.universe.assets if a.is_tokenized)
     rows = [{**asdict(r), "sampled_at": at} for r in readings]
-    cutoff = retention_cutoff(rt)
+    cutoff = min(retention_cutoff(rt), keep_from or at, at)
     tickers = [r.ticker for r in readings]
     with write_transaction():
         already = (
@@ -154,11 +157,7 @@ def sample_pegs(rt: Runtime, at: datetime | None = None) -> SamplingReport:
         )
         if rows:
             PegSample.insert_many(rows).on_conflict_ignore().execute()
-        expired = (
-            PegSample.delete()
-            .where((PegSample.sampled_at < cutoff) & (PegSample.sampled_at != at))
-            .execute()
-        )
+        expired = PegSample.delete().where(PegSample.sampled_at < cutoff).execute()
         changes = detect_events(rt.plugins, rt.universe, tickers)
         finished = clock.now()
         JobRun.insert(name=PEG_JOB, finished_at=finished).on_conflict(
@@ -190,7 +189,7 @@ def backfill_pegs(
     reports: list[SamplingReport] = []
     on_progress(0, len(moments))
     for at in moments:
-        reports.append(sample_pegs(rt, at))
+        reports.append(sample_pegs(rt, at, keep_from=moments[0]))
         on_progress(len(reports), len(moments))
     return reports
 
