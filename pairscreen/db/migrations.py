@@ -140,6 +140,10 @@ def _alert_hygiene(db: peewee.Database) -> None:
     )
 
 
+def _peg_sample_reason(db: peewee.Database) -> None:
+    _add_missing_columns(db, [models.PegSample.reason])
+
+
 def _evidence(db: peewee.Database) -> None:
     db.create_tables([models.Evidence], safe=True)
 
@@ -156,6 +160,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (5, "candle volume may be unknown (null)", _unknown_volume),
     (6, "point-in-time screens (as of a past day)", _point_in_time_screens),
     (7, "when a watchlist item's notification state last moved", _state_changed_at),
+    (9, "why a peg sample's status is unknown", _peg_sample_reason),
     (10, "published evaluations of the screen's rules (/evidence)", _evidence),
     (13, "each screen's survivors' pairs (persistence, recent verdicts)", _survivor_keys),
     (15, "watchlist alert hygiene: cooldown, snooze, re-arm margin", _alert_hygiene),

@@ -191,6 +191,8 @@ class PegSample(BaseModel):
     reference_source = peewee.CharField(max_length=200, default="")
     drift_pct = peewee.DoubleField(null=True)
     threshold_pct = peewee.DoubleField()
+    # why the status is ``unknown`` ("PAXG: token price 1,060 days old"); "" otherwise
+    reason = peewee.TextField(default="")
 
     class Meta:
         indexes = ((("ticker", "sampled_at"), True),)
