@@ -79,8 +79,10 @@ def one_line(done: subprocess.CompletedProcess[str], status: int, text: str) -> 
     assert text in done.stderr, done.stderr
 
 
-def screen_ids(url: str) -> list[int]:
-    connect(url)
+def screen_ids(database_url: str) -> list[int]:
+    """The ids of the screens published in ``database_url`` (bound here: an earlier test may
+    have left the proxy on its own database)."""
+    connect(database_url)
     with database.connection_context():
         return [row.id for row in Screen.select(Screen.id).order_by(Screen.id)]
 
