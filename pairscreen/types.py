@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from functools import cached_property
-from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, cast, get_args, runtime_checkable
 
 import numpy as np
 
@@ -26,17 +26,7 @@ AssetClass = Literal[
     "index",
     "fx",
 ]
-ASSET_CLASSES: tuple[str, ...] = (
-    "crypto",
-    "tokenized_equity",
-    "tokenized_metal",
-    "tokenized_treasury",
-    "spot_metal",
-    "equity",
-    "etf",
-    "index",
-    "fx",
-)
+ASSET_CLASSES: tuple[str, ...] = get_args(AssetClass)
 TOKENIZED_PREFIX = "tokenized_"  # only these classes claim a peg to something off-chain
 Leg = Literal["A", "B"]
 _T = TypeVar("_T")

@@ -36,7 +36,7 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
                 "never_binds": result.never_binds,
                 "stability": result.stability,
                 "per_date": list(result.per_date),
-                "horizons": [_horizon_json(h) for h in result.horizons],
+                "horizons": [horizon_json(h) for h in result.horizons],
             }
             for result in evaluation.results
         ],
@@ -53,7 +53,9 @@ def comparisons(evaluation: Evaluation) -> int:
     )
 
 
-def _horizon_json(result: HorizonResult) -> dict[str, object]:
+def horizon_json(result: HorizonResult, *, per_date: bool = True) -> dict[str, object]:
+    """One horizon's measures as JSON; ``per_date`` adds the difference of every as-of day
+    (the CLI's report has it, the published track record leaves it out)."""
     out: dict[str, object] = {"horizon_days": result.horizon}
     for name, comparison in result.measures.items():
         out[name] = {
@@ -61,7 +63,8 @@ def _horizon_json(result: HorizonResult) -> dict[str, object]:
             "rest": comparison.rest.as_json(),
             "difference": comparison.difference.as_json(),
         }
-    out["per_date_difference"] = list(result.per_date)
+    if per_date:
+        out["per_date_difference"] = list(result.per_date)
     out["warnings"] = list(result.warnings)
     return out
 

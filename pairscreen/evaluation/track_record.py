@@ -16,7 +16,8 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 from pairscreen import clock
-from pairscreen.evaluation.run import Evaluation, HorizonResult, Progress
+from pairscreen.evaluation.report import horizon_json
+from pairscreen.evaluation.run import Evaluation, Progress
 from pairscreen.types import Candles
 
 if TYPE_CHECKING:
@@ -82,21 +83,9 @@ def track_record(evaluation: Evaluation) -> dict[str, object]:
             "sampled": evaluation.n_pairs < evaluation.pairs_in_universe,
         },
         "comparisons": comparisons(evaluation),
-        "horizons": [_horizon(h) for h in screen.horizons],
+        "horizons": [horizon_json(h, per_date=False) for h in screen.horizons],
         "warnings": list(evaluation.warnings),
     }
-
-
-def _horizon(result: HorizonResult) -> dict[str, object]:
-    out: dict[str, object] = {"horizon_days": result.horizon}
-    for name, comparison in result.measures.items():
-        out[name] = {
-            "survivors": comparison.survivors.as_json(),
-            "rest": comparison.rest.as_json(),
-            "difference": comparison.difference.as_json(),
-        }
-    out["warnings"] = list(result.warnings)
-    return out
 
 
 def evaluate_current_rules(
