@@ -114,6 +114,9 @@ class PairPanel:
     window_days: int = 540
     volume_days: int = 30
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # (pairs, days) float64: what a swap costs on each day on top of the strategy's fee
+    # (slippage and impact, as a fraction of the amount swapped); None when nothing is set.
+    slippage: np.ndarray | None = None
 
     @property
     def n_pairs(self) -> int:
@@ -143,6 +146,13 @@ class PairPanel:
     @property
     def r_current(self) -> np.ndarray:
         return self.log_ratio[:, -1]
+
+    @property
+    def swap_slippage(self) -> np.ndarray:
+        """``slippage``, or zeros (pairs, days) when the universe sets none."""
+        if self.slippage is None:
+            return np.zeros(self.close_a.shape)
+        return self.slippage
 
     @property
     def has_full_window(self) -> np.ndarray:
@@ -180,6 +190,7 @@ class PairPanel:
             close_b=self.close_b[idx],
             volume_a=self.volume_a[idx],
             volume_b=self.volume_b[idx],
+            slippage=None if self.slippage is None else self.slippage[idx],
             cache={},
         )
 
@@ -193,6 +204,7 @@ class PairPanel:
             close_b=self.close_b[:, -days:],
             volume_a=self.volume_a[:, -days:],
             volume_b=self.volume_b[:, -days:],
+            slippage=None if self.slippage is None else self.slippage[:, -days:],
             cache={},
         )
 

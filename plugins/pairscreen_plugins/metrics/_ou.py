@@ -1,0 +1,178 @@
+"""The log-ratio as an Ornstein-Uhlenbeck process, and Bertram's optimal bands, over arrays.
+
+``dX = μ(θ - X) dt + σ dW`` sampled every ``Δ`` days is an AR(1), ``X_t = a + b X_{t-1} + ε``
+with ``b = e^{-μΔ}``, ``a = θ(1 - b)`` and ``Var ε = σ²(1 - b²) / (2μ)``. The exact conditional
+maximum-likelihood fit is therefore the OLS fit of the AR(1), mapped back (docs/methodology.md).
+
+Bertram (2010) trades the process at ``a`` (enter) and ``m = 2θ - a`` (exit). With
+``u = (a - θ)√μ / σ`` and ``k = c√μ / (2σ)``, his first-order condition for the maximum of the
+expected return per unit time (eq. 13, from eq. 5 over the trade length of eq. 9) reduces to
+``D(u) - u = k``, ``D`` Dawson's function: ``f(u) = D(u) - u`` falls strictly on ``u < 0``
+from ``+∞`` to ``0``, so for ``c > 0`` there is one root, and it lies in ``(-k - 1, -k)``
+(``|D| < 0.55``). Everything is elementwise, so a whole panel (or every simulated day of a
+backtest) is solved at once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+DAYS_PER_YEAR = 365.0  # calendar days: μ is per calendar day
+_NEWTON_STEPS = 60
+
+
+@dataclass(frozen=True)
+class OUFit:
+    """Per row: θ, μ (per day), σ (per √day) and the AR(1) slope ``b``; NaN where no fit."""
+
+    mean: np.ndarray
+    speed: np.ndarray
+    sigma: np.ndarray
+    slope: np.ndarray
+    step_days: np.ndarray
+
+    @property
+    def half_life_days(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(2.0) / self.speed
+
+
+def ar1_sums(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    """OLS of ``y`` on ``x`` with a constant, per row: ``(b, a, s²)``, ``s²`` the mean
+    squared residual over the row's transitions (NaN slope for a flat ``x``).
+
+    Sums run along each row (``sum(axis=1)``), so a row gets the same bits in any panel.
+    """
+    n = x.shape[1]
+    mean_x = x.sum(axis=1) / n
+    mean_y = y.sum(axis=1) / n
+    dx = x - mean_x[:, None]
+    dy = y - mean_y[:, None]
+    sxx = (dx * dx).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = np.where(sxx > 0, (dx * dy).sum(axis=1) / sxx, np.nan)
+        a = mean_y - b * mean_x
+        resid = dy - b[:, None] * dx
+        s2 = (resid * resid).sum(axis=1) / n
+    return b, a, s2
+
+
+def ou_from_ar1(
+    b: np.ndarray, a: np.ndarray, s2: np.ndarray, step_days: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """θ, μ and σ from the AR(1) ``(b, a, s²)`` sampled every ``step_days``; NaN unless
+    ``0 < b < 1`` (``b ≥ 1`` does not revert, ``b ≤ 0`` has no continuous-time OU)."""
+    ok = (b > 0) & (b < 1) & (step_days > 0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        safe_b = np.where(ok, b, 0.5)
+        speed = -np.log(safe_b) / np.where(ok, step_days, 1.0)
+        mean = a / (1.0 - safe_b)
+        sigma = np.sqrt(s2 * 2.0 * speed / (1.0 - safe_b * safe_b))
+    nan = np.nan
+    return np.where(ok, mean, nan), np.where(ok, speed, nan), np.where(ok, sigma, nan)
+
+
+def fit_ou(window: np.ndarray, dates: np.ndarray) -> OUFit:
+    """The exact conditional MLE of the OU process on every row of ``window``.
+
+    ``dates`` are the rows' days (same shape); the step ``Δ`` is the row's calendar span over
+    its transitions: exactly 1 day for a close every day, more where the calendars leave gaps.
+    """
+    r = np.asarray(window, dtype=float)
+    n_pairs, n = r.shape
+    if n < 3:
+        blank = np.full(n_pairs, np.nan)
+        return OUFit(blank, blank, blank, blank, blank)
+    span = (dates[:, -1] - dates[:, 0]).astype("timedelta64[D]").astype(float)
+    step = span / (n - 1)
+    b, a, s2 = ar1_sums(r[:, :-1], r[:, 1:])
+    mean, speed, sigma = ou_from_ar1(b, a, s2, step)
+    return OUFit(mean, speed, sigma, b, step)
+
+
+def no_fit_reasons(fit: OUFit) -> np.ndarray:
+    """Why each row has no OU fit (``""`` where it has one)."""
+    out = np.full(fit.slope.shape, "", dtype=object)
+    for i in np.flatnonzero(~np.isfinite(fit.speed)):
+        b = float(fit.slope[i])
+        if not math.isfinite(b):
+            out[i] = "the window's log-ratio does not move"
+        elif b >= 1:
+            out[i] = f"no mean reversion: AR(1) slope b = {b:.4f} >= 1"
+        elif b <= 0:
+            out[i] = f"AR(1) slope b = {b:.4f} <= 0: the ratio overshoots its mean every step"
+        else:
+            out[i] = "no usable calendar span"
+    return out.astype(str)
+
+
+def round_trip_cost(per_swap: np.ndarray | float) -> np.ndarray:
+    """``c = -2 ln(1 - cost per swap)``: two swaps' cost in log-ratio units."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(-2.0 * np.log1p(-np.asarray(per_swap, dtype=float)))
+
+
+@dataclass(frozen=True)
+class BertramBands:
+    """Per row: entry ``a < θ``, exit ``m = 2θ - a``, the expected trade length (days) and
+    the expected log return per year; NaN where the fit or the cost does not allow them."""
+
+    entry: np.ndarray
+    exit: np.ndarray
+    trade_days: np.ndarray
+    return_per_year: np.ndarray
+
+
+def dawson_root(k: np.ndarray) -> np.ndarray:
+    """The ``u < 0`` with ``D(u) - u = k`` for every ``k > 0`` (NaN elsewhere).
+
+    Newton's steps (``f' = -2uD(u)``) kept inside the bracket ``(-k - 1, -k)``, which shrinks
+    around the root every step; a step leaving it is replaced by the bisection.
+    """
+    from scipy.special import dawsn
+
+    k = np.asarray(k, dtype=float)
+    ok = np.isfinite(k) & (k > 0)
+    kk = np.where(ok, k, 1.0)
+    lo, hi = -kk - 1.0, -kk
+    # Small k: D(u) - u ≈ -2u³/3; large k: u ≈ -k. Start near whichever holds.
+    u = np.clip(-np.cbrt(1.5 * kk) - kk, lo, hi)
+    for _ in range(_NEWTON_STEPS):
+        d = dawsn(u)
+        f = d - u - kk
+        lo = np.where(f > 0, u, lo)
+        hi = np.where(f <= 0, u, hi)
+        slope = -2.0 * u * d
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = u - f / slope
+        inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
+        nxt = np.where(inside, newton, 0.5 * (lo + hi))
+        done = np.abs(nxt - u) <= 4e-16 * np.abs(u)
+        u = nxt
+        if done.all():
+            break
+    return np.where(ok, u, np.nan)
+
+
+def bertram_bands(
+    mean: np.ndarray, speed: np.ndarray, sigma: np.ndarray, cost: np.ndarray
+) -> BertramBands:
+    """Bertram's thresholds maximising the expected return per unit time, symmetric about θ.
+
+    ``cost`` is the round-trip cost ``c`` in log-ratio units. The expected trade length is
+    eq. 9, ``(π/μ)(erfi((m - θ)√μ/σ) - erfi((a - θ)√μ/σ))``, in days since μ is per day; the
+    expected return per unit time is eq. 5, ``(m - a - c)`` over it, here per 365 days.
+    """
+    from scipy.special import erfi
+
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        scale = sigma / np.sqrt(speed)  # σ/√μ: log-ratio units per unit of u
+        u = dawson_root(cost / (2.0 * scale))
+        entry = mean + u * scale
+        exit_ = mean - u * scale
+        trade_days = (np.pi / speed) * (erfi(-u) - erfi(u))
+        per_day = (exit_ - entry - cost) / trade_days
+    return BertramBands(entry, exit_, trade_days, per_day * DAYS_PER_YEAR)
