@@ -441,6 +441,9 @@ class ChartData:
     note: str = ""  # shown when set, one line per "\n": a depegged leg, synthetic data
     # "low", "high": the backtest's swap levels in log-ratio, NaN before the backtest window
     triggers: Mapping[str, np.ndarray] = field(default_factory=dict)
+    # "entry", "exit": today's optimal OU levels (Bertram) in log-ratio, when the metrics give
+    # them (the ``ou_entry`` / ``ou_exit`` fields); absent when the pair has no OU fit
+    ou_levels: Mapping[str, float] = field(default_factory=dict)
 
 
 @runtime_checkable
