@@ -35,6 +35,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pairscreen_plugins.metrics.ou",
     "pairscreen_plugins.rules",
     "pairscreen_plugins.strategies.accumulation",
+    "pairscreen_plugins.strategies.ou_optimal",
     "pairscreen_plugins.score",
     "pairscreen_plugins.charts.default",
     "pairscreen_plugins.notifiers.email",

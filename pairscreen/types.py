@@ -273,6 +273,9 @@ class BacktestBatch:
     max_drawdown_pct: np.ndarray
     buy_hold_growth_pct: np.ndarray
     trades: tuple[tuple[Trade, ...], ...] | None = None
+    # The fee per swap (a fraction) at which the same swaps end where the leg started; NaN
+    # without swaps, None when the strategy does not compute it.
+    breakeven_fee: np.ndarray | None = None
 
 
 @runtime_checkable
