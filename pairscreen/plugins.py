@@ -33,6 +33,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pairscreen_plugins.metrics.cointegration",
     "pairscreen_plugins.metrics.correlation",
     "pairscreen_plugins.metrics.ou",
+    "pairscreen_plugins.metrics.breakeven",
     "pairscreen_plugins.rules",
     "pairscreen_plugins.strategies.accumulation",
     "pairscreen_plugins.strategies.ou_optimal",

@@ -1,9 +1,9 @@
 """The OU fit and Bertram's bands against direct, independent computations.
 
 * The OU fields equal the exact conditional MLE computed pair by pair with statsmodels' OLS of
-  ``r(t)`` on ``r(t-1)`` (mapped to θ, μ, σ by the closed form), on real closes (crypto pairs
+  ``r(t)`` on ``r(t-1)`` (mapped to θ, μ, sigma by the closed form), on real closes (crypto pairs
   and mixed crypto x exchange calendars) and on simulated series.
-* On simulated OU paths with known θ, μ, σ the fit recovers them within their sampling error.
+* On simulated OU paths with known θ, μ, sigma the fit recovers them within their sampling error.
 * Bertram's thresholds equal ArbitrageLab's wherever its solver converged (recorded reference),
   the published example figures, and an independent implementation from the paper's formulas:
   the expected trade length as the mean first-passage time of the OU process (numerical
@@ -45,7 +45,8 @@ def real_pairs() -> list[AlignedPair]:
 
 
 def direct_fit(r: np.ndarray, dates: np.ndarray) -> tuple[float, float, float, float]:
-    """θ, μ, σ, b of one series: statsmodels OLS of r(t) on [1, r(t-1)], then the closed form."""
+    """θ, μ, sigma, b of one series: statsmodels OLS of r(t) on [1, r(t-1)], then the
+    closed form."""
     import statsmodels.api as sm
 
     res = sm.OLS(r[1:], sm.add_constant(r[:-1])).fit()
@@ -108,7 +109,9 @@ def test_mixed_calendar_step_is_the_calendar_span_over_transitions() -> None:
 def test_ou_fields_equal_the_direct_fit_on_simulated_series() -> None:
     series = [mean_reverting(100 + i) for i in range(12)] + [random_walk(200 + i) for i in range(6)]
     assert check_against_direct(panel(series)) >= 12
-    for group in by_length([short_history(300 + i, n) for i, n in enumerate((250, 400, 700))]).values():
+    for group in by_length(
+        [short_history(300 + i, n) for i, n in enumerate((250, 400, 700))]
+    ).values():
         check_against_direct(panel(group))
 
 
@@ -165,7 +168,7 @@ def test_simulated_ou_paths_recover_mu_and_sigma_within_sampling_error(
     dates = np.broadcast_to(np.datetime64("2020-01-01") + np.arange(n), x.shape)
     fit = _ou.fit_ou(x, dates)
     b = math.exp(-mu)
-    # Asymptotic standard errors: sd(b) = √((1 - b²)/n) through μ = -ln b; σ's relative
+    # Asymptotic standard errors: sd(b) = √((1 - b²)/n) through μ = -ln b; sigma's relative
     # error is about 1/√(2n) plus what μ carries into it.
     sd_mu = math.sqrt((1 - b * b) / n) / b
     sd_sigma = sigma * math.sqrt(1 / (2 * n) + (sd_mu / (2 * mu)) ** 2)
@@ -197,9 +200,7 @@ def test_bertram_equals_arbitragelab_where_its_solver_converged() -> None:
     assert converged.sum() >= 150
     assert np.abs(got.entry - col["entry"])[converged].max() < 1e-6
     assert np.abs(got.exit - col["exit"])[converged].max() < 1e-6
-    np.testing.assert_allclose(
-        got.trade_days[converged], col["trade_length"][converged], rtol=1e-6
-    )
+    np.testing.assert_allclose(got.trade_days[converged], col["trade_length"][converged], rtol=1e-6)
     np.testing.assert_allclose(
         got.return_per_year[converged] / 365.0, col["expected_return"][converged], rtol=1e-6
     )
@@ -209,7 +210,7 @@ def test_bertram_equals_arbitragelab_where_its_solver_converged() -> None:
 
 
 def test_bertram_published_example() -> None:
-    """Bertram's example process (θ = 0, μ = 180.967, σ = 0.1538 a year) at c = 0.001, the
+    """Bertram's example process (θ = 0, μ = 180.967, sigma = 0.1538 a year) at c = 0.001, the
     figures ArbitrageLab's own tests check: trade length 0.017122, return 0.492358."""
     got = _ou.bertram_bands(
         np.array([0.0]), np.array([180.9670]), np.array([0.1538]), np.array([0.001])
@@ -221,8 +222,8 @@ def test_bertram_published_example() -> None:
 
 def first_passage_days(a: float, m: float, theta: float, mu: float, sigma: float) -> float:
     """Expected time of one cycle a -> m -> a of the OU process, by quadrature of the mean
-    first-passage time ``E τ(x0 -> m) = ∫_x0^m ψ(y) ∫_-∞^y 2 / (σ² ψ(z)) dz dy``, ψ the scale
-    density ``exp(μ (y - θ)² / σ²)``, in the process's units (not Bertram's eq. 9)."""
+    first-passage time ``E τ(x0 -> m) = ∫_x0^m ψ(y) ∫_-∞^y 2 / (sigma² ψ(z)) dz dy``, ψ the scale
+    density ``exp(μ (y - θ)² / sigma²)``, in the process's units (not Bertram's eq. 9)."""
     from scipy import integrate, special
 
     s = sigma / math.sqrt(mu)
@@ -250,7 +251,9 @@ def independent_entry(theta: float, mu: float, sigma: float, c: float) -> tuple[
         return -(m - a - c) / first_passage_days(a, m, theta, mu, sigma)
 
     best = optimize.minimize_scalar(
-        negative_rate, bounds=(-(c / s) - 4.0, -c / (2 * s)), method="bounded",
+        negative_rate,
+        bounds=(-(c / s) - 4.0, -c / (2 * s)),
+        method="bounded",
         options={"xatol": 1e-11},
     )
     u = float(best.x)
@@ -261,9 +264,7 @@ def independent_entry(theta: float, mu: float, sigma: float, c: float) -> tuple[
 def test_bertram_equals_an_independent_quadrature_and_optimiser(case: int) -> None:
     c = reference_cases()[case]
     theta, mu, sigma, cost = c["theta"], c["mu"], c["sigma"], c["c"]
-    got = _ou.bertram_bands(
-        np.array([theta]), np.array([mu]), np.array([sigma]), np.array([cost])
-    )
+    got = _ou.bertram_bands(np.array([theta]), np.array([mu]), np.array([sigma]), np.array([cost]))
     entry, rate = independent_entry(theta, mu, sigma, cost)
     assert got.entry[0] == pytest.approx(entry, abs=1e-6)
     assert got.exit[0] == pytest.approx(2 * theta - entry, abs=1e-6)

@@ -111,3 +111,11 @@ def run_legs(
         leg: strategy.run(panel, bt_days=bt_days, start_leg=leg, with_trades=with_trades)
         for leg in ("A", "B")
     }
+
+
+def leg_breakeven_fee(batch: BacktestBatch, i: int) -> float | None:
+    """Row ``i``'s ``breakeven_fee``: None without swaps or when the strategy gives none."""
+    if batch.breakeven_fee is None:
+        return None
+    value = float(batch.breakeven_fee[i])
+    return value if np.isfinite(value) else None

@@ -1,12 +1,13 @@
 """The log-ratio as an Ornstein-Uhlenbeck process, and Bertram's optimal bands, over arrays.
 
-``dX = μ(θ - X) dt + σ dW`` sampled every ``Δ`` days is an AR(1), ``X_t = a + b X_{t-1} + ε``
-with ``b = e^{-μΔ}``, ``a = θ(1 - b)`` and ``Var ε = σ²(1 - b²) / (2μ)``. The exact conditional
+``dX = μ(θ - X) dt + sigma dW`` sampled every ``Δ`` days is an AR(1), ``X_t = a + b X_{t-1} + ε``
+with ``b = e^{-μΔ}``, ``a = θ(1 - b)`` and ``Var ε = sigma²(1 - b²) / (2μ)``. The exact conditional
 maximum-likelihood fit is therefore the OLS fit of the AR(1), mapped back (docs/methodology.md).
 
 Bertram (2010) trades the process at ``a`` (enter) and ``m = 2θ - a`` (exit). With
-``u = (a - θ)√μ / σ`` and ``k = c√μ / (2σ)``, his first-order condition for the maximum of the
-expected return per unit time (eq. 13, from eq. 5 over the trade length of eq. 9) reduces to
+``u = (a - θ)√μ / sigma`` and ``k = c√μ / (2 sigma)``, his first-order condition for the
+maximum of the expected return per unit time (eq. 13, from eq. 5 over the trade length of
+eq. 9) reduces to
 ``D(u) - u = k``, ``D`` Dawson's function: ``f(u) = D(u) - u`` falls strictly on ``u < 0``
 from ``+∞`` to ``0``, so for ``c > 0`` there is one root, and it lies in ``(-k - 1, -k)``
 (``|D| < 0.55``). Everything is elementwise, so a whole panel (or every simulated day of a
@@ -26,7 +27,7 @@ _NEWTON_STEPS = 60
 
 @dataclass(frozen=True)
 class OUFit:
-    """Per row: θ, μ (per day), σ (per √day) and the AR(1) slope ``b``; NaN where no fit."""
+    """Per row: θ, μ (per day), sigma (per √day) and the AR(1) slope ``b``; NaN where no fit."""
 
     mean: np.ndarray
     speed: np.ndarray
@@ -37,7 +38,8 @@ class OUFit:
     @property
     def half_life_days(self) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(2.0) / self.speed
+            half: np.ndarray = np.log(2.0) / self.speed
+        return half
 
 
 def ar1_sums(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -63,7 +65,7 @@ def ar1_sums(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
 def ou_from_ar1(
     b: np.ndarray, a: np.ndarray, s2: np.ndarray, step_days: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """θ, μ and σ from the AR(1) ``(b, a, s²)`` sampled every ``step_days``; NaN unless
+    """θ, μ and sigma from the AR(1) ``(b, a, s²)`` sampled every ``step_days``; NaN unless
     ``0 < b < 1`` (``b ≥ 1`` does not revert, ``b ≤ 0`` has no continuous-time OU)."""
     ok = (b > 0) & (b < 1) & (step_days > 0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -163,13 +165,13 @@ def bertram_bands(
     """Bertram's thresholds maximising the expected return per unit time, symmetric about θ.
 
     ``cost`` is the round-trip cost ``c`` in log-ratio units. The expected trade length is
-    eq. 9, ``(π/μ)(erfi((m - θ)√μ/σ) - erfi((a - θ)√μ/σ))``, in days since μ is per day; the
+    eq. 9, ``(π/μ)(erfi((m - θ)√μ/sigma) - erfi((a - θ)√μ/sigma))``, in days since μ is per day; the
     expected return per unit time is eq. 5, ``(m - a - c)`` over it, here per 365 days.
     """
     from scipy.special import erfi
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        scale = sigma / np.sqrt(speed)  # σ/√μ: log-ratio units per unit of u
+        scale = sigma / np.sqrt(speed)  # sigma/√μ: log-ratio units per unit of u
         u = dawson_root(cost / (2.0 * scale))
         entry = mean + u * scale
         exit_ = mean - u * scale

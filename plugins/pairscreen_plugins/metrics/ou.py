@@ -2,8 +2,8 @@
 
 Two metrics, batched over the panel (the math is in ``_ou``):
 
-* ``ou``: the exact conditional MLE of ``dX = μ(θ - X)dt + σ dW`` on the window's log-ratios
-  (``ou_mean`` θ, ``ou_speed`` μ per calendar day, ``ou_sigma`` σ per √day,
+* ``ou``: the exact conditional MLE of ``dX = μ(θ - X)dt + sigma dW`` on the window's log-ratios
+  (``ou_mean`` θ, ``ou_speed`` μ per calendar day, ``ou_sigma`` sigma per √day,
   ``ou_half_life_days`` ln 2 / μ), null with ``ou_reason`` when the AR(1) slope is not in
   (0, 1).
 * ``ou_bands``: Bertram's (2010) entry and exit levels for the round-trip cost ``ou_cost`` =
@@ -44,7 +44,7 @@ def window_fit(panel: PairPanel) -> OUFit:
 
 @dataclass(frozen=True)
 class OUMetric:
-    """θ, μ, σ and the half-life of the log-ratio as an OU process over ``W``."""
+    """θ, μ, sigma and the half-life of the log-ratio as an OU process over ``W``."""
 
     name: str = "ou"
     fields: tuple[MetricField, ...] = (
@@ -62,7 +62,7 @@ class OUMetric:
         ),
         MetricField(
             "ou_sigma",
-            description="σ, the OU volatility of the log-ratio per √day; null with ou_reason.",
+            description="sigma, the OU volatility of the log-ratio per √day; null with ou_reason.",
             nullable=True,
         ),
         MetricField(

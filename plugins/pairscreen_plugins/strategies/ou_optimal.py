@@ -40,9 +40,7 @@ class Levels:
     exit: np.ndarray
 
 
-def rolling_levels(
-    ratio: np.ndarray, dates: np.ndarray, cost: np.ndarray, lookback: int
-) -> Levels:
+def rolling_levels(ratio: np.ndarray, dates: np.ndarray, cost: np.ndarray, lookback: int) -> Levels:
     """Bertram's levels for each simulated day from the ``lookback`` values before it.
 
     ``ratio`` and ``dates`` hold the ``lookback + simulated - 1`` values ``r[first .. n-2]``
