@@ -12,9 +12,9 @@ states its units (days, log units, counts; Hurst and the ADF p-value have none).
 Four more rules read the pair-trading metrics (half-life, Engle-Granger p-value, return
 correlation) and the backtest's break-even fee (``min_breakeven_fee``, a fraction per swap;
 off at its default of -1). They are off at their defaults, so the default screen is the one
-above: a rule at its default passes every pair and reads no field (``inputs_for`` says so), so a failed
-metric cannot reject pairs through a rule nobody asked for, and the screen computes those
-metrics for its survivors only. Set in ``[screen]``, a rule rejects a null value.
+above: a rule at its default passes every pair and reads no field (``inputs_for`` says so), so
+a failed metric cannot reject pairs through a rule nobody asked for, and the screen computes
+those metrics for its survivors only. Set in ``[screen]``, a rule rejects a null value.
 """
 
 from __future__ import annotations

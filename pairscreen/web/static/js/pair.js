@@ -28,6 +28,7 @@ const GLOSSARY = [
   ["coint_pvalue", "", (v) => num(v, 3), "Engle-Granger cointegration p-value of log A on log B: below 0.05 reads as cointegrated."],
   ["hedge_ratio", "", (v) => num(v, 3), "OLS slope of log A on log B, the spread the test checks; the log-ratio assumes 1."],
   ["return_correlation", "", (v) => num(v, 2), "Pearson correlation of the legs' daily log returns over the window."],
+  ["breakeven_fee", "per swap", (v) => (v === null || v === undefined ? "—" : pct(100 * v, 3, false)), "The fee per swap up to which both backtest legs (360 days) still break even."],
   ["ou_mean", "log units", (v) => num(v, 4), "θ: the long-run mean of the log-ratio fitted as an Ornstein-Uhlenbeck process; — when it does not revert (see ou_reason)."],
   ["ou_speed", "per day", (v) => num(v, 4), "μ: how fast the ratio returns to θ (exact OU fit, per calendar day)."],
   ["ou_sigma", "per √day", (v) => num(v, 4), "σ: the OU volatility of the log-ratio."],
