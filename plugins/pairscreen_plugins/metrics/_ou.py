@@ -142,6 +142,9 @@ def dawson_root(k: np.ndarray) -> np.ndarray:
     lo, hi = -kk - 1.0, -kk
     # Small k: D(u) - u ≈ -2u³/3; large k: u ≈ -k. Start near whichever holds.
     u = np.clip(-np.cbrt(1.5 * kk) - kk, lo, hi)
+    # Each element stops on its own: its iterates, and so its bits, never depend on the
+    # other elements of the array (a pair gets the same levels in any panel).
+    active = np.ones(u.shape, dtype=bool)
     for _ in range(_NEWTON_STEPS):
         d = dawsn(u)
         f = d - u - kk
@@ -153,8 +156,9 @@ def dawson_root(k: np.ndarray) -> np.ndarray:
         inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
         nxt = np.where(inside, newton, 0.5 * (lo + hi))
         done = np.abs(nxt - u) <= 4e-16 * np.abs(u)
-        u = nxt
-        if done.all():
+        u = np.where(active, nxt, u)
+        active &= ~done
+        if not active.any():
             break
     return np.where(ok, u, np.nan)
 

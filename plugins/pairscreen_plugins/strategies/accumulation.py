@@ -345,13 +345,15 @@ def breakeven_fee(
         else:
             slip = np.where(swaps, slippage, 0.0)
             fee = -np.expm1(-log_gain / count) - slip.sum(axis=1) / count
+            active = has.copy()  # each pair stops on its own, so its bits are its own
             for _ in range(50):
                 keep = np.where(swaps, 1.0 - fee[:, None] - slip, 1.0)
                 h = np.log(keep).sum(axis=1) + log_gain
                 dh = -np.where(swaps, 1.0 / keep, 0.0).sum(axis=1)
                 step = h / np.where(has, dh, -1.0)
-                fee = fee - step
-                if np.all(np.abs(step[has]) <= 1e-16 * np.maximum(1.0, np.abs(fee[has]))):
+                fee = np.where(active, fee - step, fee)
+                active &= ~(np.abs(step) <= 1e-16 * np.maximum(1.0, np.abs(fee)))
+                if not active.any():
                     break
     return np.where(has, fee, np.nan)
 
