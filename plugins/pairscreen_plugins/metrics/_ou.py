@@ -128,39 +128,56 @@ class BertramBands:
     return_per_year: np.ndarray
 
 
+# D(u) - u = sum_n>=1 (-2)^n u^(2n+1) / (2n+1)!!: near 0, where dawsn(u) - u would cancel.
+_SERIES = tuple((-2.0) ** n / math.prod(range(1, 2 * n + 2, 2)) for n in range(1, 14))
+_SERIES_BELOW = 0.25
+
+
+def dawson_excess(u: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """``D(u) - u`` to full relative precision (``d`` is ``D(u)``): the series near 0."""
+    u2 = u * u
+    series = np.zeros_like(u)
+    for c in reversed(_SERIES):
+        series = series * u2 + c
+    near: np.ndarray = np.abs(u) < _SERIES_BELOW
+    return np.where(near, series * u2 * u, d - u)
+
+
 def dawson_root(k: np.ndarray) -> np.ndarray:
     """The ``u < 0`` with ``D(u) - u = k`` for every ``k > 0`` (NaN elsewhere).
 
     Newton's steps (``f' = -2uD(u)``) kept inside the bracket ``(-k - 1, -k)``, which shrinks
-    around the root every step; a step leaving it is replaced by the bisection.
+    around the root every step; a step leaving it is replaced by the bisection. Each element
+    stops on its own once a step moves it by a few ulps, so its iterates (and its bits) never
+    depend on the other elements: a pair gets the same levels in any panel.
     """
     from scipy.special import dawsn
 
     k = np.asarray(k, dtype=float)
-    ok = np.isfinite(k) & (k > 0)
-    kk = np.where(ok, k, 1.0)
+    flat_k = k.ravel()
+    out = np.full(flat_k.shape, np.nan)
+    idx = np.flatnonzero(np.isfinite(flat_k) & (flat_k > 0))
+    kk = flat_k[idx]
     lo, hi = -kk - 1.0, -kk
     # Small k: D(u) - u ≈ -2u³/3; large k: u ≈ -k. Start near whichever holds.
     u = np.clip(-np.cbrt(1.5 * kk) - kk, lo, hi)
-    # Each element stops on its own: its iterates, and so its bits, never depend on the
-    # other elements of the array (a pair gets the same levels in any panel).
-    active = np.ones(u.shape, dtype=bool)
     for _ in range(_NEWTON_STEPS):
+        if idx.size == 0:
+            break
         d = dawsn(u)
-        f = d - u - kk
+        f = dawson_excess(u, d) - kk
         lo = np.where(f > 0, u, lo)
         hi = np.where(f <= 0, u, hi)
-        slope = -2.0 * u * d
         with np.errstate(divide="ignore", invalid="ignore"):
-            newton = u - f / slope
-        inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
-        nxt = np.where(inside, newton, 0.5 * (lo + hi))
-        done = np.abs(nxt - u) <= 4e-16 * np.abs(u)
-        u = np.where(active, nxt, u)
-        active &= ~done
-        if not active.any():
-            break
-    return np.where(ok, u, np.nan)
+            newton = u - f / (-2.0 * u * d)
+        inside = np.isfinite(newton) & (newton >= lo) & (newton <= hi)
+        nxt = np.where(f == 0, u, np.where(inside, newton, 0.5 * (lo + hi)))
+        done = np.abs(nxt - u) <= 1e-14 * np.abs(u)
+        out[idx[done]] = nxt[done]
+        keep = ~done
+        idx, kk, lo, hi, u = idx[keep], kk[keep], lo[keep], hi[keep], nxt[keep]
+    out[idx] = u  # not settled within the step budget (never seen): the last iterate
+    return out.reshape(k.shape)
 
 
 def bertram_bands(
