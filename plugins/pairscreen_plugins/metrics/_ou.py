@@ -140,7 +140,8 @@ def dawson_excess(u: np.ndarray, d: np.ndarray) -> np.ndarray:
     for c in reversed(_SERIES):
         series = series * u2 + c
     near: np.ndarray = np.abs(u) < _SERIES_BELOW
-    return np.where(near, series * u2 * u, d - u)
+    excess: np.ndarray = np.where(near, series * u2 * u, d - u)
+    return excess
 
 
 def dawson_root(k: np.ndarray) -> np.ndarray:
