@@ -6,7 +6,9 @@ a third-party one); each leg's break-even fee is the fee at which its same swaps
 the leg started (solved exactly, see ``strategies.accumulation.breakeven_fee``). The pair's is
 the lower of its two legs', so "this pair's edge survives up to 0.35 % per swap" holds for
 both directions. It exists so that the ``min_breakeven_fee`` rule of the ``default`` filter
-can read it; it is the same number the legs report under ``backtest``.
+can read it; it is the same number the legs report under ``backtest``. The strategies cache
+their legs on the panel, and the screen gives the survivors' metrics and legs one panel, so
+the legs are simulated once for both.
 """
 
 from __future__ import annotations

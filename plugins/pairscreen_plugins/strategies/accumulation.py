@@ -170,6 +170,12 @@ class AccumulationStrategy:
     def run(
         self, panel: PairPanel, *, bt_days: int, start_leg: Leg, with_trades: bool = False
     ) -> BacktestBatch:
+        key = f"backtest:{self.name}:{self.fee!r}:{bt_days}:{start_leg}:{with_trades}"
+        return panel.cached(key, lambda: self._run(panel, bt_days, start_leg, with_trades))
+
+    def _run(
+        self, panel: PairPanel, bt_days: int, start_leg: Leg, with_trades: bool
+    ) -> BacktestBatch:
         p = plan(panel.n_days, panel.window_days, bt_days)
         bands: tuple[np.ndarray, np.ndarray] | None = None
 
