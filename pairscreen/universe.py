@@ -78,18 +78,6 @@ class SwapCosts:
             and not self.has_impact
         )
 
-    def as_json(self) -> dict[str, object]:
-        """The ``costs`` object of ``/screen/latest``."""
-        return {
-            "slippage_bps": self.slippage_bps,
-            "asset_class": dict(self.by_class),
-            "asset": dict(self.by_asset),
-            "impact": {
-                "trade_size": self.impact_trade_size,
-                "coefficient": self.impact_coefficient,
-            },
-        }
-
 
 @dataclass(frozen=True)
 class Universe:
