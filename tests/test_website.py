@@ -373,6 +373,39 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     site.wait(lambda d: d.find_elements("css selector", "#chart .main-svg .scatterlayer .trace"))
 
 
+CHART_SIZE = """
+const c = document.getElementById('chart'), svg = c.querySelector('.main-svg');
+if (!svg) return null;
+const box = svg.getBoundingClientRect();
+return [Math.round(box.width), Math.round(box.height), c.clientWidth, c.clientHeight];
+"""
+
+
+def test_the_chart_follows_its_container_through_every_resize(site):
+    """1366 -> 1100 -> 390 -> 1366 px: the plot keeps its container's size each time (it once
+    collapsed to 32 px high after a resize and stayed so until recomputed)."""
+    site.driver.set_window_size(*SIZES[1])
+    if not site.driver.execute_script("return !!document.querySelector('#chart .main-svg')"):
+        site.open("screen", "Screen")  # run alone: open the first survivor and draw it
+        first = site.driver.find_element("css selector", "#survivors tbody a")
+        pair = first.text
+        first.click()
+        site.wait(lambda d: site.text("main h1") == pair)
+        site.driver.find_element("id", "draw").click()
+        site.wait(lambda d: d.find_elements("css selector", "#chart .main-svg"))
+    for width in (1366, 1100, 390, 1366):
+        site.driver.set_window_size(width, 844)
+
+        def fits(d: Any) -> Any:
+            size = d.execute_script(CHART_SIZE)
+            ok = size and abs(size[0] - size[2]) <= 2 and abs(size[1] - size[3]) <= 2
+            return size if ok and size[1] >= 500 else None
+
+        plot_w, plot_h, box_w, _ = site.wait(fits)
+        assert plot_w <= width and plot_w >= 0.8 * min(width, 1248) - 40, (width, plot_w)
+    site.driver.set_window_size(*SIZES[1])
+
+
 def test_watch_switch_and_remove_a_pair_through_the_api(site):
     pair = site.text("main h1")
     listed = lambda: site.get("/watchlist", site.personal).json()["items"]  # noqa: E731

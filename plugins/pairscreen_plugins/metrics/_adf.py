@@ -31,8 +31,14 @@ from typing import cast
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy.special import ndtr
-from statsmodels.tsa import adfvalues
+
+from pairscreen_plugins.metrics._mackinnon import (
+    TAU_C_LARGEP,
+    TAU_C_SMALLP,
+    TAU_MAX_C,
+    TAU_MIN_C,
+    TAU_STAR_C,
+)
 
 # A pivot of the Cholesky factor below this fraction of its column's norm means the
 # regressors are (numerically) collinear: statsmodels' pinv/rank handling decides then.
@@ -47,19 +53,21 @@ def mackinnon_pvalue(tstat: np.ndarray, n_series: int = 1) -> np.ndarray:
     """MacKinnon's approximate p-value of ADF t-statistics (regression "c"), vectorised.
 
     ``n_series`` is MacKinnon's N: 1 for a unit-root test of one series, 2 for the
-    Engle-Granger test of two. The same piecewise formula and response-surface tables as
-    ``statsmodels.tsa.adfvalues.mackinnonp``: 1 above the table's maximum, 0 below its
-    minimum, otherwise the normal CDF of a polynomial in the statistic (small-p coefficients
-    at or below the cut-off, large-p ones above it).
+    Engle-Granger test of two. The same piecewise formula and response-surface tables
+    (``_mackinnon``) as ``statsmodels.tsa.adfvalues.mackinnonp``: 1 above the table's
+    maximum, 0 below its minimum, otherwise the normal CDF of a polynomial in the statistic
+    (small-p coefficients at or below the cut-off, large-p ones above it).
     """
+    from scipy.special import ndtr  # the normal CDF alone: no scipy.stats at start-up
+
     row = n_series - 1
     t = np.asarray(tstat, dtype=float)
     with np.errstate(invalid="ignore"):  # an infinite statistic: the table's ends decide
-        small = ndtr(np.polyval(adfvalues.tau_c_smallp[row][::-1], t))
-        large = ndtr(np.polyval(adfvalues.tau_c_largep[row][::-1], t))
-    p = np.where(t <= adfvalues.tau_star_c[row], small, large)
-    p = np.where(t > adfvalues.tau_max_c[row], 1.0, p)
-    p = np.where(t < adfvalues.tau_min_c[row], 0.0, p)
+        small = ndtr(np.polyval(TAU_C_SMALLP[row][::-1], t))
+        large = ndtr(np.polyval(TAU_C_LARGEP[row][::-1], t))
+    p = np.where(t <= TAU_STAR_C[row], small, large)
+    p = np.where(t > TAU_MAX_C[row], 1.0, p)
+    p = np.where(t < TAU_MIN_C[row], 0.0, p)
     return np.where(np.isnan(t), np.nan, p)
 
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
-from scipy.special import ndtr
 
 from pairscreen import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._adf import adf_pvalues
@@ -102,6 +101,8 @@ def _variance_ratio_block(y: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray
             theta = theta + 4 * (1 - k / q) ** 2.0 * delta
         vr = sigma2_q / sigma2_1
         stat = math.sqrt(nq) * (vr - 1) / np.sqrt(theta)
+    from scipy.special import ndtr  # imported when computed: start-up stays light
+
     pvalue = 2 - 2 * ndtr(np.abs(stat))
     return vr, pvalue
 

@@ -21,6 +21,44 @@ function plotly() {
   return loading;
 }
 
+// Below this width (px) the legend goes under the plot on more lines, with room kept for it.
+const NARROW = 600;
+
+// The margins, legend and axis title of a chart this wide: a phone gets a taller legend area.
+function frame(narrow, pair) {
+  return {
+    margin: { l: 48, r: 8, t: narrow ? 28 : 12, b: narrow ? 200 : 90 },
+    legend: {
+      orientation: "h", traceorder: "normal", x: 0, y: narrow ? -0.1 : -0.12,
+      font: { size: narrow ? 11 : 12 },
+    },
+    yaxis: {
+      title: { text: narrow ? "" : `ln(${pair})` }, automargin: true,
+      fixedrange: false, zeroline: false,
+    },
+  };
+}
+
+// Keep the plot the size of its container whatever changes it (a window resize, a phone
+// turned, a sidebar): Plotly's own `responsive` follows only the window. Crossing the
+// narrow width re-lays the legend; any other change only resizes.
+function followContainer(Plotly, element, pair) {
+  element.resizeWatch?.disconnect();
+  let narrow = element.clientWidth < NARROW;
+  const watch = new ResizeObserver(() => {
+    if (!element.isConnected || !element.data) return watch.disconnect();
+    const now = element.clientWidth < NARROW;
+    if (now !== narrow) {
+      narrow = now;
+      Plotly.relayout(element, frame(now, pair));
+    } else {
+      Plotly.Plots.resize(element);
+    }
+  });
+  watch.observe(element);
+  element.resizeWatch = watch;
+}
+
 const line = (x, y, name, style, extra = {}) => ({
   type: "scatter", mode: "lines", x, y, name, line: style, hoverinfo: "skip", ...extra,
 });
@@ -88,21 +126,12 @@ export async function drawChart(element, series) {
         `%{x}<br>now: ln ratio %{y:.4f}<br>position ${series.current.position.toFixed(2)} (${series.current.zone})<extra></extra>`,
     },
   ];
-  const narrow = element.clientWidth < 600;
   const layout = {
-    margin: { l: 48, r: 8, t: narrow ? 28 : 12, b: narrow ? 200 : 90 },
-    height: narrow ? 640 : 540,
+    ...frame(element.clientWidth < NARROW, series.pair),
+    autosize: true, // the size is the container's (.chart.drawn in site.css), on every resize
     showlegend: true,
-    legend: {
-      orientation: "h", traceorder: "normal", x: 0, y: narrow ? -0.1 : -0.12,
-      font: { size: narrow ? 11 : 12 },
-    },
     hovermode: "closest",
     xaxis: { type: "date", fixedrange: false },
-    yaxis: {
-      title: { text: narrow ? "" : `ln(${series.pair})` }, automargin: true,
-      fixedrange: false, zeroline: false,
-    },
     shapes: [{
       type: "line", xref: "x", yref: "paper", x0: series.backtest_start, x1: series.backtest_start,
       y0: 0, y1: 1, line: { color: "#888", width: 1, dash: "dot" },
@@ -115,9 +144,11 @@ export async function drawChart(element, series) {
     paper_bgcolor: "#fff",
     plot_bgcolor: "#fff",
   };
+  element.classList.add("drawn");
   await Plotly.react(element, traces, layout, {
     responsive: true, displaylogo: false, modeBarButtonsToRemove: ["select2d", "lasso2d"],
   });
+  followContainer(Plotly, element, series.pair);
   element.setAttribute(
     "aria-label",
     `Chart of ln(${series.pair}) over ${x.length} days with its bands, swap levels and ` +
