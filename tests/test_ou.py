@@ -32,7 +32,7 @@ REAL = ("BTC", "ETH", "LTC", "SOL", "DOGE", "LINK", "PAXG", "GLD", "AAPL")
 
 
 def real_candles(ticker: str) -> Candles:
-    rows = (FIXTURES / "realdata" / f"{ticker}.csv").read_text().splitlines()[1:]
+    rows = (FIXTURES / "ou" / "realdata" / f"{ticker}.csv").read_text().splitlines()[1:]
     dates = np.array([r.split(",")[0] for r in rows], dtype="datetime64[D]")
     close = np.array([float(r.split(",")[1]) for r in rows])
     volume = np.array([float(r.split(",")[2] or "nan") for r in rows])
