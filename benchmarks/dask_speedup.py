@@ -65,6 +65,7 @@ def write_universe(folder: Path, n_assets: int, seed: int = 7) -> Path:
         "[market]",
         'source = "csv"',
         'path = "prices"',
+        'volume_unit = "quote"',
         "",
     ]
     for k in range(n_assets):

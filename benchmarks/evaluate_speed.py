@@ -65,7 +65,7 @@ def write_universe(folder: Path, n_assets: int, n_days: int, seed: int = 7) -> P
     prices = folder / "prices"
     prices.mkdir()
     lines = ['label = "synthetic evaluation benchmark"', "", "[market]", 'source = "csv"']
-    lines += ['path = "prices"', ""]
+    lines += ['path = "prices"', 'volume_unit = "quote"', ""]
     for i in range(n_assets):
         own = np.cumsum(rng.normal(0, 0.01 + 0.02 * (i % 3 == 0), n_days))
         close = np.exp(3 + market + spread[i % clusters] + own)

@@ -12,7 +12,17 @@ process (BLAS on one thread), three ways:
 Then each metric alone on every pair (its ``compute`` over the same chunks), and both backtest
 legs of each built-in strategy over 360 days, in microseconds per pair.
 
-    .venv/bin/python benchmarks/metric_cost.py [--pairs 4950] [--repeat 3]
+Then the cointegration tests alone, per pair, on the same panel: one Engle-Granger order (the
+metric before it was symmetric), both orders, the Johansen trace test, and the whole
+``cointegration`` metric (both orders and Johansen, run on every tested pair since its
+p-value gets a q-value); and the Benjamini-Hochberg q-values of 2,000,000 p-values (the
+screen's second stage).
+
+``--calendar trading`` keeps only the weekdays of the 900 calendar days (about 643 closes),
+as for crypto x equity pairs: every window is then a calendar span holding fewer closes than
+days, and the backtest's bands differ in length from day to day (the ragged path).
+
+    .venv/bin/python benchmarks/metric_cost.py [--pairs 4950] [--repeat 3] [--calendar trading]
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -58,7 +69,7 @@ def jobs(panel: PairPanel, choice: FilterChoice) -> list[screen_chunks.ChunkJob]
         out.append(
             screen_chunks.ChunkJob(
                 sub,
-                np.full(sub.n_pairs, sub.n_days),
+                np.full(sub.n_pairs, int(sub.day_offsets[0]) + 1),  # calendar days of history
                 np.zeros(sub.n_pairs, dtype=bool),
                 choice,
                 "accumulation",
@@ -69,16 +80,34 @@ def jobs(panel: PairPanel, choice: FilterChoice) -> list[screen_chunks.ChunkJob]
     return out
 
 
+def weekdays(panel: PairPanel) -> PairPanel:
+    """The panel without its Saturdays and Sundays (an exchange's calendar)."""
+    day = panel.dates[0].astype("datetime64[D]").astype(np.int64)
+    keep = (day - 4) % 7 < 5  # 1970-01-05 was a Monday
+    return replace(
+        panel,
+        dates=panel.dates[:, keep],
+        close_a=panel.close_a[:, keep],
+        close_b=panel.close_b[:, keep],
+        volume_a=panel.volume_a[:, keep],
+        volume_b=panel.volume_b[:, keep],
+        cache={},
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=4950)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--calendar", choices=("daily", "trading"), default="daily")
     args = parser.parse_args(argv)
     settings = load_settings()
     plugins = Plugins(load_plugins(settings), settings)
     default = plugins.filters.get("default")
     choice = FilterChoice("default", MappingProxyType(dict(default.thresholds)))
     panel = build_panel(args.pairs, 900, 1)
+    if args.calendar == "trading":
+        panel = weekdays(panel)
     deferred = screen_chunks.split_metrics
 
     def everything(p: Plugins, f: Filter, t: object) -> tuple[list[Metric], list[Metric]]:
@@ -94,7 +123,10 @@ def main(argv: list[str] | None = None) -> None:
         ("this engine (descriptive metrics on survivors)", deferred),  # type: ignore[list-item]
         ("without the pair-trading metrics", without_new),
     ]
-    print(f"{args.pairs} pairs x 900 days, chunks of {CHUNK}, one process, best of {args.repeat}")
+    print(
+        f"{args.pairs} pairs x 900 days ({panel.n_days} closes, {args.calendar}), "
+        f"chunks of {CHUNK}, one process, best of {args.repeat}"
+    )
     for label, split in ways:
         screen_chunks.split_metrics = split  # type: ignore[assignment]
         best = float("inf")
@@ -111,6 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     screen_chunks.split_metrics = deferred
     per_metric(plugins, panel, args.repeat)
     per_strategy(plugins, panel, args.repeat)
+    cointegration_cost(panel, args.repeat)
 
 
 def _best_per_pair(run: Callable[[PairPanel], object], panel: PairPanel, repeat: int) -> float:
@@ -145,6 +178,49 @@ def per_strategy(plugins: Plugins, panel: PairPanel, repeat: int) -> None:
                 strategy.run(chunk, bt_days=360, start_leg=leg)  # type: ignore[arg-type]
 
         print(f"  {name:<48} {_best_per_pair(legs, panel, repeat):6.1f} us/pair")
+
+
+def cointegration_cost(panel: PairPanel, repeat: int) -> None:
+    """Per-pair cost of the cointegration tests, in chunks of ``CHUNK`` as the screen runs them."""
+    from pairscreen_plugins.metrics.cointegration import (
+        CointegrationMetric,
+        engle_granger,
+        window_logs,
+    )
+    from pairscreen_plugins.metrics.johansen import johansen_trace
+
+    from pairscreen.engine.fdr import QValues
+
+    chunks = [
+        panel.rows(np.arange(start, min(start + CHUNK, panel.n_pairs)))
+        for start in range(0, panel.n_pairs, CHUNK)
+    ]
+    logs = [window_logs(chunk) for chunk in chunks]
+    metric = CointegrationMetric()
+    parts: list[tuple[str, Callable[[], object]]] = [
+        ("one Engle-Granger order (A on B)", lambda: [engle_granger(a, b) for a, b in logs]),
+        (
+            "both Engle-Granger orders",
+            lambda: [(engle_granger(a, b), engle_granger(b, a)) for a, b in logs],
+        ),
+        ("Johansen trace", lambda: [johansen_trace(a, b) for a, b in logs]),
+        ("the cointegration metric (all of it)", lambda: [metric.compute(c) for c in chunks]),
+    ]
+    print("cointegration tests alone, per pair:")
+    for label, run in parts:
+        best = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            run()
+            best = min(best, time.perf_counter() - t0)
+        print(f"  {label:<48} {1e6 * best / panel.n_pairs:6.0f} us/pair")
+    pvalues = np.random.default_rng(0).uniform(size=2_000_000)
+    t0 = time.perf_counter()
+    table = QValues.of(pvalues)
+    table.lookup(pvalues[:100_000])
+    print(
+        f"  BH q-values of 2,000,000 p-values (+ 100,000 lookups) {time.perf_counter() - t0:.2f} s"
+    )
 
 
 if __name__ == "__main__":

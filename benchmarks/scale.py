@@ -55,7 +55,7 @@ def write_universe(folder: Path, n_assets: int, days: int, seed: int = 7) -> Pat
     market = np.cumsum(rng.normal(0.0003, 0.03, days))
     crossed = n_assets >= CROSSED_FROM
     lines = ['label = "synthetic scale universe"', "", "[market]", 'source = "csv"']
-    lines += ['path = "prices"', ""]
+    lines += ['path = "prices"', 'volume_unit = "quote"', ""]
     if crossed:
         lines += ["[pairs]", "all = true", ""]
     for k in range(n_assets):

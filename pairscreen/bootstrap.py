@@ -9,26 +9,42 @@ from __future__ import annotations
 
 from pairscreen.config import Settings
 from pairscreen.db.connection import connect, init_database
-from pairscreen.engine.filtering import choose_filter
-from pairscreen.engine.required_fields import check_required_fields
+from pairscreen.engine.component_checks import check_components
 from pairscreen.hooks import Plugins
 from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
 from pairscreen.plugins import load_plugins
 from pairscreen.runtime import Runtime
-from pairscreen.universe import load_universe
+from pairscreen.universe import Universe, load_universe
 
 
 def build_runtime(
     settings: Settings, *, migrate: bool = True, extra_plugins: tuple[object, ...] = ()
 ) -> Runtime:
-    """Bind the database (migrating it unless ``migrate`` is false), load plugins and universe."""
+    """Load plugins and universe, check every chosen component, then bind the database
+    (migrating it unless ``migrate`` is false).
+
+    The checks come first: a misspelt strategy or a broken rule fails here in one sentence,
+    before anything is migrated, served or written.
+    """
+    plugins, universe = check_setup(settings, extra_plugins=extra_plugins)
     if migrate:
         init_database(settings.database_url)
     else:
         connect(settings.database_url)
-    # The framework's own hook implementations (depeg alerts), then the caller's.
-    plugins = Plugins(load_plugins(settings, extra=(DepegAlertsPlugin(), *extra_plugins)), settings)
-    universe = load_universe(settings)
-    # A missing metric, filter or threshold fails here, at start-up, not in a request.
-    check_required_fields(plugins, choose_filter(plugins, universe).name)
     return Runtime(settings=settings, plugins=plugins, universe=universe)
+
+
+def check_setup(
+    settings: Settings, *, extra_plugins: tuple[object, ...] = ()
+) -> tuple[Plugins, Universe]:
+    """The plugins and the universe, every chosen component checked; touches no database.
+
+    A command that writes before it builds its runtime (``demo`` clears its folder) calls
+    this first.
+    """
+    universe = load_universe(settings)
+    # The framework's own hook implementations (depeg alerts), then the caller's.
+    pm = load_plugins(settings, extra=(DepegAlertsPlugin(), *extra_plugins))
+    plugins = Plugins(pm, settings, universe.plugin_options)
+    check_components(plugins, universe, settings)
+    return plugins, universe

@@ -99,6 +99,7 @@ FLAG = Parser(
     _boolean, "one of " + ", ".join(_TRUE + _FALSE), render=lambda value: "1" if value else "0"
 )
 NAMES = Parser(_names, "a comma-separated list of names", render=",".join, accepts_empty=True)
+URL_PREFIXES = Parser(_names, "a comma-separated list of URL prefixes", render=",".join)
 
 
 @dataclass(frozen=True)
@@ -177,13 +178,13 @@ class Settings:
     # Screening
     window_days: int = setting(
         "PAIRSCREEN_WINDOW_DAYS",
-        "days of log-ratio history the bands use",
+        "calendar days of log-ratio history the windows and bands use",
         AT_LEAST_ONE,
         default=540,
     )
     min_history_days: int = setting(
         "PAIRSCREEN_MIN_HISTORY_DAYS",
-        "days of history a pair needs to be screened",
+        "calendar days of common history a pair needs to be screened",
         COUNT,
         default=200,
     )
@@ -200,6 +201,12 @@ class Settings:
         "published screens kept in the database",
         AT_LEAST_ONE,
         default=20,
+    )
+    persistence_screens: int = setting(
+        "PAIRSCREEN_PERSISTENCE_SCREENS",
+        "previous screens (at least a day apart) a survivor's survived_last counts",
+        COUNT,
+        default=6,
     )
     screen_processes: int = setting(
         "PAIRSCREEN_SCREEN_PROCESSES",
@@ -343,6 +350,14 @@ class Settings:
         PATH,
         default=None,
     )
+    disable_plugins: tuple[str, ...] = setting(
+        "PAIRSCREEN_DISABLE_PLUGINS",
+        "plugins not to load, comma-separated, by the names `pairscreen plugins` lists "
+        "(built-ins too)",
+        NAMES,
+        default=(),
+        shown_default="none",
+    )
     # Pegs
     peg_retention_days: int = setting(
         "PAIRSCREEN_PEG_RETENTION_DAYS", "days peg samples are kept", AT_LEAST_ONE, default=90
@@ -425,6 +440,23 @@ class Settings:
         "HMAC-SHA256 key that signs webhook bodies (empty: no webhooks)",
         default="",
         secret=True,
+    )
+    discord_webhook_prefixes: tuple[str, ...] = setting(
+        "PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES",
+        "where a Discord channel's webhook URL may point (URL prefixes, comma-separated)",
+        URL_PREFIXES,
+        default=(
+            "https://discord.com/api/webhooks/",
+            "https://discordapp.com/api/webhooks/",
+            "https://ptb.discord.com/api/webhooks/",
+            "https://canary.discord.com/api/webhooks/",
+        ),
+    )
+    slack_webhook_prefixes: tuple[str, ...] = setting(
+        "PAIRSCREEN_SLACK_WEBHOOK_PREFIXES",
+        "where a Slack channel's incoming-webhook URL may point (URL prefixes, comma-separated)",
+        URL_PREFIXES,
+        default=("https://hooks.slack.com/services/",),
     )
 
     def __post_init__(self) -> None:

@@ -14,9 +14,11 @@ implementation be logged without stopping the others.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import traceback
 import typing
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import ModuleType
@@ -31,8 +33,10 @@ from pairscreen.types import (
     MarketSource,
     Metric,
     Notifier,
+    OptionValue,
     PegEventChange,
     PegSource,
+    PluginOption,
     Scorer,
     Strategy,
 )
@@ -44,6 +48,44 @@ T = TypeVar("T")
 
 class PluginError(Exception):
     """A plugin broke the contract (a duplicate name, a missing component, a wrong type)."""
+
+
+class PluginFailed(Exception):
+    """A plugin's component raised, or answered out of contract, while a run computed.
+
+    Carries the plugin, the component and the traceback as text, so it crosses a worker's
+    pipe (or Dask) whole and the command line can name the culprit and, with ``--verbose``,
+    show where it failed.
+    """
+
+    def __init__(self, plugin: str, component: str, problem: str, trace: str = "") -> None:
+        super().__init__(plugin, component, problem, trace)
+        self.plugin = plugin
+        self.component = component
+        self.problem = problem
+        self.trace = trace
+
+    def __str__(self) -> str:
+        return f"plugin {self.plugin!r} failed: {self.component} {self.problem}"
+
+
+class OutOfContract(Exception):
+    """A component answered, but not what its kind's contract says (a wrong shape)."""
+
+
+@contextlib.contextmanager
+def blamed(plugin: str, component: str) -> Iterator[None]:
+    """Turn any failure inside into a :class:`PluginFailed` naming ``plugin`` and
+    ``component`` (``"metric 'hurst'"``), with the traceback kept as text."""
+    try:
+        yield
+    except PluginFailed:
+        raise
+    except OutOfContract as exc:
+        raise PluginFailed(plugin, component, f"answered {exc}", traceback.format_exc()) from exc
+    except Exception as exc:
+        problem = f"raised {type(exc).__name__}: {exc}"
+        raise PluginFailed(plugin, component, problem, traceback.format_exc()) from exc
 
 
 def protocol_members(protocol: type) -> tuple[str, ...]:
@@ -148,12 +190,74 @@ class Plugins:
     """Typed access to everything the loaded plugins contribute.
 
     ``settings`` are handed to the register hooks that ask for them (``settings`` in an
-    implementation's signature), so plugins are configured without reading the environment.
+    implementation's signature), so plugins are configured without reading the environment;
+    ``tables`` are the universe's ``[plugins.<name>]`` tables, each plugin's own given to its
+    hooks as ``options`` once checked against the options it declares.
     """
 
-    def __init__(self, pm: pluggy.PluginManager, settings: Settings):
+    def __init__(
+        self,
+        pm: pluggy.PluginManager,
+        settings: Settings,
+        tables: Mapping[str, Mapping[str, Any]] | None = None,
+    ):
         self.pm = pm
         self.settings = settings
+        self.tables: Mapping[str, Mapping[str, Any]] = tables or {}
+
+    def names(self) -> list[str]:
+        """Every loaded plugin's name, in registration order."""
+        return [plugin_name(self.pm, p) for p in self.pm.get_plugins()]
+
+    @cached_property
+    def declared_options(self) -> dict[str, tuple[PluginOption, ...]]:
+        """Each plugin's declared options (``pairscreen_plugin_options``), by plugin name."""
+        found: dict[str, tuple[PluginOption, ...]] = {}
+        for owner, call in self._per_plugin("pairscreen_plugin_options"):
+            with blamed(owner, "pairscreen_plugin_options"):
+                answers = call()
+            declared = tuple(o for answer in answers for o in _components(answer, owner, "option"))
+            for option in declared:
+                if not isinstance(option, PluginOption) or not isinstance(
+                    option.default, (bool, int, float, str)
+                ):
+                    raise PluginError(
+                        f"plugin {owner!r} declared {option!r} as an option; an option is a "
+                        "PluginOption with a boolean, integer, number or string default"
+                    )
+            found[owner] = typing.cast(tuple[PluginOption, ...], declared)
+        return found
+
+    @cached_property
+    def options(self) -> dict[str, dict[str, OptionValue]]:
+        """Each plugin's options: its declared defaults with its table's values applied.
+
+        Raises :class:`PluginError` for a table of no loaded plugin, a key the plugin does
+        not declare, or a value of the wrong type.
+        """
+        loaded = self.names()
+        unknown = sorted(set(self.tables) - set(loaded))
+        if unknown:
+            raise PluginError(
+                f"[plugins.{unknown[0]}]: no plugin named {unknown[0]!r} is loaded "
+                f"(see 'pairscreen plugins' for the names)"
+            )
+        values: dict[str, dict[str, OptionValue]] = {}
+        for name in loaded:
+            declared = {o.name: o for o in self.declared_options.get(name, ())}
+            table = dict(self.tables.get(name, {}))
+            extra = sorted(set(table) - set(declared))
+            if extra:
+                known = ", ".join(declared) or "none"
+                raise PluginError(
+                    f"[plugins.{name}] {extra[0]}: not an option of plugin {name!r} "
+                    f"(its options: {known})"
+                )
+            values[name] = {
+                key: _option_value(name, option, table.get(key, option.default))
+                for key, option in declared.items()
+            }
+        return values
 
     def _per_plugin(self, hook_name: str) -> Iterator[tuple[str, pluggy.HookCaller]]:
         """One hook caller per implementing plugin, in registration order, with the wrappers.
@@ -173,7 +277,7 @@ class Plugins:
         registry: Registry[Any] = Registry(kind, component_type(getattr(self.pm.hook, hook_name)))
         for owner, call in self._per_plugin(hook_name):
             try:
-                answers = call(settings=self.settings)
+                answers = call(settings=self.settings, options=self.options.get(owner, {}))
             except Exception as exc:
                 raise PluginError(f"plugin {owner!r} failed in {hook_name}: {exc}") from exc
             for answer in answers:
@@ -223,6 +327,10 @@ class Plugins:
     def notifiers(self) -> Registry[Notifier]:
         return self._collect("notifier", "pairscreen_register_notifiers")
 
+    def peg_event_listeners(self) -> list[str]:
+        """The plugins that implement ``pairscreen_peg_event_changed``, by name."""
+        return [owner for owner, _ in self._per_plugin("pairscreen_peg_event_changed")]
+
     def peg_event_changed(self, event: PegEventChange) -> None:
         """Tell every plugin about an opened or closed depeg event; one failure stops none."""
         for owner, call in self._per_plugin("pairscreen_peg_event_changed"):
@@ -230,6 +338,22 @@ class Plugins:
                 call(event=event)
             except Exception:
                 log.exception("plugin %s failed on a peg event", owner)
+
+
+def _option_value(plugin: str, option: PluginOption, value: object) -> OptionValue:
+    """``value`` if it has the option's type (a whole number does for a number)."""
+    wanted = type(option.default)
+    if wanted is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if type(value) is not wanted:
+        raise PluginError(
+            f"[plugins.{plugin}] {option.name} must be {_a(option.type_name)}, got {value!r}"
+        )
+    return value  # type: ignore[return-value,unused-ignore]  # the type was checked above
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
 
 
 def _components(answer: object, owner: str, kind: str) -> Iterable[object]:

@@ -8,7 +8,8 @@ Protocol its hook returns a list of (checked when the registry is built, a misma
 error naming the plugin). Hooks evolve only by adding keyword arguments, so a plugin written
 today keeps working: an implementation names only the arguments it uses. Every
 ``pairscreen_register_*`` hook is given the service's :class:`~pairscreen.Settings` as
-``settings`` (opt-in like any argument), so a plugin never reads the environment itself.
+``settings`` and the plugin's own options as ``options`` (opt-in like any argument), so a
+plugin never reads the environment itself.
 
 Every hook is called through pluggy once per implementing plugin, with all of the hook's
 ``wrapper=True`` (or ``hookwrapper=True``) implementations around each call: a wrapper sees,
@@ -23,6 +24,9 @@ Import what you need from the top-level package only::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pluggy
 
 from pairscreen.config import Settings
@@ -34,6 +38,7 @@ from pairscreen.types import (
     Notifier,
     PegEventChange,
     PegSource,
+    PluginOption,
     Scorer,
     Strategy,
 )
@@ -44,12 +49,31 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 # ---------------------------------------------------------------------------
+# The plugin's own settings
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def pairscreen_plugin_options() -> list[PluginOption]:
+    """Return the options this plugin takes, each with its default and what it is for.
+
+    A universe file sets them in the plugin's own table, ``[plugins.<name>]`` (the name
+    ``pairscreen plugins`` lists: the entry point's name, ``"local:<file>.py"``). A key the
+    plugin does not declare, or a value of the wrong type, stops the service at start-up
+    with a sentence naming the plugin. The plugin's ``pairscreen_register_*`` hooks get the
+    values, defaults filled in, as ``options``.
+    """
+
+
+# ---------------------------------------------------------------------------
 # Market data
 # ---------------------------------------------------------------------------
 
 
 @hookspec
-def pairscreen_register_market_sources(settings: Settings) -> list[MarketSource]:
+def pairscreen_register_market_sources(
+    settings: Settings, options: Mapping[str, Any]
+) -> list[MarketSource]:
     """Return the market-data sources this plugin provides.
 
     A source is chosen by ``name`` in the universe file's ``[market] source = "..."``; the
@@ -64,7 +88,7 @@ def pairscreen_register_market_sources(settings: Settings) -> list[MarketSource]
 
 
 @hookspec
-def pairscreen_register_metrics(settings: Settings) -> list[Metric]:
+def pairscreen_register_metrics(settings: Settings, options: Mapping[str, Any]) -> list[Metric]:
     """Return the metrics this plugin provides.
 
     Each metric computes its ``fields`` over a whole :class:`~pairscreen.types.PairPanel` (one
@@ -77,7 +101,7 @@ def pairscreen_register_metrics(settings: Settings) -> list[Metric]:
 
 
 @hookspec
-def pairscreen_register_filters(settings: Settings) -> list[Filter]:
+def pairscreen_register_filters(settings: Settings, options: Mapping[str, Any]) -> list[Filter]:
     """Return the screen filters this plugin provides (the built-in one is ``default``).
 
     A filter decides which pairs survive the screen and what ``filter_reason`` says for the
@@ -94,7 +118,9 @@ def pairscreen_register_filters(settings: Settings) -> list[Filter]:
 
 
 @hookspec
-def pairscreen_register_strategies(settings: Settings) -> list[Strategy]:
+def pairscreen_register_strategies(
+    settings: Settings, options: Mapping[str, Any]
+) -> list[Strategy]:
     """Return the backtest strategies this plugin provides.
 
     The service runs the strategy named in its settings (``accumulation`` by default) twice
@@ -103,7 +129,7 @@ def pairscreen_register_strategies(settings: Settings) -> list[Strategy]:
 
 
 @hookspec
-def pairscreen_register_scorers(settings: Settings) -> list[Scorer]:
+def pairscreen_register_scorers(settings: Settings, options: Mapping[str, Any]) -> list[Scorer]:
     """Return the survivor scores this plugin provides (the built-in one is ``score``).
 
     The service ranks survivors with the scorer named in its settings.
@@ -116,7 +142,9 @@ def pairscreen_register_scorers(settings: Settings) -> list[Scorer]:
 
 
 @hookspec
-def pairscreen_register_chart_renderers(settings: Settings) -> list[ChartRenderer]:
+def pairscreen_register_chart_renderers(
+    settings: Settings, options: Mapping[str, Any]
+) -> list[ChartRenderer]:
     """Return the chart renderers this plugin provides.
 
     ``/pair/{a}/{b}/chart.png`` is drawn by the renderer named in the settings (``default``
@@ -131,7 +159,9 @@ def pairscreen_register_chart_renderers(settings: Settings) -> list[ChartRendere
 
 
 @hookspec
-def pairscreen_register_peg_sources(settings: Settings) -> list[PegSource]:
+def pairscreen_register_peg_sources(
+    settings: Settings, options: Mapping[str, Any]
+) -> list[PegSource]:
     """Return the peg reference sources this plugin provides.
 
     The universe names, per tokenized asset, the sources to ask for its reference price.
@@ -157,7 +187,7 @@ def pairscreen_peg_event_changed(event: PegEventChange) -> None:
 
 
 @hookspec
-def pairscreen_register_notifiers(settings: Settings) -> list[Notifier]:
+def pairscreen_register_notifiers(settings: Settings, options: Mapping[str, Any]) -> list[Notifier]:
     """Return the notifiers this plugin provides, one per channel kind it delivers.
 
     The outbox worker hands every pending notification of a channel kind to the notifier

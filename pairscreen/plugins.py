@@ -2,12 +2,18 @@
 
 Nothing loads at import time. ``PAIRSCREEN_LOAD_PLUGINS`` limits which third-party entry-point
 plugins load (a comma-separated list of names; empty means none), which is how the tests keep
-plugins installed on the machine out of their world.
+plugins installed on the machine out of their world. ``PAIRSCREEN_DISABLE_PLUGINS`` keeps the
+named plugins out, built-ins included; a name that matches no plugin is an error, so a typo
+never leaves a plugin silently on.
+
+Where each plugin came from is recorded on the plugin manager (:func:`origins`), for
+``pairscreen plugins`` to list.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import logging
 import sys
@@ -41,6 +47,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pairscreen_plugins.charts.default",
     "pairscreen_plugins.notifiers.email",
     "pairscreen_plugins.notifiers.webhook",
+    "pairscreen_plugins.notifiers.chat",
     "pairscreen_plugins.pegs.demo_reference",
     "pairscreen_plugins.pegs.csv_reference",
     "pairscreen_plugins.pegs.http_json",
@@ -54,31 +61,81 @@ def new_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
+class PluginLoadError(ValueError):
+    """The plugin settings name a plugin that is not there."""
+
+
+BUILT_IN = "built-in"
+ENTRY_POINT = "entry point"
+LOCAL_FILE = "local file"
+FRAMEWORK = "framework"
+
+
+def origins(pm: pluggy.PluginManager) -> dict[str, str]:
+    """Each loaded plugin's name and where it came from (``built-in``, ``entry point
+    <distribution> <version>``, ``local file <path>``); a plugin not listed was handed to
+    the loader by the framework itself (``extra``)."""
+    found: dict[str, str] = getattr(pm, "pairscreen_origins", {})
+    return dict(found)
+
+
 def load_plugins(settings: Settings, *, extra: tuple[object, ...] = ()) -> pluggy.PluginManager:
-    """Build the plugin manager: built-ins, entry points, the plugins folder, then ``extra``."""
+    """Build the plugin manager: built-ins, entry points, the plugins folder, then ``extra``,
+    leaving out the plugins ``PAIRSCREEN_DISABLE_PLUGINS`` names."""
     pm = new_plugin_manager()
+    disabled = set(settings.disable_plugins)
+    for name in disabled:
+        pm.set_blocked(name)
+    seen: dict[str, str] = {}
     for name in BUILTIN_PLUGINS:
-        pm.register(importlib.import_module(name), name=name)
-    _load_entry_points(pm, settings.load_plugins)
-    _load_plugins_dir(pm, settings.plugins_dir)
+        seen[name] = BUILT_IN
+        if name not in disabled:
+            pm.register(importlib.import_module(name), name=name)
+    seen.update(_load_entry_points(pm, settings.load_plugins))
+    seen.update(_load_plugins_dir(pm, settings.plugins_dir, disabled))
+    unknown = sorted(disabled - set(seen))
+    if unknown:
+        raise PluginLoadError(
+            f"PAIRSCREEN_DISABLE_PLUGINS names {', '.join(map(repr, unknown))}, which is not a "
+            "plugin (see 'pairscreen plugins' for the names)"
+        )
     for plugin in extra:
-        pm.register(plugin)
+        if not pm.is_registered(plugin):  # a test may hand over a module its entry point loaded
+            pm.register(plugin)
     pm.check_pending()
+    pm.pairscreen_origins = {  # type: ignore[attr-defined]
+        name: origin for name, origin in seen.items() if not pm.is_blocked(name)
+    }
     return pm
 
 
-def _load_entry_points(pm: pluggy.PluginManager, allowed: tuple[str, ...] | None) -> None:
+def _load_entry_points(pm: pluggy.PluginManager, allowed: tuple[str, ...] | None) -> dict[str, str]:
     if allowed is None:
         pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME)
-        return
-    for name in allowed:
-        pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME, name=name)
+    else:
+        for name in allowed:
+            pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME, name=name)
+    found: dict[str, str] = {}
+    for plugin, dist in pm.list_plugin_distinfo():
+        registered = pm.get_name(plugin)
+        if registered:
+            found[registered] = f"{ENTRY_POINT} {dist.project_name} {dist.version}"
+    for entry in importlib.metadata.entry_points(group=hookspecs.PROJECT_NAME):
+        if pm.is_blocked(entry.name):  # disabled: known, so not a typo
+            found.setdefault(entry.name, ENTRY_POINT)
+    return found
 
 
-def _load_plugins_dir(pm: pluggy.PluginManager, folder: Path | None) -> None:
+def _load_plugins_dir(
+    pm: pluggy.PluginManager, folder: Path | None, disabled: set[str]
+) -> dict[str, str]:
+    found: dict[str, str] = {}
     if folder is None:
-        return
+        return found
     for path in sorted(folder.glob("*.py")):
+        found[f"local:{path.name}"] = f"{LOCAL_FILE} {path}"
+        if f"local:{path.name}" in disabled:
+            continue
         module_name = f"pairscreen_local_plugin_{path.stem}"
         spec = importlib.util.spec_from_file_location(module_name, path)
         if spec is None or spec.loader is None:
@@ -88,3 +145,4 @@ def _load_plugins_dir(pm: pluggy.PluginManager, folder: Path | None) -> None:
         sys.modules[module_name] = module
         spec.loader.exec_module(module)
         pm.register(module, name=f"local:{path.name}")
+    return found

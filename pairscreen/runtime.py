@@ -8,9 +8,11 @@ and the app factory) and handed down as an argument: no module keeps one, so two
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pairscreen.access.accounts import KeyOwners
 from pairscreen.config import Settings
+from pairscreen.engine.filtering import FilterChoice, choose_filter
 from pairscreen.hooks import Plugins
 from pairscreen.market.assets import AssetListCache
 from pairscreen.market.candle_cache import CandleCache
@@ -31,3 +33,9 @@ class Runtime:
     key_owners: KeyOwners = field(default_factory=KeyOwners)
     assets: AssetListCache = field(default_factory=AssetListCache)
     charts: ChartCache = field(default_factory=ChartCache)
+
+    @cached_property
+    def screen_filter(self) -> FilterChoice:
+        """The universe's screen filter with its thresholds, chosen once per runtime (the
+        start-up checks have already accepted it)."""
+        return choose_filter(self.plugins, self.universe)

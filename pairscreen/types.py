@@ -15,13 +15,29 @@ from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
-AssetClass = Literal["crypto", "tokenized_equity", "tokenized_metal", "tokenized_treasury"]
+AssetClass = Literal[
+    "crypto",
+    "tokenized_equity",
+    "tokenized_metal",
+    "tokenized_treasury",
+    "spot_metal",
+    "equity",
+    "etf",
+    "index",
+    "fx",
+]
 ASSET_CLASSES: tuple[str, ...] = (
     "crypto",
     "tokenized_equity",
     "tokenized_metal",
     "tokenized_treasury",
+    "spot_metal",
+    "equity",
+    "etf",
+    "index",
+    "fx",
 )
+TOKENIZED_PREFIX = "tokenized_"  # only these classes claim a peg to something off-chain
 Leg = Literal["A", "B"]
 _T = TypeVar("_T")
 
@@ -60,12 +76,34 @@ class Asset:
 
     @property
     def is_tokenized(self) -> bool:
-        return self.asset_class != "crypto"
+        """A token claiming a peg (``tokenized_*``); crypto, spot metals, equities, ETFs,
+        indices and currencies have none."""
+        return self.asset_class.startswith(TOKENIZED_PREFIX)
 
     @property
     def market_symbol(self) -> str:
         """The symbol the market-data source knows this asset by (the ticker by default)."""
         return self.symbol or self.ticker
+
+
+@dataclass(frozen=True)
+class RowIssues:
+    """Rows a market source read but could not use, counted per kind so that none is dropped
+    without a word (``data sync`` names them per asset)."""
+
+    future: int = 0  # dated after the last closed day asked for (not closed yet)
+    duplicate: int = 0  # a date given again (the later row is kept)
+    unparseable: int = 0  # a bad date, a missing or non-positive close, a short row
+
+    def __add__(self, other: RowIssues) -> RowIssues:
+        return RowIssues(
+            self.future + other.future,
+            self.duplicate + other.duplicate,
+            self.unparseable + other.unparseable,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.future or self.duplicate or self.unparseable)
 
 
 @dataclass(frozen=True)
@@ -82,6 +120,8 @@ class Candles:
     dates: np.ndarray  # datetime64[D], strictly increasing
     close: np.ndarray  # float64, > 0
     volume: np.ndarray  # float64, >= 0, or NaN where unknown
+    # What the source skipped while reading these rows (a market source fills it in).
+    issues: RowIssues = field(default_factory=RowIssues, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.dates)
@@ -94,14 +134,45 @@ class Candles:
 # ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class CalendarWindow:
+    """The observations of a panel that fall in one calendar span: columns ``start:stop``.
+
+    The span is ``days`` calendar days ending ``before`` days before each row's last close:
+    a column belongs to it when its date ``d`` satisfies
+    ``last - before - days < d <= last - before``. For two assets with a close every day
+    that is exactly ``days`` columns; for a pair mixing calendars (crypto x equity) it is the
+    common closes inside the span, fewer than ``days``. Every row of a panel shares its
+    columns (see :attr:`PairPanel.day_offsets`).
+    """
+
+    days: int
+    before: int
+    start: int
+    stop: int
+
+    @property
+    def observations(self) -> int:
+        """How many closes (columns) the span holds."""
+        return self.stop - self.start
+
+    @property
+    def columns(self) -> slice:
+        return slice(self.start, self.stop)
+
+
 @dataclass(frozen=True, eq=False)
 class PairPanel:
     """Aligned daily closes of many pairs: one row per pair, every row the same length.
 
-    Rows are the inner join of the two legs' dates (a pair needs both legs on a day), cut to
-    the same number of days; the engine groups pairs by usable history so that no row is
-    padded. The last column is "today" for every row. Derived arrays are cached on the panel
-    so that metrics sharing an input (the band percentiles, say) compute it once.
+    Rows are the inner join of the two legs' dates (a pair needs both legs on a day). The
+    last column is "today" (the pair's last common close) for every row, and every row has
+    its columns on the same calendar days counted back from its own last close
+    (:attr:`day_offsets`), so a calendar span is the same columns in every row: metrics read
+    their windows with :meth:`calendar_window` (or :attr:`window` and :attr:`band_history`)
+    and stay dense arrays. The engine groups pairs so that no row is padded. Derived arrays
+    are cached on the panel so that metrics sharing an input (the band percentiles, say)
+    compute it once.
     """
 
     a: tuple[str, ...]
@@ -132,16 +203,63 @@ class PairPanel:
         # numpy types ufuncs on untyped-dtype arrays as Any
         return cast(np.ndarray, np.log(self.close_a / self.close_b))
 
+    @cached_property
+    def day_offsets(self) -> np.ndarray:
+        """Calendar days from each column to the row's last close, shape (days,), int64,
+        decreasing to 0; the same for every row.
+
+        Raises ``ValueError`` for a panel whose rows sit on different calendars (the engine
+        splits such a panel before any metric or strategy sees it).
+        """
+        dates = np.asarray(self.dates, dtype="datetime64[D]")
+        if self.n_pairs == 0 or self.n_days == 0:
+            return np.arange(self.n_days - 1, -1, -1, dtype=np.int64)
+        first: np.ndarray = (dates[0, -1] - dates[0]).astype(np.int64)
+        if dates.shape[0] > 1 and dates.strides[0] != 0:  # a broadcast row is one calendar
+            offsets = (dates[:, -1:] - dates).astype(np.int64)
+            if not (offsets == first).all():
+                raise ValueError(
+                    "the rows of this panel sit on different calendars; "
+                    "split it with pairscreen's engine before computing on it"
+                )
+        return first
+
+    def calendar_window(self, days: int, *, before: int = 0) -> CalendarWindow:
+        """The columns of the ``days`` calendar days ending ``before`` days before the last
+        close (``before=0``: ending at it, today included)."""
+        rising = -self.day_offsets  # increasing: -(days back)
+        start = int(np.searchsorted(rising, -(before + days), side="right"))
+        stop = int(np.searchsorted(rising, -before, side="right"))
+        return CalendarWindow(days, before, start, max(start, stop))
+
+    def spacing(self, span: CalendarWindow) -> float:
+        """Mean calendar days between consecutive observations of ``span`` (1.0 for a pair
+        with a close every day); NaN with fewer than two observations."""
+        if span.observations < 2:
+            return float("nan")
+        offsets = self.day_offsets
+        return float(offsets[span.start] - offsets[span.stop - 1]) / (span.observations - 1)
+
+    @property
+    def metric_window(self) -> CalendarWindow:
+        """``W``'s span: the ``window_days`` calendar days ending at the last close."""
+        return self.calendar_window(self.window_days)
+
+    @property
+    def band_window(self) -> CalendarWindow:
+        """``H``'s span: the ``window_days`` calendar days before the last close."""
+        return self.calendar_window(self.window_days, before=1)
+
     @property
     def window(self) -> np.ndarray:
-        """``W``: the last ``window_days`` log-ratios, the current one included."""
-        return self.log_ratio[:, -min(self.window_days, self.n_days) :]
+        """``W``: the log-ratios of the ``window_days`` calendar days ending at the last close,
+        the current one included (the last ``window_days`` values for daily closes)."""
+        return self.log_ratio[:, self.metric_window.columns]
 
     @property
     def band_history(self) -> np.ndarray:
-        """``H``: the ``window_days`` log-ratios before the current one."""
-        n = min(self.window_days, self.n_days - 1)
-        return self.log_ratio[:, -n - 1 : -1]
+        """``H``: the log-ratios of the ``window_days`` calendar days before the last close."""
+        return self.log_ratio[:, self.band_window.columns]
 
     @property
     def r_current(self) -> np.ndarray:
@@ -156,8 +274,10 @@ class PairPanel:
 
     @property
     def has_full_window(self) -> np.ndarray:
-        """True per row when both ``W`` and ``H`` hold ``window_days`` values."""
-        return np.full(self.n_pairs, self.n_days >= self.window_days + 1)
+        """True per row when the history reaches back to ``H``'s first day (``window_days``
+        calendar days before the last close), so both spans are complete."""
+        full = self.n_days > 0 and int(self.day_offsets[0]) >= self.window_days
+        return np.full(self.n_pairs, full)
 
     def cached(self, key: str, compute: Callable[[], _T]) -> _T:
         """Return ``cache[key]``, computing it once with ``compute()``; shared by metrics."""
@@ -233,6 +353,27 @@ class MetricField:
     needs_full_window: bool = False
 
 
+OptionValue = bool | int | float | str
+
+
+@dataclass(frozen=True)
+class PluginOption:
+    """One setting a plugin takes from its own ``[plugins.<name>]`` table of the universe file.
+
+    ``default`` gives the type too: a value of another type is refused at start-up (a whole
+    number is accepted where the default is a float). The plugin's register hooks get the
+    values, defaults filled in, as ``options``.
+    """
+
+    name: str
+    default: OptionValue
+    description: str = ""
+
+    @property
+    def type_name(self) -> str:
+        return {bool: "boolean", int: "integer", float: "number", str: "string"}[type(self.default)]
+
+
 @runtime_checkable
 class Metric(Protocol):
     """A statistic of the log-ratio computed for every pair of a panel at once."""
@@ -264,18 +405,27 @@ class BacktestBatch:
 
     ``buy_hold_growth_pct`` is NaN where buy-and-hold is not reported (short histories).
     ``trades`` is filled only when asked for (charts); the screen does not need it.
+    ``history_days`` counts calendar days; ``observations`` the closes inside them (equal for
+    two assets with a close every day, fewer for a pair mixing calendars).
     """
 
     start_leg: Leg
-    history_days: np.ndarray  # int, days actually simulated
+    history_days: np.ndarray  # int, calendar days actually simulated
     growth_pct: np.ndarray
     n_trades: np.ndarray  # int
     max_drawdown_pct: np.ndarray
     buy_hold_growth_pct: np.ndarray
     trades: tuple[tuple[Trade, ...], ...] | None = None
+    # int, the closes simulated (the panel's last ones); None from a strategy that does not
+    # say, which then is read as one close per simulated day
+    observations: np.ndarray | None = None
     # The fee per swap (a fraction) at which the same swaps end where the leg started; NaN
     # without swaps, None when the strategy does not compute it.
     breakeven_fee: np.ndarray | None = None
+
+    def simulated_closes(self) -> np.ndarray:
+        """The number of closes simulated per pair (``observations``, else ``history_days``)."""
+        return self.history_days if self.observations is None else self.observations
 
 
 @runtime_checkable
@@ -565,35 +715,3 @@ class PegEventChange:
     median_drift_pct: float
     sample_count: int
     reference_source: str
-
-
-__all__ = [
-    "ASSET_CLASSES",
-    "DEFAULT_PEG_THRESHOLD_PCT",
-    "Asset",
-    "AssetClass",
-    "BacktestBatch",
-    "Candles",
-    "ChartData",
-    "ChartRenderer",
-    "DeliveryError",
-    "DepeggedLeg",
-    "Filter",
-    "FilterContext",
-    "FilterRule",
-    "IntradayMarketPrice",
-    "Leg",
-    "MarketSource",
-    "Metric",
-    "MetricField",
-    "Notification",
-    "Notifier",
-    "PairPanel",
-    "PegConfig",
-    "PegEventChange",
-    "PegSource",
-    "ReferenceQuote",
-    "Scorer",
-    "Strategy",
-    "Trade",
-]

@@ -16,21 +16,44 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairscreen.types import ASSET_CLASSES, DEFAULT_PEG_THRESHOLD_PCT, Asset, PegConfig
+from pairscreen.types import (
+    ASSET_CLASSES,
+    DEFAULT_PEG_THRESHOLD_PCT,
+    TOKENIZED_PREFIX,
+    Asset,
+    PegConfig,
+)
 
 if TYPE_CHECKING:  # settings name the universe file; the universe never needs them at run time
     from pairscreen.config import Settings
 
 TICKER_PATTERN = re.compile(r"^[A-Za-z0-9]{1,20}$")
 DEFAULT_FILTER = "default"  # the screen filter used unless ``[screen] filter`` names another
-# Days an asset's last close may lag the current UTC day before its pairs are rejected as
-# stale (``[staleness]`` overrides them per asset class). Crypto trades every day; tokenized
-# stocks, metals and treasuries follow references that pause at weekends and holidays.
+# Calendar days an asset's last close may lag the current UTC day before its pairs are
+# rejected as stale (``[staleness]`` overrides them per asset class). Crypto trades every day.
+# The others pause at weekends and holidays: an exchange closed Friday to a Monday holiday
+# has its last close on Friday and its next final on Tuesday at 24:00 UTC, so on Tuesday
+# the last close is 4 days old and 5 when the source publishes a day late. London's spot
+# metals also pause on Good Friday and Easter Monday (Thursday to Wednesday: 6); currencies
+# trade five days a week with only 25 December and 1 January off (4).
 DEFAULT_STALENESS_DAYS: Mapping[str, int] = {
     "crypto": 2,
     "tokenized_equity": 5,
     "tokenized_metal": 5,
     "tokenized_treasury": 5,
+    "spot_metal": 6,
+    "equity": 5,
+    "etf": 5,
+    "index": 5,
+    "fx": 4,
+}
+# A day-over-day close move above this many percent is stored but named as a warning by
+# ``data sync`` (``[move_limits]`` overrides it per asset class): a move that large is more
+# often a bad row or a spliced history than a market.
+DEFAULT_MOVE_LIMIT_PCT = 25.0
+DEFAULT_MOVE_LIMITS_PCT: Mapping[str, float] = {
+    **{name: DEFAULT_MOVE_LIMIT_PCT for name in ASSET_CLASSES},
+    "crypto": 60.0,
 }
 
 
@@ -102,6 +125,11 @@ class Universe:
     staleness: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_STALENESS_DAYS))
     # ``[costs]``: slippage per asset class or asset, and the optional impact
     costs: SwapCosts = field(default_factory=SwapCosts)
+    # ``[plugins.<name>]`` tables: each plugin's own options (checked against the options the
+    # plugin declares when the plugins load)
+    plugin_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # ``[move_limits]``: the day-over-day move, in percent, above which a sync warns
+    move_limits: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MOVE_LIMITS_PCT))
     # Lookups built by __post_init__ (not constructor arguments, not part of equality).
     _by_ticker: dict[str, Asset] = field(init=False, repr=False, compare=False)
     _by_lower: dict[str, Asset] = field(init=False, repr=False, compare=False)
@@ -127,6 +155,10 @@ class Universe:
     def staleness_days(self, asset: Asset) -> int:
         """How many days ``asset``'s last close may lag the current UTC day."""
         return self.staleness.get(asset.asset_class, DEFAULT_STALENESS_DAYS["crypto"])
+
+    def move_limit_pct(self, asset: Asset) -> float:
+        """The day-over-day close move, in percent, above which ``data sync`` warns."""
+        return self.move_limits.get(asset.asset_class, DEFAULT_MOVE_LIMIT_PCT)
 
     def screened_pairs(self) -> list[tuple[Asset, Asset]]:
         """Every screened pair as assets, in :meth:`screened_pair_indices` order."""
@@ -200,6 +232,11 @@ def parse_asset(entry: Mapping[str, Any], where: str) -> Asset:
         )
     peg = None
     peg_entry = entry.get("peg")
+    if peg_entry is not None and not asset_class.startswith(TOKENIZED_PREFIX):
+        raise UniverseError(
+            f"{where} ({ticker}): only tokenized assets (asset_class tokenized_*) have a peg; "
+            f"{asset_class} has none"
+        )
     if peg_entry is not None:
         if not isinstance(peg_entry, Mapping) or "reference" not in peg_entry:
             raise UniverseError(f"{where} ({ticker}): peg needs at least a reference")
@@ -274,6 +311,8 @@ def load_universe_file(path: Path) -> Universe:
     screen_filter, screen_thresholds = parse_screen(data.get("screen", {}), f"{path}: [screen]")
     staleness = parse_staleness(data.get("staleness", {}), f"{path}: [staleness]")
     costs = parse_costs(data.get("costs", {}), tickers, f"{path}: [costs]")
+    plugin_options = parse_plugin_tables(data.get("plugins", {}), f"{path}: [plugins]")
+    move_limits = parse_move_limits(data.get("move_limits", {}), f"{path}: [move_limits]")
     return Universe(
         assets=assets,
         market_source=source,
@@ -287,6 +326,8 @@ def load_universe_file(path: Path) -> Universe:
         screen_thresholds=screen_thresholds,
         staleness=staleness,
         costs=costs,
+        plugin_options=plugin_options,
+        move_limits=move_limits,
     )
 
 
@@ -336,6 +377,19 @@ def parse_costs(table: object, tickers: list[str], where: str) -> SwapCosts:
     return SwapCosts(slippage, by_class, by_asset, size, coefficient)
 
 
+def parse_plugin_tables(table: object, where: str) -> dict[str, dict[str, Any]]:
+    """The ``[plugins.<name>]`` tables; whether each names a loaded plugin and its declared
+    options is known once the plugins load."""
+    if not isinstance(table, Mapping):
+        raise UniverseError(f"{where} must hold one table per plugin, [plugins.<name>]")
+    tables: dict[str, dict[str, Any]] = {}
+    for name, options in table.items():
+        if not isinstance(options, Mapping):
+            raise UniverseError(f'{where}: plugins.{name} must be a table, [plugins."{name}"]')
+        tables[str(name)] = dict(options)
+    return tables
+
+
 def parse_screen(table: object, where: str) -> tuple[str, dict[str, float]]:
     """The ``[screen]`` table: the filter's name and the numbers set for its thresholds.
 
@@ -370,6 +424,23 @@ def parse_staleness(table: object, where: str) -> dict[str, int]:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise UniverseError(f"{where}: {key} must be whole days, at least 1, got {value!r}")
         out[key] = value
+    return out
+
+
+def parse_move_limits(table: object, where: str) -> dict[str, float]:
+    """The ``[move_limits]`` table over the defaults: asset class -> percent, above 0."""
+    if not isinstance(table, Mapping):
+        raise UniverseError(f"{where} must be a table of asset class = percent")
+    out = dict(DEFAULT_MOVE_LIMITS_PCT)
+    for key, value in table.items():
+        if key not in ASSET_CLASSES:
+            raise UniverseError(
+                f"{where}: {key!r} is not an asset class (one of {', '.join(ASSET_CLASSES)})"
+            )
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not is_number or not math.isfinite(value) or value <= 0:
+            raise UniverseError(f"{where}: {key} must be a percent above 0, got {value!r}")
+        out[key] = float(value)
     return out
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -26,7 +26,10 @@ def test_me_shows_account_and_quota(client, keys):
         "remaining_today": 200,
         "resets_at": body["quota"]["resets_at"],
     }
-    assert body["quota"]["resets_at"].endswith("T00:00:00+00:00 (resets daily at 00:00 UTC)")
+    resets = datetime.fromisoformat(body["quota"]["resets_at"])  # a timestamp alone
+    assert body["quota"]["resets_at"].endswith("T00:00:00+00:00")
+    assert resets.utcoffset() == timedelta(0)
+    assert timedelta(0) < resets - clock.now() <= timedelta(days=1)
     pro = client.get(f"{BASE}/me", keys.pro).json()
     assert pro["tier"] == "pro" and pro["is_lifetime"] is True
     assert pro["quota"]["limit_per_day"] == 2000
@@ -75,8 +78,10 @@ def test_screen_latest_has_survivors_with_full_structure(client, keys):
     scores = [s["score"] for s in screen["survivors"]]
     assert scores == sorted(scores, reverse=True)
     first = screen["survivors"][0]
-    assert set(first["backtest"]) == {"history_days", "A", "B"}
+    assert set(first["backtest"]) == {"history_days", "observations", "A", "B"}
     assert screen["backtest_days"] == 360 == first["backtest"]["history_days"]
+    assert set(first["windows"]) == {"metric", "band", "backtest"}
+    assert first["windows"]["backtest"]["days"] == 360
     assert first["metrics"]["hurst"] < 0.5 and first["metrics"]["adf_pvalue"] < 0.7
 
 
@@ -97,6 +102,9 @@ def test_pairs_is_the_compact_survivor_list(client, keys):
         "zone": s["metrics"]["zone"],
         "position": s["metrics"]["position"],
         "score": s["score"],
+        "coint_qvalue": s["coint_qvalue"],
+        "adf_qvalue": s["adf_qvalue"],
+        "survived_last": s["survived_last"],
     }
 
 

@@ -297,7 +297,8 @@ def test_persistent_rate_limiting_skips_the_asset_then_fails_the_sync(exchange: 
         ({"exchange": ""}, "set exchange"),
         ({"exchange": "no_such_exchange"}, "not a ccxt exchange id"),
         ({"timeframe": "1h"}, "timeframe must be"),
-        ({"volume": "notional"}, "volume must be"),
+        ({"volume": "notional"}, "volume_unit must be"),
+        ({"volume_unit": "coins"}, "volume_unit must be"),
         ({"page_limit": 0}, "must be positive"),
     ],
 )
@@ -379,8 +380,12 @@ sector = "majors"
     assert last.close == float(recorded_klines("ETHUSDT")[-1][4])
     exchange.requests.clear()
     again = sync_candles(universe, empty_runtime.plugins, until=LAST)
-    assert not again.changed
-    assert exchange.klines_requests("BTCUSDT") == exchange.klines_requests("ETHUSDT") == []
+    assert not again.changed and not again.conflicts
+    # Only the overlap is asked for again: one page from the 7th-last stored day.
+    overlap_start = str(ccxt_source.day_ms(LAST - timedelta(days=6)))
+    for symbol in ("BTCUSDT", "ETHUSDT"):
+        (request,) = exchange.klines_requests(symbol)
+        assert request["startTime"] == overlap_start
 
 
 def test_a_candle_without_volume_has_an_unknown_volume_never_zero(

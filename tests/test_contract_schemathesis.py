@@ -65,6 +65,19 @@ def fuzz_config(key: str, tickers: list[str], base_url: str | None = None) -> Sc
             "response_schema_conformance": {"enabled": True},
         },
         "suppress-health-check": ["too_slow"],
+        # Whether a channel address is acceptable depends on its kind (the path) and on the
+        # operator's URL prefixes, which no schema can say: a well-formed address the service
+        # refuses is the documented 400 with its sentence, and still never a 5xx.
+        "operations": [
+            {
+                "include-path": "/me/channels/{kind}",
+                "checks": {
+                    "positive_data_acceptance": {
+                        "expected-statuses": [*ACCEPTED_FOR_VALID_DATA, "400"]
+                    }
+                },
+            }
+        ],
     }
     if base_url:
         data["base-url"] = base_url

@@ -23,12 +23,14 @@ from pairscreen import PairPanel, clock
 from pairscreen.bootstrap import build_runtime
 from pairscreen.db.connection import database
 from pairscreen.engine.costs import with_costs
+from pairscreen.engine.panels import align, panel_of
 from pairscreen.runtime import Runtime
 from pairscreen.screening import screen as screening
 from pairscreen.universe import SwapCosts, UniverseError, load_universe_file
 from tests.conftest import make_client
 from tests.series_factory import by_length, mean_reverting, panel, random_walk, short_history
 from tests.test_no_lookahead import fingerprint, the_panel, with_garbage_after
+from tests.test_ou import real_candles
 
 from pairscreen_plugins.metrics._ou import bertram_bands, fit_ou, round_trip_cost  # isort: skip
 from pairscreen_plugins.strategies import accumulation, ou_optimal  # isort: skip
@@ -77,15 +79,16 @@ def test_ou_optimal_swaps_at_its_breakeven_fee_end_where_they_started(leg: str) 
     assert traded.size >= 10
     for i in traded:
         one = p.rows([i])
-        plan = accumulation.plan(one.n_days, one.window_days, 360)
+        plan = accumulation.plan(accumulation.history_of(one), one.window_days, 360)
+        cols = accumulation.columns(one, plan)
 
         def same_swaps(
             rows: slice,
             decided_on: np.ndarray,
             one: PairPanel = one,
-            plan: accumulation.Plan = plan,
+            cols: accumulation.Columns = cols,
         ) -> np.ndarray:
-            levels = ou_optimal._levels(one, plan, rows, leg, accumulation.FEE)  # type: ignore[arg-type]
+            levels = ou_optimal._levels(one, cols, rows, leg, accumulation.FEE)  # type: ignore[arg-type]
             with np.errstate(invalid="ignore"):
                 return accumulation.hold_sequence(
                     decided_on <= levels.entry, decided_on >= levels.exit
@@ -94,6 +97,7 @@ def test_ou_optimal_swaps_at_its_breakeven_fee_end_where_they_started(leg: str) 
         again = accumulation.walk_forward(
             one,
             plan,
+            cols,
             leg,
             same_swaps,
             fee=float(base.breakeven_fee[i]),  # type: ignore[arg-type]
@@ -127,14 +131,15 @@ def test_slippage_costs_what_it_says() -> None:
     np.testing.assert_allclose(with_slip.breakeven_fee + 0.002, as_fee.breakeven_fee, rtol=1e-9)
 
 
-def test_ou_optimal_uses_the_levels_fitted_before_each_day() -> None:
-    p = varying_slippage(corpus(), 9)
-    plan = accumulation.plan(p.n_days, p.window_days, 360)
-    levels = ou_optimal._levels(p, plan, slice(None), "A", accumulation.FEE)
-    first = p.n_days - plan.span + plan.lookback
-    for j in (0, 1, 77, 200, 359):
-        t = first + j
-        window = slice(t - plan.lookback, t)
+def check_levels_fitted_before_each_day(p: PairPanel, days: tuple[int, ...]) -> None:
+    """``ou_optimal``'s levels of day ``t`` are the OU fit of the closes of its band window
+    (the calendar days before ``t``), and every swap crossed that day's level."""
+    plan = accumulation.plan(accumulation.history_of(p), p.window_days, 360)
+    cols = accumulation.columns(p, plan)
+    levels = ou_optimal._levels(p, cols, slice(None), "A", accumulation.FEE)
+    for j in days:
+        t = cols.first + j
+        window = slice(int(cols.lo[j]), t)
         fit = fit_ou(p.log_ratio[:, window], p.dates[:, window])
         cost = round_trip_cost(accumulation.FEE + p.swap_slippage[:, t])
         direct = bertram_bands(fit.mean, fit.speed, fit.sigma, cost)
@@ -144,11 +149,27 @@ def test_ou_optimal_uses_the_levels_fitted_before_each_day() -> None:
     assert result.trades is not None
     for row, trades in enumerate(result.trades):
         for trade in trades:
-            j = trade.day_index - first
+            j = trade.day_index - cols.first
             if trade.bought == "B":  # swapped out of A: r(t-1) reached the exit level
                 assert trade.log_ratio >= levels.exit[row, j]
             else:
                 assert trade.log_ratio <= levels.entry[row, j]
+
+
+def test_ou_optimal_uses_the_levels_fitted_before_each_day() -> None:
+    check_levels_fitted_before_each_day(varying_slippage(corpus(), 9), (0, 1, 77, 200, 359))
+
+
+def test_ou_optimal_fits_each_day_on_its_own_calendar_window_for_mixed_calendars() -> None:
+    """BTC/GLD: each simulated day's band holds the common closes of the 540 calendar days
+    before it, a number that varies from day to day; the running-sum fit reads each one."""
+    pair = align(real_candles("BTC"), real_candles("GLD"))
+    p = panel_of([pair], pair.n_days, 540)
+    plan = accumulation.plan(accumulation.history_of(p), p.window_days, 360)
+    cols = accumulation.columns(p, plan)
+    lengths = cols.first + np.arange(cols.lo.size) - cols.lo
+    assert np.unique(lengths).size > 1  # the windows do vary in length
+    check_levels_fitted_before_each_day(p, tuple(range(0, cols.lo.size, 17)))
 
 
 @pytest.mark.parametrize("bt", [90, 180, 360])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from pairscreen_plugins.market import csv_source
 
-from pairscreen import Asset
+from pairscreen import Asset, RowIssues
 from pairscreen.access import accounts
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
@@ -31,11 +31,11 @@ def _write(folder: Path, symbol: str, text: str) -> Path:
     return path
 
 
-def _fetch(folder: Path, assets, since=None, until=UNTIL):
+def _fetch(folder: Path, assets, since=None, until=UNTIL, volume_unit="quote"):
     source = csv_source.CsvMarketSource()
+    options = {"path": str(folder), "volume_unit": volume_unit}
     return {
-        c.ticker: c
-        for c in source.fetch_candles(assets, {"path": str(folder)}, since=since or {}, until=until)
+        c.ticker: c for c in source.fetch_candles(assets, options, since=since or {}, until=until)
     }
 
 
@@ -77,7 +77,8 @@ def test_rows_sorted_duplicates_keep_last_bad_rows_dropped(tmp_path, caplog):
     np.testing.assert_array_equal(got.volume, [1000, 1500, 1000, np.nan, 800])
     for line in (6, 7, 8, 9):
         assert f"BTC.csv line {line}" in caplog.text
-    assert "BTC.csv line 5" not in caplog.text
+    assert "BTC.csv line 5: 2025-01-02 is given again" in caplog.text
+    assert got.issues == RowIssues(future=1, duplicate=1, unparseable=4)
 
 
 def test_header_order_is_free_and_symbols_come_from_the_asset(tmp_path):
@@ -134,7 +135,7 @@ def test_since_returns_only_later_days(tmp_path):
     got = _fetch(tmp_path, [Asset("BTC", "majors")], since={"BTC": date(2025, 1, 8)})["BTC"]
     np.testing.assert_array_equal(got.close, [109, 110])
     nothing = _fetch(tmp_path, [Asset("BTC", "majors")], since={"BTC": date(2025, 1, 10)})
-    assert nothing == {}
+    assert len(nothing["BTC"].dates) == 0  # an answer with no rows: not "no file"
 
 
 def test_incremental_sync_from_a_universe_file(tmp_path):
@@ -149,7 +150,7 @@ def test_incremental_sync_from_a_universe_file(tmp_path):
         )
     universe_file = tmp_path / "universe.toml"
     universe_file.write_text(
-        '[market]\nsource = "csv"\npath = "prices"\n\n'
+        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n'
         '[[asset]]\nticker = "BTC"\nsector = "majors"\n\n'
         '[[asset]]\nticker = "ETH"\nsector = "majors"\n',
         encoding="utf-8",
@@ -163,7 +164,7 @@ def test_incremental_sync_from_a_universe_file(tmp_path):
         first = sync_candles(universe, plugins, until=date(2025, 1, 31))
         assert first.inserted == {"BTC": 20, "ETH": 20}
         with (prices / "BTC.csv").open("a", encoding="utf-8") as handle:
-            handle.write("2025-01-05,999,1\n")  # an old day: not asked for again
+            handle.write("2025-01-05,999,1\n")  # before the overlap: read again by --verify only
             handle.write("2025-01-21,121,21000\n2025-01-22,122,22000\n")
         second = sync_candles(universe, plugins, until=date(2025, 1, 31))
         assert second.inserted == {"BTC": 2}
@@ -190,7 +191,7 @@ def test_a_volume_less_file_serves_null_volumes_over_http(empty_database_url, tm
         _write(prices, symbol, f"{header}\n{body}")
     universe_file = tmp_path / "universe.toml"
     universe_file.write_text(
-        '[market]\nsource = "csv"\npath = "prices"\n\n'
+        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n'
         '[[asset]]\nticker = "AAA"\nsector = "majors"\n\n'
         '[[asset]]\nticker = "BBB"\nsector = "majors"\n',
         encoding="utf-8",

@@ -18,7 +18,6 @@ DESCRIBING = {
     "hurst_rs",
     "volume",
     "half_life",
-    "cointegration",
     "return_correlation",
     "ou",
     "ou_bands",
@@ -67,7 +66,14 @@ def test_only_the_metrics_the_filter_reads_decide(runtime):
     default = plugins.filters.get("default")
     deciding, describing = split_metrics(plugins, default, DEFAULT_THRESHOLDS)
     assert {m.name for m in describing} == DESCRIBING
-    assert {m.name for m in deciding} == {"bands", "variance_ratio", "adf", "range_stats"}
+    # cointegration decides too: its p-value gets a q-value over every tested pair
+    assert {m.name for m in deciding} == {
+        "bands",
+        "variance_ratio",
+        "adf",
+        "range_stats",
+        "cointegration",
+    }
     limits = {**DEFAULT_THRESHOLDS, "max_half_life_days": 30.0, "coint_below": 0.05}
     deciding, describing = split_metrics(plugins, default, limits)
     assert {"half_life", "cointegration"} <= {m.name for m in deciding}

@@ -37,7 +37,8 @@ def _write_universe(folder) -> None:  # type: ignore[no-untyped-def]
         f'[[asset]]\nticker = "{t}"\nsector = "dollars"\n\n' for t in ("USDC", "USDT", "BTC")
     )
     (folder / "universe.toml").write_text(
-        '[market]\nsource = "csv"\npath = "prices"\n\n' + assets, encoding="utf-8"
+        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n' + assets,
+        encoding="utf-8",
     )
 
 

@@ -125,7 +125,15 @@ def check_wide_range_filter(request: pytest.FixtureRequest, tmp_path: Path) -> N
     screen = compute_screen(rt, clock.now(), processes=1)
     default = compute_screen(runtime, clock.now(), processes=1)
     assert screen["filter"] == {"name": "wide_range", "thresholds": {"min_width": 0.5}}
-    assert list(screen["rejected"]) == ["stale", "insufficient_history", "narrow", "depeg"]
+    assert list(screen["rejected"]) == [
+        "stale",
+        "insufficient_history",
+        "depeg",
+        "narrow",
+        "coint_q",
+        "adf_q",
+        "persistence",
+    ]
     assert screen["rejected"]["narrow"] > 0
     assert sum(screen["rejected"].values()) + screen["n_survivors"] == screen["n_pairs_screened"]
     assert screen["survivors"], "the demo market has wide pairs"
@@ -182,6 +190,7 @@ label = "peg test market"
 [market]
 source = "csv"
 path = "prices"
+volume_unit = "quote"
 
 [[asset]]
 ticker = "BTC"
@@ -238,11 +247,19 @@ def check_depeg_log(request: pytest.FixtureRequest, tmp_path: Path) -> None:
 def check_file_notifier(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     from pairscreen.notify.outbox import OutboxMessage, deliver_pending, enqueue
 
-    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
-    rt = with_settings(request.getfixturevalue("runtime"))
+    runtime: Runtime = request.getfixturevalue("runtime")
+    demo_universe = (Path(clock.__file__).resolve().parent / "demo_universe.toml").read_text()
+    table = re.search(
+        r"```toml\n(\[plugins\.\"local:file_notifier\.py\"\]\n.*?)```",
+        PLUGINS_DOC.read_text(),
+        re.S,
+    )
+    assert table, "docs/plugins.md shows the notifier's [plugins] table"
     inbox = tmp_path / "inbox"
     inbox.mkdir()
-    monkeypatch.setenv("FILE_NOTIFIER_DIR", str(inbox))
+    shown = table[1].replace("/var/lib/pairscreen/inbox", str(inbox))
+    rt = with_settings(runtime, universe_path=write_universe(tmp_path, demo_universe + shown))
+    assert rt.plugins.options["local:file_notifier.py"] == {"folder": str(inbox)}
     message = OutboxMessage("docs.example.1", None, "file", "ops", "Hello", "From the outbox.")
     with write_transaction():
         assert enqueue([message]) == 1
@@ -251,10 +268,10 @@ def check_file_notifier(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     written = (inbox / "docs.example.1.txt").read_text()
     assert written == "To: ops\nSubject: Hello\n\nFrom the outbox.\n"
 
-    monkeypatch.delenv("FILE_NOTIFIER_DIR")  # a permanent failure: no retry
+    unset = with_settings(runtime)  # no [plugins] table: the folder is "", a permanent failure
     with write_transaction():
         enqueue([dataclasses.replace(message, idempotency_key="docs.example.2")])
-    assert deliver_pending(rt, worker_id="docs-example").failed == 1
+    assert deliver_pending(unset, worker_id="docs-example").failed == 1
 
 
 CHECKS: dict[str, Callable[[pytest.FixtureRequest, Path], None]] = {

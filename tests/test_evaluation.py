@@ -9,6 +9,7 @@ from datetime import date, timedelta
 import numpy as np
 import pytest
 
+from pairscreen import clock
 from pairscreen.db.models import Screen
 from pairscreen.evaluation.dates import as_of_dates
 from pairscreen.evaluation.rule_sets import rule_sets
@@ -154,6 +155,29 @@ def test_cli_json_plot_and_rule_files(cli, runtime, tmp_path):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     code, out, err = cli("evaluate", "--every", "60")
     assert code == 0 and "difference [95% CI]" in out and "screen" in out
+
+
+def test_from_alone_chooses_the_last_followed_day_or_says_why(cli):
+    newest = clock.today() - timedelta(days=1)  # the demo market closes every day
+    last_followed = newest - timedelta(days=90)
+    too_late = last_followed + timedelta(days=1)
+    code, _out, err = cli("evaluate", "--from", too_late.isoformat())
+    assert code == 2 and err.count("\n") == 1
+    assert (
+        f"--from {too_late} leaves no as-of day: the longest horizon (90 days) can follow "
+        f"days up to {last_followed} only (newest close {newest}); give --from "
+        f"{last_followed} or earlier, or a shorter --horizon" in err
+    )
+    code, out, err = cli("evaluate", "--from", last_followed.isoformat(), "--json")
+    assert code == 0, err
+    (only,) = json.loads(out)["rule_sets"][0]["per_date"]
+    assert only["as_of"] == last_followed.isoformat()
+    code, _out, err = cli("evaluate", "--from", too_late.isoformat(), "--horizon", "30")
+    assert code == 0, err  # a shorter horizon leaves room
+    code, _out, err = cli("evaluate", "--from", clock.today().isoformat())
+    assert code == 2 and "has not closed yet" in err
+    code, _out, err = cli("evaluate", "--to", "2000-01-01")
+    assert code == 2 and err.count("\n") == 1 and "--to 2000-01-01 leaves no as-of day" in err
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from pairscreen.types import Candles, PairPanel
 from tests.series_factory import by_length, mean_reverting, panel, random_walk, short_history
 
 from pairscreen_plugins.metrics import _ou  # isort: skip
-from pairscreen_plugins.metrics.ou import OUBandsMetric, OUMetric  # isort: skip
+from pairscreen_plugins.metrics.ou import OUBandsMetric, OUMetric, window_fit  # isort: skip
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REAL = ("BTC", "ETH", "LTC", "SOL", "DOGE", "LINK", "PAXG", "GLD", "AAPL")
@@ -97,13 +97,19 @@ def test_ou_fields_equal_the_direct_fit_on_real_pairs() -> None:
 def test_mixed_calendar_step_is_the_calendar_span_over_transitions() -> None:
     pair = align(real_candles("BTC"), real_candles("GLD"))
     p = panel_of([pair], pair.n_days, 540)
-    fit = _ou.fit_ou(p.window, p.dates[:, -540:])
-    span = float((p.dates[0, -1] - p.dates[0, -540]).astype(int))
-    assert fit.step_days[0] == pytest.approx(span / 539)
-    assert fit.step_days[0] > 1.3  # exchange days: about 7/5 calendar days apart
+    span = p.metric_window  # W: the common closes of the last 540 calendar days
+    dates = p.dates[:, span.columns]
+    fit = _ou.fit_ou(p.window, dates)
+    days = float((dates[0, -1] - dates[0, 0]).astype(int))
+    assert fit.step_days[0] == pytest.approx(days / (span.observations - 1))
+    assert fit.step_days[0] == pytest.approx(p.spacing(span), rel=1e-15)
+    assert 1.3 < fit.step_days[0] < 1.6  # exchange days: about 7/5 calendar days apart
+    assert window_fit(p).step_days[0] == p.spacing(span)  # the metric's step is the panel's
     crypto = align(real_candles("BTC"), real_candles("ETH"))
     q = panel_of([crypto], crypto.n_days, 540)
+    assert q.window.shape[1] == 540
     assert _ou.fit_ou(q.window, q.dates[:, -540:]).step_days[0] == 1.0
+    assert window_fit(q).step_days[0] == 1.0  # daily pairs: Δ is 1 exactly
 
 
 def test_ou_fields_equal_the_direct_fit_on_simulated_series() -> None:

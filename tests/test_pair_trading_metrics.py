@@ -1,10 +1,12 @@
-"""half_life_days, coint_pvalue, hedge_ratio and return_correlation against their references.
+"""half_life_days, the cointegration fields (both Engle-Granger orders, Johansen) and
+return_correlation against their references.
 
-References, run per series: statsmodels' ``coint(log A, log B)`` (defaults: trend "c", AIC
-lags) and the OLS slope it fits, a direct AR(1) least-squares fit of the log-ratio, numpy's
-``corrcoef`` of the daily log returns. The corpus is the parity corpus (mean-reverting,
-random walks, trending, short histories, flat stretches, a constant ratio) plus series with
-a flat leg, each checked alone (a snapshot) and in one panel per history length (the screen).
+References, run per series: statsmodels' ``coint`` both ways (defaults: trend "c", AIC
+lags) and the OLS slopes it fits, ``coint_johansen(x, 0, 1)``, a direct AR(1) least-squares
+fit of the log-ratio, numpy's ``corrcoef`` of the daily log returns. The corpus is the
+parity corpus (mean-reverting, random walks, trending, short histories, flat stretches, a
+constant ratio) plus series with a flat leg, each checked alone (a snapshot) and in one
+panel per history length (the screen).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 from statsmodels.regression.linear_model import OLS
 from statsmodels.tools import add_constant
 from statsmodels.tsa.stattools import coint
+from statsmodels.tsa.vector_ar.vecm import coint_johansen
 
 from tests.series_factory import (
     PairSeries,
@@ -81,8 +84,14 @@ def reference(name: str) -> dict[str, float]:
     flat = np.ptp(log_a) == 0 or np.ptp(log_b) == 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # collinear legs: statsmodels warns and answers 0
-        pvalue = math.nan if flat else float(coint(log_a, log_b)[1])
+        p_ab = math.nan if flat else float(coint(log_a, log_b)[1])
+        p_ba = math.nan if flat else float(coint(log_b, log_a)[1])
         slope = math.nan if flat else float(OLS(log_a, add_constant(log_b)).fit().params[1])
+        slope_ba = math.nan if flat else float(OLS(log_b, add_constant(log_a)).fit().params[1])
+        # Exactly proportional legs: the eigenvalue is 1 and statsmodels' statistic is the
+        # size of a rounding error; the metric answers null there.
+        collinear = flat or abs(np.corrcoef(log_a, log_b)[0, 1]) > 1 - 1e-12
+        johansen = None if collinear else coint_johansen(np.column_stack([log_a, log_b]), 0, 1)
     w = s.log_ratio[-WINDOW:]
     design = np.column_stack([np.ones(w.size - 1), w[:-1]])
     beta = math.nan if np.ptp(w) == 0 else np.linalg.lstsq(design, np.diff(w), rcond=None)[0][1]
@@ -90,8 +99,13 @@ def reference(name: str) -> dict[str, float]:
     returns_b = np.diff(np.log(s.close_b[-WINDOW - 1 :]))
     moving = returns_a.std() > 0 and returns_b.std() > 0
     return {
-        "coint_pvalue": pvalue,
+        "coint_pvalue": max(p_ab, p_ba),
+        "coint_pvalue_ab": p_ab,
+        "coint_pvalue_ba": p_ba,
         "hedge_ratio": slope,
+        "hedge_ratio_ba": slope_ba,
+        "johansen_trace": math.nan if johansen is None else float(johansen.lr1[0]),
+        "johansen_trace_crit95": math.nan if johansen is None else float(johansen.cvt[0, 1]),
         "half_life_days": -math.log(2) / math.log1p(beta) if -1 < beta < 0 else math.nan,
         "return_correlation": float(np.corrcoef(returns_a, returns_b)[0, 1])
         if moving
@@ -101,7 +115,12 @@ def reference(name: str) -> dict[str, float]:
 
 TOLERANCE = {  # absolute for p-values and correlations, relative for the rest
     "coint_pvalue": ("abs", 1e-9),
+    "coint_pvalue_ab": ("abs", 1e-9),
+    "coint_pvalue_ba": ("abs", 1e-9),
     "hedge_ratio": ("rel", 1e-9),
+    "hedge_ratio_ba": ("rel", 1e-9),
+    "johansen_trace": ("rel", 1e-9),
+    "johansen_trace_crit95": ("abs", 0.0),
     "half_life_days": ("rel", 1e-9),
     "return_correlation": ("abs", 1e-12),
 }
@@ -140,7 +159,7 @@ def test_the_corpus_covers_every_kind_of_series() -> None:
 
 def test_a_flat_leg_gives_nulls_not_nan_errors() -> None:
     values = compute([s for s in SERIES if s.name.startswith("flat_leg")])
-    for field in ("coint_pvalue", "hedge_ratio", "return_correlation"):
+    for field in ("coint_pvalue", "hedge_ratio", "return_correlation", "johansen_trace"):
         assert np.isnan(values[field]).all(), field
     # The ratio still moves (the other leg does), so its half-life is a question of its own.
     assert values["half_life_days"].shape == (4,)
@@ -151,6 +170,8 @@ def test_a_constant_ratio_is_statsmodels_perfect_cointegration() -> None:
     values = compute([s])
     assert values["coint_pvalue"][0] == 0.0  # statsmodels' collinear answer
     assert values["hedge_ratio"][0] == pytest.approx(1.0, rel=1e-12)
+    assert values["coint_pvalue_ab"][0] == values["coint_pvalue_ba"][0] == 0.0
+    assert math.isnan(values["johansen_trace"][0])  # eigenvalue 1: no finite statistic
     assert math.isnan(values["half_life_days"][0])
     assert values["return_correlation"][0] == pytest.approx(1.0, abs=1e-12)
 

@@ -210,7 +210,14 @@ def test_an_old_style_hookwrapper_renames_what_the_others_register(runtime: Runt
     """A ``hookwrapper=True`` implementation renames every notifier; delivery follows."""
     rt = runtime_with(runtime, "hook_old_style_wrapper_notifiers", "hook_notifier")
     names = {n.name for n in rt.plugins.notifiers}
-    assert names == {"legacy_email", "legacy_telegram", "legacy_webhook", "legacy_hook_memo"}
+    assert names == {
+        "legacy_email",
+        "legacy_telegram",
+        "legacy_webhook",
+        "legacy_discord",
+        "legacy_slack",
+        "legacy_hook_memo",
+    }
     assert rt.plugins.notifiers.owner("legacy_hook_memo") == "tests.plugins.hook_notifier"
     with database.connection_context():
         enqueue([OutboxMessage("hook.legacy.1", None, "legacy_hook_memo", "desk", "s", "t")])
@@ -222,5 +229,5 @@ def test_an_old_style_hookwrapper_renames_what_the_others_register(runtime: Runt
 
 def test_settings_of_a_runtime_with_plugins_are_the_base_ones(runtime: Runtime) -> None:
     """The helper changes only what it is asked to (guards the tests above)."""
-    rt = runtime_with(runtime, "hook_metric", scorer="hook_by_hurst")
+    rt = runtime_with(runtime, "hook_metric", "hook_scorer", scorer="hook_by_hurst")
     assert rt.settings == replace(runtime.settings, scorer="hook_by_hurst")

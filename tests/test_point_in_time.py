@@ -4,7 +4,7 @@ history beside the latest screen, and ``/screens?at=`` serves the screen current
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, timezone
 from urllib.parse import quote
 
 import numpy as np
@@ -95,6 +95,33 @@ def test_as_of_screen_is_history_and_screens_at_serves_it(client, keys, runtime)
     assert now == latest
     bad = client.get(f"{BASE}/screens?at=yesterday", keys.personal)
     assert bad.status_code == 400 and "query parameter 'at'" in bad.text
+
+
+def test_screens_at_takes_a_date_time_in_every_common_spelling(client, keys):
+    latest = client.get(f"{BASE}/screen/latest", keys.personal).json()
+    generated = datetime.fromisoformat(latest["generated_at"]).astimezone(UTC)
+    after = generated + timedelta(minutes=2)
+    in_paris = after.astimezone(timezone(timedelta(hours=1)))
+    spellings = [
+        after.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        after.strftime("%Y-%m-%dT%H:%M:%S+00:00"),  # unencoded: its "+" arrives as a space
+        after.strftime("%Y-%m-%dT%H:%M:%S.250000z"),
+        after.strftime("%Y-%m-%d %H:%M:%SZ"),
+        after.strftime("%Y-%m-%dT%H:%M"),  # no seconds, no offset: UTC
+        in_paris.strftime("%Y-%m-%dT%H:%M:%S") + quote("+01:00"),
+        in_paris.strftime("%Y-%m-%dT%H:%M:%S+0100"),
+        (after + timedelta(hours=1)).strftime("%Y-%m-%dT%HZ"),  # the hour alone
+    ]
+    for at in spellings:
+        r = client.get(f"{BASE}/screens?at={at}", keys.personal)
+        assert r.status_code == 200, (at, r.text)
+        assert r.json() == latest, at
+    before = (generated - timedelta(days=3650)).strftime("%Y-%m-%dT%H:%M:%S-05:00")
+    r = client.get(f"{BASE}/screens?at={before}", keys.personal)
+    assert r.status_code == 404 and "No screen had been published by" in r.text
+    for bad in ("2025-03-01T25:00:00Z", "2025-03-01T12:00:00+24:00", "20250301T120000Z"):
+        r = client.get(f"{BASE}/screens?at={quote(bad)}", keys.personal)
+        assert r.status_code == 400 and "query parameter 'at'" in r.text, bad
 
 
 def test_regular_screens_never_prune_history(runtime):

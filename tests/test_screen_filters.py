@@ -3,7 +3,6 @@ universe file, a failing metric, and the metric fields the core itself needs."""
 
 from __future__ import annotations
 
-import math
 import pickle
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -12,6 +11,7 @@ from types import MappingProxyType
 
 import numpy as np
 import pytest
+from peewee import fn
 
 from pairscreen import (
     DepeggedLeg,
@@ -27,9 +27,10 @@ from pairscreen import plugins as plugin_loading
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings
 from pairscreen.db.connection import database
+from pairscreen.db.models import Screen
 from pairscreen.engine.evaluate import MetricValues, compute_metrics
 from pairscreen.engine.filtering import FilterChoice, choose_filter, filter_reasons
-from pairscreen.hooks import PluginError, Plugins
+from pairscreen.hooks import PluginError, PluginFailed, Plugins
 from pairscreen.runtime import Runtime
 from pairscreen.screening import screen as screening
 from pairscreen.universe import UniverseError
@@ -80,7 +81,6 @@ def test_hook_pairscreen_register_filters(runtime):
     assert all(isinstance(rule, FilterRule) for rule in default.rules)
     assert [rule.code for rule in default.rules] == [
         "insufficient_history",
-        "depeg",
         "hurst",
         "adf",
         "range_width",
@@ -278,7 +278,15 @@ def test_a_plugin_filter_replaces_the_default_screen(runtime, tmp_path):
     screen = compute(rt)
     default = compute(runtime)
     assert screen["filter"] == {"name": "coint", "thresholds": {"adf_pvalue_below": 0.05}}
-    assert list(screen["rejected"]) == ["stale", "insufficient_history", "not_cointegrated"]
+    assert list(screen["rejected"]) == [
+        "stale",
+        "insufficient_history",
+        "depeg",
+        "not_cointegrated",
+        "coint_q",
+        "adf_q",
+        "persistence",
+    ]
     assert screen["rejected"]["insufficient_history"] == default["rejected"]["insufficient_history"]
     assert sum(screen["rejected"].values()) + screen["n_survivors"] == screen["n_pairs_screened"]
     assert screen["n_survivors"] > 0
@@ -326,53 +334,52 @@ def test_bad_screen_tables_stop_the_start(runtime, tmp_path, table, message):
         runtime_for(runtime, universe_with(tmp_path, table))
 
 
-def test_failing_metric_is_named_in_filter_reason_and_the_screen_publishes(
-    runtime, keys, monkeypatch
-):
-    """The variance-ratio metric raising: /pair answers 200 saying why, the screen publishes."""
+def latest_screen_id() -> int:
+    with database.connection_context():
+        return int(Screen.select(fn.MAX(Screen.id)).scalar())
+
+
+def test_failing_metric_is_named_in_a_live_pair_and_stops_the_screen(runtime, keys, monkeypatch):
+    """The variance-ratio metric raising: /pair answers 200 saying why; the screen stops,
+    naming the plugin and the metric, and the previous screen stays published."""
 
     def broken(self: VarianceRatioMetric, panel: PairPanel) -> dict:
         raise FloatingPointError("variance ratio blew up")
 
     monkeypatch.setattr(VarianceRatioMetric, "compute", broken)
     rt = runtime_for(runtime)
-    with database.connection_context():
-        summary = screening.run_screen(rt)
-    assert summary.n_survivors == 0
-    assert summary.rejected["hurst"] > 0
+    before = latest_screen_id()
+    with database.connection_context(), pytest.raises(PluginFailed) as failed:
+        screening.run_screen(rt)
+    assert str(failed.value) == (
+        "plugin 'pairscreen_plugins.metrics.mean_reversion' failed: metric 'variance_ratio' "
+        "raised FloatingPointError: variance ratio blew up"
+    )
+    assert "variance ratio blew up" in failed.value.trace  # the worker's traceback, as text
+    assert latest_screen_id() == before
     c = make_client(rt)
     with c.client:
         r = c.get("/api/v1/pair/ETH/BTC", keys.personal)
-        latest = c.get("/api/v1/screen/latest", keys.personal).json()
     assert r.status_code == 200
     body = r.json()
     assert body["passes_filter"] is False
     assert body["filter_reason"] == "hurst: hurst unavailable (metric variance_ratio failed)"
     assert "hurst" not in body["metrics"] and "adf_pvalue" in body["metrics"]
-    assert latest["rejected"] == summary.rejected
 
 
-def test_survivors_without_a_failed_metric_are_scored_and_served(
-    runtime, tmp_path, keys, monkeypatch
-):
-    """A filter that does not need the failed metric keeps survivors; the score copes."""
+def test_a_failing_metric_no_rule_reads_also_stops_the_screen(runtime, tmp_path, monkeypatch):
+    """Under a filter that does not read it, the metric runs on the survivors only; failing
+    there, it stops the screen all the same rather than publish survivors without it."""
 
     def broken(self: VarianceRatioMetric, panel: PairPanel) -> dict:
         raise FloatingPointError("variance ratio blew up")
 
     monkeypatch.setattr(VarianceRatioMetric, "compute", broken)
     rt = runtime_for(runtime, universe_with(tmp_path, 'filter = "coint"\n'), (coint_filter,))
-    with database.connection_context():
-        summary = screening.run_screen(rt)
-    assert summary.n_survivors > 0
-    c = make_client(rt)
-    with c.client:
-        latest = c.get("/api/v1/screen/latest", keys.personal).json()
-        pairs = c.get("/api/v1/pairs", keys.personal).json()
-    for s in latest["survivors"]:
-        assert "hurst" not in s["metrics"]
-        assert math.isfinite(s["score"]) and 0 <= s["score"] <= 100
-    assert pairs["count"] == summary.n_survivors
+    before = latest_screen_id()
+    with database.connection_context(), pytest.raises(PluginFailed, match="variance_ratio"):
+        screening.run_screen(rt, processes=1)
+    assert latest_screen_id() == before
 
 
 def test_a_missing_core_field_provider_stops_the_start(runtime, monkeypatch):
@@ -466,10 +473,11 @@ def test_a_rule_code_that_cannot_start_a_reason_stops_the_start(runtime, tmp_pat
         runtime_for(runtime, universe, (Plugin(),))
 
 
-def test_pairs_list_without_the_band_metric_leaves_zone_and_position_out(
+def test_without_the_band_metric_a_pair_leaves_position_out_and_the_screen_stops(
     runtime, keys, monkeypatch
 ):
-    """The metric behind ``position``/``zone`` failing: /pairs still answers, per contract."""
+    """The metric behind ``position``/``zone`` failing: /pair still answers, per contract;
+    the screen stops and /pairs keeps serving the previous screen, zones and all."""
     from pairscreen_plugins.metrics.bands import BandsMetric
 
     def broken(self: BandsMetric, panel: PairPanel) -> dict:
@@ -477,15 +485,13 @@ def test_pairs_list_without_the_band_metric_leaves_zone_and_position_out(
 
     monkeypatch.setattr(BandsMetric, "compute", broken)
     rt = runtime_for(runtime)
-    with database.connection_context():
-        summary = screening.run_screen(rt)
-    assert summary.n_survivors > 0
+    with database.connection_context(), pytest.raises(PluginFailed, match="metric 'bands'"):
+        screening.run_screen(rt)
     c = make_client(rt)
     with c.client:
         pairs = c.get("/api/v1/pairs", keys.personal)
         snapshot = c.get("/api/v1/pair/ETH/BTC", keys.personal)
     assert pairs.status_code == 200 and snapshot.status_code == 200
-    assert pairs.json()["count"] == summary.n_survivors
-    for pair in pairs.json()["pairs"]:
-        assert "zone" not in pair and "position" not in pair
+    assert pairs.json()["count"] > 0
+    assert all("zone" in pair and "position" in pair for pair in pairs.json()["pairs"])
     assert "position" not in snapshot.json()["metrics"]

@@ -64,7 +64,12 @@ def test_entry_point_metric_appears_in_pair_snapshot(installed_momentum, runtime
     assert body["metrics"]["momentum_30d"] == pytest.approx(r[-1] - r[-31], abs=1e-12)
 
 
-def test_plugins_dir_metric_and_unlisted_entry_points_stay_out(tmp_path, monkeypatch, runtime):
+def test_plugins_dir_metric_and_unlisted_entry_points_stay_out(
+    installed_momentum, tmp_path, monkeypatch, runtime
+):
+    """The same metric installed as the entry point ``momentum`` and dropped in the plugins
+    folder: with ``PAIRSCREEN_LOAD_PLUGINS=`` (empty) only the file loads; listed, the entry
+    point loads too and the two clash."""
     folder = tmp_path / "local_plugins"
     folder.mkdir()
     (folder / "momentum_local.py").write_text(readme_plugin_source())
@@ -72,11 +77,38 @@ def test_plugins_dir_metric_and_unlisted_entry_points_stay_out(tmp_path, monkeyp
     monkeypatch.setenv("PAIRSCREEN_LOAD_PLUGINS", "")
     settings = load_settings(data_dir=tmp_path, database_url=runtime.settings.database_url)
     rt = build_runtime(settings)
-    assert "momentum" in rt.plugins.metrics
     assert rt.plugins.metrics.owner("momentum") == "local:momentum_local.py"
+    assert rt.plugins.pm.get_plugin("momentum") is None  # the entry point stayed out
+    monkeypatch.setenv("PAIRSCREEN_LOAD_PLUGINS", "momentum")
+    listed = load_settings(data_dir=tmp_path, database_url=runtime.settings.database_url)
+    with pytest.raises(PluginError, match="metric 'momentum' is registered twice"):
+        build_runtime(listed)
 
 
 def test_duplicate_metric_names_are_rejected(runtime):
+    from pairscreen import MetricField, hookimpl
+
+    class SameName:
+        name = "variance_ratio"  # the built-in metric's name, with a field of its own
+        fields = (MetricField("another_hurst"),)
+
+        def compute(self, panel):
+            raise AssertionError
+
+    class Plugin:
+        @hookimpl
+        def pairscreen_register_metrics(self):
+            return [SameName()]
+
+    with pytest.raises(PluginError) as clash:
+        build_runtime(runtime.settings, extra_plugins=(Plugin(),))
+    assert str(clash.value).startswith(
+        "metric 'variance_ratio' is registered twice: by 'pairscreen_plugins.metrics."
+        "mean_reversion' and by "
+    )
+
+
+def test_duplicate_metric_fields_are_rejected(runtime):
     from pairscreen import MetricField, hookimpl
 
     class Clash:

@@ -193,3 +193,67 @@ def test_no_storm_property(positions, approach, in_zone):
                 assert any(p >= round(0.3 + DEFAULT_MARGIN, 12) for p in between)
             else:
                 assert any(p <= round(0.7 - DEFAULT_MARGIN, 12) for p in between)
+
+
+# Alert hygiene: cooldown, snooze and the re-arm margin, through the state machine itself.
+
+
+def test_cooldown_mutes_entries_until_it_ends_while_the_state_moves():
+    from datetime import UTC, datetime, timedelta
+
+    notified = datetime(2026, 11, 26, 6, tzinfo=UTC)
+    hold = dict(ALL, last_notified_at=notified, cooldown_hours=24)
+    inside = next_state(
+        "approach_bottom", 0.1, now=notified + timedelta(hours=23, minutes=59), **hold
+    )
+    assert (inside.state, inside.notify, inside.muted) == ("in_bottom", False, "cooldown")
+    at_end = next_state("approach_bottom", 0.1, now=notified + timedelta(hours=24), **hold)
+    assert (at_end.state, at_end.notify, at_end.muted) == ("in_bottom", True, "")
+    # No cooldown (0 h) never mutes; neither does a cooldown without a notification yet.
+    assert next_state("none", 0.1, now=notified, **dict(hold, cooldown_hours=0)).notify
+    assert next_state("none", 0.1, now=notified, **dict(hold, last_notified_at=None)).notify
+    # A move that would not notify anyway is not "muted".
+    quiet = next_state("in_bottom", 0.5, now=notified, **hold)
+    assert (quiet.state, quiet.notify, quiet.muted) == ("none", False, "")
+
+
+def test_snooze_mutes_until_its_time_and_not_after():
+    from datetime import UTC, datetime, timedelta
+
+    until = datetime(2026, 12, 1, tzinfo=UTC)
+    before = next_state("none", 0.75, now=until - timedelta(seconds=1), snoozed_until=until, **ALL)
+    assert (before.state, before.notify, before.muted) == ("approach_top", False, "snooze")
+    after = next_state("none", 0.75, now=until, snoozed_until=until, **ALL)
+    assert (after.state, after.notify, after.muted) == ("approach_top", True, "")
+    # Muted entries are not sent later: the next notification is the next entry.
+    deeper = next_state(before.state, 0.9, now=until, snoozed_until=until, **ALL)
+    assert (deeper.state, deeper.notify) == ("in_top", True)
+    stays = next_state(before.state, 0.75, now=until, snoozed_until=until, **ALL)
+    assert (stays.state, stays.notify) == ("approach_top", False)
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.02, 0.05, 0.1, 0.2])
+def test_rearm_margin_sets_where_an_excursion_ends(margin):
+    exit_bottom = round(0.3 + margin, 12)
+    exit_top = round(0.7 - margin, 12)
+    just_inside = next_state("in_bottom", exit_bottom - 1e-9, margin=margin, **ALL)
+    assert just_inside.state == "in_bottom"
+    assert next_state("in_bottom", exit_bottom, margin=margin, **ALL).state == "none"
+    assert next_state("approach_top", exit_top + 1e-9, margin=margin, **ALL).state == "approach_top"
+    assert next_state("approach_top", exit_top, margin=margin, **ALL).state == "none"
+
+
+def test_a_wide_margin_turns_a_flapping_ratio_into_one_notification():
+    """A position flapping between 0.25 and 0.34 notifies at each re-entry with the default
+    margin (0.02: it leaves at 0.32), and once with a margin of 0.05 (it must reach 0.35)."""
+    walk = [0.5, 0.25, 0.34, 0.25, 0.34, 0.25, 0.34, 0.25]
+
+    def notifications(margin: float) -> int:
+        state, sent = "none", 0
+        for x in walk:
+            t = next_state(state, x, margin=margin, **ALL)
+            state, sent = t.state, sent + t.notify
+        return sent
+
+    assert notifications(DEFAULT_MARGIN) == 4
+    assert notifications(0.05) == 1

@@ -128,12 +128,14 @@ def test_mirrored_add_through_the_cli_is_a_one_line_refusal(cli):
         "(one item per pair); remove ETH/BTC first to watch it as BTC/ETH\n"
     )
     code, out, _ = cli("watchlist", "list", "dan@example.com")
-    assert (code, out) == (0, "ETH/BTC\tnone\tapproach\n")
+    assert (code, out) == (0, "ETH/BTC\tnone\tapproach\t0 h\t-\t0.02\n")
     # The pair is removed written either way round, and can then be added the other way.
     code, out, _ = cli("watchlist", "remove", "dan@example.com", "BTC/ETH")
     assert (code, out) == (0, "removed ETH/BTC from dan@example.com's watchlist\n")
     assert cli("watchlist", "add", "dan@example.com", "BTC/ETH")[0] == 0
-    assert cli("watchlist", "list", "dan@example.com")[1] == "BTC/ETH\tnone\tapproach,in_zone\n"
+    assert cli("watchlist", "list", "dan@example.com")[1] == (
+        "BTC/ETH\tnone\tapproach,in_zone\t0 h\t-\t0.02\n"
+    )
     code, _, err = cli("watchlist", "remove", "dan@example.com", "SOL/ADA")
     assert code == 3  # not found
     assert err == "pairscreen: error: SOL/ADA is not on dan@example.com's watchlist\n"

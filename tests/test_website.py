@@ -340,6 +340,15 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     assert cell("coint_pvalue") == _shown(m["coint_pvalue"], 3)
     assert cell("hedge_ratio") == _shown(m["hedge_ratio"], 3)
     assert cell("return_correlation") == _shown(m["return_correlation"], 2)
+    for name, digits in (("coint_pvalue_ab", 3), ("coint_pvalue_ba", 3), ("hedge_ratio_ba", 3)):
+        assert cell(name) == _shown(m[name], digits)
+    assert cell("johansen_trace") == _shown(m["johansen_trace"], 2)
+    assert cell("johansen_trace_crit95") == _shown(m["johansen_trace_crit95"], 2)
+    shown = site.driver.find_elements("css selector", "td[data-survived]")
+    assert [e.get_attribute("data-survived") for e in shown] == [
+        str(v["survived"]).lower() for v in snapshot["recent_verdicts"]
+    ]
+    assert shown, "the demo has a screen, so the pair has a recent verdict"
     assert "days" in site.text("td[data-metric=half_life_days] + td")
     for name, digits in (("ou_mean", 4), ("ou_half_life_days", 1), ("ou_entry", 4)):
         assert cell(name) == _shown(m[name], digits)
@@ -401,7 +410,7 @@ def test_the_chart_follows_its_container_through_every_resize(site):
             ok = size and abs(size[0] - size[2]) <= 2 and abs(size[1] - size[3]) <= 2
             return size if ok and size[1] >= 500 else None
 
-        plot_w, plot_h, box_w, _ = site.wait(fits)
+        plot_w = site.wait(fits)[0]
         assert plot_w <= width and plot_w >= 0.8 * min(width, 1248) - 40, (width, plot_w)
     site.driver.set_window_size(*SIZES[1])
 
@@ -441,6 +450,37 @@ def test_any_pair_opens_from_the_screen_and_flips(site):
     assert site.text("#remaining") == before
 
 
+def test_the_account_page_sets_a_discord_channel_and_turns_it_off(site):
+    from selenium.webdriver.support.ui import Select
+
+    url = "https://discord.com/api/webhooks/1187001/AbCdEf-discord-token_42"
+    site.open("account", "Account")
+    form = site.driver.find_element("id", "channel-form")
+    Select(form.find_element("name", "kind")).select_by_value("discord")
+    form.find_element("name", "address").send_keys(url)
+    form.find_element("css selector", "button[type=submit]").click()
+    site.wait(lambda d: site.text("#channel-message") == "discord saved and enabled.")
+    mine = lambda: {c["kind"]: c for c in site.get("/me", site.personal).json()["channels"]}  # noqa: E731
+    assert mine()["discord"] == {
+        "kind": "discord",
+        "address": "https://discord.com/…",
+        "enabled": True,
+        "depeg_alerts": False,
+    }
+    row = "#channels tr[data-kind='discord']"
+    assert "https://discord.com/…" in site.text(row) and "token" not in site.text("#channels")
+    site.driver.find_element("css selector", f"{row} button.toggle").click()
+    site.wait(lambda d: site.text("#channel-message") == "discord disabled.")
+    assert mine()["discord"]["enabled"] is False
+    assert "disabled" in site.text(row)
+    # A URL elsewhere is refused with the API's sentence, and shown by its host only.
+    form = site.driver.find_element("id", "channel-form")
+    form.find_element("name", "address").send_keys("https://evil.example/api/webhooks/1/secret")
+    form.find_element("css selector", "button[type=submit]").click()
+    site.wait(lambda d: "incoming-webhook URL" in site.text("#channel-message"))
+    assert "secret" not in site.text("#channel-message")
+
+
 def test_pegs_show_the_tier_note_to_personal_and_the_gold_depeg_to_pro(site):
     site.open("pegs", "Pegs")
     refused = site.get("/peg-events", site.personal).text.strip()
@@ -452,6 +492,20 @@ def test_pegs_show_the_tier_note_to_personal_and_the_gold_depeg_to_pro(site):
     site.open("pegs", "Pegs")
     assert site.text("#events tbody th") == "PAXG"
     assert "-2.50 %" in site.text("#events tbody")
+
+
+def test_the_account_page_shows_the_quota_reset_from_the_timestamp(site):
+    """``resets_at`` is an ISO timestamp alone: the page shows it in UTC and the time left."""
+    site.driver.get(site.root)
+    site.wait(lambda d: d.find_elements("id", "key") or site.text("main h1"))
+    if site.driver.find_elements("id", "key"):
+        site.sign_in(site.personal)
+        site.wait(lambda d: site.text("main h1") == "Screen")
+    site.open("account", "Account")
+    resets = site.get("/me", site.personal).json()["quota"]["resets_at"]
+    day, clock_time = resets[:10], resets[11:16]
+    site.wait(lambda d: f"Resets at {day} {clock_time} UTC, in " in site.text("main"))
+    assert "Invalid" not in site.text("main") and "NaN" not in site.text("main")
 
 
 def test_a_rotated_key_is_refused_with_the_apis_sentence(site):

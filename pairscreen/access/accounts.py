@@ -217,6 +217,6 @@ def account_json(principal: Principal, settings: Settings) -> dict[str, Any]:
             "limit_per_day": state.limit,
             "used_today": min(state.used, state.limit),
             "remaining_today": state.remaining,
-            "resets_at": f"{clock.iso(state.resets_at)} (resets daily at 00:00 UTC)",
+            "resets_at": clock.iso(state.resets_at),
         },
     }

@@ -32,11 +32,14 @@ GENERIC = {
     403: "This key may not use this endpoint.",
     404: "Not found: no such endpoint. The API lives under /api/v1; see openapi.yaml.",
     405: (
-        "Method not allowed: the API answers GET, and PUT or DELETE on /watchlist/{a}/{b}; "
-        "the Allow header lists this path's methods."
+        "Method not allowed: the API answers GET, PUT or DELETE on /watchlist/{a}/{b} and "
+        "PUT on /me/channels/{kind}; the Allow header lists this path's methods."
     ),
     406: "Not acceptable: this API answers application/json (and image/png for charts).",
-    415: "Unsupported media type: endpoints take no request body.",
+    415: (
+        "Unsupported media type: only PUT /me/channels/{kind} takes a body, as "
+        "application/json; other endpoints take none."
+    ),
     500: "Internal error: the request failed on our side and consumed no quota. Retry later.",
     501: "Not implemented.",
     503: "The service is temporarily unavailable. Retry shortly.",
@@ -143,4 +146,17 @@ def _sentence(status: int, detail: str) -> str:
         return GENERIC.get(status, detail or "Request failed.")
     first = detail.strip().splitlines()[0].strip()
     first = re.sub(r"\s+", " ", first)
-    return f"Bad request: {first}"
+    return f"Bad request: {_QUOTED.sub(_echo, first)}"
+
+
+_QUOTED = re.compile(r"'([^']*)'")
+
+
+def _echo(match: re.Match[str]) -> str:
+    """A value the validator quoted, as an error may show it: a URL by its scheme and host
+    only (a webhook's path is its secret), anything else cut to :data:`SHOWN_CHARS`."""
+    value = match.group(1)
+    url = re.match(r"^(https?)://([^/?#:]*)", value)
+    if url:
+        return f"'{url.group(1)}://{url.group(2)}/…'"
+    return shown(value)

@@ -8,6 +8,7 @@ from starlette.responses import Response
 
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service, with_database
+from pairscreen.notify.hygiene import HygieneChange
 from pairscreen.notify.watchlist import delete_item, item_json, save_item, watchlist_of
 
 
@@ -25,9 +26,13 @@ def watch_pair(
     token_info: TokenInfo,
     notify_approach: bool | None = None,
     notify_in_zone: bool | None = None,
+    cooldown_hours: int | None = None,
+    snooze_until: str | None = None,
+    rearm_margin: float | None = None,
 ) -> tuple[dict[str, Any], int]:
     principal = caller(token_info)
     principal.require_tier("personal")
+    hygiene = HygieneChange.of(cooldown_hours, snooze_until, rearm_margin)
     item, created = save_item(
         service().runtime.universe,
         principal.user_id,
@@ -36,6 +41,7 @@ def watch_pair(
         b,
         approach=notify_approach,
         in_zone=notify_in_zone,
+        hygiene=hygiene,
     )
     return item_json(item), 201 if created else 200
 

@@ -23,7 +23,7 @@ from pairscreen.cli.common import CommandError as CommandError
 from pairscreen.cli.common import add_setting_options, settings_of
 from pairscreen.cli.storage_errors import STORAGE_ERRORS, storage_line
 from pairscreen.errors import MissingExtra, ServiceError
-from pairscreen.hooks import PluginError
+from pairscreen.hooks import PluginError, PluginFailed
 from pairscreen.logs import configure_logging
 from pairscreen.universe import UniverseError
 
@@ -35,6 +35,7 @@ COMMAND_GROUPS: tuple[str, ...] = (
     "pairscreen.cli.pegs",
     "pairscreen.cli.notify",
     "pairscreen.cli.evaluate",
+    "pairscreen.cli.plugins",
 )
 
 # Wrong input or configuration: the usage status.
@@ -113,7 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         storage = storage_line(exc, args) if isinstance(exc, STORAGE_ERRORS) else None
         code, message = (exits.FAILURE, storage) if storage else _failure(exc)
-        if code == exits.FAILURE:
+        if isinstance(exc, PluginFailed):
+            logging.getLogger("pairscreen.cli").info("where the plugin failed:\n%s", exc.trace)
+        elif code == exits.FAILURE:
             logging.getLogger("pairscreen.cli").info("the error in full", exc_info=exc)
         print(f"pairscreen: error: {message}", file=sys.stderr)
         return code
@@ -124,6 +127,8 @@ def _failure(exc: Exception) -> tuple[int, str]:
     message = " ".join((getattr(exc, "message", None) or str(exc)).split())
     if isinstance(exc, CommandError):
         return exc.exit_code, message
+    if isinstance(exc, PluginFailed):
+        return exits.PLUGIN_FAILED, f"{message} (run again with --verbose for the traceback)"
     if isinstance(exc, AccountNotFound):
         return exits.NOT_FOUND, message
     if isinstance(exc, ServiceError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from pairscreen import clock
 from pairscreen.access import accounts
@@ -11,6 +12,10 @@ from pairscreen.cli.common import CommandError, open_database, open_runtime
 from pairscreen.cli.hints import command_line
 from pairscreen.cli.output import Row, add_json_option, print_rows, text
 from pairscreen.notify import watchlist
+from pairscreen.notify.hygiene import HygieneChange
+
+if TYPE_CHECKING:
+    from pairscreen.db.models import WatchlistItem
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,7 +79,32 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add.add_argument(
         "--no-in-zone", action="store_true", help="no in-zone notifications (default: on)"
     )
+    _hygiene_options(add)
     add.set_defaults(handler=_watch_add)
+    set_ = wl.add_parser(
+        "set",
+        help="change a watched pair's switches, cooldown, snooze or re-arm margin",
+        description=(
+            "Change the item watching A/B (as it was added): its switches and its alert "
+            "hygiene. An option left out keeps the item's value."
+        ),
+    )
+    set_.add_argument("email", help="the account's e-mail address")
+    set_.add_argument("pair", help="the watched pair, A/B as it was added")
+    set_.add_argument(
+        "--approach",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="approach notifications on or off (default: unchanged)",
+    )
+    set_.add_argument(
+        "--in-zone",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="in-zone notifications on or off (default: unchanged)",
+    )
+    _hygiene_options(set_)
+    set_.set_defaults(handler=_watch_set)
     remove = wl.add_parser(
         "remove", help="remove a pair (written A/B or B/A) from a user's watchlist"
     )
@@ -88,6 +118,33 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 NO_TIER = "none"
+
+
+def _hygiene_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cooldown",
+        type=int,
+        metavar="HOURS",
+        help="after a notification, notify nothing of this pair for HOURS (0: no cooldown; "
+        "default for a new item: 0)",
+    )
+    parser.add_argument(
+        "--snooze-until",
+        metavar="WHEN",
+        help="notify nothing of this pair before WHEN: a date (from 00:00 UTC), a date-time, "
+        "or 'none' to end a snooze (default for a new item: no snooze)",
+    )
+    parser.add_argument(
+        "--rearm-margin",
+        type=float,
+        metavar="M",
+        help="re-arm only when the position leaves the zone's approach band by M "
+        "(0 to 0.2; default for a new item: 0.02)",
+    )
+
+
+def _hygiene(args: argparse.Namespace) -> HygieneChange:
+    return HygieneChange.of(args.cooldown, args.snooze_until, args.rearm_margin)
 
 
 def _day(text: str) -> datetime:
@@ -169,8 +226,36 @@ def _watch_add(args: argparse.Namespace) -> None:
         args.pair,
         approach=not args.no_approach,
         in_zone=not args.no_in_zone,
+        hygiene=_hygiene(args),
     )
-    print(f"watching {item.a}/{item.b} for {args.email}")
+    given = (args.cooldown, args.snooze_until, args.rearm_margin) != (None, None, None)
+    print(f"watching {item.a}/{item.b} for {args.email}{_hygiene_text(item) if given else ''}")
+
+
+def _watch_set(args: argparse.Namespace) -> None:
+    rt = open_runtime(args)
+    item = watchlist.set_item(
+        rt.universe,
+        args.email,
+        args.pair,
+        approach=args.approach,
+        in_zone=args.in_zone,
+        hygiene=_hygiene(args),
+    )
+    print(f"{item.a}/{item.b} for {args.email}{_hygiene_text(item)}")
+
+
+def _hygiene_text(item: WatchlistItem) -> str:
+    """The item's switches and hygiene, as the add/set commands confirm them."""
+    on = [f for f, v in (("approach", item.notify_approach), ("in_zone", item.notify_in_zone)) if v]
+    parts = [
+        f"notify on {','.join(on) or 'nothing'}",
+        f"cooldown {item.cooldown_hours} h",
+        f"re-arm margin {item.rearm_margin:g}",
+    ]
+    if item.snoozed_until is not None:
+        parts.append(f"snoozed until {clock.iso(item.snoozed_until)}")
+    return ": " + ", ".join(parts)
 
 
 def _watch_remove(args: argparse.Namespace) -> None:
@@ -191,6 +276,14 @@ def _watch_list(args: argparse.Namespace) -> None:
             )
             if on
         )
-        return [item["pair"], text(item["last_notified_state"]), flags or "-"]
+        return [
+            item["pair"],
+            text(item["last_notified_state"]),
+            flags or "-",
+            f"{item['cooldown_hours']} h",
+            text(item["snoozed_until"]),
+            f"{item['rearm_margin']:g}",
+        ]
 
-    print_rows(args, ["PAIR", "LAST STATE", "NOTIFY ON"], watchlist.items_of(args.email), cells)
+    headers = ["PAIR", "LAST STATE", "NOTIFY ON", "COOLDOWN", "SNOOZED UNTIL", "RE-ARM MARGIN"]
+    print_rows(args, headers, watchlist.items_of(args.email), cells)

@@ -8,17 +8,17 @@ import time
 from datetime import date
 
 from pairscreen import clock
-from pairscreen.bootstrap import build_runtime
+from pairscreen.cli import exits
 from pairscreen.cli.common import (
     CommandError,
     add_setting_options,
     open_runtime,
-    require_database,
     settings_of,
 )
 from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.db.connection import connect
 from pairscreen.db.migrations import upgrade
+from pairscreen.universe import Universe
 
 
 def past_day(text: str) -> date:
@@ -41,9 +41,30 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     data = commands.add_parser("data", help="market data").add_subparsers(
         dest="data_command", required=True
     )
-    data.add_parser(
-        "sync", help="pull new daily candles from the universe's market source"
-    ).set_defaults(handler=_sync)
+    sync = data.add_parser(
+        "sync",
+        help="pull new daily candles from the universe's market source",
+        description="Check the last stored days of every asset against the source and add "
+        "the new days. An asset whose stored history the source contradicts is left as "
+        f"stored and named; the command then exits with status {exits.DATA_CONFLICT}.",
+    )
+    sync.add_argument(
+        "--verify",
+        action="store_true",
+        help="compare every stored day with the source, not only the last 7 (default: off)",
+    )
+    chosen = sync.add_mutually_exclusive_group()
+    chosen.add_argument(
+        "--replace",
+        metavar="TICKER[,TICKER...]",
+        help="replace the stored candles of these assets with the source's history (default: none)",
+    )
+    chosen.add_argument(
+        "--replace-all",
+        action="store_true",
+        help="replace the stored candles of every asset with the source's history (default: off)",
+    )
+    sync.set_defaults(handler=_sync)
 
     screen = commands.add_parser("screen", help="the pair screen").add_subparsers(
         dest="screen_command", required=True
@@ -77,9 +98,42 @@ def _sync(args: argparse.Namespace) -> None:
     from pairscreen.market.sync import sync_candles
 
     rt = open_runtime(args, create=True)  # a first sync fills a new database
+    if args.replace_all:
+        replace: tuple[str, ...] = rt.universe.tickers
+    else:
+        replace = _tickers(rt.universe, args.replace) if args.replace is not None else ()
     with ProgressDisplay(quiet=args.quiet) as display:
-        report = sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
-    print(report.summary())
+        report = sync_candles(
+            rt.universe,
+            rt.plugins,
+            verify=args.verify,
+            replace=replace,
+            on_progress=display.step("market data"),
+        )
+    for line in report.lines():
+        print(line)
+    if report.conflicts:
+        names = ", ".join(c.ticker for c in report.conflicts)
+        raise CommandError(
+            f"the source contradicts the stored history of {names}: nothing was written for "
+            f"{'it' if len(report.conflicts) == 1 else 'them'} (see above)",
+            exits.DATA_CONFLICT,
+        )
+
+
+def _tickers(universe: Universe, text: str) -> tuple[str, ...]:
+    """``--replace BTC,eth``: universe tickers (a unique case-insensitive match is enough)."""
+    out: list[str] = []
+    for name in (part.strip() for part in text.split(",")):
+        if not name:
+            continue
+        asset = universe.resolve(name)
+        if asset is None:
+            raise CommandError(f"--replace: {name!r} is not an asset of the universe")
+        out.append(asset.ticker)
+    if not out:
+        raise CommandError("--replace needs at least one ticker, e.g. --replace BTC,ETH")
+    return tuple(out)
 
 
 def _screen(args: argparse.Namespace) -> None:
@@ -89,8 +143,7 @@ def _screen(args: argparse.Namespace) -> None:
     if settings.executor == "dask" and not settings.dask_scheduler:
         raise CommandError("--executor dask needs --scheduler tcp://HOST:PORT (a Dask scheduler)")
     as_of = past_day(args.as_of) if args.as_of is not None else None
-    require_database(settings)
-    rt = build_runtime(settings)
+    rt = open_runtime(args)
     if not args.quiet:
         n_pairs = int(rt.universe.screened_pair_indices()[0].shape[0])
         print(f"screening {n_pairs} pairs of {len(rt.universe.assets)} assets", flush=True)
@@ -98,7 +151,9 @@ def _screen(args: argparse.Namespace) -> None:
         if not args.no_sync and as_of is None:
             from pairscreen.market.sync import sync_candles
 
-            sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
+            synced = sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
+            for conflict in synced.conflicts:
+                print(f"pairscreen: warning: sync conflict: {conflict.describe()}", file=sys.stderr)
         started = time.perf_counter()
         if as_of is not None:
             from pairscreen.screening.point_in_time import run_screen_as_of

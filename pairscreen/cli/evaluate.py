@@ -35,7 +35,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--to",
         dest="end",
         metavar="DATE",
-        help="last as-of day (YYYY-MM-DD; default: the last day the longest horizon can follow)",
+        help="last as-of day (YYYY-MM-DD; default: the last day the longest horizon can "
+        "follow, also when only --from is given)",
     )
     run.add_argument(
         "--every",
@@ -85,10 +86,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         raise CommandError("no candles stored: run 'pairscreen data sync' first")
     oldest = min(c.dates[0] for c in candles.values()).astype("datetime64[D]").item()
     newest = max(c.dates[-1] for c in candles.values()).astype("datetime64[D]").item()
-    start = _day(args.start, "--from") if args.start else oldest + timedelta(settings.window_days)
-    end = _day(args.end, "--to") if args.end else newest - timedelta(days=max(horizons))
-    if end >= clock.today():
-        raise CommandError(f"--to {end} has not closed yet; give a day before today")
+    start, end = _span(args, oldest, newest, settings.window_days, max(horizons))
     dates = as_of_dates(start, end, every)
     market = Market.of(
         rt.universe,
@@ -123,6 +121,35 @@ def _evaluate(args: argparse.Namespace) -> None:
         print(json.dumps(as_json(result), allow_nan=False))
     else:
         print(table(result))
+
+
+def _span(
+    args: argparse.Namespace, oldest: date, newest: date, window_days: int, horizon: int
+) -> tuple[date, date]:
+    """The first and last as-of day: as given, else the first day with a full window and the
+    last day the longest horizon can follow. One given alone is checked against the other's
+    default, with a sentence saying which days would work."""
+    first_full = oldest + timedelta(days=window_days)
+    last_followed = newest - timedelta(days=horizon)
+    start = _day(args.start, "--from") if args.start else first_full
+    end = _day(args.end, "--to") if args.end else last_followed
+    if start >= clock.today():
+        raise CommandError(f"--from {start} has not closed yet; give a day before today")
+    if end >= clock.today():
+        raise CommandError(f"--to {end} has not closed yet; give a day before today")
+    if args.start and not args.end and start > end:
+        raise CommandError(
+            f"--from {start} leaves no as-of day: the longest horizon ({horizon} days) can "
+            f"follow days up to {last_followed} only (newest close {newest}); give --from "
+            f"{last_followed} or earlier, or a shorter --horizon"
+        )
+    if args.end and not args.start and end < start:
+        raise CommandError(
+            f"--to {end} leaves no as-of day: the first day with a full {window_days}-day "
+            f"window is {first_full} (oldest close {oldest}); give --to {first_full} or later, "
+            "or an earlier --from"
+        )
+    return start, end
 
 
 def _whole(text: str, flag: str) -> int:

@@ -27,7 +27,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "channels", help="where a user's notifications go"
     ).add_subparsers(dest="channels_command", required=True)
     set_ = channels.add_parser(
-        "set", help="set and enable a user's e-mail address, Telegram chat or webhook"
+        "set",
+        help="set and enable a user's e-mail address, Telegram chat, webhook, Discord or Slack",
     )
     set_.add_argument("email", help="the account's e-mail")
     set_.add_argument(
@@ -41,6 +42,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     set_.add_argument(
         "--webhook", metavar="URL", help="http(s) URL for signed JSON POSTs (default: unchanged)"
+    )
+    set_.add_argument(
+        "--discord",
+        metavar="URL",
+        help="the Discord channel's incoming-webhook URL (default: unchanged)",
+    )
+    set_.add_argument(
+        "--slack", metavar="URL", help="the Slack incoming-webhook URL (default: unchanged)"
     )
     set_.add_argument(
         "--depeg-alerts",
@@ -148,18 +157,25 @@ def _positive(text: str) -> int:
 def _channels_set(args: argparse.Namespace) -> None:
     from pairscreen.notify import channels
 
-    open_database(args)
+    settings = open_database(args)
     addresses = {
         kind: value
         for kind, value in (
             ("email", args.to_email),
             ("telegram", args.telegram),
             ("webhook", args.webhook),
+            ("discord", args.discord),
+            ("slack", args.slack),
         )
         if value is not None
     }
     with database.connection_context():
-        channels.set_channels(args.email, addresses=addresses, depeg_alerts=args.depeg_alerts)
+        channels.set_channels(
+            args.email,
+            addresses=addresses,
+            depeg_alerts=args.depeg_alerts,
+            prefixes=channels.url_prefixes(settings),
+        )
         lines = channels.describe(args.email)
     print("\n".join(lines))
 

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 
-from pairscreen.bootstrap import build_runtime
+from pairscreen.bootstrap import build_runtime, check_setup
 from pairscreen.cli.common import add_setting_options, require_database, settings_of
 from pairscreen.cli.demo_lock import describe_holder, hold_demo_lock
 from pairscreen.cli.hints import command_line
@@ -82,15 +82,18 @@ def _demo(args: argparse.Namespace) -> None:
     lock = hold_demo_lock(given.data_dir)
     listener = None if args.no_serve else bind_port(given.host, given.port)
     folder = given.data_dir / "demo"
-    if folder.exists():
-        shutil.rmtree(folder)
-    # The demo's own folder and universe; a database only when given on the command line.
+    # The demo's own folder and universe; a database or a universe file (the demo market
+    # with another filter, say) only when given on the command line.
+    universe = given.universe_path if getattr(args, "universe_path", None) else None
     settings = dataclasses.replace(
         given,
         data_dir=folder,
-        universe_path=None,
+        universe_path=universe.resolve() if universe is not None else None,
         database_url=args.database_url or default_database_url(folder),
     )
+    check_setup(settings)  # a broken plugin stops the demo before its old data is removed
+    if folder.exists():
+        shutil.rmtree(folder)
     rt = build_runtime(settings)
     with ProgressDisplay(quiet=args.quiet) as display:
         setup = prepare_demo(rt, display.step)

@@ -119,6 +119,27 @@ def _state_changed_at(db: peewee.Database) -> None:
     _add_missing_columns(db, [models.WatchlistItem.state_changed_at])
 
 
+def _survivor_keys(db: peewee.Database) -> None:
+    """Each screen lists its survivors' pairs beside the payload; stored screens are read once
+    to fill it in."""
+    import json
+
+    _add_missing_columns(db, [models.Screen.survivor_keys])
+    rows = models.Screen.select(models.Screen.id).where(models.Screen.survivor_keys.is_null())
+    for row in rows:
+        payload = models.Screen.select(models.Screen.payload).where(models.Screen.id == row.id)
+        survivors = json.loads(payload.scalar()).get("survivors", [])
+        keys = models.survivor_keys([(s["pair"][0], s["pair"][1]) for s in survivors])
+        models.Screen.update(survivor_keys=keys).where(models.Screen.id == row.id).execute()
+
+
+def _alert_hygiene(db: peewee.Database) -> None:
+    item = models.WatchlistItem
+    _add_missing_columns(
+        db, [item.cooldown_hours, item.snoozed_until, item.rearm_margin, item.last_notified_at]
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -131,6 +152,8 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (5, "candle volume may be unknown (null)", _unknown_volume),
     (6, "point-in-time screens (as of a past day)", _point_in_time_screens),
     (7, "when a watchlist item's notification state last moved", _state_changed_at),
+    (13, "each screen's survivors' pairs (persistence, recent verdicts)", _survivor_keys),
+    (15, "watchlist alert hygiene: cooldown, snooze, re-arm margin", _alert_hygiene),
 ]
 
 

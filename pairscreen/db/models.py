@@ -128,6 +128,14 @@ class Screen(BaseModel):
     # A point-in-time screen (``screen run --as-of``, migration 6): the last day of candles it
     # read. Such a screen is history: it never becomes the latest nor is pruned with the rest.
     as_of = peewee.DateField(null=True, index=True)
+    # The survivors' pairs as published ("A/B"), one a line (migration 13): what persistence
+    # and a pair's recent verdicts read without decoding the payload.
+    survivor_keys = peewee.TextField(null=True)
+
+
+def survivor_keys(pairs: list[tuple[str, str]]) -> str:
+    """The ``survivor_keys`` text of a screen's survivors."""
+    return "".join(f"{a}/{b}\n" for a, b in pairs)
 
 
 def canonical_pair(a: str, b: str) -> str:
@@ -160,6 +168,13 @@ class WatchlistItem(BaseModel):
     last_notified_state = peewee.CharField(max_length=20, default="none")
     # When ``notify run`` last moved the state (migration 7); None until it first moves.
     state_changed_at = UTCDateTimeField(null=True)
+    # Alert hygiene (migration 15): no notification within ``cooldown_hours`` of the last
+    # one (``last_notified_at``) nor before ``snoozed_until``; an excursion ends (re-arms)
+    # only past its approach band's outer edge by ``rearm_margin``.
+    cooldown_hours = peewee.IntegerField(default=0)
+    snoozed_until = UTCDateTimeField(null=True)
+    rearm_margin = peewee.DoubleField(default=0.02)
+    last_notified_at = UTCDateTimeField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
 
     class Meta:
@@ -233,12 +248,13 @@ INITIAL_MODELS: tuple[type[BaseModel], ...] = (
 # Notifications (migration 2)
 # ---------------------------------------------------------------------------
 
-CHANNEL_KINDS: tuple[str, ...] = ("email", "telegram", "webhook")
+CHANNEL_KINDS: tuple[str, ...] = ("email", "telegram", "webhook", "discord", "slack")
 OUTBOX_STATUSES: tuple[str, ...] = ("pending", "sent", "failed")
 
 
 class Channel(BaseModel):
-    """One delivery channel of a user: an e-mail address, a Telegram chat id or a webhook URL.
+    """One delivery channel of a user: an e-mail address, a Telegram chat id, a webhook URL or
+    a Discord or Slack incoming-webhook URL (secrets: never shown whole outside the CLI).
 
     A user without an ``email`` row gets e-mail at the account address; a disabled row turns
     that channel off. ``depeg_alerts`` (on the e-mail row, Pro only) asks for every depeg
@@ -248,7 +264,7 @@ class Channel(BaseModel):
     id = peewee.AutoField()
     user = peewee.ForeignKeyField(User, backref="channels", on_delete="CASCADE")
     user_id: int  # the raw foreign key, an accessor peewee adds for ``user``
-    kind = peewee.CharField(max_length=20)  # email | telegram | webhook
+    kind = peewee.CharField(max_length=20)  # email | telegram | webhook | discord | slack
     address = peewee.CharField(max_length=500)
     enabled = peewee.BooleanField(default=True)
     depeg_alerts = peewee.BooleanField(default=False)

@@ -7,6 +7,13 @@ once: a pair's common days are ``present[a] & present[b]``, and its panel row is
 ``days`` of them. The rows hold exactly the values :func:`~pairscreen.engine.panels.align`
 followed by :func:`~pairscreen.engine.panels.panel_of` would give (the same dates, the same
 floats, copied), so a pair's numbers do not depend on the path that built its panel.
+
+Windows are calendar spans (:meth:`CandleMatrix.spans`): each pair keeps the common closes of
+the last ``span_days`` calendar days before its last common close, and pairs are grouped by
+calendar so that a window is the same columns in every row of a panel. Pairs with a close on
+each of the calendar's last ``span_days`` days (two assets that trade every day) all form one
+group without any per-pair work; only the others (a leg with gaps, a pair mixing calendars,
+a pair ending earlier) are grouped by their days.
 """
 
 from __future__ import annotations
@@ -98,3 +105,59 @@ class CandleMatrix:
         # numpy types fancy indexing of an untyped-dtype array as Any
         days: np.ndarray = self.calendar[last]
         return days
+
+    def spans(self, common: np.ndarray, span_days: int) -> Spans:
+        """Each pair's calendar history and the closes of its last ``span_days`` calendar
+        days, with a group per calendar (rows of ``common`` must have a common day)."""
+        n, width = common.shape
+        if n == 0:
+            none = np.zeros(0, dtype=np.int64)
+            return Spans(none, self.calendar[:0], common, none, none)
+        cal = self.calendar
+        first_i = np.argmax(common, axis=1)
+        last_i = width - 1 - np.argmax(common[:, ::-1], axis=1)
+        last_day = cal[last_i]
+        history = (last_day - cal[first_i]).astype(np.int64) + 1
+        keep = np.zeros_like(common)
+        group = np.zeros(n, dtype=np.int64)
+        closes = np.zeros(n, dtype=np.int64)
+        tail = width - span_days
+        full: np.ndarray = np.zeros(n, dtype=bool)
+        if tail >= 0 and int((cal[-1] - cal[tail]).astype(np.int64)) == span_days - 1:
+            full = np.asarray(common[:, tail:].all(axis=1))
+            keep[full, tail:] = True
+            closes[full] = span_days
+        other = np.flatnonzero(~full)
+        if other.size:
+            c = common[other]
+            start_day = last_day[other] - np.timedelta64(span_days - 1, "D")
+            before = c & (cal[None, :] <= start_day[:, None])
+            has_before = before.any(axis=1)
+            from_i = np.where(
+                has_before, width - 1 - np.argmax(before[:, ::-1], axis=1), first_i[other]
+            )
+            kept = c & (np.arange(width)[None, :] >= from_i[:, None])
+            keep[other] = kept
+            closes[other] = kept.sum(axis=1)
+            lo = int(from_i.min())
+            key = np.concatenate(
+                [
+                    last_day[other].astype(np.int64).view(np.uint8).reshape(other.size, 8),
+                    np.packbits(kept[:, lo:], axis=1),
+                ],
+                axis=1,
+            )
+            _, inverse = np.unique(key, axis=0, return_inverse=True)
+            group[other] = inverse.reshape(-1) + 1  # group 0: the full rows
+        return Spans(history, last_day, keep, group, closes)
+
+
+@dataclass(frozen=True, eq=False)
+class Spans:
+    """What :meth:`CandleMatrix.spans` finds per pair."""
+
+    history_days: np.ndarray  # (pairs,) int: calendar days from first to last common close
+    last_day: np.ndarray  # (pairs,) datetime64[D]: the last common close
+    keep: np.ndarray  # (pairs, days) bool: the closes the pair's panel holds
+    group: np.ndarray  # (pairs,) int: pairs of one group sit on one calendar
+    closes: np.ndarray  # (pairs,) int: how many closes the pair's panel holds

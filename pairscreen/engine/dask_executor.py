@@ -107,7 +107,7 @@ def stream_dask(
         ) from None
     expected = metric_fields(plugins)
     with Client(scheduler_address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False) as client:
-        client.register_plugin(WorkerPlugins())
+        client.register_plugin(WorkerPlugins(plugins.tables))
         [remote] = client.scatter([shared], broadcast=True)  # once per worker, not per task
         todo = iter(tasks)
 

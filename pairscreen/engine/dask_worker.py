@@ -12,6 +12,7 @@ import it, on the client when a screen runs on Dask, and on the workers.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from distributed import Worker, WorkerPlugin, get_worker
@@ -30,8 +31,9 @@ class WorkerPlugins(WorkerPlugin):
     name = NAME
     idempotent = True  # registering it again (every screen does) keeps the loaded one
 
-    def __init__(self) -> None:
+    def __init__(self, tables: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.plugins: Plugins | None = None
+        self.tables = {name: dict(table) for name, table in (tables or {}).items()}
 
     def setup(self, worker: Worker) -> None:
         self._loading = threading.Lock()  # a worker runs tasks on a thread pool
@@ -42,11 +44,13 @@ class WorkerPlugins(WorkerPlugin):
             if self.plugins is None:
                 # A worker is a process of its own: its settings come from its environment.
                 settings = load_settings()
-                self.plugins = Plugins(load_plugins(settings), settings)
+                # The plugins' own options come from the client's universe file.
+                self.plugins = Plugins(load_plugins(settings), settings, self.tables)
             return self.plugins
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"plugins": None}  # travels to the workers empty, without its lock
+        # travels to the workers without plugins and without its lock
+        return {"plugins": None, "tables": self.tables}
 
 
 def worker_plugins(worker: Worker | None = None) -> Plugins:

@@ -11,8 +11,8 @@ from typing import SupportsFloat, cast
 
 import numpy as np
 
-from pairscreen.hooks import Plugins
-from pairscreen.types import BacktestBatch, Metric, MetricField, PairPanel, Strategy
+from pairscreen.hooks import OutOfContract, Plugins, blamed
+from pairscreen.types import BacktestBatch, Metric, MetricField, PairPanel, Strategy, Trade
 
 log = logging.getLogger(__name__)
 
@@ -66,35 +66,86 @@ def json_value(value: object, declared: MetricField) -> object:
     return int(number) if declared.type == "integer" else number
 
 
+def calendar_parts(panel: PairPanel) -> list[np.ndarray] | None:
+    """Row groups of a panel whose rows sit on different calendars (each group's rows have
+    their closes on the same days counted back from their last close); None when every row
+    already does, which is every panel the engine builds itself."""
+    dates = np.asarray(panel.dates, dtype="datetime64[D]")
+    if panel.n_pairs < 2 or dates.strides[0] == 0:
+        return None
+    offsets = (dates[:, -1:] - dates).astype(np.int64)
+    if (offsets == offsets[0]).all():
+        return None
+    _, inverse = np.unique(offsets, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    return [np.flatnonzero(inverse == g) for g in range(int(inverse.max()) + 1)]
+
+
 def compute_metrics(
-    plugins: Plugins, panel: PairPanel, only: Sequence[Metric] | None = None
+    plugins: Plugins,
+    panel: PairPanel,
+    only: Sequence[Metric] | None = None,
+    *,
+    strict: bool = False,
 ) -> MetricValues:
     """Every registered metric (or those ``only`` names) on the panel; a failing metric is
-    logged and left out.
+    logged and left out, or, when ``strict`` (the screen), raises
+    :class:`~pairscreen.hooks.PluginFailed` naming its plugin: a screen that left a metric
+    out would publish wrong survivors in place of a good screen.
 
     Fields declared ``needs_full_window`` are NaN (served as null) for rows without a full
-    band window, whatever the metric returned.
+    band window, whatever the metric returned. A panel whose rows sit on different calendars
+    is computed one calendar at a time, so a metric always sees windows that are the same
+    columns in every row.
     """
+    parts = calendar_parts(panel)
+    if parts is None:
+        return _compute_metrics(plugins, panel, only, strict)
+    merged: MetricValues | None = None
+    for rows in parts:
+        part = _compute_metrics(plugins, panel.rows(rows), only, strict)
+        if merged is None:
+            merged = MetricValues({}, {}, {})
+        order = [f.name for metric in plugins.metrics for f in metric.fields]
+        merged = _scatter(merged, panel.n_pairs, rows, part, order)
+    assert merged is not None
+    return merged
+
+
+def _scatter(
+    into: MetricValues, n_pairs: int, rows: np.ndarray, part: MetricValues, order: Sequence[str]
+) -> MetricValues:
+    """``into`` with ``part``'s values written at ``rows`` (fields keep registration order)."""
+    values = dict(into.values)
+    for name, array in part.values.items():
+        if name not in values:
+            blank = np.nan if np.issubdtype(array.dtype, np.floating) else 0
+            values[name] = np.full(n_pairs, blank, dtype=array.dtype)
+        elif values[name].dtype != array.dtype and array.dtype.kind == "U":
+            values[name] = values[name].astype(np.result_type(values[name], array))
+        values[name][rows] = array
+    ordered = {name: values[name] for name in order if name in values}
+    ordered.update({k: v for k, v in values.items() if k not in ordered})
+    return MetricValues(ordered, {**into.fields, **part.fields}, {**into.missing, **part.missing})
+
+
+def _compute_metrics(
+    plugins: Plugins, panel: PairPanel, only: Sequence[Metric] | None, strict: bool
+) -> MetricValues:
     values: dict[str, np.ndarray] = {}
     fields: dict[str, MetricField] = {}
     missing: dict[str, str] = {}
     short = ~np.asarray(panel.has_full_window, dtype=bool)
     for metric in plugins.metrics if only is None else only:
+        owner = plugins.metrics.owners.get(metric.name, type(metric).__module__)
         try:
-            result = metric.compute(panel)
-            arrays: dict[str, np.ndarray] = {}
-            for declared in metric.fields:
-                array = np.asarray(result[declared.name])
-                if array.shape != (panel.n_pairs,):
-                    raise ValueError(f"field {declared.name} has shape {array.shape}")
-                if declared.needs_full_window and short.any():
-                    array = np.where(short, np.nan, array)
-                arrays[declared.name] = array
+            with blamed(owner, f"metric {metric.name!r}"):
+                arrays = _metric_arrays(metric, panel, short)
         except Exception:
+            if strict:
+                raise
             log.exception(
-                "metric %r (plugin %s) failed; its fields are left out",
-                metric.name,
-                plugins.metrics.owner(metric.name),
+                "metric %r (plugin %s) failed; its fields are left out", metric.name, owner
             )
             missing.update({f.name: f"metric {metric.name} failed" for f in metric.fields})
             continue
@@ -103,14 +154,82 @@ def compute_metrics(
     return MetricValues(values, fields, missing)
 
 
+def _metric_arrays(metric: Metric, panel: PairPanel, short: np.ndarray) -> dict[str, np.ndarray]:
+    """The metric's declared fields on the panel, each checked to be one value per pair."""
+    result = metric.compute(panel)
+    arrays: dict[str, np.ndarray] = {}
+    for declared in metric.fields:
+        if declared.name not in result:
+            raise OutOfContract(f"no array for its field {declared.name!r}")
+        array = np.asarray(result[declared.name])
+        if array.shape != (panel.n_pairs,):
+            raise OutOfContract(
+                f"field {declared.name!r} with shape {array.shape}, not ({panel.n_pairs},)"
+            )
+        if declared.needs_full_window and short.any():
+            array = np.where(short, np.nan, array)
+        arrays[declared.name] = array
+    return arrays
+
+
 def run_legs(
     strategy: Strategy, panel: PairPanel, bt_days: int, *, with_trades: bool = False
 ) -> dict[str, BacktestBatch]:
-    """Both backtest legs: starting in A (counting A coins) and starting in B."""
-    return {
-        leg: strategy.run(panel, bt_days=bt_days, start_leg=leg, with_trades=with_trades)
-        for leg in ("A", "B")
-    }
+    """Both backtest legs: starting in A (counting A coins) and starting in B; a panel whose
+    rows sit on different calendars runs one calendar at a time."""
+    parts = calendar_parts(panel)
+    if parts is None:
+        return {
+            leg: strategy.run(panel, bt_days=bt_days, start_leg=leg, with_trades=with_trades)
+            for leg in ("A", "B")
+        }
+    out: dict[str, BacktestBatch] = {}
+    for leg in ("A", "B"):
+        runs = [
+            strategy.run(panel.rows(rows), bt_days=bt_days, start_leg=leg, with_trades=with_trades)
+            for rows in parts
+        ]
+        out[leg] = _merge_batches(panel.n_pairs, parts, runs)
+    return out
+
+
+def _merge_batches(
+    n_pairs: int, parts: Sequence[np.ndarray], runs: Sequence[BacktestBatch]
+) -> BacktestBatch:
+    """One batch of ``n_pairs`` from the batches of row groups ``parts``."""
+
+    def merged(name: str) -> np.ndarray:
+        first = np.asarray(getattr(runs[0], name))
+        out = np.empty(n_pairs, dtype=first.dtype)
+        for rows, run in zip(parts, runs, strict=True):
+            out[rows] = getattr(run, name)
+        return out
+
+    trades = None
+    if all(run.trades is not None for run in runs):
+        per_row: list[tuple[Trade, ...]] = [()] * n_pairs
+        for rows, run in zip(parts, runs, strict=True):
+            assert run.trades is not None
+            for i, row_trades in zip(rows.tolist(), run.trades, strict=True):
+                per_row[i] = row_trades
+        trades = tuple(per_row)
+    observations = None
+    if all(run.observations is not None for run in runs):
+        observations = merged("observations")
+    breakeven_fee = None
+    if all(run.breakeven_fee is not None for run in runs):
+        breakeven_fee = merged("breakeven_fee")
+    return BacktestBatch(
+        start_leg=runs[0].start_leg,
+        history_days=merged("history_days"),
+        growth_pct=merged("growth_pct"),
+        n_trades=merged("n_trades"),
+        max_drawdown_pct=merged("max_drawdown_pct"),
+        buy_hold_growth_pct=merged("buy_hold_growth_pct"),
+        trades=trades,
+        observations=observations,
+        breakeven_fee=breakeven_fee,
+    )
 
 
 def leg_breakeven_fee(batch: BacktestBatch, i: int) -> float | None:

@@ -11,11 +11,13 @@ never turns into a ``KeyError`` inside a rule.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from pairscreen.engine.evaluate import MetricValues
+from pairscreen.engine.guarantees import CORE_RULES
+from pairscreen.engine.screen_rules import SCREEN_THRESHOLDS
 from pairscreen.hooks import PluginError, Plugins
 from pairscreen.types import Filter, FilterContext, FilterRule
 from pairscreen.universe import Universe, UniverseError
@@ -31,9 +33,11 @@ class FilterChoice:
 
     name: str
     thresholds: Mapping[str, float]
+    # The screen-wide rules' limits (``engine.screen_rules``), applied after every chunk.
+    screen_wide: Mapping[str, float] = field(default_factory=lambda: dict(SCREEN_THRESHOLDS))
 
     def as_json(self) -> dict[str, object]:
-        """The ``filter`` object of ``/screen/latest``."""
+        """The ``filter`` object of ``/screen/latest`` (the screen-wide rules are beside it)."""
         return {"name": self.name, "thresholds": dict(self.thresholds)}
 
 
@@ -52,9 +56,10 @@ def choose_filter(plugins: Plugins, universe: Universe) -> FilterChoice:
                 "a code is a non-empty word without ':' (it starts the filter_reason)"
             )
     defaults = dict(screen_filter.thresholds)
-    unknown = sorted(set(universe.screen_thresholds) - set(defaults))
+    unknown = sorted(set(universe.screen_thresholds) - set(defaults) - set(SCREEN_THRESHOLDS))
     if unknown:
         known = ", ".join(defaults) or "none"
+        known += f"; screen-wide: {', '.join(SCREEN_THRESHOLDS)}"
         raise UniverseError(
             f"[screen] {', '.join(unknown)}: not a threshold of filter "
             f"{screen_filter.name!r} (its thresholds: {known})"
@@ -68,7 +73,25 @@ def choose_filter(plugins: Plugins, universe: Universe) -> FilterChoice:
             thresholds[key] = value
         else:
             thresholds[key] = float(value)
-    return FilterChoice(screen_filter.name, thresholds)
+    return FilterChoice(screen_filter.name, thresholds, _screen_wide(universe))
+
+
+def _screen_wide(universe: Universe) -> dict[str, float]:
+    """The screen-wide rules' limits: their defaults (off), overridden by ``[screen]``."""
+    limits: dict[str, float] = {}
+    for key, default in SCREEN_THRESHOLDS.items():
+        value = universe.screen_thresholds.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise UniverseError(f"[screen] {key} must be a number, got {value!r}")
+        if isinstance(default, int):
+            if not isinstance(value, int) or value < 0:
+                raise UniverseError(f"[screen] {key} must be a whole number >= 0, got {value!r}")
+            limits[key] = value
+        elif not 0 < value <= 1:
+            raise UniverseError(f"[screen] {key} must be a q-value in (0, 1], got {value!r}")
+        else:
+            limits[key] = float(value)
+    return limits
 
 
 def rule_inputs(rule: FilterRule, thresholds: Mapping[str, float]) -> tuple[str, ...]:
@@ -99,13 +122,15 @@ def filter_reasons(
 ) -> list[str]:
     """Per pair, ``""`` when every rule passes, else ``"<code>: <text>"`` of the first failure.
 
-    Each rule is checked once over the whole batch; only the failing pairs cost Python work
-    (their reason text).
+    The core's own rules (:data:`~pairscreen.engine.guarantees.CORE_RULES`: no leg in an
+    active depeg event) run first, so no filter can let such a pair through. Each rule is
+    checked once over the whole batch; only the failing pairs cost Python work (their reason
+    text).
     """
     n = len(context.history_days)
     reasons = [""] * n
     undecided = np.ones(n, dtype=bool)
-    for rule in screen_filter.rules:
+    for rule in (*CORE_RULES, *screen_filter.rules):
         if not undecided.any():
             break
         absent = [

@@ -1,7 +1,10 @@
-"""From per-asset candles to :class:`PairPanel` s: align by date, cut, group by length.
+"""From per-asset candles to :class:`PairPanel` s: align by date, cut, group by calendar.
 
-A pair's rows are the inner join of its legs' dates. Pairs are grouped by usable history so
-that every panel is a dense ``(pairs, days)`` array and no metric ever sees padding.
+A pair's rows are the inner join of its legs' dates. A pair is cut to a calendar span ending
+at its last common close (:func:`span_start`), and pairs are grouped so that every row of a
+panel has its closes on the same days counted back from its own last close: every panel is a
+dense ``(pairs, days)`` array, every calendar window is the same columns in every row, and no
+metric ever sees padding.
 """
 
 from __future__ import annotations
@@ -27,7 +30,44 @@ class AlignedPair:
 
     @property
     def n_days(self) -> int:
+        """The number of common closes."""
         return int(self.dates.shape[0])
+
+    @property
+    def calendar_days(self) -> int:
+        """Calendar days from the first common close to the last, both included (the number
+        of closes for two assets with a close every day)."""
+        return history_days(self.dates)
+
+
+def history_days(dates: np.ndarray) -> int:
+    """Calendar days from the first of ``dates`` to the last, both included (0 when empty)."""
+    if dates.shape[0] == 0:
+        return 0
+    return int((dates[-1] - dates[0]).astype("timedelta64[D]").astype(np.int64)) + 1
+
+
+def span_start(dates: np.ndarray, span_days: int) -> int:
+    """The index of the first close a panel of the last ``span_days`` calendar days keeps.
+
+    That is the first close inside the span (on or after ``last - span_days + 1``) when one
+    falls on the span's first day; otherwise the last close before the span, so that the panel
+    still shows that the history covers the whole span (a weekend can start a span of a
+    pair mixing calendars). With a close every day it is ``n - span_days`` (or 0).
+    """
+    if dates.shape[0] == 0:
+        return 0
+    first_day = dates[-1].astype("datetime64[D]") - np.timedelta64(span_days - 1, "D")
+    k = int(np.searchsorted(dates.astype("datetime64[D]"), first_day, side="right")) - 1
+    return max(k, 0)
+
+
+def calendar_key(dates: np.ndarray) -> bytes:
+    """The days of ``dates`` counted back from the last one: pairs with equal keys share
+    every calendar window's columns."""
+    days = dates.astype("datetime64[D]")
+    offsets: np.ndarray = (days[-1] - days).astype(np.int64)
+    return offsets.tobytes()
 
 
 def align(candles_a: Candles, candles_b: Candles) -> AlignedPair:
@@ -47,7 +87,8 @@ def align(candles_a: Candles, candles_b: Candles) -> AlignedPair:
 
 
 def panel_of(pairs: Sequence[AlignedPair], days: int, window_days: int) -> PairPanel:
-    """Stack the last ``days`` days of pairs that all have at least that many."""
+    """Stack the last ``days`` closes of pairs that all have at least that many (on the same
+    days counted back from each pair's last close, see :class:`PairPanel`)."""
     return PairPanel(
         a=tuple(p.a for p in pairs),
         b=tuple(p.b for p in pairs),
@@ -60,14 +101,22 @@ def panel_of(pairs: Sequence[AlignedPair], days: int, window_days: int) -> PairP
     )
 
 
+def span_panel(pair: AlignedPair, span_days: int, window_days: int) -> PairPanel:
+    """One pair as a panel of its last ``span_days`` calendar days (see :func:`span_start`)."""
+    return panel_of([pair], pair.n_days - span_start(pair.dates, span_days), window_days)
+
+
 def group_by_history(
-    pairs: Sequence[AlignedPair], max_days: int, window_days: int
+    pairs: Sequence[AlignedPair], span_days: int, window_days: int
 ) -> list[tuple[list[int], PairPanel]]:
-    """Panels of pairs with equal usable history (capped at ``max_days``), with row indices."""
-    groups: dict[int, list[int]] = defaultdict(list)
+    """Panels of the pairs' last ``span_days`` calendar days, one per calendar (pairs whose
+    closes fall on the same days counted back from their last close), with row indices;
+    the longest first."""
+    groups: dict[bytes, list[int]] = defaultdict(list)
+    cuts: list[int] = []
     for i, p in enumerate(pairs):
-        groups[min(p.n_days, max_days)].append(i)
-    return [
-        (idx, panel_of([pairs[i] for i in idx], days, window_days))
-        for days, idx in sorted(groups.items(), reverse=True)
-    ]
+        start = span_start(p.dates, span_days)
+        cuts.append(p.n_days - start)
+        groups[calendar_key(p.dates[start:])].append(i)
+    ordered = sorted(groups.values(), key=lambda idx: (-cuts[idx[0]], idx[0]))
+    return [(idx, panel_of([pairs[i] for i in idx], cuts[idx[0]], window_days)) for idx in ordered]

@@ -14,7 +14,8 @@ import numpy as np
 from pairscreen.engine.evaluate import MetricValues, compute_metrics, run_legs
 from pairscreen.engine.filtering import FilterChoice, filter_fields, filter_reasons
 from pairscreen.engine.required_fields import CORE_FIELDS
-from pairscreen.hooks import Plugins
+from pairscreen.engine.screen_rules import QVALUE_FIELDS
+from pairscreen.hooks import OutOfContract, Plugins, blamed
 from pairscreen.types import (
     BacktestBatch,
     DepeggedLeg,
@@ -52,14 +53,20 @@ def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
     Only the metrics the filter or the core reads run on every pair; the others run on the
     survivors alone (only survivors' metrics are published, and a metric gives a pair the
     same numbers in any panel), so a descriptive metric costs little in the screen.
+
+    Any plugin that fails here (a metric, a rule, the scorer, the strategy) raises
+    :class:`~pairscreen.hooks.PluginFailed` naming it: the screen stops rather than publish
+    a screen with a component missing.
     """
-    screen_filter = plugins.filters.get(job.screen_filter.name)
+    name = job.screen_filter.name
+    screen_filter = plugins.filters.get(name)
     deciding, describing = split_metrics(plugins, screen_filter, job.screen_filter.thresholds)
-    metrics = compute_metrics(plugins, job.panel, deciding)
+    metrics = compute_metrics(plugins, job.panel, deciding, strict=True)
     context = FilterContext(
         job.history_days, job.depegged, job.screen_filter.thresholds, job.depegged_legs
     )
-    reasons = filter_reasons(screen_filter, metrics, context)
+    with blamed(plugins.filters.owner(name), f"screen filter {name!r}"):
+        reasons = filter_reasons(screen_filter, metrics, context)
     keep = np.flatnonzero([not r for r in reasons])
     if keep.size == 0:
         return ChunkResult(metrics, reasons, keep, np.empty(0), {})
@@ -67,12 +74,17 @@ def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
     # from a backtest (the break-even fee) and the legs share its cache.
     survivors = job.panel.rows(keep)
     if describing:
-        later = compute_metrics(plugins, survivors, describing)
+        later = compute_metrics(plugins, survivors, describing, strict=True)
         order = [f.name for metric in plugins.metrics for f in metric.fields]
         metrics = metrics.with_rows(job.panel.n_pairs, keep, later, order)
     values = {k: v[keep] for k, v in metrics.values.items()}
-    scores = np.asarray(plugins.scorers.get(job.scorer).score(values), dtype=float)
-    legs = run_legs(plugins.strategies.get(job.strategy), survivors, job.bt_days)
+    with blamed(plugins.scorers.owner(job.scorer), f"scorer {job.scorer!r}"):
+        scores = np.asarray(plugins.scorers.get(job.scorer).score(values), dtype=float)
+        if scores.shape != keep.shape:
+            raise OutOfContract(f"scores of shape {scores.shape}, not {keep.shape}")
+    strategy = plugins.strategies.get(job.strategy)
+    with blamed(plugins.strategies.owner(job.strategy), f"strategy {job.strategy!r}"):
+        legs = run_legs(strategy, survivors, job.bt_days)
     return ChunkResult(metrics, reasons, keep, scores, legs)
 
 
@@ -80,8 +92,10 @@ def split_metrics(
     plugins: Plugins, screen_filter: Filter, thresholds: Mapping[str, float]
 ) -> tuple[list[Metric], list[Metric]]:
     """The metrics that decide survival (a field read by the core or by the filter with these
-    thresholds) and the ones that only describe survivors, each in registration order."""
+    thresholds, or a p-value the screen turns into q-values over every tested pair) and the
+    ones that only describe survivors, each in registration order."""
     needed = {f.name for f in CORE_FIELDS} | filter_fields(screen_filter, thresholds)
+    needed |= set(QVALUE_FIELDS)
     deciding: list[Metric] = []
     describing: list[Metric] = []
     for metric in plugins.metrics:

@@ -18,7 +18,7 @@ import numpy as np
 
 from pairscreen.engine.evaluate import compute_metrics
 from pairscreen.engine.filtering import filter_reasons
-from pairscreen.engine.panels import AlignedPair, align, group_by_history
+from pairscreen.engine.panels import AlignedPair, align, group_by_history, history_days
 from pairscreen.engine.required_fields import ZONE
 from pairscreen.evaluation.rule_sets import RuleSet
 from pairscreen.hooks import Plugins
@@ -96,21 +96,21 @@ def verdicts_at(
         if pair is None or stale_reason(fresh, a, b):
             continue
         k = int(np.searchsorted(pair.dates, last, side="right"))
-        if k < market.min_history_days or k == 0:
+        if k == 0 or history_days(pair.dates[:k]) < market.min_history_days:
             continue
         rows.append(i)
         cut.append(_prefix(pair, k))
     zone = np.full(n, "", dtype=object)
     log_ratio = np.full(n, np.nan)
     survives = {s.name: np.zeros(n, dtype=bool) for s in sets}
-    max_days = market.window_days + SCREEN_BT_DAYS
-    for idx, panel in group_by_history(cut, max_days, market.window_days):
+    span_days = market.window_days + SCREEN_BT_DAYS
+    for idx, panel in group_by_history(cut, span_days, market.window_days):
         at = np.asarray([rows[j] for j in idx])
         metrics = compute_metrics(plugins, panel)
         if ZONE.name in metrics.values:
             zone[at] = np.asarray(metrics.values[ZONE.name], dtype=object)
         log_ratio[at] = np.log(panel.close_a[:, -1] / panel.close_b[:, -1])
-        history = np.array([cut[j].n_days for j in idx])
+        history = np.array([cut[j].calendar_days for j in idx])
         legs = tuple(depegged_legs(depegs, a, b) for a, b in zip(panel.a, panel.b, strict=True))
         depegged = np.array([bool(pair_legs) for pair_legs in legs])
         for rule_set in sets:

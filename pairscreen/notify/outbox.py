@@ -308,7 +308,13 @@ def pending_count() -> int:
     return int(Outbox.select().where(Outbox.status == "pending").count())
 
 
-CHANNEL_NAMES = {"email": "e-mail", "telegram": "Telegram", "webhook": "webhook"}
+CHANNEL_NAMES = {
+    "email": "e-mail",
+    "telegram": "Telegram",
+    "webhook": "webhook",
+    "discord": "Discord",
+    "slack": "Slack",
+}
 
 
 @dataclass(frozen=True)
@@ -355,7 +361,13 @@ OUTBOX_STATUSES = ("pending", "failed", "sent")
 
 
 def listing(status: str | None = "pending", limit: int = 100) -> list[dict[str, Any]]:
-    """The outbox's messages of ``status`` (None: all), next due first, for people to read."""
+    """The outbox's messages of ``status`` (None: all), next due first, for people to read.
+
+    A URL address (webhook, Discord, Slack) shows its scheme and host only: the listing is
+    read over a shoulder and pasted into tickets, and the URL's path is the channel's secret.
+    """
+    from pairscreen.notify.channels import masked
+
     query = Outbox.select(
         Outbox.id,
         Outbox.channel,
@@ -375,7 +387,7 @@ def listing(status: str | None = "pending", limit: int = 100) -> list[dict[str, 
         {
             "id": row.id,
             "channel": row.channel,
-            "address": row.address,
+            "address": masked(row.channel, row.address),
             "subject": row.subject,
             "status": row.status,
             "attempts": row.attempts,

@@ -1,14 +1,17 @@
 """``pairscreen notify run``: move every watchlist item's state and queue its notifications.
 
 1. The live position of every watched pair (in the item's own orientation) is computed in
-   one batch: the aligned histories are grouped by length (``group_by_history``), one panel
+   one batch: the aligned histories are grouped by calendar (``group_by_history``), one panel
    per group, and ``position`` is read from the metrics (``compute_metrics``), exactly as
    ``/pair/{a}/{b}`` computes it.
-2. Each item moves through :func:`pairscreen.notify.states.next_state`.
+2. Each item moves through :func:`pairscreen.notify.states.next_state`, with its own
+   re-arm margin, cooldown and snooze (alert hygiene: a muted entry moves the state and
+   sends nothing).
 3. In one write transaction, each moved item is updated with a conditional UPDATE (``WHERE
    last_notified_state = <the state it was evaluated from>``) and, when the entry notifies
    and the owner's tier is active, one outbox row per enabled channel of the owner is
-   queued. A concurrent run that evaluated the same item from the same state matches no
+   queued, and the item's ``last_notified_at`` (where its cooldown starts) is set. A
+   concurrent run that evaluated the same item from the same state matches no
    row and queues nothing; a crash before the commit leaves both the states and the outbox
    as they were.
 
@@ -67,6 +70,7 @@ class NotifyReport:
     items: int = 0
     evaluated: int = 0  # items whose pair had enough data for a position
     moved: int = 0
+    muted: int = 0  # entries that would have notified but fell in a cooldown or a snooze
     notifications: int = 0  # outbox rows queued
     transitions: list[tuple[int, Transition]] | None = None
 
@@ -74,6 +78,7 @@ class NotifyReport:
         return (
             f"{self.items} watchlist items, {self.evaluated} with a position, "
             f"{self.moved} changed state, {self.notifications} notifications queued"
+            + (f" ({self.muted} muted by a cooldown or snooze)" if self.muted else "")
         )
 
 
@@ -85,7 +90,7 @@ def live_positions(rt: Runtime, pairs: set[tuple[str, str]]) -> dict[tuple[str, 
         if a not in candles or b not in candles:
             continue
         pair = align(candles[a], candles[b])
-        if pair.n_days >= max(rt.settings.min_history_days, 2):
+        if pair.n_days >= 2 and pair.calendar_days >= rt.settings.min_history_days:
             aligned.append(pair)
     out: dict[tuple[str, str], PairPosition] = {}
     window = rt.settings.window_days
@@ -122,6 +127,11 @@ def run_notifications(rt: Runtime, *, at: datetime | None = None) -> NotifyRepor
             pos.position,
             notify_approach=item.notify_approach,
             notify_in_zone=item.notify_in_zone,
+            margin=item.rearm_margin,
+            now=at,
+            last_notified_at=item.last_notified_at,
+            cooldown_hours=item.cooldown_hours,
+            snoozed_until=item.snoozed_until,
         )
         if t.moved:
             planned.append((item, t, pos))
@@ -130,8 +140,12 @@ def run_notifications(rt: Runtime, *, at: datetime | None = None) -> NotifyRepor
     with write_transaction():
         where = destinations([u for u in owners if u in active])
         for item, t, pos in planned:
+            sends = t.notify and item.user_id in active
+            values: dict[str, Any] = {"last_notified_state": t.state, "state_changed_at": at}
+            if sends:
+                values["last_notified_at"] = at
             changed = (
-                WatchlistItem.update(last_notified_state=t.state, state_changed_at=at)
+                WatchlistItem.update(**values)
                 .where(
                     (WatchlistItem.id == item.id)
                     & (WatchlistItem.last_notified_state == t.previous)
@@ -141,8 +155,9 @@ def run_notifications(rt: Runtime, *, at: datetime | None = None) -> NotifyRepor
             if changed != 1:
                 continue  # another run moved it first
             report.moved += 1
+            report.muted += bool(t.muted)
             transitions.append((item.id, t))
-            if t.notify and item.user_id in active:
+            if sends:
                 report.notifications += enqueue(
                     _messages(item, t, pos, at, where.get(item.user_id, [])), at=at
                 )

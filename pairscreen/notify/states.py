@@ -26,13 +26,20 @@ its approach band by ``margin`` (default 0.02): a bottom excursion ends at posit
 0.3 or 0.7 by less than the margin produces one notification, not one per flip; flapping
 around 0.2 or 0.8 produces none after the first (the state only deepens). A position that
 jumps from one side straight to the other ends the first excursion and starts the other.
-A NaN position (no data) changes nothing.
+A NaN position (no data) changes nothing. ``margin`` is the item's ``rearm_margin``.
+
+Alert hygiene mutes an entry that would notify, without stopping the state: during the
+item's *cooldown* (``cooldown_hours`` after its last notification) and until its *snooze*
+ends (``snoozed_until``), the state still moves but nothing is sent, then or later
+(:attr:`Transition.muted` says why). Like a switch turned on later, the end of a mute never
+sends a stale notification: the next one is the next entry into a state.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Literal
 
 State = Literal["none", "approach_bottom", "in_bottom", "approach_top", "in_top"]
@@ -43,6 +50,8 @@ BOTTOM_APPROACH_EDGE = 0.3  # below (and ≥ 0.2): approaching the bottom zone
 TOP_APPROACH_EDGE = 0.7  # above (and ≤ 0.8): approaching the top zone
 TOP_EDGE = 0.8  # above: in the top zone
 DEFAULT_MARGIN = 0.02
+MAX_MARGIN = 0.2  # a bottom excursion then ends at 0.5 at the latest, the middle of mid
+MAX_COOLDOWN_HOURS = 8760  # a year
 
 _SIDE = {"approach_bottom": "bottom", "in_bottom": "bottom", "approach_top": "top", "in_top": "top"}
 
@@ -72,6 +81,7 @@ class Transition:
     previous: str
     state: str
     notify: bool
+    muted: str = ""  # "cooldown" or "snooze" when an entry that would notify was muted
 
     @property
     def moved(self) -> bool:
@@ -98,8 +108,15 @@ def next_state(
     notify_approach: bool = True,
     notify_in_zone: bool = True,
     margin: float = DEFAULT_MARGIN,
+    now: datetime | None = None,
+    last_notified_at: datetime | None = None,
+    cooldown_hours: int = 0,
+    snoozed_until: datetime | None = None,
 ) -> Transition:
-    """Move ``previous`` by a new ``position``; see the module docstring for the rules."""
+    """Move ``previous`` by a new ``position``; see the module docstring for the rules.
+
+    ``now`` is the time of the evaluation; the cooldown and the snooze need it.
+    """
     if previous not in STATES:
         raise ValueError(f"unknown watchlist state {previous!r}")
     if position is None or not math.isfinite(position):
@@ -115,7 +132,32 @@ def next_state(
     elif side == "top" and position > top_exit:
         new = "in_top" if position > TOP_EDGE else previous
     notify = new != previous and new != "none" and _subscribed(new, notify_approach, notify_in_zone)
-    return Transition(previous, new, notify)
+    muted = mute_reason(now, last_notified_at, cooldown_hours, snoozed_until) if notify else ""
+    return Transition(previous, new, notify and not muted, muted)
+
+
+def cooldown_end(last_notified_at: datetime | None, cooldown_hours: int) -> datetime | None:
+    """When an item's cooldown ends: ``cooldown_hours`` after its last notification."""
+    if last_notified_at is None or cooldown_hours <= 0:
+        return None
+    return last_notified_at + timedelta(hours=cooldown_hours)
+
+
+def mute_reason(
+    now: datetime | None,
+    last_notified_at: datetime | None,
+    cooldown_hours: int,
+    snoozed_until: datetime | None,
+) -> str:
+    """``"snooze"`` or ``"cooldown"`` when a notification at ``now`` is muted, else ``""``."""
+    if now is None:
+        return ""
+    if snoozed_until is not None and now < snoozed_until:
+        return "snooze"
+    until = cooldown_end(last_notified_at, cooldown_hours)
+    if until is not None and now < until:
+        return "cooldown"
+    return ""
 
 
 def _subscribed(state: str, notify_approach: bool, notify_in_zone: bool) -> bool:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import peewee
@@ -12,6 +13,8 @@ from pairscreen.access.accounts import AccountError, find_user
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import WatchlistItem, canonical_pair
 from pairscreen.errors import BadRequest, Conflict, NotFound
+from pairscreen.notify.hygiene import HygieneChange
+from pairscreen.notify.states import cooldown_end
 from pairscreen.universe import Universe
 
 
@@ -25,7 +28,16 @@ def item_json(item: WatchlistItem) -> dict[str, Any]:
         "last_notified_state": item.last_notified_state,
         "state_changed_at": clock.iso(item.state_changed_at) if item.state_changed_at else None,
         "created_at": clock.iso(item.created_at),
+        "cooldown_hours": item.cooldown_hours,
+        "snoozed_until": _iso(item.snoozed_until),
+        "rearm_margin": item.rearm_margin,
+        "last_notified_at": _iso(item.last_notified_at),
+        "cooldown_until": _iso(cooldown_end(item.last_notified_at, item.cooldown_hours)),
     }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return clock.iso(moment) if moment is not None else None
 
 
 def watchlist_of(user_id: int) -> dict[str, Any]:
@@ -69,6 +81,7 @@ def save_item(
     in_zone: bool | None = None,
     owner: str = "your watchlist",
     update: bool = True,
+    hygiene: HygieneChange | None = None,
 ) -> tuple[WatchlistItem, bool]:
     """Watch ``a``/``b`` for the user, or set an existing item's switches; (item, created).
 
@@ -80,9 +93,12 @@ def save_item(
     quietly keeping the other orientation, or flipping it mid-excursion, would surprise the
     trader. ``update=False`` refuses an existing item too (the CLI's ``add``). A new item
     beyond the tier's :data:`ITEM_LIMITS` is refused (409). The unique ``pair_key`` index
-    settles two concurrent writes: the loser gets the 409.
+    settles two concurrent writes: the loser gets the 409. ``hygiene`` sets the item's
+    cooldown, snooze and re-arm margin the same way (a value left ``None`` keeps the item's,
+    or the default for a new one).
     """
     a, b = pair_tickers(universe, a, b)
+    hygiene = hygiene or HygieneChange()
     key = canonical_pair(a, b)
     try:
         with write_transaction():
@@ -97,17 +113,32 @@ def save_item(
                     notify_approach=True if approach is None else approach,
                     notify_in_zone=True if in_zone is None else in_zone,
                 )
+                if _apply(item, hygiene):
+                    item.save()
                 return item, True
             if update and (existing.a, existing.b) == (a, b):
                 if approach is not None:
                     existing.notify_approach = approach
                 if in_zone is not None:
                     existing.notify_in_zone = in_zone
+                _apply(existing, hygiene)
                 existing.save()
                 return existing, False
     except peewee.IntegrityError:
         existing = _item_on(user_id, key)  # a concurrent write of this pair won
     raise Conflict(_already_watched(owner, a, b, existing))
+
+
+def _apply(item: WatchlistItem, change: HygieneChange) -> bool:
+    """Set the hygiene values ``change`` gives on ``item``; whether any was given."""
+    changed = False
+    if change.cooldown_hours is not None:
+        item.cooldown_hours, changed = change.cooldown_hours, True
+    if change.rearm_margin is not None:
+        item.rearm_margin, changed = change.rearm_margin, True
+    if change.clear_snooze or change.snoozed_until is not None:
+        item.snoozed_until, changed = change.snoozed_until, True
+    return changed
 
 
 def delete_item(universe: Universe, user_id: int, a: str, b: str, *, owner: str) -> str:
@@ -157,7 +188,13 @@ def _already_watched(owner: str, a: str, b: str, existing: WatchlistItem | None)
 
 
 def add_item(
-    universe: Universe, email: str, pair: str, *, approach: bool = True, in_zone: bool = True
+    universe: Universe,
+    email: str,
+    pair: str,
+    *,
+    approach: bool = True,
+    in_zone: bool = True,
+    hygiene: HygieneChange | None = None,
 ) -> WatchlistItem:
     """Watch ``pair`` (``"A/B"``) for ``email``; refused when the pair is already watched
     either way round, or when the watchlist is full (:func:`save_item`)."""
@@ -173,6 +210,38 @@ def add_item(
         in_zone=in_zone,
         owner=f"{user.email}'s watchlist",
         update=False,
+        hygiene=hygiene,
+    )
+    return item
+
+
+def set_item(
+    universe: Universe,
+    email: str,
+    pair: str,
+    *,
+    approach: bool | None = None,
+    in_zone: bool | None = None,
+    hygiene: HygieneChange | None = None,
+) -> WatchlistItem:
+    """Change the switches and hygiene of the item watching ``pair`` as written (the CLI's
+    ``watchlist set``); 404 when the user does not watch it that way round."""
+    user = find_user(email)
+    a, b = parse_pair(universe, pair)
+    owner = f"{user.email}'s watchlist"
+    existing = _item_on(user.id, canonical_pair(a, b))
+    if existing is None:
+        raise NotFound(f"{a}/{b} is not on {owner}")
+    item, _ = save_item(
+        universe,
+        user.id,
+        user.tier,
+        a,
+        b,
+        approach=approach,
+        in_zone=in_zone,
+        owner=owner,
+        hygiene=hygiene,
     )
     return item
 

@@ -6,19 +6,24 @@ last ``window_days + bt`` days), the current position and zone are the metric pl
 (:func:`~pairscreen.engine.evaluate.compute_metrics`) and the swaps are the configured
 strategy's, both legs, with trades. What this module adds is the rolling bands.
 
-Bands: for every day ``t`` of the backtest window, p5/p15/p85/p95 of the ``window_days``
-log-ratios strictly before ``t`` (numpy's linear interpolation, like the snapshot's bands),
-the window the walk-forward backtest uses on that day. With a short history (fewer than
-``window_days`` days before ``t``) the window is every day before ``t``. On the last day this
-is exactly ``H``, so the drawn band at the current point is the snapshot's ``p5 .. p95``.
-Days before the backtest window (the band window itself) have no band drawn (NaN): each of
-those days' bands would need history the chart does not show.
+Bands: for every day ``t`` of the backtest window, p5/p15/p85/p95 of the log-ratios of the
+``window_days`` calendar days strictly before ``t`` (numpy's linear interpolation, like the
+snapshot's bands), the window the walk-forward backtest uses on that day. With a short
+history the window is every day before ``t``. On the last day this is exactly ``H``, so the
+drawn band at the current point is the snapshot's ``p5 .. p95``. Days before the backtest
+window (the band window itself) have no band drawn (NaN): each of those days' bands would
+need history the chart does not show.
+
+The drawn days are the common closes of the last ``window_days + bt`` calendar days (the
+snapshot's panel without the close before that span it may hold to know the history covers
+it): for a pair mixing calendars, fewer closes than days.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -64,23 +69,26 @@ def chart_data(rt: Runtime, a: str, b: str, bt: int) -> ChartData:
     settings = rt.settings
     panel = snapshot_panel(rt, pair, bt)
     legs = run_legs(rt.plugins.strategies.get(settings.strategy), panel, bt, with_trades=True)
-    start = panel.n_days - int(legs["A"].history_days[0])
+    start = panel.n_days - int(legs["A"].simulated_closes()[0])
+    offsets = panel.day_offsets
+    drawn = panel.calendar_window(settings.window_days + bt).start  # first drawn column
     r = panel.log_ratio[0]
-    bands = rolling_bands(r, start, settings.window_days)
+    bands = rolling_bands(r, start, settings.window_days, offsets)
     values = compute_metrics(rt.plugins, panel).values
     current, position, zone = _current(values, panel, bands)
+    bands = {name: band[drawn:] for name, band in bands.items()}
     return ChartData(
         a=asset_a.ticker,
         b=asset_b.ticker,
         bt_days=bt,
-        dates=panel.dates[0],
-        log_ratio=r,
+        dates=panel.dates[0, drawn:],
+        log_ratio=r[drawn:],
         bands=bands,
         current=current,
         position=position,
         zone=zone,
-        backtest_start_index=start,
-        trades={leg: _trades(batch, leg) for leg, batch in legs.items()},
+        backtest_start_index=start - drawn,
+        trades={leg: _trades(batch, leg, drawn) for leg, batch in legs.items()},
         data_time=datetime.fromisoformat(str(pair.dates[-1].astype("datetime64[D]"))).replace(
             tzinfo=UTC
         ),
@@ -151,16 +159,27 @@ def _values(v: np.ndarray) -> list[float | None]:
     return [float(x) if np.isfinite(x) else None for x in v]
 
 
-def rolling_bands(r: np.ndarray, start: int, window: int) -> dict[str, np.ndarray]:
-    """Per day ``t >= start``: the band percentiles of the ``window`` values before ``t``.
+def rolling_bands(
+    r: np.ndarray, start: int, window: int, days_back: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """Per day ``t >= start``: the band percentiles of the values of the ``window`` calendar
+    days before ``t``.
 
-    Days before ``start`` are NaN. Values are numpy's linear-interpolation percentiles, the
-    same as ``np.percentile(r[max(0, t - window):t], q)`` day by day.
+    ``days_back`` gives each value's calendar days before the last one (None: one value a
+    day). Days before ``start`` are NaN. Values are numpy's linear-interpolation percentiles,
+    the same as ``np.percentile(r[max(0, t - window):t], q)`` day by day for daily values.
     """
     n = len(r)
     start = max(1, min(int(start), n))
     q = list(BAND_PERCENTILES.values())
     out = np.full((len(q), n), np.nan)
+    if days_back is not None and not bool((np.diff(days_back) == -1).all()):
+        rising = -np.asarray(days_back)
+        for t in range(start, n):
+            lo = int(np.searchsorted(rising, -(int(days_back[t]) + window), side="left"))
+            if lo < t:
+                out[:, t] = np.percentile(r[lo:t], q)
+        return dict(zip(BAND_PERCENTILES, out, strict=True))
     full_from = max(start, window)  # first day with a whole window before it
     if full_from < n:
         windows = sliding_window_view(r[: n - 1], window)[full_from - window :]
@@ -189,11 +208,12 @@ def _current(
     return current, position, zone
 
 
-def _trades(batch: BacktestBatch, leg: str) -> tuple[Trade, ...]:
+def _trades(batch: BacktestBatch, leg: str, drawn: int) -> tuple[Trade, ...]:
+    """The leg's swaps, with ``day_index`` counted from the first drawn column."""
     if batch.trades is None:
         log.warning("strategy returned no trades for leg %s; the chart shows none", leg)
         return ()
-    return tuple(batch.trades[0])
+    return tuple(replace(t, day_index=t.day_index - drawn) for t in batch.trades[0])
 
 
 def _note(rt: Runtime, a: Asset, b: Asset) -> str:

@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from pairscreen.engine.screen_rules import SCREEN_FIELDS
 from pairscreen.screening.json_items import Element, walk
 from pairscreen.screening.published import PublishedScreen
 
@@ -45,7 +46,7 @@ def columns(payload: str) -> list[str]:
     """The header: identity, every metric field, then the backtest of leg A and of leg B."""
     metric_names = dict.fromkeys(name for s in survivors(payload) for name in s["metrics"])
     legs = [f"backtest_{leg}_{name}" for leg in ("A", "B") for name in LEG_FIELDS]
-    return [*IDENTITY, *metric_names, "backtest_history_days", *legs]
+    return [*IDENTITY, *SCREEN_FIELDS, *metric_names, "backtest_history_days", *legs]
 
 
 def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:
@@ -60,6 +61,7 @@ def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:
         "sector": survivor["sector"],
         "score": survivor["score"],
         "data_time": survivor.get("data_time"),
+        **{name: survivor.get(name) for name in SCREEN_FIELDS},
         **survivor["metrics"],
         "backtest_history_days": backtest.get("history_days"),
     }

@@ -20,9 +20,12 @@ from pairscreen.market.cutoff import close_of
 KEPT_IN_MEMORY = 32  # payloads a runtime keeps in memory, the least recently used dropped
 
 
+# A date, or a date and a time (hours, minutes and seconds optional from the right) with an
+# optional offset: ``Z``, ``+01:00``, ``+0100`` or ``+01``. An unencoded ``+`` in a URL's query
+# arrives as a space, so a space before the offset reads as ``+``.
 MOMENT = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})"
-    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|[+-]\d{2}:\d{2})?)?"
+    r"(?:[Tt ](\d{2})(?::(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?([Zz]|[+\- ]\d{2}(?::?\d{2})?)?)?"
 )
 
 
@@ -43,7 +46,7 @@ def parse_moment(text: str) -> datetime:
             return _clamped(lambda: close_of(calendar_day), calendar_day)
         micro = int((fraction or "0")[:6].ljust(6, "0"))
         # a leap second (:60) is the last instant of its minute
-        clock_time = time(int(hour), int(minute), min(int(second or 0), 59), micro)
+        clock_time = time(int(hour), int(minute or 0), min(int(second or 0), 59), micro)
         zone = UTC if offset in (None, "Z", "z") else _zone(offset)
         moment = datetime.combine(calendar_day, clock_time, zone)
         return _clamped(lambda: moment.astimezone(UTC), calendar_day)
@@ -55,8 +58,8 @@ def parse_moment(text: str) -> datetime:
 
 
 def _zone(offset: str) -> timezone:
-    sign = -1 if offset[0] == "-" else 1
-    hours, minutes = int(offset[1:3]), int(offset[4:6])
+    sign = -1 if offset[0] == "-" else 1  # "+", or the space an unencoded "+" became
+    hours, minutes = int(offset[1:3]), int(offset[-2:]) if len(offset) > 3 else 0
     if hours > 23 or minutes > 59:
         raise ValueError(offset)
     return timezone(sign * timedelta(hours=hours, minutes=minutes))

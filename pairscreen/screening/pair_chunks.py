@@ -27,6 +27,8 @@ from pairscreen.engine.costs import leg_slippage, with_costs
 from pairscreen.engine.evaluate import leg_breakeven_fee
 from pairscreen.engine.filtering import FilterChoice, filter_code
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
+from pairscreen.engine.screen_rules import QVALUE_FIELDS
+from pairscreen.engine.windows import windows_of
 from pairscreen.hooks import Plugins
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg
 from pairscreen.universe import SwapCosts, pair_sector
@@ -56,6 +58,7 @@ class ScreenSpec:
 
     @property
     def max_days(self) -> int:
+        """The calendar span a pair's panel covers: the band window before the backtest's."""
         return self.window_days + self.bt_days
 
     @property
@@ -73,7 +76,15 @@ class PairsOutcome:
     # (-score, A, B, the survivor's JSON object, zlib-compressed): sorted, they give the
     # published order. Compressed, a survivor holds about a third of its 1.2 KB of JSON
     # while the screen runs (200,000 survivors: 80 MB instead of 240).
-    survivors: list[tuple[float, str, str, bytes]] = field(default_factory=list)
+    # Each survivor's p-values (``QVALUE_FIELDS`` order) follow; ties in the first three never
+    # reach them, since a pair appears once.
+    survivors: list[tuple[float, str, str, bytes, float, float]] = field(default_factory=list)
+    # Pairs that reached the metrics, and per p-value field its value for each of them, one
+    # float array per group: what the q-values are computed from once every chunk is in.
+    tested: int = 0
+    pvalues: dict[str, list[np.ndarray]] = field(
+        default_factory=lambda: {name: [] for name in QVALUE_FIELDS}
+    )
     newest: np.datetime64 | None = None
     oldest: np.datetime64 | None = None
 
@@ -89,6 +100,9 @@ class PairsOutcome:
         self.pairs += other.pairs
         self.rejected.update(other.rejected)
         self.survivors.extend(other.survivors)
+        self.tested += other.tested
+        for name, parts in other.pvalues.items():
+            self.pvalues.setdefault(name, []).extend(parts)
         for day in (other.newest, other.oldest):
             if day is not None:
                 self.saw_days(np.array([day]))
@@ -105,24 +119,30 @@ class GroupJob:
 
 
 def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[GroupJob]]:
-    """Align a chunk's pairs; the too-short ones counted, the rest as equal-history jobs."""
+    """Align a chunk's pairs; the too-short ones counted, the rest as one job per calendar
+    (pairs whose windows are the same columns, see :meth:`CandleMatrix.spans`)."""
     ia, ib = task
     outcome = PairsOutcome(pairs=int(ia.shape[0]))
     common = spec.matrix.common(ia, ib)
-    history = common.sum(axis=1)
-    usable = history >= spec.min_history_days
-    short = int(ia.shape[0] - usable.sum())
+    some = common.any(axis=1)
+    ia, ib, common = ia[some], ib[some], common[some]
+    spans = spec.matrix.spans(common, spec.max_days)
+    usable = spans.history_days >= spec.min_history_days
+    short = int(outcome.pairs - usable.sum())
     if short:
         outcome.rejected[TOO_SHORT] += short
-    ia, ib, common, history = ia[usable], ib[usable], common[usable], history[usable]
-    last_day = spec.matrix.last_common_day(common)
+    if not usable.any():
+        return outcome, []
+    ia, ib = ia[usable], ib[usable]
+    history, last_day = spans.history_days[usable], spans.last_day[usable]
+    group, closes, keep = spans.group[usable], spans.closes[usable], spans.keep[usable]
     outcome.saw_days(last_day)
-    capped = np.minimum(history, spec.max_days)
     groups: list[GroupJob] = []
-    for days in sorted({int(d) for d in capped}, reverse=True):
-        rows = np.flatnonzero(capped == days)
+    for g in np.unique(group):
+        rows = np.flatnonzero(group == g)
         ga, gb = ia[rows], ib[rows]
-        panel = spec.matrix.panel(ga, gb, common[rows], days, spec.window_days)
+        days = int(closes[rows[0]])
+        panel = spec.matrix.panel(ga, gb, keep[rows], days, spec.window_days)
         if not spec.costs.is_zero:
             slippage = leg_slippage(spec.costs, spec.assets)
             panel = with_costs(panel, spec.costs, slippage[ga], slippage[gb])
@@ -151,6 +171,15 @@ def add_result(
 ) -> None:
     """Count a group's rejections and serialise its survivors into ``outcome``."""
     outcome.rejected.update(filter_code(r) for r in result.reasons if r)
+    n_pairs = len(result.reasons)
+    outcome.tested += n_pairs
+    pvalues = {}
+    for name in QVALUE_FIELDS:
+        values = result.metrics.values.get(name)  # absent when its metric failed
+        column = np.full(n_pairs, np.nan) if values is None else np.asarray(values, dtype=float)
+        outcome.pvalues.setdefault(name, []).append(column)
+        pvalues[name] = column
+    coint, adf = (pvalues[name] for name in QVALUE_FIELDS)
     for j, i in enumerate(result.survivors):
         a = spec.assets[group.ia[i]]
         b = spec.assets[group.ib[i]]
@@ -161,15 +190,19 @@ def add_result(
             "data_time": day_iso(group.last_day[i]),
             "score": score,
             "metrics": result.metrics.row(int(i)),
+            "windows": windows_of(group.job.panel, int(i), result.legs["A"], j),
             "backtest": {
                 "history_days": int(result.legs["A"].history_days[j]),
+                "observations": int(result.legs["A"].simulated_closes()[j]),
                 "A": screen_leg(result.legs["A"], j, a.ticker),
                 "B": screen_leg(result.legs["B"], j, b.ticker),
             },
         }
         text = json.dumps(survivor, allow_nan=False, separators=(",", ":"))
         packed = zlib.compress(text.encode(), SURVIVOR_ZLIB_LEVEL)
-        outcome.survivors.append((-score, a.ticker, b.ticker, packed))
+        outcome.survivors.append(
+            (-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]))
+        )
 
 
 def evaluate_pairs(plugins: Plugins, spec: ScreenSpec, task: PairTask) -> PairsOutcome:

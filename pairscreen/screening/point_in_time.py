@@ -13,7 +13,7 @@ import json
 from datetime import date
 
 from pairscreen.db.connection import write_transaction
-from pairscreen.db.models import Screen
+from pairscreen.db.models import Screen, survivor_keys
 from pairscreen.market.cutoff import close_of
 from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
@@ -54,6 +54,7 @@ def run_screen_as_of(
             data_source=payload["data_source"],
             payload=json.dumps(payload, allow_nan=False, separators=(",", ":")),
             as_of=day,
+            survivor_keys=survivor_keys([tuple(s["pair"]) for s in payload["survivors"]]),
         )
     return ScreenSummary(
         row.id,

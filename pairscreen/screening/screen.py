@@ -18,11 +18,19 @@ from peewee import fn
 
 from pairscreen import clock
 from pairscreen.db.connection import database, is_sqlite, write_transaction
-from pairscreen.db.models import JobRun, Screen
+from pairscreen.db.models import JobRun, Screen, survivor_keys
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
-from pairscreen.engine.filtering import choose_filter, filter_codes
+from pairscreen.engine.fdr import QValues
+from pairscreen.engine.filtering import filter_codes
+from pairscreen.engine.guarantees import CORE_CODES
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
+from pairscreen.engine.screen_rules import (
+    QVALUE_FIELDS,
+    SCREEN_FIELDS,
+    SCREEN_RULES,
+    screen_rule_reason,
+)
 from pairscreen.market.cutoff import candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, last_days
 from pairscreen.pegs.status import active_depegs
@@ -37,6 +45,7 @@ from pairscreen.screening.pair_chunks import (
     day_iso,
     evaluate_pairs,
 )
+from pairscreen.screening.persistence import spaced_screens, survived_count, survivor_sets
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.types import Asset, Candles
 
@@ -90,6 +99,7 @@ def run_screen(
             n_survivors=computed.n_survivors,
             data_source=computed.data_source,
             payload=_payload_value(computed.text),
+            survivor_keys=computed.survivor_keys,
         )
         _write_payload(row.id, computed.text)
         regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
@@ -99,7 +109,10 @@ def run_screen(
             .order_by(Screen.id.desc())
             .limit(rt.settings.screens_kept)
         )
-        Screen.delete().where(Screen.id.not_in(keep) & regular).execute()
+        # The screens the next one's persistence reads stay too, however many ran between.
+        counted = [s.id for s in spaced_screens(generated_at, rt.settings.persistence_screens)]
+        pruned = Screen.id.not_in(keep) & Screen.id.not_in(counted or [0]) & regular
+        Screen.delete().where(pruned).execute()
         JobRun.replace(name="screen", finished_at=clock.now()).execute()
     rt.published.forget()  # this runtime serves the new screen at once
     return ScreenSummary(
@@ -183,6 +196,7 @@ class ComputedScreen:
     n_survivors: int
     rejected: dict[str, int]
     data_source: str
+    survivor_keys: str = ""
 
 
 def screen_text(
@@ -203,7 +217,7 @@ def screen_text(
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     settings = rt.settings
-    choice = choose_filter(rt.plugins, rt.universe)
+    choice = rt.screen_filter
     candles = rt.candles.get()
     if as_of is not None:
         candles = candles_until(candles, as_of)
@@ -239,35 +253,75 @@ def screen_text(
         done += part.pairs
         if on_progress is not None:
             on_progress(done, total)
-    codes = dict.fromkeys((STALE, TOO_SHORT, *filter_codes(rt.plugins.filters.get(choice.name))))
-    rejected = {code: outcome.rejected.get(code, 0) for code in codes}
+    codes = dict.fromkeys(
+        (
+            STALE,
+            TOO_SHORT,
+            *CORE_CODES,
+            *filter_codes(rt.plugins.filters.get(choice.name)),
+            *(rule.code for rule in SCREEN_RULES),
+        )
+    )
+    qvalues = {
+        name: QValues.of(np.concatenate(parts) if parts else np.empty(0))
+        for name, parts in outcome.pvalues.items()
+    }
+    outcome.pvalues.clear()
+    previous = spaced_screens(generated_at, settings.persistence_screens)
+    counted = survivor_sets(previous)
     survivors = outcome.survivors
     survivors.sort(reverse=True)  # worst first: popping from the end gives the published order
-    n_survivors = len(survivors)
+    coint_q, adf_q = (
+        qvalues[name].lookup(np.array([entry[4 + k] for entry in survivors], dtype=float))
+        for k, name in enumerate(QVALUE_FIELDS)
+    )
     head = {
         "generated_at": clock.iso(generated_at),
         "n_pairs_screened": total,
-        "n_survivors": n_survivors,
+        "pairs_tested": outcome.tested,
     }
     source = data_source_label(rt)
+    texts: list[str] = []
+    keys: list[tuple[str, str]] = []
+    # Each survivor is decompressed as its compressed copy is dropped, so the two never
+    # coexist in full; the screen-wide rules decide here, with the whole screen known.
+    while survivors:
+        k = len(survivors) - 1
+        _, a, b, packed, _, _ = survivors.pop()
+        extra = {
+            "coint_qvalue": _number_or_none(coint_q[k]),
+            "adf_qvalue": _number_or_none(adf_q[k]),
+            "survived_last": survived_count(a, b, counted),
+        }
+        reason = screen_rule_reason(choice.screen_wide, extra)
+        if reason:
+            outcome.rejected[reason] += 1
+            continue
+        text = zlib.decompress(packed).decode()
+        texts.append(f"{text[:-1]},{_json(extra)[1:]}")
+        keys.append((a, b))
+    rejected = {code: outcome.rejected.get(code, 0) for code in codes}
+    n_survivors = len(texts)
+    head["n_survivors"] = n_survivors
     tail = {
         "data_source": source,
         "rejected": rejected,
         "data_time": data_time_range(outcome),
         "filter": choice.as_json(),
+        "screen_rules": dict(choice.screen_wide),
         "backtest_days": SCREEN_BT_DAYS,
+        "qvalue_tests": {name: qvalues[name].tests for name in QVALUE_FIELDS},
+        "persistence_screens": [clock.iso(p.generated_at) for p in previous],
     }
-    parts = [_json(head)[:-1], ',"survivors":[']
-    # Each survivor is decompressed as its compressed copy is dropped, so the two never
-    # coexist in full.
-    while survivors:
-        text = zlib.decompress(survivors.pop()[3]).decode()
-        parts.append(f",{text}" if len(parts) > 2 else text)
-    parts += ["],", _json(tail)[1:]]
-    del outcome
+    parts = [_json(head)[:-1], ',"survivors":[', ",".join(texts), "],", _json(tail)[1:]]
+    del outcome, texts
     text = "".join(parts)
     del parts
-    return ComputedScreen(text, total, n_survivors, rejected, source)
+    return ComputedScreen(text, total, n_survivors, rejected, source, survivor_keys(keys))
+
+
+def _number_or_none(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
 
 
 def _screened_rows(
@@ -334,11 +388,6 @@ def latest_screen_json(rt: Runtime) -> str:
     return rt.published.latest().payload
 
 
-def latest_pairs_json(rt: Runtime) -> str:
-    """The ``/pairs`` body of the latest screen as JSON text; NotFound before the first one."""
-    return pairs_json(rt.published.latest())
-
-
 def pairs_json(screen: PublishedScreen) -> str:
     """The ``/pairs`` body of ``screen``, serialised once per screen."""
     return screen.view("pairs", _render_pairs)
@@ -365,6 +414,7 @@ def compact_pair(survivor: dict[str, Any]) -> dict[str, Any]:
         "sector": survivor["sector"],
         **present(survivor["metrics"], ZONE, POSITION),
         "score": survivor["score"],
+        **{k: survivor[k] for k in SCREEN_FIELDS if k in survivor},
     }
 
 

@@ -11,12 +11,14 @@ import numpy as np
 from pairscreen import clock
 from pairscreen.engine.costs import leg_slippage, with_costs
 from pairscreen.engine.evaluate import compute_metrics, leg_breakeven_fee, run_legs
-from pairscreen.engine.filtering import choose_filter, filter_reasons
-from pairscreen.engine.panels import AlignedPair, align, panel_of
+from pairscreen.engine.filtering import filter_reasons
+from pairscreen.engine.panels import AlignedPair, align, span_panel
+from pairscreen.engine.windows import windows_of
 from pairscreen.errors import BadRequest, NotFound
 from pairscreen.market.freshness import day_of, day_start, leg_freshness, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
+from pairscreen.screening.persistence import recent_verdicts
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, PairPanel
 from pairscreen.universe import pair_sector
 
@@ -44,10 +46,10 @@ def resolve_pair(rt: Runtime, a: str, b: str) -> tuple[Asset, Asset, AlignedPair
             raise NotFound(f"No data yet for {asset.ticker}: its candles have not been synced.")
     pair = align(candles[asset_a.ticker], candles[asset_b.ticker])
     minimum = rt.settings.min_history_days
-    if pair.n_days < minimum:
+    if pair.calendar_days < minimum:
         raise NotFound(
-            f"No data yet for {asset_a.ticker}/{asset_b.ticker}: {pair.n_days} days of common "
-            f"history, at least {minimum} are needed."
+            f"No data yet for {asset_a.ticker}/{asset_b.ticker}: {pair.calendar_days} days of "
+            f"common history, at least {minimum} are needed."
         )
     return asset_a, asset_b, pair
 
@@ -60,10 +62,11 @@ def _resolve(rt: Runtime, ticker: str) -> Asset:
 
 
 def snapshot_panel(rt: Runtime, pair: AlignedPair, bt: int) -> PairPanel:
-    """The pair as a panel of one: the band window plus the ``bt`` backtest days, with the
-    universe's swap costs."""
+    """The pair as a panel of one: the common closes of the band window plus the ``bt``
+    backtest days, in calendar days ending at the last common close, with the universe's
+    swap costs."""
     window = rt.settings.window_days
-    panel = panel_of([pair], min(pair.n_days, window + bt), window)
+    panel = span_panel(pair, window + bt, window)
     costs = rt.universe.costs
     legs = leg_slippage(costs, [rt.universe.asset(pair.a), rt.universe.asset(pair.b)])
     return with_costs(panel, costs, legs[:1], legs[1:])
@@ -76,6 +79,7 @@ class PairEvaluation:
     metrics: dict[str, object]
     filter_reason: str
     legs: dict[str, BacktestBatch]
+    windows: dict[str, Any]
 
 
 def evaluate_pair(
@@ -89,13 +93,16 @@ def evaluate_pair(
     settings = rt.settings
     panel = snapshot_panel(rt, pair, bt)
     metrics = compute_metrics(rt.plugins, panel)
-    choice = choose_filter(rt.plugins, rt.universe)
+    choice = rt.screen_filter
     context = FilterContext(
-        np.array([pair.n_days]), np.array([bool(depegged)]), choice.thresholds, (depegged,)
+        np.array([pair.calendar_days]),
+        np.array([bool(depegged)]),
+        choice.thresholds,
+        (depegged,),
     )
     reason = filter_reasons(rt.plugins.filters.get(choice.name), metrics, context)[0]
     legs = run_legs(rt.plugins.strategies.get(settings.strategy), panel, bt)
-    return PairEvaluation(metrics.row(0), reason, legs)
+    return PairEvaluation(metrics.row(0), reason, legs, windows_of(panel, 0, legs["A"], 0))
 
 
 def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
@@ -125,12 +132,17 @@ def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
         "passes_filter": reason == "",
         "filter_reason": reason,
         "metrics": evaluation.metrics,
+        "windows": evaluation.windows,
         "backtest": {
             "history_days": int(legs["A"].history_days[0]),
+            "observations": int(legs["A"].simulated_closes()[0]),
             "A": snapshot_leg(legs["A"], asset_a.ticker),
             "B": snapshot_leg(legs["B"], asset_b.ticker),
         },
         "peg": {"A": peg_status(asset_a), "B": peg_status(asset_b)},
+        "recent_verdicts": recent_verdicts(
+            asset_a.ticker, asset_b.ticker, rt.settings.persistence_screens
+        ),
     }
 
 

@@ -1,7 +1,7 @@
 """When the latest screen was computed and how long it took: what an operator watches.
 
 A screen's ``generated_at`` is the moment its computation started (unless it was run as of
-another time, ``screen run --at``), and the ``screen`` job-run row records when the latest
+another day, ``screen run --as-of``), and the ``screen`` job-run row records when the latest
 one was published, so their difference is the last screen's duration. Nothing here is
 cached: health checks and metrics scrapes want the database's answer.
 """
@@ -28,7 +28,7 @@ class ScreenStatus:
         if self.published_at is None or self.published_at < self.generated_at:
             return None
         took = (self.published_at - self.generated_at).total_seconds()
-        return took if took < 86400 else None  # a screen run --at a past day
+        return took if took < 86400 else None  # a screen run --as-of a past day
 
 
 def latest_screen_status() -> ScreenStatus | None:

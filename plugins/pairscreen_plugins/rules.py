@@ -1,11 +1,11 @@
 """The built-in screen filter ``default``: what makes a pair worth trading back and forth.
 
 Checked in this order, the first failure being the pair's ``filter_reason``: enough common
-history, no leg in an active depeg event, mean reversion (variance-ratio ``hurst`` below 0.5),
-stationarity (ADF p-value below 0.7), a range wide enough that swap fees do not dominate
-(0.40 log units), and genuine oscillation (at least 2 alternating touches of each band).
-The depeg rule comes before the metric rules: a depegged leg's prices say nothing about the
-pair's usual behaviour, so a pair with one is reported as a depeg, whatever its metrics.
+history, mean reversion (variance-ratio ``hurst`` below 0.5), stationarity (ADF p-value below
+0.7), a range wide enough that swap fees do not dominate (0.40 log units), and genuine
+oscillation (at least 2 alternating touches of each band). A pair with a stale leg, too short
+a history for the engine or a leg in an active depeg event never reaches these rules: the
+core rejects it first, whatever the filter (``pairscreen.engine.guarantees``).
 Every limit is a threshold the universe file's ``[screen]`` table may change. Each text
 states its units (days, log units, counts; Hurst and the ADF p-value have none).
 
@@ -21,12 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC
 from types import MappingProxyType
 
 import numpy as np
 
-from pairscreen import DepeggedLeg, Filter, FilterContext, FilterRule, hookimpl
+from pairscreen import Filter, FilterContext, FilterRule, hookimpl
 
 Metrics = Mapping[str, np.ndarray]
 
@@ -225,27 +224,8 @@ def _breakeven_says(m: Metrics, c: FilterContext, i: int) -> str:
     )
 
 
-def _depeg_passes(m: Metrics, c: FilterContext) -> np.ndarray:
-    return ~np.asarray(c.depegged, dtype=bool)
-
-
-def _depeg_says(m: Metrics, c: FilterContext, i: int) -> str:
-    legs = c.depegged_legs[i] if i < len(c.depegged_legs) else ()
-    if not legs:
-        return "a leg is in an active depeg event"
-    return "; ".join(_depeg_leg(leg) for leg in legs)
-
-
-def _depeg_leg(leg: DepeggedLeg) -> str:
-    if leg.since is None:
-        return f"{leg.ticker} is in an active depeg event"
-    since = leg.since.astimezone(UTC).replace(microsecond=0).isoformat()
-    return f"{leg.ticker} is in an active depeg event since {since}"
-
-
 RULES: tuple[FilterRule, ...] = (
     Rule("insufficient_history", (), _history_passes, _history_says),
-    Rule("depeg", (), _depeg_passes, _depeg_says),
     Rule("hurst", ("hurst",), _hurst_passes, _hurst_says),
     Rule("adf", ("adf_pvalue",), _adf_passes, _adf_says),
     Rule("range_width", ("range_width",), _width_passes, _width_says),
@@ -276,7 +256,7 @@ RULES: tuple[FilterRule, ...] = (
 
 
 class DefaultFilter:
-    """Filter ``default``: history, depeg, hurst, ADF, range width, touches, in that order,
+    """Filter ``default``: history, hurst, ADF, range width, touches, in that order,
     then half-life, cointegration, correlation and break-even fee when the universe sets
     their limits."""
 

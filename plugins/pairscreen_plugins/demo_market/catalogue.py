@@ -182,11 +182,6 @@ REFERENCE_BY_SYMBOL: Mapping[str, ReferenceSpec] = {r.symbol: r for r in REFEREN
 TOKEN_BY_SYMBOL: Mapping[str, TokenSpec] = {t.symbol: t for t in TOKENS}
 
 
-def demo_symbols() -> tuple[str, ...]:
-    """Every market symbol the demo source knows (crypto assets and tokens)."""
-    return tuple(CRYPTO_BY_SYMBOL) + tuple(TOKEN_BY_SYMBOL)
-
-
 def demo_reference_symbols() -> tuple[str, ...]:
     """Every reference symbol (gold, stocks, the NAV) the demo can price."""
     return tuple(REFERENCE_BY_SYMBOL)

@@ -12,7 +12,8 @@ Universe options (the ``[market]`` table)::
     timeframe = "1d"          # pairscreen works on UTC daily candles: only "1d" is accepted
     history_days = 1200       # how far back the first sync of an asset goes
     page_limit = 1000         # candles asked for per request (exchanges may send fewer)
-    volume = "base"           # what the exchange's OHLCV volume counts: "base" or "quote"
+    volume_unit = "base"      # what the exchange's OHLCV volume counts: "base" or "quote"
+                              # (``volume``, its former name, is still read)
     max_retries = 5           # retries of a request refused for rate limiting or a network error
     backoff_seconds = 1.0     # first retry delay; doubles each retry (at least Retry-After)
     [market.exchange_config]  # passed to the ccxt exchange constructor as is: API keys if the
@@ -109,10 +110,10 @@ class CcxtOptions:
                 f'ccxt market source: timeframe must be "1d" (pairscreen works on daily '
                 f"candles), got {timeframe!r}"
             )
-        volume = options.get("volume", "base")
+        volume = options.get("volume_unit", options.get("volume", "base"))
         if volume not in ("base", "quote"):
             raise ValueError(
-                f'ccxt market source: volume must be "base" or "quote", got {volume!r}'
+                f'ccxt market source: volume_unit must be "base" or "quote", got {volume!r}'
             )
         config = options.get("exchange_config", {})
         if not isinstance(config, Mapping):
@@ -274,8 +275,9 @@ class CcxtMarketSource:
                     type(exc).__name__,
                 )
                 continue
-            if rows:
-                yield self._candles(asset.ticker, rows, opts)
+            # Listed but without a day in the range: an empty answer, not no answer (a sync
+            # compares it with the stored days it asked for again).
+            yield self._candles(asset.ticker, rows, opts)
         if network_failures and network_failures == attempted:
             raise ConnectionError(
                 f"ccxt market source: {opts.exchange} failed for every asset (rate limited or "

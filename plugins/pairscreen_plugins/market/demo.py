@@ -59,10 +59,13 @@ class DemoMarketSource:
             history = days
             if spec is not None and spec.listed_days is not None:
                 history = min(history, spec.listed_days)
-            first = max(0, n - history)
+            # ``days`` is how far back a first sync goes; after it, the days asked for (a
+            # sync re-reads the stored ones it compares, however old).
             last_stored = since.get(asset.ticker)
             if last_stored is not None:
-                first = max(first, (last_stored - EPOCH).days + 1)
+                first = max(0, (last_stored - EPOCH).days + 1)
+            else:
+                first = max(0, n - history)
             if first >= n:
                 continue
             yield Candles(

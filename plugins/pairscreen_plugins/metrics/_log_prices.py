@@ -13,11 +13,15 @@ from pairscreen import PairPanel
 
 
 def window_log_closes(panel: PairPanel) -> tuple[np.ndarray, np.ndarray]:
-    """``log close_A`` and ``log close_B`` over the last ``window_days + 1`` days (all of
-    them on a shorter history), each shape (pairs, days)."""
+    """``log close_A`` and ``log close_B`` over ``W``'s closes and the common close before
+    ``W``'s first one (when the panel has it), each shape (pairs, closes).
+
+    ``W`` is the panel's calendar window (``panel.metric_window``): the last ``window_days``
+    closes, plus the one before, for a pair with a close every day.
+    """
 
     def compute() -> tuple[np.ndarray, np.ndarray]:
-        days = min(panel.window_days + 1, panel.n_days)
-        return np.log(panel.close_a[:, -days:]), np.log(panel.close_b[:, -days:])
+        first = max(panel.metric_window.start - 1, 0)
+        return np.log(panel.close_a[:, first:]), np.log(panel.close_b[:, first:])
 
     return panel.cached("window_log_closes", compute)

@@ -84,12 +84,21 @@ def fit_ou(window: np.ndarray, dates: np.ndarray) -> OUFit:
     its transitions: exactly 1 day for a close every day, more where the calendars leave gaps.
     """
     r = np.asarray(window, dtype=float)
+    if r.shape[1] < 3:
+        return fit_ou_step(r, np.full(r.shape[0], np.nan))
+    span = (dates[:, -1] - dates[:, 0]).astype("timedelta64[D]").astype(float)
+    return fit_ou_step(r, span / (r.shape[1] - 1))
+
+
+def fit_ou_step(window: np.ndarray, step: np.ndarray) -> OUFit:
+    """:func:`fit_ou` with the step ``Δ`` (calendar days between observations, per row)
+    given, as a panel's :meth:`~pairscreen.types.PairPanel.spacing` gives it."""
+    r = np.asarray(window, dtype=float)
     n_pairs, n = r.shape
     if n < 3:
         blank = np.full(n_pairs, np.nan)
         return OUFit(blank, blank, blank, blank, blank)
-    span = (dates[:, -1] - dates[:, 0]).astype("timedelta64[D]").astype(float)
-    step = span / (n - 1)
+    step = np.asarray(step, dtype=float)
     b, a, s2 = ar1_sums(r[:, :-1], r[:, 1:])
     mean, speed, sigma = ou_from_ar1(b, a, s2, step)
     return OUFit(mean, speed, sigma, b, step)

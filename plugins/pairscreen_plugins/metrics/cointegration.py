@@ -1,7 +1,9 @@
-"""Engle-Granger cointegration of the two legs' log prices over ``W``, batched over pairs.
+"""Cointegration of the two legs' log prices over ``W``, batched over pairs.
 
-The two-step test statsmodels' ``coint(log A, log B)`` runs with its defaults (trend "c",
-AIC lag search): an OLS of ``log A`` on ``log B`` and a constant, then an ADF test without a
+Engle-Granger depends on which leg is regressed on which, so both orders are tested and
+``coint_pvalue`` is the larger p-value (a pair is called cointegrated only if it is so both
+ways). Each order is the two-step test statsmodels' ``coint(y, x)`` runs with its defaults
+(trend "c", AIC lag search): an OLS of ``y`` on ``x`` and a constant, then an ADF test without a
 constant on its residuals, whose t-statistic is read against MacKinnon's tables for two
 series. Step one is a per-pair closed form (slope = cov / var): no multi-column solve whose
 last digits would depend on how many pairs share the panel. Step two is the batched ADF of
@@ -11,6 +13,8 @@ Where statsmodels answers something a trader cannot use, the metric answers null
 leg (its regression is singular; statsmodels' pseudo-inverse returns an arbitrary slope) and
 a window too short for the lag search. Two legs whose log prices are (almost) exactly
 collinear get statsmodels' own answer: p-value 0 (``res_adf = -inf``).
+
+The Johansen trace test (``johansen.py``) is symmetric by construction and comes with it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import numpy as np
 from pairscreen import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._adf import adf_statistics, mackinnon_pvalue
 from pairscreen_plugins.metrics._log_prices import window_log_closes
+from pairscreen_plugins.metrics.johansen import JOHANSEN_FIELDS, johansen_trace
 
 # statsmodels' ``coint`` skips the ADF and reports -inf when R^2 >= 1 - 100 sqrt(eps).
 _COLLINEAR_R2 = 1.0 - 100.0 * float(np.sqrt(np.finfo(np.double).eps))
@@ -30,10 +35,10 @@ MIN_DAYS = 20
 
 
 def window_logs(panel: PairPanel) -> tuple[np.ndarray, np.ndarray]:
-    """``log A`` and ``log B`` over the days of ``W``, each shape (pairs, days)."""
-    days = min(panel.window_days, panel.n_days)
+    """``log A`` and ``log B`` over the closes of ``W``, each shape (pairs, closes)."""
+    closes = panel.metric_window.observations
     log_a, log_b = window_log_closes(panel)
-    return log_a[:, -days:], log_b[:, -days:]
+    return log_a[:, log_a.shape[1] - closes :], log_b[:, log_b.shape[1] - closes :]
 
 
 def engle_granger(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -57,32 +62,66 @@ def engle_granger(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np.
     return mackinnon_pvalue(tstat, n_series=2), slope
 
 
+_NULL_FLAT = " Null for a flat leg or a window under 20 days."
+
+
 @dataclass(frozen=True)
 class CointegrationMetric:
-    """``coint_pvalue`` and ``hedge_ratio``: the Engle-Granger test of log A on log B."""
+    """Engle-Granger both ways (``coint_pvalue`` the larger p-value, each order's p-value and
+    hedge ratio) and the Johansen trace test of log A and log B over ``W``."""
 
     name: str = "cointegration"
     fields: tuple[MetricField, ...] = (
         MetricField(
             "coint_pvalue",
-            description="Engle-Granger p-value of log A and log B over W (statsmodels coint, "
-            "constant, AIC lags, MacKinnon N=2); small = cointegrated. Null for a flat leg.",
+            description="Engle-Granger p-value over W, the larger of the two orders (A on B, "
+            "B on A); small = cointegrated both ways." + _NULL_FLAT,
+            nullable=True,
+        ),
+        MetricField(
+            "coint_pvalue_ab",
+            description="Engle-Granger p-value of log A on log B over W (statsmodels coint, "
+            "constant, AIC lags, MacKinnon N=2)." + _NULL_FLAT,
+            nullable=True,
+        ),
+        MetricField(
+            "coint_pvalue_ba",
+            description="Engle-Granger p-value of log B on log A over W (statsmodels coint, "
+            "constant, AIC lags, MacKinnon N=2)." + _NULL_FLAT,
             nullable=True,
         ),
         MetricField(
             "hedge_ratio",
             description="OLS slope of log A on log B over W: units of B's log price per unit "
-            "of A's in the cointegrating spread. Null for a flat leg.",
+            "of A's in the A-on-B spread." + _NULL_FLAT,
             nullable=True,
         ),
+        MetricField(
+            "hedge_ratio_ba",
+            description="OLS slope of log B on log A over W: units of A's log price per unit "
+            "of B's in the B-on-A spread." + _NULL_FLAT,
+            nullable=True,
+        ),
+        *JOHANSEN_FIELDS,
     )
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
-        pvalue, slope = engle_granger(*window_logs(panel))
-        return {"coint_pvalue": pvalue, "hedge_ratio": slope}
+        log_a, log_b = window_logs(panel)
+        p_ab, slope_ab = engle_granger(log_a, log_b)
+        p_ba, slope_ba = engle_granger(log_b, log_a)
+        trace, crit95 = johansen_trace(log_a, log_b)
+        return {
+            "coint_pvalue": np.maximum(p_ab, p_ba),
+            "coint_pvalue_ab": p_ab,
+            "coint_pvalue_ba": p_ba,
+            "hedge_ratio": slope_ab,
+            "hedge_ratio_ba": slope_ba,
+            "johansen_trace": trace,
+            "johansen_trace_crit95": crit95,
+        }
 
 
 @hookimpl
 def pairscreen_register_metrics() -> list[Metric]:
-    """The Engle-Granger cointegration metric."""
+    """The cointegration metric (Engle-Granger both ways, Johansen trace)."""
     return [CointegrationMetric()]

@@ -5,6 +5,11 @@ The AR(1) fit ``Δr_t = a + β r_{t-1} + ε`` on the window's log-ratios, in clo
 panel's width). A deviation from the mean shrinks by ``1 + β`` a day, so it halves after
 ``-ln 2 / ln(1 + β)`` days. ``β >= 0`` means no reversion at all and ``β <= -1`` a ratio that
 overshoots its mean every day: the half-life is null for both, and for a flat window.
+
+The fit counts steps between consecutive closes; the half-life is then converted into
+calendar days with the window's actual spacing, ``Δ = (last day - first day of W) / (closes
+of W - 1)``: exactly 1 for two assets with a close every day (so nothing changes there), about
+1.45 for a crypto x equity pair whose common closes are the exchange's trading days.
 """
 
 from __future__ import annotations
@@ -47,15 +52,17 @@ class HalfLifeMetric:
     fields: tuple[MetricField, ...] = (
         MetricField(
             "half_life_days",
-            description="Days for a deviation of the log-ratio from its mean to halve, "
-            "-ln 2 / ln(1 + β) from the AR(1) fit Δr = a + β r(t-1) over W; null when "
-            "β >= 0 (no mean reversion) or the window is flat.",
+            description="Calendar days for a deviation of the log-ratio from its mean to "
+            "halve: -ln 2 / ln(1 + β) steps from the AR(1) fit Δr = a + β r(t-1) over W's "
+            "closes, times W's mean calendar days per step; null when β >= 0 (no mean "
+            "reversion) or the window is flat.",
             nullable=True,
         ),
     )
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
-        return {"half_life_days": half_life_days(ar1_beta(panel.window))}
+        steps = half_life_days(ar1_beta(panel.window))  # in steps between closes
+        return {"half_life_days": steps * panel.spacing(panel.metric_window)}
 
 
 @hookimpl

@@ -10,9 +10,9 @@ Two metrics, batched over the panel (the math is in ``_ou``):
   ``-2 ln(1 - fee - slippage)`` of the accumulation strategy's swaps on the pair's last day,
   the expected trade length and the expected log return per year.
 
-The window is the panel's ``window`` (the same ``W`` as every other metric), its days the
-matching columns of ``panel.dates``, so the step between observations is the window's calendar
-span over its transitions.
+The window is the panel's ``W`` (``metric_window``, the same calendar span as every other
+metric), and the step between observations is its mean spacing in calendar days
+(``PairPanel.spacing``): exactly 1 for a pair with a close every day.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pairscreen import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._ou import (
     OUFit,
     bertram_bands,
-    fit_ou,
+    fit_ou_step,
     no_fit_reasons,
     round_trip_cost,
 )
@@ -36,8 +36,9 @@ def window_fit(panel: PairPanel) -> OUFit:
     """The OU fit of ``W``, computed once per panel (both metrics read it)."""
 
     def compute() -> OUFit:
-        window = panel.window
-        return fit_ou(window, panel.dates[:, -window.shape[1] :])
+        span = panel.metric_window
+        step = np.full(panel.n_pairs, panel.spacing(span))
+        return fit_ou_step(panel.log_ratio[:, span.columns], step)
 
     return panel.cached("ou_fit", compute)
 

@@ -76,11 +76,19 @@ def _touches_one(row: np.ndarray, low: float, high: float) -> tuple[int, int]:
     return low_count, high_count
 
 
-def trend_slope(series: np.ndarray) -> np.ndarray:
-    """Least-squares slope of each row on the day index 0..n-1 (log units per day)."""
+def trend_slope(series: np.ndarray, days_back: np.ndarray | None = None) -> np.ndarray:
+    """Least-squares slope of each row on its calendar day (log units per day).
+
+    ``days_back`` gives each column's calendar days before the last one; None (or one close
+    every day) is the day index 0..n-1.
+    """
     y = np.asarray(series, dtype=float)
     n = y.shape[1]
-    t = np.arange(n) - (n - 1) / 2.0
+    if days_back is None or bool((np.diff(days_back) == -1).all()):
+        t = np.arange(n) - (n - 1) / 2.0
+    else:
+        day = -np.asarray(days_back, dtype=float)
+        t = day - day.mean()
     centred = y - y.mean(axis=1, keepdims=True)
     # A row-wise sum, not ``centred @ t``: BLAS blocks a matrix-vector product by the number
     # of rows, so its last bits would depend on how the screen is split into chunks.
@@ -112,7 +120,10 @@ class RangeStatsMetric:
         MetricField(
             "touches_high", type="integer", description="Alternating touches of W's 95th pct."
         ),
-        MetricField("trend_slope", description="Least-squares slope of W, log units per day."),
+        MetricField(
+            "trend_slope",
+            description="Least-squares slope of W on the calendar day, log units per day.",
+        ),
     )
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
@@ -126,7 +137,7 @@ class RangeStatsMetric:
             "range_width_pct": 100.0 * width,
             "touches_low": touches_low,
             "touches_high": touches_high,
-            "trend_slope": trend_slope(w),
+            "trend_slope": trend_slope(w, panel.day_offsets[panel.metric_window.columns]),
         }
 
 

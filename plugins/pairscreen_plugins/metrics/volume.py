@@ -1,4 +1,5 @@
-"""Liquidity of each leg: mean daily quote-currency volume over the last ``volume_days``.
+"""Liquidity of each leg: mean daily quote-currency volume over the common closes of the last
+``volume_days`` calendar days.
 
 A day whose volume the market source did not report is NaN in the panel; a mean over such a
 day is NaN too (served as ``null``), since averaging only the known days, or counting the
@@ -41,10 +42,11 @@ class VolumeMetric:
     )
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
-        days = panel.volume_days
+        # The closes of the last ``volume_days`` calendar days (30 closes for daily legs).
+        closes = panel.calendar_window(panel.volume_days).observations
         return {
-            "volume_a": mean_recent(panel.volume_a, days),
-            "volume_b": mean_recent(panel.volume_b, days),
+            "volume_a": mean_recent(panel.volume_a, closes),
+            "volume_b": mean_recent(panel.volume_b, closes),
         }
 
 

@@ -26,6 +26,7 @@ import hmac
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -79,8 +80,18 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _opener = urllib.request.build_opener(_NoRedirect())
 
 
-def post_json(url: str, body: bytes, headers: dict[str, str], what: str) -> None:
-    """POST and translate the answer into success or :class:`DeliveryError`."""
+def post_json(
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    what: str,
+    retry_after_in_body: Callable[[bytes], float | None] | None = None,
+) -> bytes:
+    """POST and translate the answer into success (its body) or :class:`DeliveryError`.
+
+    ``retry_after_in_body`` reads a 429's wait from its body when no ``Retry-After`` header
+    gives it (Telegram's ``parameters.retry_after`` by default).
+    """
     request = urllib.request.Request(
         url,
         data=body,
@@ -89,8 +100,8 @@ def post_json(url: str, body: bytes, headers: dict[str, str], what: str) -> None
     )
     try:
         with _opener.open(request, timeout=TIMEOUT_SECONDS) as response:
-            response.read()
-            return
+            answer: bytes = response.read()
+            return answer
     except urllib.error.HTTPError as exc:
         status = exc.code
         retry_after = parse_retry_after(exc.headers.get("Retry-After"))
@@ -101,7 +112,7 @@ def post_json(url: str, body: bytes, headers: dict[str, str], what: str) -> None
         finally:
             exc.close()
         if retry_after is None and status == 429:
-            retry_after = _telegram_retry_after(answer)
+            retry_after = (retry_after_in_body or _telegram_retry_after)(answer)
         if status == 429 or status == 408 or status >= 500:
             raise DeliveryError(f"{what} answered HTTP {status}", retry_after=retry_after) from None
         raise DeliveryError(f"{what} refused the message: HTTP {status}", permanent=True) from None

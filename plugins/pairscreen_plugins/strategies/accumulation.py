@@ -11,8 +11,17 @@ trades equal the reference bit for bit.
 Trades of leg "B" carry the run's own decision value, ``ln(B/A)`` at ``t-1`` (as the reference
 run on (B, A) reports it).
 
-No lookahead: the band of day ``t`` is read from the ``L`` log-ratios strictly before ``t``,
-the decision from ``r[t-1]``, and the swap executes at day-``t`` closes.
+No lookahead: the band of day ``t`` is read from the log-ratios strictly before ``t``, the
+decision from ``r[t-1]``, and the swap executes at day-``t`` closes.
+
+Days are calendar days: ``bt`` simulates the closes of the last ``bt`` calendar days, and the
+band of a simulated day ``t`` holds the closes of the ``L`` calendar days before it
+(``t - L <= day < t``). For two assets with a close every day those are exactly ``bt`` and
+``L`` closes, the reference's windows, on the fast path above. For a pair mixing calendars
+(crypto x equity) each band holds the common closes inside its span, a number that varies
+from day to day: one fixed-window pass per band length, each day reading its own
+(``_ragged_bands``), still for every pair of the panel at once and with the same bits as the
+reference's ``np.percentile`` of that day's band.
 """
 
 from __future__ import annotations
@@ -36,12 +45,15 @@ START_QTY = 100.0
 _HOLD_START, _HOLD_OTHER = 1, 2
 _BLOCK = 1024  # pairs simulated together: bounds the (pairs, days) temporaries
 _BAND_BLOCK = 1024  # pairs per rolling-band pass: its sort buffers are the larger ones
+# Up to this many band lengths (a mixed calendar has 2 to 4), one fixed-window pass per length.
+_MAX_BAND_LENGTHS = 8
 
 
 @dataclass(frozen=True)
 class Plan:
-    """How a panel's history is used: band window ``lookback``, ``simulated`` days, and
-    whether buy-and-hold is reported (not for histories shorter than 200 + bt)."""
+    """How a panel's history is used, in calendar days: band window ``lookback``,
+    ``simulated`` days, and whether buy-and-hold is reported (not for histories shorter than
+    200 + bt)."""
 
     lookback: int
     simulated: int
@@ -53,7 +65,8 @@ class Plan:
 
 
 def plan(n_days: int, window_days: int, bt_days: int) -> Plan:
-    """The short-history rules of docs/methodology.md."""
+    """The short-history rules of docs/methodology.md, for ``n_days`` calendar days of
+    history."""
     if n_days >= window_days + bt_days:
         return Plan(window_days, bt_days, True)
     if n_days - bt_days >= MIN_BAND_DAYS:
@@ -61,8 +74,39 @@ def plan(n_days: int, window_days: int, bt_days: int) -> Plan:
     return Plan(MIN_BAND_DAYS, max(n_days - MIN_BAND_DAYS, 0), False)
 
 
-def _bands(panel: PairPanel, p: Plan, leg: Leg) -> tuple[np.ndarray, np.ndarray]:
-    """p5/p95 of the ``lookback`` log-ratios before every simulated day, for ``leg``.
+@dataclass(frozen=True)
+class Columns:
+    """Where a plan falls on a panel: the first simulated column and, per simulated column
+    ``first + k``, the first column of its band (the band is ``lo[k] : first + k``)."""
+
+    first: int
+    lo: np.ndarray
+
+    def uniform(self) -> int | None:
+        """The band length when every band is that many closes right before its day (two
+        assets with a close every day), else None."""
+        if self.lo.size == 0:
+            return None
+        lengths = self.first + np.arange(self.lo.size) - self.lo
+        length = int(lengths[0])
+        return length if length > 0 and bool((lengths == length).all()) else None
+
+
+def columns(panel: PairPanel, p: Plan) -> Columns:
+    """The plan's calendar spans as column ranges of ``panel``."""
+    offsets = panel.day_offsets
+    first = panel.calendar_window(p.simulated).start
+    lo = np.searchsorted(-offsets, -(offsets[first:] + p.lookback), side="left")
+    return Columns(first, lo.astype(np.intp))
+
+
+def history_of(panel: PairPanel) -> int:
+    """Calendar days from the panel's first close to its last (its usable history)."""
+    return int(panel.day_offsets[0]) + 1 if panel.n_days else 0
+
+
+def _bands(panel: PairPanel, p: Plan, cols: Columns, leg: Leg) -> tuple[np.ndarray, np.ndarray]:
+    """p5/p95 of the band of every simulated day, for ``leg``.
 
     One pass computes both legs (the mirror leg reads the same sorted order); the other leg's
     bands wait on the panel until that leg runs, then leave the cache (they are the largest
@@ -71,17 +115,22 @@ def _bands(panel: PairPanel, p: Plan, leg: Leg) -> tuple[np.ndarray, np.ndarray]
     key = f"accumulation_bands:{p.lookback}:{p.simulated}"
     pending: dict[Leg, tuple[np.ndarray, np.ndarray]] = panel.cache.pop(key, {})
     if leg not in pending:
-        columns = slice(panel.n_days - p.span, panel.n_days - 1)
-        shape = (panel.n_pairs, p.simulated)
+        length = cols.uniform()
+        shape = (panel.n_pairs, cols.lo.size)
         pending = {side: (np.empty(shape), np.empty(shape)) for side in ("A", "B")}
         for start in range(0, panel.n_pairs, _BAND_BLOCK):
             rows = slice(start, start + _BAND_BLOCK)
-            direct = panel.log_ratio[rows, columns]
-            mirror = _mirror_log_ratio(panel, columns, rows)
-            (lo_a, hi_a), mirrored = rolling_percentiles(direct, p.lookback, BAND_PCTS, mirror)
-            assert mirrored is not None
+            if length is not None:
+                span = slice(int(cols.lo[0]), panel.n_days - 1)
+                direct = panel.log_ratio[rows, span]
+                mirror = _mirror_log_ratio(panel, span, rows)
+                (lo_a, hi_a), mirrored = rolling_percentiles(direct, length, BAND_PCTS, mirror)
+                assert mirrored is not None
+                lo_b, hi_b = mirrored
+            else:
+                (lo_a, hi_a), (lo_b, hi_b) = _ragged_bands(panel, cols, rows)
             sides: tuple[tuple[Leg, Iterable[np.ndarray]], ...]  # (leg, (low, high) bands)
-            sides = (("A", (lo_a, hi_a)), ("B", mirrored))
+            sides = (("A", (lo_a, hi_a)), ("B", (lo_b, hi_b)))
             for side, (lo, hi) in sides:
                 pending[side][0][rows] = lo
                 pending[side][1][rows] = hi
@@ -89,6 +138,42 @@ def _bands(panel: PairPanel, p: Plan, leg: Leg) -> tuple[np.ndarray, np.ndarray]
     if pending:
         panel.cache[key] = pending
     return bands
+
+
+def _ragged_bands(panel: PairPanel, cols: Columns, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+    """Both legs' p5/p95 when bands differ in length (a pair mixing calendars); NaN for a day
+    whose band has no close.
+
+    A band is always the closes right before its day (``lo[k] : first + k``), only its length
+    varies (an exchange's calendar gives 540 calendar days 385 or 386 weekdays). So each
+    distinct length runs the fixed-window pass on the whole span, and every day reads the
+    pass of its own length: a few times the cost of two daily legs, exactly the same numbers.
+    With many distinct lengths (an irregular history) the days are computed one at a time,
+    still for every pair at once.
+    """
+    span = slice(int(cols.lo.min(initial=cols.first)), panel.n_days - 1)
+    direct = panel.log_ratio[rows, span]
+    mirror = _mirror_log_ratio(panel, span, rows)
+    shape = (len(BAND_PCTS), direct.shape[0], cols.lo.size)
+    out_a, out_b = np.full(shape, np.nan), np.full(shape, np.nan)
+    days = np.arange(cols.lo.size)
+    lengths = cols.first + days - cols.lo
+    distinct = np.unique(lengths[lengths > 0])
+    if distinct.size <= _MAX_BAND_LENGTHS:
+        for length in distinct.tolist():
+            on = np.flatnonzero(lengths == length)
+            bands, mirrored = rolling_percentiles(direct, length, BAND_PCTS, mirror)
+            assert mirrored is not None
+            at = cols.lo[on] - span.start  # each day's window start in the pass
+            out_a[:, :, on] = bands[:, :, at]
+            out_b[:, :, on] = mirrored[:, :, at]
+        return out_a, out_b
+    for k, lo in enumerate(cols.lo.tolist()):
+        band = slice(lo - span.start, cols.first + k - span.start)
+        if band.stop > band.start:
+            out_a[:, :, k] = np.percentile(direct[:, band], BAND_PCTS, axis=1)
+            out_b[:, :, k] = np.percentile(mirror[:, band], BAND_PCTS, axis=1)
+    return out_a, out_b
 
 
 def _mirror_log_ratio(panel: PairPanel, columns: slice, rows: slice = slice(None)) -> np.ndarray:
@@ -176,20 +261,21 @@ class AccumulationStrategy:
     def _run(
         self, panel: PairPanel, bt_days: int, start_leg: Leg, with_trades: bool
     ) -> BacktestBatch:
-        p = plan(panel.n_days, panel.window_days, bt_days)
+        p = plan(history_of(panel), panel.window_days, bt_days)
+        cols = columns(panel, p)
         bands: tuple[np.ndarray, np.ndarray] | None = None
 
         def holds(rows: slice, decided_on: np.ndarray) -> np.ndarray:
             nonlocal bands
             if bands is None:
-                bands = _bands(panel, p, start_leg)  # (pair, simulated day), both at once
+                bands = _bands(panel, p, cols, start_leg)  # (pair, simulated day), both at once
             low, high = bands[0][rows], bands[1][rows]
             width = high - low
             flat = width == 0
             position = np.where(flat, 0.5, (decided_on - low) / np.where(flat, 1.0, width))
             return _hold_sequence(position)
 
-        return walk_forward(panel, p, start_leg, holds, fee=self.fee, with_trades=with_trades)
+        return walk_forward(panel, p, cols, start_leg, holds, fee=self.fee, with_trades=with_trades)
 
 
 HoldRule = Callable[[slice, np.ndarray], np.ndarray]
@@ -198,13 +284,15 @@ HoldRule = Callable[[slice, np.ndarray], np.ndarray]
 def walk_forward(
     panel: PairPanel,
     p: Plan,
+    cols: Columns,
     start_leg: Leg,
     holds: HoldRule,
     *,
     fee: float,
     with_trades: bool = False,
 ) -> BacktestBatch:
-    """Simulate every pair of the panel over the plan's days, starting in ``start_leg``.
+    """Simulate every pair of the panel over the plan's days (the columns from
+    ``cols.first``), starting in ``start_leg``.
 
     ``holds(rows, decided_on)`` says, for a block of rows and their decision values
     ``r[t-1]`` (in the leg's orientation), whether the start coin is held after each simulated
@@ -213,7 +301,8 @@ def walk_forward(
     """
     n = panel.n_pairs
     history = np.full(n, p.simulated, dtype=np.int64)
-    if p.simulated == 0:
+    observations = np.full(n, cols.lo.size, dtype=np.int64)
+    if cols.lo.size == 0:
         zeros = np.zeros(n)
         return BacktestBatch(
             start_leg=start_leg,
@@ -223,12 +312,12 @@ def walk_forward(
             max_drawdown_pct=zeros.copy(),
             buy_hold_growth_pct=np.full(n, np.nan),
             trades=tuple(() for _ in range(n)) if with_trades else None,
+            observations=observations,
             breakeven_fee=np.full(n, np.nan),
         )
 
-    first = panel.n_days - p.span
-    sim = slice(first + p.lookback, panel.n_days)  # the simulated days t
-    decided = slice(first + p.lookback - 1, panel.n_days - 1)  # r[t-1]
+    sim = slice(cols.first, panel.n_days)  # the simulated days t
+    decided = slice(cols.first - 1, panel.n_days - 1)  # r[t-1]
     if start_leg == "A":
         own, other, ratio = panel.close_a, panel.close_b, panel.log_ratio[:, decided]
     else:
@@ -266,6 +355,7 @@ def walk_forward(
         max_drawdown_pct=drawdown,
         buy_hold_growth_pct=buy_hold,
         trades=tuple(trades) if with_trades else None,
+        observations=observations,
         breakeven_fee=breakeven,
     )
 

@@ -1,4 +1,5 @@
-// Account: tier, expiry, today's quota and the time to its reset (/me).
+// Account: tier, expiry, today's quota and the time to its reset (/me); the notification
+// channels, with a form for your own Telegram, Discord and Slack (PUT /me/channels/{kind}).
 
 import { api } from "./api.js";
 import { esc, span, tableWrap, utc } from "./format.js";
@@ -6,7 +7,7 @@ import { esc, span, tableWrap, utc } from "./format.js";
 export async function renderAccount(main) {
   const me = await api("/me");
   const q = me.quota;
-  const resets = q.resets_at.split(" ")[0];
+  const resets = q.resets_at;
   const used = q.limit_per_day ? (100 * q.used_today) / q.limit_per_day : 0;
   main.innerHTML = `
     <h1>Account</h1>
@@ -23,13 +24,54 @@ export async function renderAccount(main) {
       <span style="width:${used.toFixed(1)}%"></span></div>
     <p>Resets at ${utc(resets)}, in ${span(new Date(resets).getTime() - Date.now())}.</p>
     <h2>Notification channels</h2>
-    <p>Where watchlist and depeg notifications go; your operator sets them
-      (<code>pairscreen channels set</code>).</p>
+    <p>Where watchlist and depeg notifications go. Your operator sets e-mail and webhook
+      addresses (<code>pairscreen channels set</code>); you set your own Telegram chat and
+      Discord or Slack incoming webhook below, and turn any channel on or off. A webhook URL
+      is a secret: it is shown by its host only.</p>
+    <p id="channel-message" role="status"></p>
     ${tableWrap("Notification channels", `<table class="data" id="channels"><thead><tr>
       <th scope="col">Channel</th><th scope="col">Address</th><th scope="col">State</th>
-      <th scope="col">Depeg alerts</th></tr></thead><tbody>
-      ${(me.channels ?? []).map((c) => `<tr><th scope="row">${esc(c.kind)}</th>
+      <th scope="col">Depeg alerts</th><th scope="col"><span class="sr">Switch</span></th></tr></thead><tbody>
+      ${(me.channels ?? []).map((c) => `<tr data-kind="${esc(c.kind)}"><th scope="row">${esc(c.kind)}</th>
         <td>${esc(c.address)}</td><td>${c.enabled ? "enabled" : "disabled"}</td>
-        <td>${c.depeg_alerts ? "every asset" : "watched assets"}</td></tr>`).join("")}
-      </tbody></table>`)}`;
+        <td>${c.depeg_alerts ? "every asset" : "watched assets"}</td>
+        <td><button type="button" class="quiet toggle" data-enable="${c.enabled ? "false" : "true"}">
+          ${c.enabled ? "Turn off" : "Turn on"}<span class="sr"> ${esc(c.kind)}</span></button></td></tr>`).join("")}
+      </tbody></table>`)}
+    <form id="channel-form" class="filters" aria-label="Set a notification channel">
+      <label>Channel <select name="kind">
+        <option value="discord">Discord webhook URL</option>
+        <option value="slack">Slack webhook URL</option>
+        <option value="telegram">Telegram chat id</option>
+      </select></label>
+      <label>Address <input name="address" type="text" autocomplete="off" required
+        placeholder="the URL Discord or Slack gives: discord.com/api/webhooks/…"></label>
+      <button type="submit">Save channel</button>
+    </form>`;
+  const message = main.querySelector("#channel-message");
+  const change = async (kind, body, done) => {
+    message.textContent = "";
+    message.className = "";
+    try {
+      await api(`/me/channels/${encodeURIComponent(kind)}`, { method: "PUT", body });
+      await renderAccount(main);
+      main.querySelector("#channel-message").textContent = done;
+    } catch (e) {
+      message.className = "error";
+      message.textContent = e.message;
+    }
+  };
+  main.querySelector("#channels").addEventListener("click", (event) => {
+    const button = event.target.closest("button.toggle");
+    if (!button) return;
+    const kind = button.closest("tr").dataset.kind;
+    const enabled = button.dataset.enable === "true";
+    change(kind, { enabled }, `${kind} ${enabled ? "enabled" : "disabled"}.`);
+  });
+  main.querySelector("#channel-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const kind = form.kind.value;
+    change(kind, { address: form.address.value.trim() }, `${kind} saved and enabled.`);
+  });
 }

@@ -16,9 +16,10 @@ export class ApiError extends Error {
 }
 
 // `path` under /api/v1; resolves to the JSON body (null for 204), rejects with the API's
-// own plain-text sentence. A 401 on the stored key signs the person out.
-export async function api(path, { method = "GET", key = null } = {}) {
-  const response = await send(path, method, key, null);
+// own plain-text sentence. A 401 on the stored key signs the person out. `body` goes as
+// JSON (a webhook URL travels there, never in the URL).
+export async function api(path, { method = "GET", key = null, body = null } = {}) {
+  const response = await send(path, method, key, null, body);
   return response.status === 204 ? null : response.json();
 }
 
@@ -29,15 +30,17 @@ export async function apiText(path, accept) {
 
 // The request with the key in the Authorization header (never in the URL); a refusal
 // becomes an ApiError carrying the API's sentence.
-async function send(path, method, key, accept) {
+async function send(path, method, key, accept, body = null) {
   const headers = { Authorization: `Bearer ${key ?? storedKey()}` };
   if (accept) headers.Accept = accept;
+  if (body !== null) headers["Content-Type"] = "application/json";
   let response;
   try {
     response = await fetch(BASE + path, {
       method,
       headers,
       cache: "no-store",
+      ...(body !== null ? { body: JSON.stringify(body) } : {}),
     });
   } catch {
     throw new ApiError(0, "The server did not answer. Is pairscreen still running?");

@@ -25,8 +25,13 @@ const GLOSSARY = [
   ["touches_low", "times", (v) => v ?? "—", "Visits of the p5 band in the window."],
   ["touches_high", "times", (v) => v ?? "—", "Visits of the p95 band in the window."],
   ["half_life_days", "days", (v) => num(v, 1), "Days for a deviation of the log-ratio from its mean to halve (AR(1) fit); — when it does not revert."],
-  ["coint_pvalue", "", (v) => num(v, 3), "Engle-Granger cointegration p-value of log A on log B: below 0.05 reads as cointegrated."],
-  ["hedge_ratio", "", (v) => num(v, 3), "OLS slope of log A on log B, the spread the test checks; the log-ratio assumes 1."],
+  ["coint_pvalue", "", (v) => num(v, 3), "Engle-Granger cointegration p-value, the larger of the two orders: below 0.05 reads as cointegrated both ways."],
+  ["coint_pvalue_ab", "", (v) => num(v, 3), "Engle-Granger p-value of log A on log B."],
+  ["coint_pvalue_ba", "", (v) => num(v, 3), "Engle-Granger p-value of log B on log A."],
+  ["hedge_ratio", "", (v) => num(v, 3), "OLS slope of log A on log B, the spread the A-on-B test checks; the log-ratio assumes 1."],
+  ["hedge_ratio_ba", "", (v) => num(v, 3), "OLS slope of log B on log A, the spread the B-on-A test checks."],
+  ["johansen_trace", "", (v) => num(v, 2), "Johansen trace statistic (rank 0 against 1 or more): above its 95 % critical value reads as cointegrated."],
+  ["johansen_trace_crit95", "", (v) => num(v, 2), "The trace statistic's 95 % critical value."],
   ["return_correlation", "", (v) => num(v, 2), "Pearson correlation of the legs' daily log returns over the window."],
   ["breakeven_fee", "per swap", (v) => (v === null || v === undefined ? "—" : pct(100 * v, 3, false)), "The fee per swap up to which both backtest legs (360 days) still break even."],
   ["ou_mean", "log units", (v) => num(v, 4), "θ: the long-run mean of the log-ratio fitted as an Ornstein-Uhlenbeck process; — when it does not revert (see ou_reason)."],
@@ -175,6 +180,7 @@ function snapshotHtml(s) {
         <li><span class="fact-k">Computed</span> <span class="fact-v">${utc(s.generated_at)}</span></li>
       </ul>
       ${verdict}
+      ${verdictsHtml(s.recent_verdicts ?? [])}
       <h3>Backtests over ${s.backtest.history_days} days</h3>
       ${tableWrap("Backtests", `<table class="data"><thead><tr><th scope="col">Leg</th>
         <th scope="col" class="num">Coin growth</th><th scope="col" class="num">Buy and hold</th>
@@ -190,6 +196,19 @@ function snapshotHtml(s) {
         <li>${esc(s.base_b)} (${esc(s.asset_class_b)}): ${esc(pegWords(s.peg.B))}</li>
       </ul>
     </section>`;
+}
+
+// The pair in the latest stored screens (the ones a survivor's survived_last counts).
+function verdictsHtml(verdicts) {
+  if (!verdicts.length) return "";
+  const rows = verdicts.map((v) =>
+    `<tr><td>${utc(v.generated_at)}${v.as_of ? ` (as of ${esc(v.as_of)})` : ""}</td>` +
+    `<td data-survived="${v.survived}">${v.survived ? "survived" : "not a survivor"}</td></tr>`).join("");
+  const kept = verdicts.filter((v) => v.survived).length;
+  return `<h3>Recent screens</h3>
+      <p>A survivor in ${kept} of the last ${verdicts.length} screens (each at least a day apart).</p>
+      ${tableWrap("Recent screens", `<table class="data verdicts"><thead><tr><th scope="col">Screen</th>
+        <th scope="col">Verdict</th></tr></thead><tbody>${rows}</tbody></table>`)}`;
 }
 
 // A plugin's value as it came: a whole number as is, a fraction to 4 digits, text escaped.

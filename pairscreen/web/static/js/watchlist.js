@@ -16,6 +16,13 @@ const changed = (i) =>
   i.state_changed_at ? `since ${utc(i.state_changed_at)}`
     : i.last_notified_state === "none" ? "not moved yet" : "time not recorded";
 
+// The item's alert hygiene in words: cooldown, snooze, re-arm margin.
+const hygiene = (i) => [
+  i.cooldown_hours ? `cooldown ${i.cooldown_hours} h` + (i.cooldown_until ? ` (until ${utc(i.cooldown_until)})` : "") : "no cooldown",
+  i.snoozed_until ? `snoozed until ${utc(i.snoozed_until)}` : null,
+  `re-arms ${i.rearm_margin} past the band`,
+].filter(Boolean).map(esc).join("<br>");
+
 const row = (i) => `
   <tr data-pair="${esc(i.pair)}">
     <th scope="row"><a href="#/pair/${esc(i.a)}/${esc(i.b)}">${esc(i.pair)}</a></th>
@@ -25,6 +32,7 @@ const row = (i) => `
       <span>on approach<span class="sr"> for ${esc(i.pair)}</span></span></label></td>
     <td><label class="switch"><input type="checkbox" name="notify_in_zone"${i.notify_in_zone ? " checked" : ""}>
       <span>in zone<span class="sr"> for ${esc(i.pair)}</span></span></label></td>
+    <td class="hygiene">${hygiene(i)}</td>
     <td>${utc(i.created_at)}</td>
     <td><button type="button" class="quiet remove">Remove<span class="sr"> ${esc(i.pair)}</span></button></td>
   </tr>`;
@@ -42,7 +50,7 @@ export async function renderWatchlist(main) {
       : tableWrap("Watchlist", `<table class="data" id="watchlist">
       <thead><tr><th scope="col">Pair</th><th scope="col">Notification state (changed)</th>
         <th scope="col">Notify on approach</th><th scope="col">Notify in zone</th>
-        <th scope="col">Watched since</th><th scope="col"><span class="sr">Remove</span></th></tr></thead>
+        <th scope="col">Alert hygiene</th><th scope="col">Watched since</th><th scope="col"><span class="sr">Remove</span></th></tr></thead>
       <tbody>${list.items.map(row).join("")}</tbody></table>`)}`;
   const message = main.querySelector("#watch-message");
   const table = main.querySelector("#watchlist");

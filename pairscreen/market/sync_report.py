@@ -1,0 +1,108 @@
+"""What one ``data sync`` did, for a person (lines) and for a log (one line).
+
+It leads with the staleness of what is stored after the sync, so a sync that added nothing
+never reads as "up to date" while the assets are months old, then names every asset that
+needs a look: conflicts (nothing written), replaced histories, moves above the class limit
+and rows of the source that could not be used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+
+from pairscreen.market.freshness import AssetFreshness, describe
+from pairscreen.market.reconcile import OVERLAP_DAYS, Change, Conflict
+from pairscreen.market.row_checks import BigMoves
+from pairscreen.types import RowIssues
+
+
+def stale_headline(fresh: Mapping[str, AssetFreshness]) -> str:
+    """How many assets are stale after the sync, and the oldest one."""
+    known = [f for f in fresh.values() if f.last_day is not None and f.age_days is not None]
+    if not known:
+        return "no candles stored yet"
+    stale = [f for f in known if f.stale]
+    if not stale:
+        return f"no stale assets: all {len(known)} with candles closed within their class's limit"
+    oldest = max(stale, key=lambda f: f.age_days or 0)
+    return (
+        f"{len(stale)} of {len(fresh)} assets are stale; the oldest is {oldest.ticker}, last "
+        f"close {oldest.last_day} ({oldest.age_days} days old, limit {oldest.limit_days})"
+    )
+
+
+def describe_issues(ticker: str, issues: RowIssues) -> str:
+    """``BTC: 3 rows dated after the last closed day, 1 repeated date …; skipped``."""
+    parts = []
+    if issues.future:
+        parts.append(f"{issues.future} dated after the last closed day")
+    if issues.duplicate:
+        parts.append(f"{issues.duplicate} repeating an earlier date (the later row kept)")
+    if issues.unparseable:
+        parts.append(f"{issues.unparseable} unparseable (bad date, close or shape)")
+    return f"{ticker}: source rows skipped: {', '.join(parts)}"
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What one sync did: new candles per ticker, conflicts, replacements, warnings."""
+
+    source: str
+    until: date
+    inserted: dict[str, int] = field(default_factory=dict)  # ticker -> new candles
+    missing: tuple[str, ...] = ()  # universe tickers with no candles stored at all
+    assets_changed: int = 0  # asset rows created or updated
+    data_version: int | None = None  # the new "candles" version, None when unchanged
+    freshness: dict[str, AssetFreshness] = field(default_factory=dict)  # after the sync
+    conflicts: tuple[Conflict, ...] = ()  # assets left as stored: their history changed
+    replaced: tuple[Change, ...] = ()  # assets whose stored history was replaced
+    moves: tuple[BigMoves, ...] = ()  # new closes moving more than the class allows
+    issues: dict[str, RowIssues] = field(default_factory=dict)  # ticker -> rows skipped
+    unanswered: tuple[str, ...] = ()  # stored assets the source returned nothing for
+    verified: bool = False  # whole stored histories compared (``--verify``)
+
+    @property
+    def total(self) -> int:
+        return sum(self.inserted.values())
+
+    @property
+    def changed(self) -> bool:
+        return self.data_version is not None
+
+    def lines(self) -> list[str]:
+        """The report for a person: staleness first, then what needs a look, then counts."""
+        out = [stale_headline(self.freshness)]
+        span = "whole stored history" if self.verified else f"last {OVERLAP_DAYS} stored days"
+        out += [f"conflict: {c.describe()}" for c in self.conflicts]
+        out += [f"replaced: {c.describe()}" for c in self.replaced]
+        out += [f"warning: {m.describe()}" for m in self.moves]
+        out += [f"warning: {describe_issues(t, i)}" for t, i in self.issues.items()]
+        if self.unanswered:
+            out.append(
+                f"warning: the source returned nothing for {', '.join(self.unanswered)}; "
+                "kept as stored"
+            )
+        if not self.changed:
+            added = f"{self.source}: no new candles (the {span} checked against the source)"
+        else:
+            tickers = sum(1 for n in self.inserted.values() if n)
+            added = (
+                f"{self.source}: {self.total} new candles for {tickers} assets through "
+                f"{self.until.isoformat()} (the {span} checked; data version {self.data_version})"
+            )
+        if self.missing:
+            added += f"; no data for {', '.join(self.missing)}"
+        out.append(f"{added}; {describe(self.freshness)}")
+        if self.conflicts:
+            names = ",".join(c.ticker for c in self.conflicts)
+            out.append(
+                f"{len(self.conflicts)} assets conflict with the source and were not synced; "
+                f"'pairscreen data sync --replace {names}' adopts the source's history"
+            )
+        return out
+
+    def summary(self) -> str:
+        """The report on one line (the worker's log)."""
+        return "; ".join(self.lines())

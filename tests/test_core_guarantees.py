@@ -1,0 +1,132 @@
+"""The core's guarantees hold under any filter: a filter plugin that accepts every pair still
+never lets through a pair with a stale leg, too little common history, or a leg in an active
+depeg event, in the screen and in ``/pair`` alike, each with its reason.
+
+A csv universe read on a Sunday: BASE and WAVE are fresh with 400 days, OLD stopped 40 days
+ago, SHORT has 100 days, PEG (a tokenized metal) is fresh but in an active depeg event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pairscreen import clock
+from pairscreen.bootstrap import build_runtime
+from pairscreen.config import load_settings
+from pairscreen.db.connection import database, init_database
+from pairscreen.db.models import PegEvent
+from pairscreen.market.sync import sync_candles
+from pairscreen.runtime import Runtime
+from pairscreen.screening.screen import run_screen
+from tests.conftest import ContractClient, make_client
+from tests.plugins import accept_all_filter
+
+SUNDAY = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
+YESTERDAY = date(2026, 11, 21)
+OLD_END = date(2026, 10, 13)
+DEPEG_SINCE = SUNDAY - timedelta(hours=13)
+
+
+def _series(end: date, days: int, seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    log_price = np.cumsum(rng.normal(0, 0.02, days)) + 5
+    rows = [
+        f"{end - timedelta(days=days - 1 - i)},{np.exp(v):.6f},{1000 + i}\n"
+        for i, v in enumerate(log_price)
+    ]
+    return "date,close,volume\n" + "".join(rows)
+
+
+@pytest.fixture()
+def rt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
+    monkeypatch.setattr(clock, "now", lambda: SUNDAY)
+    prices = tmp_path / "prices"
+    prices.mkdir()
+    for ticker, end, days, seed in [
+        ("BASE", YESTERDAY, 400, 1),
+        ("WAVE", YESTERDAY, 400, 2),
+        ("OLD", OLD_END, 400, 3),
+        ("SHORT", YESTERDAY, 100, 4),
+        ("PEG", YESTERDAY, 400, 5),
+    ]:
+        (prices / f"{ticker}.csv").write_text(_series(end, days, seed), encoding="utf-8")
+    assets = "".join(
+        f'\n[[asset]]\nticker = "{t}"\nsector = "x"\n' for t in ("BASE", "WAVE", "OLD", "SHORT")
+    )
+    universe = tmp_path / "universe.toml"
+    universe.write_text(
+        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n'
+        '[screen]\nfilter = "accept_all"\n'
+        + assets
+        + '\n[[asset]]\nticker = "PEG"\nsector = "x"\nasset_class = "tokenized_metal"\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(
+        data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'g.sqlite3'}", universe=universe
+    )
+    init_database(settings.database_url)
+    runtime = build_runtime(settings, extra_plugins=(accept_all_filter,))
+    sync_candles(runtime.universe, runtime.plugins)
+    with database.connection_context():
+        PegEvent.create(
+            ticker="PEG",
+            asset_class="tokenized_metal",
+            first_unhealthy=DEPEG_SINCE,
+            last_unhealthy=SUNDAY,
+            median_drift_pct=-3.0,
+            sample_count=14,
+        )
+        run_screen(runtime, processes=1)
+    yield runtime
+    database.close()
+
+
+@pytest.fixture()
+def http(rt: Runtime) -> Iterator[ContractClient]:
+    from pairscreen.access import accounts
+
+    c = make_client(rt)
+    with c.client:
+        with database.connection_context():
+            accounts.create_user("p@example.com", "personal", expires=SUNDAY + timedelta(days=30))
+            c.key = accounts.rotate_key("p@example.com")  # type: ignore[attr-defined]
+        yield c
+
+
+def test_the_screen_rejects_what_the_core_guarantees_under_an_accept_all_filter(http) -> None:
+    screen = http.get("/api/v1/screen/latest", http.key).json()
+    assert screen["filter"] == {"name": "accept_all", "thresholds": {}}
+    assert [s["pair"] for s in screen["survivors"]] == [["BASE", "WAVE"]]
+    assert screen["rejected"] == {
+        "stale": 4,  # OLD with each of the four others
+        "insufficient_history": 3,  # SHORT with BASE, WAVE and PEG
+        "depeg": 2,  # PEG with BASE and WAVE
+        "never": 0,
+        "coint_q": 0,  # the screen-wide rules, off by default
+        "adf_q": 0,
+        "persistence": 0,
+    }
+    assert screen["n_pairs_screened"] == 10
+
+
+def test_a_pair_answers_the_core_reason_under_an_accept_all_filter(http) -> None:
+    depegged = http.get("/api/v1/pair/BASE/PEG", http.key)
+    assert depegged.status_code == 200
+    body = depegged.json()
+    assert body["passes_filter"] is False
+    assert body["filter_reason"] == (
+        "depeg: PEG is in an active depeg event since 2026-11-21T21:00:00+00:00"
+    )
+    assert body["peg"]["B"]["active_event"] is True
+    stale = http.get("/api/v1/pair/OLD/BASE", http.key).json()
+    assert stale["passes_filter"] is False and stale["filter_reason"].startswith("stale: OLD")
+    short = http.get("/api/v1/pair/SHORT/BASE", http.key)
+    assert short.status_code == 404
+    assert "100 days of common history, at least 200 are needed" in short.text
+    fine = http.get("/api/v1/pair/BASE/WAVE", http.key).json()
+    assert fine["passes_filter"] is True and fine["filter_reason"] == ""
