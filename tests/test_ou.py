@@ -112,6 +112,22 @@ def test_mixed_calendar_step_is_the_calendar_span_over_transitions() -> None:
     assert window_fit(q).step_days[0] == 1.0  # daily pairs: Δ is 1 exactly
 
 
+def test_ou_half_life_is_the_half_life_metric_in_calendar_days() -> None:
+    """Both fit the same closes of W (b = 1 + β) and scale by the same spacing, so they agree
+    on daily and mixed-calendar pairs alike."""
+    from pairscreen_plugins.metrics.half_life import HalfLifeMetric
+
+    compared = 0
+    for pair in real_pairs():
+        p = panel_of([pair], pair.n_days, 540)
+        ou = float(OUMetric().compute(p)["ou_half_life_days"][0])
+        half = float(HalfLifeMetric().compute(p)["half_life_days"][0])
+        if math.isfinite(ou) and math.isfinite(half):
+            assert ou == pytest.approx(half, rel=1e-9), (pair.a, pair.b)
+            compared += 1
+    assert compared >= 20
+
+
 def test_ou_fields_equal_the_direct_fit_on_simulated_series() -> None:
     series = [mean_reverting(100 + i) for i in range(12)] + [random_walk(200 + i) for i in range(6)]
     assert check_against_direct(panel(series)) >= 12
