@@ -21,6 +21,7 @@ from connexion.exceptions import ProblemException
 from connexion.middleware import MiddlewarePosition
 
 from pairscreen.api import errors
+from pairscreen.api.body import body_validators
 from pairscreen.api.compression import PreparedGzipMiddleware
 from pairscreen.api.contract import SpecDocuments, SpecMiddleware
 from pairscreen.api.guards import GuardMiddleware
@@ -99,7 +100,7 @@ def create_app(
     app.add_api(
         spec_file,
         strict_validation=True,
-        validator_map={"parameter": NamedParameterValidator},
+        validator_map={"parameter": NamedParameterValidator, "body": body_validators()},
         validate_responses=validate_responses,
         swagger_ui_options=connexion.options.SwaggerUIOptions(swagger_ui=True, serve_spec=False),
     )

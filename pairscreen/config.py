@@ -383,6 +383,20 @@ class Settings:
         default=10.0,
         flag="--deliver-every",
     )
+    evidence_every: float = setting(
+        "PAIRSCREEN_EVIDENCE_EVERY",
+        "how often the worker evaluates the screen's rules and publishes /evidence",
+        SECONDS,
+        default=86400.0,
+        flag="--evidence-every",
+    )
+    evidence_sample: int = setting(
+        "PAIRSCREEN_EVIDENCE_SAMPLE",
+        "pairs the worker's evaluation draws from the universe (all when fewer)",
+        AT_LEAST_ONE,
+        default=5000,
+        flag="--evidence-sample",
+    )
     worker_lock_ttl: float = setting(
         "PAIRSCREEN_WORKER_LOCK_TTL",
         "how long the single-worker lock outlives a silent worker",

@@ -207,7 +207,7 @@ class Plugins:
 
     def names(self) -> list[str]:
         """Every loaded plugin's name, in registration order."""
-        return [plugin_name(self.pm, p) for p in self.pm.get_plugins()]
+        return [plugin_name(self.pm, p) for _, p in self.pm.list_name_plugin() if p is not None]
 
     @cached_property
     def declared_options(self) -> dict[str, tuple[PluginOption, ...]]:

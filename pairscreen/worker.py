@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 
 LOCK_NAME = "worker"
 SCREEN_JOB = "screen"
+EVIDENCE_JOB = "evidence"  # the JobRun name of the track-record refresh
 PEG_JOB = "peg_sample"  # the JobRun name peg sampling records (pairscreen.pegs.status)
 EXIT_LOCK_HELD = 4  # the CLI's status for "busy"
 EXIT_LOCK_LOST = 1
@@ -75,6 +76,8 @@ class WorkerOptions:
     screen_every: timedelta = timedelta(hours=6)
     peg_every: timedelta = timedelta(hours=1)
     wait_poll: float = 2.0
+    evidence_every: timedelta = timedelta(days=1)
+    evidence_sample: int | None = 5000
 
 
 class WorkerBusy(Exception):
@@ -283,6 +286,17 @@ class Worker:
             id="screen",
             next_run_time=screen_at,
         )
+        evidence_at = next_due(EVIDENCE_JOB, o.evidence_every, now)
+        self._jobs.append(
+            f"evidence every {_hours(o.evidence_every)} (next {clock.iso(evidence_at)})"
+        )
+        s.add_job(
+            self._job("evidence", self._evidence),
+            "interval",
+            seconds=o.evidence_every.total_seconds(),
+            id="evidence",
+            next_run_time=evidence_at,
+        )
         if peg_sampling_available():
             peg_at = next_due(PEG_JOB, o.peg_every, now)
             self._jobs.append(
@@ -350,6 +364,22 @@ class Worker:
             f"{sync.summary()}; screen #{screen.screen_id}: {screen.n_pairs_screened} pairs, "
             f"{screen.n_survivors} survivors; {notified}"
         )
+
+    def _evidence(self) -> str:
+        """Evaluate the screen's rules on the stored candles and publish the track record."""
+        from pairscreen.evaluation.track_record import evaluate_current_rules
+        from pairscreen.screening.evidence import publish
+
+        try:
+            record = evaluate_current_rules(self.rt, sample=self.options.evidence_sample)
+        except ValueError as exc:  # too little history for one as-of day, no candles
+            summary = f"nothing published: {exc}"
+        else:
+            evidence_id = publish(record.body, record.first_day, record.last_day, clock.now())
+            summary = record.summary(evidence_id)
+        with write_transaction():
+            JobRun.replace(name=EVIDENCE_JOB, finished_at=clock.now()).execute()
+        return summary
 
     def _peg(self) -> str:
         from pairscreen.pegs.sampling import sample_pegs

@@ -173,6 +173,25 @@ def test_channel_body_must_be_json(receiver, client, keys):
     assert r.status_code in (400, 415) and r.headers["content-type"].startswith("text/plain")
 
 
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"\xff\x18\x07\xfe\xfe*j\x020", "not utf-8 text"),  # schemathesis found a 500 here
+        (b'{"enabled": tru', "Bad request"),
+        ('{"address": "caf\u00e9"}'.encode("latin-1"), "not utf-8 text"),
+    ],
+)
+def test_a_body_that_is_not_utf8_json_is_a_400_sentence(receiver, client, keys, content, says):
+    r = client.request(
+        "PUT",
+        f"{BASE}/me/channels/webhook",
+        headers={"Authorization": f"Bearer {keys.pro}", "Content-Type": "application/json"},
+        content=content,
+    )
+    assert r.status_code == 400, r.text
+    assert r.headers["content-type"].startswith("text/plain") and says in r.text
+
+
 def test_a_key_without_a_tier_cannot_set_channels(receiver, client, keys):
     r = put(client, keys.no_tier, "discord", {"address": receiver.url + DISCORD})
     assert r.status_code == 403

@@ -182,11 +182,16 @@ def report_and_check(out: Outcome, run: str) -> None:
 
 
 def _fuzz_account(runtime) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
+    """A Pro key, and a published evaluation so that ``/evidence`` can answer 200."""
     from pairscreen.access import accounts
+    from pairscreen.evaluation.track_record import evaluate_current_rules
+    from pairscreen.screening.evidence import publish
 
+    record = evaluate_current_rules(runtime, sample=30, every_days=90)
     with database.connection_context():
         accounts.create_user(FUZZ_EMAIL, "pro", lifetime=True)
         key = accounts.rotate_key(FUZZ_EMAIL)
+        publish(record.body, record.first_day, record.last_day, clock.now())
     return key, sorted(runtime.universe.tickers)
 
 

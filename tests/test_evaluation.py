@@ -14,7 +14,7 @@ from pairscreen.db.models import Screen
 from pairscreen.evaluation.dates import as_of_dates
 from pairscreen.evaluation.rule_sets import rule_sets
 from pairscreen.evaluation.run import Evaluation, evaluate
-from pairscreen.evaluation.statistics import difference
+from pairscreen.evaluation.statistics import Observations, difference, holm
 from pairscreen.evaluation.verdicts import Market
 from pairscreen.pegs.status import active_depegs
 from pairscreen.screening.point_in_time import run_screen_as_of
@@ -66,8 +66,8 @@ def run(plugins, series: list[PairSeries]) -> Evaluation:  # type: ignore[no-unt
 
 
 def test_built_in_mean_reversion_shows_as_a_positive_difference(empty_runtime):
-    series = [mean_reverting(100 + i, N_DAYS) for i in range(12)]
-    series += [random_walk(200 + i, N_DAYS) for i in range(12)]
+    series = [mean_reverting(100 + i, N_DAYS) for i in range(30)]
+    series += [random_walk(200 + i, N_DAYS) for i in range(30)]
     result = run(empty_runtime.plugins, series)
     screen = result.results[0]
     assert screen.rule_set.name == "screen"
@@ -80,31 +80,116 @@ def test_built_in_mean_reversion_shows_as_a_positive_difference(empty_runtime):
         assert diff.block_days == -(-h.horizon // EVERY)
 
 
-def test_pure_random_walks_show_no_edge(empty_runtime):
-    series = [random_walk(300 + i, N_DAYS) for i in range(24)]
+def test_pure_random_walks_show_no_edge_for_any_measure_and_holding_is_worth_nothing(
+    empty_runtime,
+):
+    series = [random_walk(300 + i, N_DAYS) for i in range(30)]
     result = run(empty_runtime.plugins, series)
     screen = result.results[0]
     assert sum(int(d["survivors"]) for d in screen.per_date) > 0  # type: ignore[call-overload]
+    fees = 4 * np.log1p(-0.001)
+    compared = [r for r in result.results if not r.never_binds]
+    assert compared and all(len(r.horizons) == len(HORIZONS) for r in compared)
+    for rule_set in compared:
+        for h in rule_set.horizons:
+            for name in ("reversion", "hold_value", "hold_other_leg"):
+                diff = h.measures[name].difference
+                assert diff.low is not None and diff.high is not None, (rule_set, h, name)
+                assert diff.low <= 0 <= diff.high, (rule_set.rule_set.name, h.horizon, name)
+            for side in ("survivors", "rest"):
+                cheap = getattr(h.measures["hold_value"], side)
+                other = getattr(h.measures["hold_other_leg"], side)
+                if cheap.n == 0:
+                    continue
+                # Log points: holding either leg of a random walk is worth the fees, so the
+                # two means add up to four fees exactly and each is near zero.
+                assert cheap.mean + other.mean == pytest.approx(fees, abs=1e-12)
+                near = 0.03 if side == "rest" else 0.08
+                assert abs(cheap.mean) < near and abs(cheap.median) < near, (side, cheap)
+    assert screen.horizons[-1].measures["hold_value"].rest.n > 500
+
+
+def test_a_universe_where_one_pair_dominates_gets_the_concentration_warning(empty_runtime):
+    series = [mean_reverting(100, N_DAYS)] + [random_walk(400 + i, N_DAYS) for i in range(11)]
+    result = run(empty_runtime.plugins, series)
+    screen = result.results[0]
     for h in screen.horizons:
-        diff = h.difference
-        assert diff.low is not None and diff.high is not None, h
-        assert diff.low <= 0 <= diff.high, (h.horizon, diff)
+        survivors = h.measures["reversion"].survivors
+        assert survivors.top_pair == "P0A/P0B" and survivors.top_pair_share > 0.25, survivors
+        assert survivors.distinct_pairs >= 1 and survivors.independent_days >= 1
+        assert any(
+            w.startswith("one pair, P0A/P0B, is ") and "too few observations" in w
+            for w in h.warnings
+        ), h.warnings
+        assert h.difference.reading == "too_few_observations"
+    from pairscreen.evaluation.report import as_json, table
+
+    text = table(result)
+    assert "too few observations: screen, 30 days: one pair, P0A/P0B, is" in text
+    body = as_json(result)
+    first = body["rule_sets"][0]["horizons"][0]  # type: ignore[index]
+    assert first["reversion"]["difference"]["reading"] == "too_few_observations"
+    assert first["warnings"] and first["reversion"]["survivors"]["top_pair_share"] > 0.25
 
 
-def test_block_bootstrap_is_fixed_and_wider_with_longer_blocks():
+def observations(survivors: list[np.ndarray], rest: list[np.ndarray], pairs: int = 0):  # type: ignore[no-untyped-def]
+    """Per day arrays of survivor and rest values as ``Observations``; pair ``j`` of a day's
+    survivors is pair ``j`` (of the rest: ``pairs + j``), the same pairs every day."""
+    values, day, pair, surv = [], [], [], []
+    for d, (s, r) in enumerate(zip(survivors, rest, strict=True)):
+        values += [s, r]
+        day += [np.full(s.size, d), np.full(r.size, d)]
+        pair += [np.arange(s.size), pairs + np.arange(r.size)]
+        surv += [np.ones(s.size, bool), np.zeros(r.size, bool)]
+    names = np.array([f"P{i}" for i in range(pairs + 1000)], dtype=object)
+    return Observations(
+        np.concatenate(values), np.concatenate(day), np.concatenate(pair),
+        np.concatenate(surv), len(survivors), names,
+    )  # fmt: skip
+
+
+def test_bootstrap_is_fixed_and_counts_a_repeating_pair_once_not_per_day():
     rng = np.random.default_rng(1)
     common = rng.normal(0, 0.05, 40).cumsum() * 0.1  # a factor shared by all pairs of a day
     survivors = [common[i] + rng.normal(0.01, 0.02, 5) for i in range(40)]
     rest = [common[i] + rng.normal(0.0, 0.02, 30) for i in range(40)]
-    one = difference(survivors, rest, 1)
-    again = difference(survivors, rest, 1)
-    assert one == again
+    obs = observations(survivors, rest, pairs=5)
+    one = difference(obs, 1)
+    assert one == difference(obs, 1)
     assert one.estimate == pytest.approx(
         np.concatenate(survivors).mean() - np.concatenate(rest).mean()
     )
     assert one.low is not None and one.high is not None
     assert one.low < one.estimate < one.high
-    assert difference(survivors, [], 1).estimate is None
+    assert 0.0 <= (one.p_value or 0.0) <= 1.0
+    nobody = observations([np.zeros(0)] * 40, rest, pairs=5)
+    assert difference(nobody, 1).estimate is None
+    # Three survivor pairs, each with its own lasting effect, seen on 40 days: 120
+    # observations that hold three pieces of evidence. A day-only or iid interval would call
+    # +6.7 pp certain; the pair resampling does not.
+    effects = np.array([0.30, -0.10, 0.0])
+    survivors = [effects + rng.normal(0, 0.01, 3) for _ in range(40)]
+    rest = [rng.normal(0, 0.10, 30) for _ in range(40)]
+    obs = observations(survivors, rest, pairs=3)
+    diff = difference(obs, 1)
+    spread = np.concatenate(survivors).var() / 120 + np.concatenate(rest).var() / 1200
+    naive = float(np.sqrt(spread))
+    assert diff.estimate == pytest.approx(0.0667, abs=0.01)
+    assert diff.standard_error is not None and diff.standard_error > 5 * naive
+    assert diff.low is not None and diff.high is not None and diff.low < 0 < diff.high
+
+
+def test_holm_equals_statsmodels_multipletests():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(5)
+    for size in (1, 2, 3, 7, 16, 40):
+        for _ in range(20):
+            p = rng.uniform(0, 1, size) ** rng.uniform(0.5, 4)
+            if size > 2:
+                p[1] = p[0]  # ties
+            expected = multipletests(p, method="holm")[1]
+            assert holm(list(p)) == pytest.approx(list(expected), abs=1e-12)
 
 
 def test_evaluation_at_a_day_gives_the_survivors_of_screen_run_as_of(runtime):
@@ -152,9 +237,33 @@ def test_cli_json_plot_and_rule_files(cli, runtime, tmp_path):
             diff = horizon["reversion"]["difference"]
             assert {"estimate", "ci95", "min_detectable"} <= set(diff)
     assert any("cannot resolve differences smaller than" in w for w in body["warnings"])
+    # Holm over every rule set and horizon compared; a rule that never binds is one row.
+    from statsmodels.stats.multitest import multipletests
+
+    rows = [
+        h["reversion"]["difference"]
+        for rule_set in body["rule_sets"]
+        for h in rule_set["horizons"]
+        if h["reversion"]["difference"]["p_value"] is not None
+    ]
+    assert len(rows) == body["comparisons"] > 1
+    expected = multipletests([r["p_value"] for r in rows], method="holm")[1]
+    assert [r["p_holm"] for r in rows] == pytest.approx(list(expected), abs=1e-12)
+    idle = [r["name"] for r in body["rule_sets"] if r["never_binds"]]
+    assert idle, "the rules that are off by default (half_life, …) never bind"
+    for rule_set in body["rule_sets"]:
+        assert (rule_set["horizons"] == []) == rule_set["never_binds"]
+        for horizon in rule_set["horizons"]:
+            for name in ("reversion", "hold_value", "hold_other_leg"):
+                group = horizon[name]["survivors"]
+                assert {"independent_days", "distinct_pairs", "top_pair_share"} <= set(group)
+            assert isinstance(horizon["warnings"], list)
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     code, out, err = cli("evaluate", "--every", "60")
     assert code == 0 and "difference [95% CI]" in out and "screen" in out
+    for name in idle:
+        lines = [line for line in out.splitlines() if line.startswith(name + " ")]
+        assert len(lines) == 1 and "never binds" in lines[0], lines
 
 
 def test_from_alone_chooses_the_last_followed_day_or_says_why(cli):
@@ -188,9 +297,14 @@ def test_from_alone_chooses_the_last_followed_day_or_says_why(cli):
         (["--from", "2025-13-01"], "--from '2025-13-01' is not a date"),
         (["--from", "2025-03-01", "--to", "2025-01-01"], "is before --from"),
         (["--rules", "/nonexistent.toml"], "cannot read rule file"),
+        (["--rules", "QFILE"], "sets coint_q_below: the evaluation does not replay the"),
     ],
 )
-def test_cli_bad_input_is_one_line(cli, argv, message):
+def test_cli_bad_input_is_one_line(cli, argv, message, tmp_path):
+    if "QFILE" in argv:  # a screen-wide rule is refused, never silently left out
+        rules = tmp_path / "q.toml"
+        rules.write_text('[screen]\nfilter = "default"\ncoint_q_below = 0.05\n')
+        argv = [str(rules) if a == "QFILE" else a for a in argv]
     code, _out, err = cli("evaluate", *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1

@@ -23,7 +23,13 @@ AAPLX = Asset("AAPLx", "equities", "tokenized_equity", peg=PegConfig("AAPL", ("d
 
 
 def equity_universe() -> Universe:
-    return Universe(assets=(Asset("BTC", "majors"), AAPLX), market_source="csv")
+    # The market's daily close (24:00 UTC) and a quote during the next session are hours
+    # apart: these tests allow a day's skew to look at the drift itself.
+    return Universe(
+        assets=(Asset("BTC", "majors"), AAPLX),
+        market_source="csv",
+        peg_source_options={"demo": {"max_skew_hours": 24}},
+    )
 
 
 def aapl_candles(through: str, premium: dict[str, float]) -> dict[str, Candles]:

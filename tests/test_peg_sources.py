@@ -137,12 +137,14 @@ def test_csv_rereads_a_file_that_changed(tmp_path):
     assert source.reference_price("XAU", at, options).price == 2911.25
 
 
-def test_csv_through_the_sampler_with_the_universe_file(tmp_path):
+def test_csv_through_the_sampler_with_the_universe_file(tmp_path, monkeypatch):
     """[peg_sources.csv] folder is relative to the universe file; units_per_token scales the
-    reference; an old row (a Friday fix read on Sunday) is stale: unknown, not a guess."""
+    reference (a fix at 24:00 UTC, the moment of the day's close); an old row (read on
+    Sunday) is stale: unknown, not a guess."""
+    monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "36500")  # samples of 2025
     write(
         tmp_path / "conf" / "refs" / "XAU.csv",
-        "timestamp,price\n2025-03-06T15:00Z,2000\n2025-03-07T15:00Z,2010\n",
+        "timestamp,price\n2025-03-06T15:00Z,2000\n2025-03-08T00:00Z,2010\n",
     )
     universe_file = write(
         tmp_path / "conf" / "universe.toml",
@@ -339,14 +341,16 @@ def test_sources_are_combined_by_median_and_named_in_order(tmp_path, server):
         def pairscreen_register_peg_sources(self):
             return [Fixed(), Raising()]
 
+    day = {"max_skew_hours": 24}  # yesterday's close against quotes of now: within a day
     universe = gold_universe(
         "csv",
         "raising",
         "http_json",
         "fixed",
         "nowhere",
-        csv={"folder": str(tmp_path / "refs")},
-        http_json={"url": f"{server}/ok/{{reference}}", "json_path": "data.price"},
+        csv={"folder": str(tmp_path / "refs"), **day},
+        http_json={"url": f"{server}/ok/{{reference}}", "json_path": "data.price", **day},
+        fixed=day,
     )
     candles = {"PAXG": daily("PAXG", str(now.date()), [2640.0, 2000.0])}
     rt = peg_runtime(tmp_path, universe, Provider(), candles=candles)

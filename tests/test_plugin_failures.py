@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pairscreen.bootstrap import build_runtime
-from pairscreen.db.connection import database
+from pairscreen.db.connection import connect, database
 from pairscreen.db.models import Screen
 from tests.conftest import make_client
 from tests.support.cli import newcomer_env, run_cli
@@ -79,7 +79,10 @@ def one_line(done: subprocess.CompletedProcess[str], status: int, text: str) -> 
     assert text in done.stderr, done.stderr
 
 
-def screen_ids() -> list[int]:
+def screen_ids(database_url: str) -> list[int]:
+    """The ids of the screens published in ``database_url`` (bound here: an earlier test may
+    have left the proxy on its own database)."""
+    connect(database_url)
     with database.connection_context():
         return [row.id for row in Screen.select(Screen.id).order_by(Screen.id)]
 
@@ -127,7 +130,7 @@ def test_a_misspelt_component_fails_serve_at_start_up(env, database_url, variabl
 def test_a_misspelt_strategy_fails_the_worker_and_the_screen_before_they_write(
     env, database_url, command
 ):
-    before = screen_ids()
+    before = screen_ids(database_url)
     done = run_cli(
         "--database-url",
         database_url,
@@ -136,7 +139,7 @@ def test_a_misspelt_strategy_fails_the_worker_and_the_screen_before_they_write(
         timeout=60,
     )
     one_line(done, USAGE, "no backtest strategy named 'acumulation'")
-    assert screen_ids() == before
+    assert screen_ids(database_url) == before
 
 
 def test_a_misspelt_strategy_stops_the_demo_before_it_replaces_the_old_one(env, tmp_path):
@@ -153,14 +156,14 @@ def test_a_misspelt_strategy_stops_the_demo_before_it_replaces_the_old_one(env, 
 
 def test_a_rule_without_explain_is_named_at_start_up(env, database_url, tmp_path):
     plugin(env, "careless.py", RULE_WITHOUT_EXPLAIN)
-    before = screen_ids()
+    before = screen_ids(database_url)
     done = run_cli("--database-url", database_url, "screen", "run", "--no-sync", env=env)
     one_line(
         done,
         USAGE,
         "plugin 'local:careless.py': screen filter 'careless': rule 'always' has no explain",
     )
-    assert screen_ids() == before
+    assert screen_ids(database_url) == before
 
 
 @pytest.mark.parametrize(
@@ -177,19 +180,19 @@ def test_a_failing_metric_stops_the_screen_and_keeps_the_previous_one(
     env, database_url, behaviour, problem
 ):
     plugin(env, "shaky.py", RAISING_METRIC.replace("BEHAVIOUR", behaviour))
-    before = screen_ids()
+    before = screen_ids(database_url)
     assert before, "the demo database has a published screen"
     done = run_cli("--database-url", database_url, "screen", "run", "--no-sync", env=env)
     one_line(done, PLUGIN_FAILED, f"plugin 'local:shaky.py' failed: {problem}")
     assert "--verbose" in done.stderr
-    assert screen_ids() == before  # nothing published, the previous screen still served
+    assert screen_ids(database_url) == before  # nothing published, the previous screen still served
     verbose = run_cli(
         "--database-url", database_url, "--verbose", "screen", "run", "--no-sync", env=env
     )
     assert verbose.returncode == PLUGIN_FAILED
     assert "Traceback" in verbose.stderr and "shaky.py" in verbose.stderr
     assert "def compute" in verbose.stderr or "compute" in verbose.stderr
-    assert screen_ids() == before
+    assert screen_ids(database_url) == before
 
 
 def test_a_failing_metric_leaves_its_fields_out_of_a_live_pair(

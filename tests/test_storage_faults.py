@@ -74,12 +74,15 @@ def tmpfs(folder: Path, size: str) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(folder)], capture_output=True)
 
 
-def fill(folder: Path) -> Path:
-    """Fill the file system of ``folder`` up; the filler file."""
+def fill(folder: Path, leave: int = 0) -> Path:
+    """Fill the file system of ``folder`` up, then give ``leave`` bytes back; the filler."""
     filler = folder / "filler"
     with filler.open("wb", buffering=0) as file, contextlib.suppress(OSError):
         while True:
             file.write(b"\0" * 4096)
+    if leave:
+        with filler.open("r+b") as file:
+            file.truncate(max(0, filler.stat().st_size - leave))
     return filler
 
 
@@ -194,3 +197,103 @@ def set_read_only(name: str) -> None:
     with admin.cursor() as cursor:
         cursor.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
     admin.close()
+
+
+@sqlite_only
+@pytest.mark.slow
+def test_after_a_full_disk_every_200_is_charged_exactly_once(tmp_path: Path, db_path: Path):
+    """The disk fills while the server computes and the worker runs beside it (computes
+    answer 503 once the few free kilobytes are gone, the screen is still served), then space
+    comes back: every 200 is charged exactly once, in the database itself as it reads when
+    opened anew after both processes stopped, and nothing stays pending once the fault's
+    unsettled reservations have expired. Before the fix, connections kept through the fault
+    committed charges that the database, opened again, did not have (used 3 after 19
+    answers 200)."""
+    with tmpfs(tmp_path / "full", "16m") as folder:
+        path = folder / "pairscreen.sqlite3"
+        shutil.copy(db_path, path)
+        url = f"sqlite:///{path}"
+        database.close()
+        from pairscreen.db.connection import connect
+
+        connect(url)
+        with database.connection_context():
+            user_id = accounts.create_user("charged@example.com", "pro", lifetime=True).id
+            key = accounts.rotate_key("charged@example.com")
+        database.close()
+        auth = {"Authorization": f"Bearer {key}"}
+
+        def compute() -> httpx.Response:
+            return httpx.get(f"{server.base}/pair/ETH/BTC?bt=90", headers=auth, timeout=60)
+
+        env = {"PAIRSCREEN_LOCK_TTL": "3"}
+        with worker_beside(url) as worker, serving(url, env=env) as server:
+            answers = [compute()]
+            filler = fill(folder, leave=64 * 1024)  # a few writes still fit, then none
+            faulted = [compute() for _ in range(30)]
+            screen = httpx.get(f"{server.base}/screen/latest", headers=auth, timeout=30)
+            filler.unlink()
+            time.sleep(0.2)
+            answers += faulted + [compute() for _ in range(12)]
+            time.sleep(3.5)  # the fault's unsettled reservations expire (lock TTL 3 s)
+            me = quota_of(server.base, auth)
+            log = server.log()
+            worker.terminate()
+        connect(url)
+        with database.connection_context():
+            stored = usage_row(user_id)
+        database.close()
+    assert screen.status_code == 200
+    assert any(r.status_code == 503 for r in faulted)
+    assert answers[-12:] == [r for r in answers[-12:] if r.status_code == 200]
+    charged = sum(r.status_code == 200 for r in answers)
+    assert stored == (charged, 0), log
+    assert me["used_today"] == charged
+    assert "Traceback" not in log
+    print(
+        f"\nfull disk beside the worker, then space again: {charged} answers 200, "
+        f"used {stored[0]}, pending {stored[1]}"
+    )
+
+
+@contextmanager
+def worker_beside(url: str) -> Iterator[subprocess.Popen[str]]:
+    """``pairscreen worker`` on the database at ``url`` until the block ends."""
+    env = {**os.environ, "DATABASE_URL": url, "PAIRSCREEN_LOAD_PLUGINS": ""}
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "pairscreen", "worker"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        time.sleep(2)  # its first jobs (delivery, peg sampling) run
+        yield worker
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
+def quota_of(base: str, auth: dict[str, str]) -> dict[str, int]:
+    """``/me``'s quota, asked until the server answers it (within 10 s)."""
+    deadline = time.monotonic() + 10
+    while True:
+        r = httpx.get(f"{base}/me", headers=auth, timeout=30)
+        if r.status_code == 200 or time.monotonic() > deadline:
+            assert r.status_code == 200, r.text
+            return dict(r.json()["quota"])
+        time.sleep(0.5)
+
+
+def usage_row(user_id: int) -> tuple[int, int]:
+    """Today's (used, pending) of the account, as the database holds them."""
+    from pairscreen import clock
+    from pairscreen.db.models import QuotaUsage
+
+    row = QuotaUsage.get_or_none((QuotaUsage.user == user_id) & (QuotaUsage.day == clock.today()))
+    return (row.used, row.pending) if row is not None else (0, 0)

@@ -51,6 +51,7 @@ class Site:
     pro: str
     driver: Any
     downloads: Path  # where the browser saves the files the pages download
+    database_url: str  # the server's database (the CLI publishes an evaluation there)
 
     def get(self, path: str, key: str, accept: str = "*/*") -> Any:
         headers = {"Authorization": f"Bearer {key}", "Accept": accept}
@@ -138,7 +139,7 @@ def site(site_database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     with live_server(site_database) as api, headless_chromium(downloads) as driver:
         driver.set_window_size(*SIZES[1])
         root = api.removesuffix("api/v1")
-        yield Site(root, api, personal, pro, driver, downloads)
+        yield Site(root, api, personal, pro, driver, downloads, site_database)
 
 
 def test_a_wrong_key_is_refused_with_the_apis_sentence_then_the_personal_key_signs_in(site):
@@ -277,6 +278,50 @@ new MutationObserver((changes, observer) => {
 window.started = performance.now();
 location.hash = '#/screen';
 """
+
+
+def _lp(value: float | None) -> str:
+    """Log points as the evidence section writes them (a signed percentage)."""
+    if value is None:
+        return "\u2014"
+    return f"{'+' if value > 0 else ''}{value * 100:,.1f} %"
+
+
+def test_the_screen_page_says_whether_the_screen_works(site):
+    from pairscreen.cli import main
+
+    never = site.get("/evidence", site.personal)
+    assert never.status_code == 404
+    site.open("screen", "Screen")
+    site.wait(lambda d: site.text("#evidence .evidence-none") == never.text.strip())
+    assert site.text("#evidence h2") == "Does this screen work?"
+
+    argv = ["--database-url", site.database_url, "--quiet", "evaluate", "--publish"]
+    assert main([*argv, "--every", "60", "--sample", "60"]) == 0
+    evidence = site.get("/evidence", site.personal).json()
+    site.open("account", "Account")  # away and back: the screen page reads /evidence again
+    site.open("screen", "Screen")
+    cards = lambda: site.driver.find_elements("css selector", "#evidence .evidence-horizon")  # noqa: E731
+    site.wait(lambda d: len(cards()) == len(evidence["horizons"]) == 2)
+    lede = site.text("#evidence .lede")
+    assert f"from {evidence['from']} to {evidence['to']}" in lede
+    assert f"a random 60 of the universe's {evidence['sample']['of_pairs']} pairs" in lede
+    for card, horizon in zip(cards(), evidence["horizons"], strict=True):
+        text = card.text
+        diff = horizon["reversion"]["difference"]
+        assert text.startswith(f"{horizon['horizon_days']} days after a screen"), text
+        low, high = diff["ci95"]
+        assert f"{_lp(diff['estimate'])}, 95 % range {_lp(low)} to {_lp(high)}" in text
+        survivors = horizon["hold_value"]["survivors"]["mean"]
+        assert f"Holding the cheap leg {horizon['horizon_days']} days" in text
+        assert f"survivors {_lp(survivors)}" in text
+        if diff["reading"] == "too_few_observations":
+            assert "Too few observations to tell:" in text
+            assert horizon["warnings"] and all(w in text for w in horizon["warnings"])
+        else:
+            assert "Too few observations" not in text and not horizon["warnings"]
+    for warning in evidence["warnings"]:
+        assert warning in site.text("#evidence .evidence-warnings")
 
 
 def test_a_screen_of_1000_survivors_renders_and_sorts_in_under_a_second(site):

@@ -140,12 +140,12 @@ class WorkerProcess:
 @pytest.fixture()
 def worker_env(database_url, tmp_path):  # type: ignore[no-untyped-def]
     """Start workers on this test's database, where screen and peg sampling just ran (so
-    the workers start with only the light jobs due)."""
+    the workers start with only the light jobs due; so did the evaluation)."""
     from pairscreen.db.connection import init_database
 
     init_database(database_url)
     with database.connection_context():
-        for job in ("screen", "peg_sample"):
+        for job in ("screen", "peg_sample", "evidence"):
             JobRun.replace(name=job, finished_at=clock.now()).execute()
     env = {
         **os.environ,

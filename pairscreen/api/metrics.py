@@ -4,8 +4,8 @@ The registry belongs to the app (not prometheus-client's process-wide default on
 apps in one process, as in the tests, count their own requests. Each API process (``serve
 --workers N``) therefore reports for itself: the request, latency and refusal counts are
 per process, and a scrape through the shared port reaches one process at a time. The
-database-backed gauges (screen age and duration, outbox depth) are read at each scrape and
-agree across processes.
+database-backed gauges (screen age and duration, outbox depth, stale assets) are read at each
+scrape and agree across processes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from pairscreen.notify.outbox import pending_count
-from pairscreen.screening.status import ScreenStatus, latest_screen_status
+from pairscreen.runtime import Runtime
+from pairscreen.screening.status import ScreenStatus, latest_screen_status, stale_asset_count
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 # Snapshots take tens of milliseconds, charts about 120 ms; a queue shows above a second.
@@ -56,6 +57,11 @@ class Metrics:
             "How long the latest screen took from start to publication (NaN when unknown)",
             registry=self.registry,
         )
+        self.stale_assets = Gauge(
+            "pairscreen_stale_assets",
+            "Assets of the universe whose last close is older than their class allows",
+            registry=self.registry,
+        )
         self.outbox_pending = Gauge(
             "pairscreen_outbox_pending",
             "Notifications waiting in the outbox for delivery",
@@ -65,10 +71,11 @@ class Metrics:
     def refused(self, reason: str) -> None:
         self.refusals.labels(reason=reason).inc()
 
-    def read_database(self, now: datetime) -> None:
+    def read_database(self, rt: Runtime, now: datetime) -> None:
         """Set the gauges the database knows; run in a request connection before a scrape."""
         self._set_screen(latest_screen_status(), now)
         self.outbox_pending.set(pending_count())
+        self.stale_assets.set(stale_asset_count(rt, now))
 
     def _set_screen(self, status: ScreenStatus | None, now: datetime) -> None:
         duration = status.duration_seconds if status is not None else None

@@ -28,7 +28,12 @@ from pairscreen.api.metrics import CONTENT_TYPE, Metrics
 from pairscreen.api.service import Service
 from pairscreen.db.connection import UNAVAILABLE_ERRORS, database
 from pairscreen.logs import ACCESS_LOGGER
-from pairscreen.screening.status import latest_screen_status
+from pairscreen.runtime import Runtime
+from pairscreen.screening.status import (
+    latest_screen_staleness,
+    latest_screen_status,
+    stale_asset_count,
+)
 
 access_log = logging.getLogger(ACCESS_LOGGER)
 log = logging.getLogger("pairscreen.api")
@@ -40,18 +45,27 @@ UNMATCHED = "unmatched"  # the route label of a request no operation matched
 API_PREFIX = "pairscreen.api."
 
 
-def health() -> dict[str, Any]:
-    """The database answers, and the latest screen's age: the ``/healthz`` body."""
+def health(rt: Runtime) -> dict[str, Any]:
+    """The database answers, the latest screen's age, and whether its data is stale: the
+    ``/healthz`` body. Stale data is ``"status": "degraded"`` with the reason (still 200: the
+    service answers, but what it answers is old)."""
     database.execute_sql("SELECT 1").fetchone()
+    now = clock.now()
+    body: dict[str, Any] = {"status": "ok", "database": "reachable", "screen": None}
+    body["stale_assets"] = stale_asset_count(rt, now)
     status = latest_screen_status()
     if status is None:
-        return {"status": "ok", "database": "reachable", "screen": None}
-    now = clock.now()
-    screen = {
+        return body
+    staleness = latest_screen_staleness(rt, now)
+    body["screen"] = {
         "generated_at": clock.iso(status.generated_at),
         "age_seconds": round(status.age_seconds(now), 1),
+        "stale": bool(staleness and staleness.stale),
     }
-    return {"status": "ok", "database": "reachable", "screen": screen}
+    if staleness is not None and staleness.stale:
+        body["status"] = "degraded"
+        body["reason"] = staleness.reason
+    return body
 
 
 class OpsMiddleware:
@@ -110,7 +124,7 @@ class OpsMiddleware:
 
     async def _health(self) -> Response:
         try:
-            body = await self.service.in_thread(health)
+            body = await self.service.in_thread(health, self.service.runtime)
         except UNAVAILABLE_ERRORS as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             log.warning("health check: database unreachable: %s", first)
@@ -128,7 +142,7 @@ class OpsMiddleware:
 
     async def _metrics(self, metrics: Metrics) -> Response:
         try:
-            await self.service.in_thread(metrics.read_database, clock.now())
+            await self.service.in_thread(metrics.read_database, self.service.runtime, clock.now())
         except UNAVAILABLE_ERRORS as exc:  # still expose the counters, with stale gauges
             log.warning("metrics: database unreachable: %s", type(exc).__name__)
         return Response(metrics.exposition(), media_type=CONTENT_TYPE)

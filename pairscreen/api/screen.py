@@ -12,12 +12,14 @@ A client that prefers ``text/csv`` gets the whole screen as one table
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from connexion import request
 from connexion.context import scope as request_scope
 from starlette.responses import Response
 
+from pairscreen import clock
 from pairscreen.api.compression import gzip_slot
 from pairscreen.api.http_cache import not_modified
 from pairscreen.api.screen_csv import csv_requested, csv_response
@@ -28,6 +30,7 @@ from pairscreen.screening.history import parse_moment
 from pairscreen.screening.pages import PageIndex, PageQuery, page, pair_index, survivor_index
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.screen import pairs_json
+from pairscreen.screening.staleness import serve_latest
 
 # Every answer of the two operations depends on ``Accept`` (JSON or CSV) and on
 # ``Accept-Encoding`` (gzip or not).
@@ -66,14 +69,25 @@ async def _view(
     whole: Callable[[PublishedScreen], str],
     index: Callable[[PublishedScreen], PageIndex],
 ) -> Response:
-    """The view ``name`` of the latest screen: whole, as CSV, or a filtered page."""
+    """The view ``name`` of the latest screen: whole, as CSV, or a filtered page.
+
+    ``/screen/latest`` is judged stale or not now (:mod:`pairscreen.screening.staleness`):
+    its ``stale`` and ``stale_reason`` are today's, whatever was stored when it was published.
+    """
     caller(token_info).require_tier("personal")
     screen = await _published()
     if csv_requested():
         return await _csv(screen, query)
+    served = None
+    if name == "screen":
+        served = serve_latest(service().runtime.universe, screen, clock.now())
     if query.is_plain:
-        return await _answer(screen, name, lambda: whole(screen))
-    return await _page(screen, query, f"{name}_index", index)
+        if served is not None:
+            return await _answer(screen, served.name, lambda: served.text, served.etag)
+        return await _answer(screen, name, lambda: whole(screen), screen.etag)
+    head = served.staleness.fields() if served is not None else {}
+    etag = served.etag if served is not None else screen.etag
+    return await _page(screen, query, f"{name}_index", index, head, etag)
 
 
 async def _csv(screen: PublishedScreen, query: PageQuery) -> Response:
@@ -90,24 +104,31 @@ async def _page(
     query: PageQuery,
     name: str,
     build: Callable[[PublishedScreen], PageIndex],
+    head: Mapping[str, Any],
+    etag: str,
 ) -> Response:
-    """A filtered page, from the index ``build`` makes once per screen (kept as ``name``)."""
-    headers = {"ETag": screen.etag, "Vary": VARY, "Cache-Control": "no-cache"}
-    if not_modified(request.headers.get("if-none-match", ""), screen.etag):
+    """A filtered page, from the index ``build`` makes once per screen (kept as ``name``),
+    with ``head``'s fields over the stored ones."""
+    headers = {"ETag": etag, "Vary": VARY, "Cache-Control": "no-cache"}
+    if not_modified(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)
     # Parsed once per screen (a thread, off the event loop: 100,000 pairs take a while).
     index = await service().in_thread(screen.memo, name, lambda: build(screen))
-    return Response(page(screen, index, query), media_type="application/json", headers=headers)
+    return Response(
+        page(screen, index, query, head), media_type="application/json", headers=headers
+    )
 
 
-async def _answer(screen: PublishedScreen, name: str, body: Callable[[], str]) -> Response:
+async def _answer(
+    screen: PublishedScreen, name: str, body: Callable[[], str], etag: str
+) -> Response:
     """The body of ``screen``'s view ``name``: ``304`` when the client holds it already
     (``If-None-Match``), gzip-compressed (once per screen) when the client accepts it."""
-    headers = {"ETag": screen.etag, "Vary": VARY, "Cache-Control": "no-cache"}
-    if not_modified(request.headers.get("if-none-match", ""), screen.etag):
+    headers = {"ETag": etag, "Vary": VARY, "Cache-Control": "no-cache"}
+    if not_modified(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)
     svc = service()
-    text = body() if name == "screen" else await svc.in_thread(body)
+    text = body() if name.startswith("screen") else await svc.in_thread(body)
     slot = gzip_slot(request_scope)
     if slot is not None:  # the client takes gzip: the middleware sends this copy instead
         slot["body"] = await svc.in_thread(screen.gzipped, name, text)

@@ -7,10 +7,15 @@ import json
 import sys
 from datetime import date, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pairscreen import clock
 from pairscreen.cli.common import CommandError, open_runtime
 from pairscreen.cli.progress import ProgressDisplay
+
+if TYPE_CHECKING:
+    from pairscreen.evaluation.run import Evaluation
+    from pairscreen.runtime import Runtime
 
 DEFAULT_EVERY = 30
 DEFAULT_HORIZONS = "30,90"
@@ -59,6 +64,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="a TOML file with a [screen] table (filter and thresholds) to evaluate too; "
         "repeatable (default: none)",
     )
+    run.add_argument(
+        "--sample",
+        metavar="N",
+        help="evaluate a random N of the universe's pairs (fixed seed; default: every pair)",
+    )
+    run.add_argument(
+        "--publish",
+        action="store_true",
+        help="evaluate the screen's current rules only and publish the result as the "
+        "track record served by GET /evidence (default: print only)",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object (default: a table)")
     run.add_argument(
         "--plot", metavar="FILE.png", type=Path, help="draw the differences (default: no plot)"
@@ -70,15 +86,19 @@ def _evaluate(args: argparse.Namespace) -> None:
     from pairscreen.evaluation.dates import as_of_dates
     from pairscreen.evaluation.plot import plot_differences
     from pairscreen.evaluation.report import as_json, table
-    from pairscreen.evaluation.rule_sets import rule_sets
-    from pairscreen.evaluation.run import evaluate
-    from pairscreen.evaluation.verdicts import Market
-    from pairscreen.pegs.status import active_depegs
+    from pairscreen.evaluation.track_record import evaluate_current_rules
+    from pairscreen.screening.evidence import publish
 
     every = _whole(args.every, "--every")
     horizons = [_whole(h, "--horizon") for h in str(args.horizon).split(",") if h.strip()]
     if not horizons:
         raise CommandError("--horizon needs at least one number of days, e.g. 30,90")
+    sample = _whole(args.sample, "--sample", "pair") if args.sample is not None else None
+    if args.publish and args.rules:
+        raise CommandError(
+            "--publish stores the evaluation of the screen's current rules: run --rules "
+            "without --publish"
+        )
     rt = open_runtime(args)
     settings = rt.settings
     candles = rt.candles.get()
@@ -88,11 +108,50 @@ def _evaluate(args: argparse.Namespace) -> None:
     newest = max(c.dates[-1] for c in candles.values()).astype("datetime64[D]").item()
     start, end = _span(args, oldest, newest, settings.window_days, max(horizons))
     dates = as_of_dates(start, end, every)
+    if args.publish:
+        with ProgressDisplay(quiet=args.quiet) as display:
+            record = evaluate_current_rules(
+                rt,
+                sample=sample,
+                every_days=every,
+                horizons=horizons,
+                start=start,
+                end=end,
+                on_progress=display.step("as-of days"),
+            )
+        evidence_id = publish(record.body, record.first_day, record.last_day, clock.now())
+        result = record.evaluation
+        print(f"published {record.summary(evidence_id)}", file=sys.stderr)
+    else:
+        result = _run(rt, args, dates, horizons, every, sample)
+    if args.plot:
+        plot_differences(result, args.plot)
+    if args.json:
+        print(json.dumps(as_json(result), allow_nan=False))
+    else:
+        print(table(result))
+
+
+def _run(
+    rt: Runtime,
+    args: argparse.Namespace,
+    dates: list[date],
+    horizons: list[int],
+    every: int,
+    sample: int | None,
+) -> Evaluation:
+    from pairscreen.evaluation.rule_sets import rule_sets
+    from pairscreen.evaluation.run import evaluate
+    from pairscreen.evaluation.verdicts import Market
+    from pairscreen.pegs.status import active_depegs
+
+    settings = rt.settings
     market = Market.of(
         rt.universe,
-        candles,
+        rt.candles.get(),
         window_days=settings.window_days,
         min_history_days=settings.min_history_days,
+        sample=sample,
     )
     sets = rule_sets(rt.plugins, rt.universe, args.rules)
     strategy = rt.plugins.strategies.get(settings.strategy)
@@ -104,7 +163,7 @@ def _evaluate(args: argparse.Namespace) -> None:
             file=sys.stderr,
         )
     with ProgressDisplay(quiet=args.quiet) as display:
-        result = evaluate(
+        return evaluate(
             rt.plugins,
             market,
             sets,
@@ -115,12 +174,6 @@ def _evaluate(args: argparse.Namespace) -> None:
             depegs_at=active_depegs,
             on_progress=display.step("as-of days"),
         )
-    if args.plot:
-        plot_differences(result, args.plot)
-    if args.json:
-        print(json.dumps(as_json(result), allow_nan=False))
-    else:
-        print(table(result))
 
 
 def _span(
@@ -152,13 +205,13 @@ def _span(
     return start, end
 
 
-def _whole(text: str, flag: str) -> int:
+def _whole(text: str, flag: str, unit: str = "day") -> int:
     try:
         value = int(str(text).strip())
     except ValueError:
-        raise CommandError(f"{flag} {text!r} is not a whole number of days") from None
+        raise CommandError(f"{flag} {text!r} is not a whole number of {unit}s") from None
     if value < 1:
-        raise CommandError(f"{flag} must be at least 1 day, got {value}")
+        raise CommandError(f"{flag} must be at least 1 {unit}, got {value}")
     return value
 
 

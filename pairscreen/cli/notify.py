@@ -6,6 +6,7 @@ import argparse
 import os
 import socket
 import sys
+from datetime import timedelta
 
 from pairscreen.cli.common import add_setting_options, open_database, open_runtime
 from pairscreen.cli.output import Row, add_json_option, print_rows, text
@@ -95,7 +96,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "worker",
         help="run the schedule: screen every 6 h, peg sampling hourly, notifications, delivery",
     )
-    add_setting_options(worker, "worker_wait", "deliver_every", "worker_lock_ttl")
+    add_setting_options(
+        worker,
+        "worker_wait",
+        "deliver_every",
+        "worker_lock_ttl",
+        "evidence_every",
+        "evidence_sample",
+    )
     worker.set_defaults(handler=_worker)
 
 
@@ -229,6 +237,8 @@ def _worker(args: argparse.Namespace) -> int:
                 deliver_every=settings.deliver_every,
                 lock_ttl=settings.worker_lock_ttl,
                 wait_poll=settings.worker_wait_poll,
+                evidence_every=timedelta(seconds=settings.evidence_every),
+                evidence_sample=settings.evidence_sample,
             ),
         )
     except WorkerBusy as exc:

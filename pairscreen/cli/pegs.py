@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from pairscreen import clock
 from pairscreen.cli.common import open_runtime
 from pairscreen.cli.progress import ProgressDisplay
 
@@ -34,12 +35,26 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _sample(args: argparse.Namespace) -> None:
-    from pairscreen.pegs.sampling import SamplingReport, backfill_pegs, sample_pegs
+    from pairscreen.pegs.sampling import (
+        SamplingReport,
+        backfill_pegs,
+        refuse_beyond_retention,
+        sample_pegs,
+    )
 
     at = _moment(args.at) if args.at else None
-    if args.backfill_hours is not None and not 1 <= args.backfill_hours <= 24 * 90:
-        raise ValueError("--backfill-hours must be between 1 and 2160 (90 days)")
+    if args.backfill_hours is not None and args.backfill_hours < 1:
+        raise ValueError("--backfill-hours must be a whole number of hours, at least 1")
     rt = open_runtime(args)
+    # Refused before anything is pulled or sampled (the retention would delete it at once).
+    if args.backfill_hours:
+        refuse_beyond_retention(
+            rt,
+            (at or clock.now()) - timedelta(hours=args.backfill_hours),
+            f"--backfill-hours {args.backfill_hours}",
+        )
+    elif at is not None:
+        refuse_beyond_retention(rt, at, f"--at {args.at}")
     reports: list[SamplingReport] = []
     with ProgressDisplay(quiet=args.quiet) as display:
         if not args.no_sync:
@@ -63,6 +78,8 @@ def _sample(args: argparse.Namespace) -> None:
             f"{r.ticker:<10} {r.status:<9} drift {drift:>9} (threshold {r.threshold_pct:g} %)"
             f"  reference: {r.reference_source or 'none fresh'}"
         )
+    for reason in report.unknown_reasons():
+        print(f"unknown: {reason}")
     print(report.summary())
 
 

@@ -140,6 +140,14 @@ def _alert_hygiene(db: peewee.Database) -> None:
     )
 
 
+def _peg_sample_reason(db: peewee.Database) -> None:
+    _add_missing_columns(db, [models.PegSample.reason])
+
+
+def _evidence(db: peewee.Database) -> None:
+    db.create_tables([models.Evidence], safe=True)
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -152,6 +160,8 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (5, "candle volume may be unknown (null)", _unknown_volume),
     (6, "point-in-time screens (as of a past day)", _point_in_time_screens),
     (7, "when a watchlist item's notification state last moved", _state_changed_at),
+    (9, "why a peg sample's status is unknown", _peg_sample_reason),
+    (10, "published evaluations of the screen's rules (/evidence)", _evidence),
     (13, "each screen's survivors' pairs (persistence, recent verdicts)", _survivor_keys),
     (15, "watchlist alert hygiene: cooldown, snooze, re-arm margin", _alert_hygiene),
 ]

@@ -191,6 +191,8 @@ class PegSample(BaseModel):
     reference_source = peewee.CharField(max_length=200, default="")
     drift_pct = peewee.DoubleField(null=True)
     threshold_pct = peewee.DoubleField()
+    # why the status is ``unknown`` ("PAXG: token price 1,060 days old"); "" otherwise
+    reason = peewee.TextField(default="")
 
     class Meta:
         indexes = ((("ticker", "sampled_at"), True),)
@@ -316,3 +318,17 @@ class WorkerLock(BaseModel):
 
 
 NOTIFICATION_MODELS: tuple[type[BaseModel], ...] = (Channel, Outbox, WorkerLock)
+
+
+class Evidence(BaseModel):
+    """A published evaluation of the screen's rules (migration 10): the ``/evidence`` body.
+
+    ``pairscreen evaluate --publish`` and the worker write one row per run; the newest is
+    served and the last few are kept.
+    """
+
+    id = peewee.AutoField()
+    published_at = UTCDateTimeField(index=True)
+    first_day = peewee.DateField()  # the first and last as-of day evaluated
+    last_day = peewee.DateField()
+    payload = peewee.TextField()  # the /evidence body as JSON

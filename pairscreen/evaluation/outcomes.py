@@ -3,8 +3,12 @@
 For a pair in the bottom zone (A cheap against B) at day ``t`` and a horizon ``h``, the move
 back toward the range is ``r(t+h) - r(t)`` of the log-ratio ``r = ln(A/B)``; in the top zone
 it is the opposite. Holding the cheap leg for ``h`` days (two swaps, each paying the
-strategy's fee) is worth ``(1-fee)^2 * exp(move) - 1``. ``r(t+h)`` is the close of the last
-common day at or before ``t+h``; a pair whose data ends before ``t+h`` has no outcome.
+strategy's fee) is worth ``ln((1-fee)^2 * exp(move)) = 2 ln(1-fee) + move`` in log points, and
+holding the other leg instead (the bet against reversion, the baseline) ``2 ln(1-fee) - move``.
+Log points, not ``exp(move) - 1``: the mean of ``exp(move) - 1`` is positive when the mean move
+is zero (Jensen), so on random walks both legs would look profitable. ``r(t+h)`` is the close
+of the last common day at or before ``t+h``; a pair whose data ends before ``t+h`` has no
+outcome.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ class Outcomes:
     data at ``t + h``."""
 
     reversion: np.ndarray  # sign-adjusted change of the log-ratio
-    hold_value: np.ndarray  # value of holding the cheap leg, fees included (0.05 = +5 %)
+    hold_value: np.ndarray  # log value of holding the cheap leg, fees included
+    hold_other_leg: np.ndarray  # log value of holding the other leg, fees included
 
 
 def outcomes_at(market: Market, verdicts: DateVerdicts, horizon: int, fee: float) -> Outcomes:
@@ -39,5 +44,5 @@ def outcomes_at(market: Market, verdicts: DateVerdicts, horizon: int, fee: float
         k = int(np.searchsorted(pair.dates, end, side="right")) - 1
         later = float(np.log(pair.close_a[k] / pair.close_b[k]))
         move[i] = sign * (later - verdicts.log_ratio[i])
-    keep = (1.0 - fee) ** 2
-    return Outcomes(move, keep * np.exp(move) - 1.0)
+    fees = 2.0 * np.log1p(-fee)
+    return Outcomes(move, fees + move, fees - move)

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from pairscreen.evaluation.run import Evaluation, HorizonResult
-from pairscreen.evaluation.statistics import Difference, GroupSummary
+from pairscreen.evaluation.run import Evaluation, HorizonResult, RuleSetResult
+from pairscreen.evaluation.statistics import (
+    EVIDENCE,
+    NO_EVIDENCE,
+    TOO_FEW,
+    Difference,
+    GroupSummary,
+)
+
+READINGS = {EVIDENCE: "evidence", NO_EVIDENCE: "no evidence", TOO_FEW: "too few obs."}
 
 
 def as_json(evaluation: Evaluation) -> dict[str, object]:
     """The ``--json`` object: settings, warnings, and per rule set its days and horizons."""
+    sampled = evaluation.n_pairs < evaluation.pairs_in_universe
     return {
         "from": evaluation.dates[0].isoformat() if evaluation.dates else None,
         "to": evaluation.dates[-1].isoformat() if evaluation.dates else None,
@@ -15,12 +24,16 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
         "horizons": list(evaluation.horizons),
         "fee": evaluation.fee,
         "pairs_screened": evaluation.n_pairs,
+        "pairs_in_universe": evaluation.pairs_in_universe,
+        "sampled": sampled,
+        "comparisons": comparisons(evaluation),
         "warnings": list(evaluation.warnings),
         "rule_sets": [
             {
                 "name": result.rule_set.name,
                 "description": result.rule_set.description,
                 "thresholds": dict(result.rule_set.thresholds),
+                "never_binds": result.never_binds,
                 "stability": result.stability,
                 "per_date": list(result.per_date),
                 "horizons": [_horizon_json(h) for h in result.horizons],
@@ -30,53 +43,112 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
     }
 
 
+def comparisons(evaluation: Evaluation) -> int:
+    """How many rule set x horizon differences the Holm adjustment covers."""
+    return sum(
+        1
+        for result in evaluation.results
+        for h in result.horizons
+        if h.difference.p_value is not None
+    )
+
+
 def _horizon_json(result: HorizonResult) -> dict[str, object]:
-    return {
-        "horizon_days": result.horizon,
-        "reversion": {
-            "survivors": result.survivors.as_json(),
-            "rest": result.rest.as_json(),
-            "difference": result.difference.as_json(),
-        },
-        "hold_value": {
-            "survivors": result.survivors_hold.as_json(),
-            "rest": result.rest_hold.as_json(),
-            "difference": result.hold_difference.as_json(),
-        },
-        "per_date_difference": list(result.per_date),
-    }
+    out: dict[str, object] = {"horizon_days": result.horizon}
+    for name, comparison in result.measures.items():
+        out[name] = {
+            "survivors": comparison.survivors.as_json(),
+            "rest": comparison.rest.as_json(),
+            "difference": comparison.difference.as_json(),
+        }
+    out["per_date_difference"] = list(result.per_date)
+    out["warnings"] = list(result.warnings)
+    return out
 
 
 def table(evaluation: Evaluation) -> str:
     """One line per rule set and horizon: survivors and rest (n, mean, median, hit rate of
-    the move back toward the range) and their difference with its 95 % interval."""
+    the move back toward the range), their difference with its 95 % interval, its p-value,
+    Holm-adjusted p-value and reading; then the holding values of the screen's rules."""
     dates = evaluation.dates
+    sample = (
+        f" (a sample of {evaluation.n_pairs} of {evaluation.pairs_in_universe} pairs)"
+        if evaluation.n_pairs < evaluation.pairs_in_universe
+        else ""
+    )
     lines = [
         f"{len(dates)} as-of days from {dates[0]} to {dates[-1]} every {evaluation.every_days} "
-        f"days, {evaluation.n_pairs} pairs; outcome: move of the log-ratio back toward the "
-        f"range (pp), zones bottom and top only; fee {evaluation.fee:.2%} per swap",
+        f"days, {evaluation.n_pairs} pairs{sample}; outcome: move of the log-ratio back toward "
+        f"the range (pp), zones bottom and top only; fee {evaluation.fee:.2%} per swap",
         "",
         f"{'rule set':<30}{'h':>4} {'survivors n/mean/med/hit':>27} {'rest n/mean/med/hit':>27}"
-        f" {'difference [95% CI]':>25} {'surv/day':>8} {'stable':>6}",
+        f" {'difference [95% CI]':>25} {'p':>6} {'p_holm':>6} {'reading':>14}"
+        f" {'surv/day':>8} {'stable':>6}",
     ]
+    notes: list[str] = []
     for result in evaluation.results:
+        name = result.rule_set.name
+        if result.never_binds:
+            lines.append(f"{name[:29]:<30}   never binds: the screen's survivors on every day")
+            continue
         per_day = [int(d["survivors"]) for d in result.per_date]  # type: ignore[call-overload]
         mean_survivors = sum(per_day) / len(per_day) if per_day else 0.0
         stable = "-" if result.stability is None else f"{result.stability:.0%}"
         for h in result.horizons:
+            diff = h.difference
             lines.append(
-                f"{result.rule_set.name[:29]:<30}{h.horizon:>4} "
-                f"{_group(h.survivors):>27} {_group(h.rest):>27} "
-                f"{_difference(h.difference):>25} {mean_survivors:>8.1f} {stable:>6}"
+                f"{name[:29]:<30}{h.horizon:>4} "
+                f"{_group(h.measures['reversion'].survivors):>27} "
+                f"{_group(h.measures['reversion'].rest):>27} "
+                f"{_difference(diff):>25} {_p(diff.p_value):>6} {_p(diff.p_holm):>6} "
+                f"{READINGS[diff.reading]:>14} {mean_survivors:>8.1f} {stable:>6}"
             )
+            notes.extend(f"{name}, {h.horizon} days: {w}" for w in h.warnings)
+    lines += [
+        "",
+        f"evidence: Holm-adjusted p below 5 % over the {comparisons(evaluation)} comparisons "
+        "of this run, the interval excluding zero, and enough observations (at least 30 "
+        "survivor observations, 8 independent periods, no pair above 25 % of the survivors)",
+    ]
+    if evaluation.results and evaluation.results[0].horizons:
+        lines += ["", _holding(evaluation.results[0])]
+    if notes:
+        lines.append("")
+        lines.extend(f"too few observations: {n}" for n in notes)
     if evaluation.warnings:
         lines.append("")
         lines.extend(f"warning: {w}" for w in evaluation.warnings)
     return "\n".join(lines)
 
 
+def _holding(screen: RuleSetResult) -> str:
+    """The screen's holding values: the cheap leg against the other one, in log points."""
+    lines = [
+        f"holding for the horizon, rule set {screen.rule_set.name!r} (log points, fees "
+        "included; mean / median):",
+        f"{'h':>4} {'survivors: cheap leg':>22} {'other leg':>16} {'rest: cheap leg':>18}"
+        f" {'other leg':>16}",
+    ]
+    for h in screen.horizons:
+        cheap, other = h.measures["hold_value"], h.measures["hold_other_leg"]
+        lines.append(
+            f"{h.horizon:>4} {_mean_median(cheap.survivors):>22} "
+            f"{_mean_median(other.survivors):>16} {_mean_median(cheap.rest):>18} "
+            f"{_mean_median(other.rest):>16}"
+        )
+    return "\n".join(lines)
+
+
+def _mean_median(group: GroupSummary) -> str:
+    return f"{_pp(group.mean)} / {_pp(group.median)}"
+
+
 def _pp(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:+.1f}"
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _group(group: GroupSummary) -> str:
@@ -87,6 +159,8 @@ def _group(group: GroupSummary) -> str:
 def _difference(diff: Difference) -> str:
     if diff.estimate is None:
         return "-"
+    if diff.reading == TOO_FEW:
+        return "too few observations"
     if diff.low is None:
         return f"{_pp(diff.estimate)} [-]"
     return f"{_pp(diff.estimate)} [{_pp(diff.low)}, {_pp(diff.high)}]"

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pairscreen.engine.filtering import choose_filter, filter_codes
+from pairscreen.engine.filtering import FilterChoice, choose_filter, filter_codes
+from pairscreen.engine.screen_rules import SCREEN_THRESHOLDS
 from pairscreen.hooks import Plugins
 from pairscreen.types import Filter, FilterRule
 from pairscreen.universe import Universe, UniverseError, parse_screen
@@ -43,6 +44,7 @@ def rule_sets(plugins: Plugins, universe: Universe, rule_files: Sequence[Path]) 
     Raises :class:`UniverseError` for an unreadable or malformed rule file.
     """
     choice = choose_filter(plugins, universe)
+    _replayable(choice, "the universe's [screen] table")
     screen_filter = plugins.filters.get(choice.name)
     sets = [RuleSet("screen", screen_filter, choice.thresholds, f"filter {choice.name!r}")]
     for code in filter_codes(screen_filter):
@@ -56,6 +58,7 @@ def rule_sets(plugins: Plugins, universe: Universe, rule_files: Sequence[Path]) 
         chosen = choose_filter(
             plugins, replace(universe, screen_filter=name, screen_thresholds=thresholds)
         )
+        _replayable(chosen, f"rule file {path}")
         sets.append(
             RuleSet(
                 path.stem,
@@ -69,6 +72,17 @@ def rule_sets(plugins: Plugins, universe: Universe, rule_files: Sequence[Path]) 
     if duplicates:
         raise UniverseError(f"two rule sets are named {duplicates[0]!r}; rename a rule file")
     return sets
+
+
+def _replayable(choice: FilterChoice, where: str) -> None:
+    """Refuse screen-wide rules (q-values, persistence): the evaluation replays each day's
+    filter, not yet the rules that need the whole screen, and must not ignore one silently."""
+    on = sorted(k for k, v in choice.screen_wide.items() if v != SCREEN_THRESHOLDS[k])
+    if on:
+        raise UniverseError(
+            f"{where} sets {', '.join(on)}: the evaluation does not replay the screen-wide "
+            "rules (q-values, persistence) yet; evaluate without them"
+        )
 
 
 def _read_rule_file(path: Path) -> tuple[str, dict[str, float]]:

@@ -8,20 +8,24 @@ set, so adding rule sets costs little. Nothing is written: it reads candles and 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import date
 
 import numpy as np
 
 from pairscreen.evaluation.outcomes import Outcomes, outcomes_at
-from pairscreen.evaluation.rule_sets import RuleSet
+from pairscreen.evaluation.rule_sets import ReducedFilter, RuleSet
 from pairscreen.evaluation.statistics import (
     Difference,
     GroupSummary,
+    Observations,
     difference,
+    negated,
+    shortfalls,
     stability,
     summarise,
+    with_holm,
 )
 from pairscreen.evaluation.verdicts import DateVerdicts, DepegsAt, Market, verdicts_at
 from pairscreen.hooks import Plugins
@@ -29,19 +33,32 @@ from pairscreen.hooks import Plugins
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
-class HorizonResult:
-    """One rule set at one horizon: both groups and their difference, for the move back
-    toward the range and for the value of holding the cheap leg."""
+MEASURES = ("reversion", "hold_value", "hold_other_leg")
 
-    horizon: int
+
+@dataclass(frozen=True)
+class Comparison:
+    """One measure: both groups and their difference."""
+
     survivors: GroupSummary
     rest: GroupSummary
     difference: Difference
-    survivors_hold: GroupSummary
-    rest_hold: GroupSummary
-    hold_difference: Difference
+
+
+@dataclass(frozen=True)
+class HorizonResult:
+    """One rule set at one horizon: per measure (the move back toward the range, the log
+    value of holding the cheap leg, and of holding the other leg) both groups and their
+    difference, and why the difference is too few observations (empty when it is not)."""
+
+    horizon: int
+    measures: Mapping[str, Comparison]
     per_date: tuple[float | None, ...]  # survivors' mean move minus the rest's, per day
+    warnings: tuple[str, ...]
+
+    @property
+    def difference(self) -> Difference:
+        return self.measures["reversion"].difference
 
 
 @dataclass(frozen=True)
@@ -49,7 +66,8 @@ class RuleSetResult:
     rule_set: RuleSet
     per_date: tuple[dict[str, object], ...]
     stability: float | None
-    horizons: tuple[HorizonResult, ...]
+    horizons: tuple[HorizonResult, ...]  # empty when the set never binds
+    never_binds: bool = False  # a "without RULE" set whose verdicts are the screen's every day
 
 
 @dataclass(frozen=True)
@@ -61,6 +79,7 @@ class Evaluation:
     n_pairs: int
     results: tuple[RuleSetResult, ...]
     warnings: tuple[str, ...]
+    pairs_in_universe: int = 0  # all screened pairs, when ``n_pairs`` is a sample of them
 
 
 def evaluate(
@@ -75,7 +94,8 @@ def evaluate(
     depegs_at: DepegsAt,
     on_progress: Progress | None = None,
 ) -> Evaluation:
-    """Evaluate every rule set at every day of ``dates`` over every horizon."""
+    """Evaluate every rule set at every day of ``dates`` over every horizon; p-values are
+    Holm-adjusted over every rule set and horizon compared."""
     if not horizons or min(horizons) < 1:
         raise ValueError("every --horizon must be at least 1 day")
     days: list[DateVerdicts] = []
@@ -85,22 +105,53 @@ def evaluate(
             on_progress(done, len(dates))
     outcomes = {h: [outcomes_at(market, v, h, fee) for v in days] for h in horizons}
     names = np.array([f"{a.ticker}/{b.ticker}" for a, b in market.pairs], dtype=object)
-    results = tuple(_result(s, days, outcomes, every_days, names) for s in sets)
-    warnings = _warnings(results[0], outcomes, every_days) if results else ()
+    survive = {s.name: [v.survives[s.name] for v in days] for s in sets}
+    screen = survive[sets[0].name] if sets else []
+    idle = {
+        s.name
+        for s in sets[1:]
+        if isinstance(s.screen_filter, ReducedFilter)
+        and all(np.array_equal(a, b) for a, b in zip(survive[s.name], screen, strict=True))
+    }
+    compared = [(s, h) for s in sets if s.name not in idle for h in sorted(outcomes)]
+    raw = {
+        (s.name, h): _compare(survive[s.name], outcomes[h], names, math.ceil(h / every_days))
+        for s, h in compared
+    }
+    adjusted = with_holm([raw[key][2] for key in raw])
+    horizon_results = {
+        key: _horizon(key[1], survivors, rest, diff, parts, per_date)
+        for (key, (survivors, rest, _raw, parts, per_date)), diff in zip(
+            raw.items(), adjusted, strict=True
+        )
+    }
+    results = tuple(
+        RuleSetResult(
+            s,
+            _per_date(days, survive[s.name], names),
+            stability(survive[s.name]),
+            tuple(horizon_results[(s.name, h)] for h in sorted(outcomes) if s.name not in idle),
+            s.name in idle,
+        )
+        for s in sets
+    )
+    warnings = _warnings(results[0], outcomes) if results else ()
     return Evaluation(
-        tuple(dates), every_days, tuple(horizons), fee, len(market.pairs), results, warnings
+        tuple(dates),
+        every_days,
+        tuple(horizons),
+        fee,
+        len(market.pairs),
+        results,
+        warnings,
+        market.pairs_in_universe or len(market.pairs),
     )
 
 
-def _result(
-    rule_set: RuleSet,
-    days: Sequence[DateVerdicts],
-    outcomes: dict[int, list[Outcomes]],
-    every_days: int,
-    names: np.ndarray,
-) -> RuleSetResult:
-    survive = [v.survives[rule_set.name] for v in days]
-    per_date = tuple(
+def _per_date(
+    days: Sequence[DateVerdicts], survive: Sequence[np.ndarray], names: np.ndarray
+) -> tuple[dict[str, object], ...]:
+    return tuple(
         {
             "as_of": v.as_of.isoformat(),
             "pairs": int((v.zone != "").sum()),
@@ -111,39 +162,79 @@ def _result(
         }
         for v, s in zip(days, survive, strict=True)
     )
-    horizons = tuple(
-        _horizon(h, survive, outcomes[h], math.ceil(h / every_days)) for h in sorted(outcomes)
+
+
+Parts = tuple[Observations, Observations, Observations]
+
+
+def _compare(
+    survive: Sequence[np.ndarray], outcomes: Sequence[Outcomes], names: np.ndarray, block: int
+) -> tuple[GroupSummary, GroupSummary, Difference, Parts, tuple[float | None, ...]]:
+    """The reversion comparison (its difference not yet Holm-adjusted), the observations of
+    every measure, and the per-day difference."""
+    day_idx, pair_idx, surv, values = [], [], [], {m: [] for m in MEASURES}  # type: ignore[var-annotated]
+    per_date: list[float | None] = []
+    for d, (s, o) in enumerate(zip(survive, outcomes, strict=True)):
+        at = np.flatnonzero(np.isfinite(o.reversion))
+        day_idx.append(np.full(at.size, d))
+        pair_idx.append(at)
+        surv.append(s[at])
+        for measure in MEASURES:
+            values[measure].append(getattr(o, measure)[at])
+        move, chosen = o.reversion[at], s[at]
+        both = chosen.any() and (~chosen).any()
+        per_date.append(float(move[chosen].mean() - move[~chosen].mean()) if both else None)
+    day = np.concatenate(day_idx) if day_idx else np.zeros(0, dtype=int)
+    pair = np.concatenate(pair_idx) if pair_idx else np.zeros(0, dtype=int)
+    flags = np.concatenate(surv) if surv else np.zeros(0, dtype=bool)
+    parts = tuple(
+        Observations(
+            np.concatenate(values[m]) if values[m] else np.zeros(0),
+            day,
+            pair,
+            flags,
+            len(outcomes),
+            names,
+        )
+        for m in MEASURES
     )
-    return RuleSetResult(rule_set, per_date, stability(survive), horizons)
-
-
-def _horizon(
-    horizon: int, survive: Sequence[np.ndarray], outcomes: Sequence[Outcomes], block: int
-) -> HorizonResult:
-    move_s, move_r, hold_s, hold_r, per_date = [], [], [], [], []
-    for s, o in zip(survive, outcomes, strict=True):
-        known = np.isfinite(o.reversion)
-        move_s.append(o.reversion[known & s])
-        move_r.append(o.reversion[known & ~s])
-        hold_s.append(o.hold_value[known & s])
-        hold_r.append(o.hold_value[known & ~s])
-        both = move_s[-1].size and move_r[-1].size
-        per_date.append(float(move_s[-1].mean() - move_r[-1].mean()) if both else None)
-    return HorizonResult(
-        horizon,
-        summarise(np.concatenate(move_s)),
-        summarise(np.concatenate(move_r)),
-        difference(move_s, move_r, block),
-        summarise(np.concatenate(hold_s)),
-        summarise(np.concatenate(hold_r)),
-        difference(hold_s, hold_r, block),
+    reversion = parts[0]
+    return (
+        summarise(reversion, True, block),
+        summarise(reversion, False, block),
+        difference(reversion, block),
+        parts,  # type: ignore[return-value]
         tuple(per_date),
     )
 
 
-def _warnings(
-    screen: RuleSetResult, outcomes: dict[int, list[Outcomes]], every_days: int
-) -> tuple[str, ...]:
+def _horizon(
+    horizon: int,
+    survivors: GroupSummary,
+    rest: GroupSummary,
+    diff: Difference,
+    parts: Parts,
+    per_date: tuple[float | None, ...],
+) -> HorizonResult:
+    """The three measures share their observations: holding the cheap leg is the move plus
+    a constant (the fees), so its difference is the move's; holding the other leg is the
+    constant minus the move, so its difference is the move's negated."""
+    block = diff.block_days
+    reasons = shortfalls(survivors, rest, block)
+    diff = replace(diff, too_few=bool(reasons))
+    measures = {
+        "reversion": Comparison(survivors, rest, diff),
+        "hold_value": Comparison(
+            summarise(parts[1], True, block), summarise(parts[1], False, block), diff
+        ),
+        "hold_other_leg": Comparison(
+            summarise(parts[2], True, block), summarise(parts[2], False, block), negated(diff)
+        ),
+    }
+    return HorizonResult(horizon, measures, per_date, tuple(reasons))
+
+
+def _warnings(screen: RuleSetResult, outcomes: dict[int, list[Outcomes]]) -> tuple[str, ...]:
     """What the design cannot show, for the screen's own rules."""
     out: list[str] = []
     for result in screen.horizons:
@@ -159,6 +250,6 @@ def _warnings(
             out.append(
                 f"{h} days: this design cannot resolve differences smaller than "
                 f"{diff.min_detectable * 100:.1f} pp of log-ratio (2.8 bootstrap standard "
-                f"errors, blocks of {diff.block_days} as-of days)"
+                f"errors, blocks of {diff.block_days} as-of days x pairs)"
             )
     return tuple(out)

@@ -29,6 +29,7 @@ from pairscreen.screening.screen import SCREEN_BT_DAYS
 from pairscreen.types import Asset, Candles, DepeggedLeg, FilterContext
 from pairscreen.universe import Universe
 
+SAMPLE_SEED = 20260102
 DepegsAt = Callable[[datetime], Mapping[str, DepeggedLeg]]
 
 
@@ -43,6 +44,7 @@ class Market:
     aligned: tuple[AlignedPair | None, ...]  # None: a leg has no candles
     window_days: int
     min_history_days: int
+    pairs_in_universe: int = 0  # every screened pair, when ``pairs`` is a sample of them
 
     @classmethod
     def of(
@@ -52,15 +54,25 @@ class Market:
         *,
         window_days: int,
         min_history_days: int,
+        sample: int | None = None,
+        seed: int = SAMPLE_SEED,
     ) -> Market:
-        pairs = tuple(universe.screened_pairs())
+        """The universe's screened pairs, or a random ``sample`` of them (drawn with a fixed
+        seed, so a refresh on the same universe evaluates the same pairs)."""
+        ia, ib = universe.screened_pair_indices()
+        total = int(ia.size)
+        if sample is not None and sample < total:
+            chosen = np.sort(np.random.default_rng(seed).choice(total, sample, replace=False))
+            ia, ib = ia[chosen], ib[chosen]
+        assets = universe.assets
+        pairs = tuple((assets[i], assets[j]) for i, j in zip(ia.tolist(), ib.tolist(), strict=True))
         aligned = tuple(
             align(candles[a.ticker], candles[b.ticker])
             if a.ticker in candles and b.ticker in candles
             else None
             for a, b in pairs
         )
-        return cls(universe, candles, pairs, aligned, window_days, min_history_days)
+        return cls(universe, candles, pairs, aligned, window_days, min_history_days, total)
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,15 @@ class AssetFreshness:
 
     def reason(self) -> str:
         """The filter reason of a pair with this leg: ``stale: X has no close since D (n days)``."""
-        return f"{STALE}: {self.ticker} has no close since {self.last_day} ({self.age_days} days)"
+        return f"{STALE}: {self.describe()}"
+
+    def describe(self) -> str:
+        """``X has no close since D (n days)``: the leg's part of a stale reason."""
+        days = self.age_days or 0
+        return (
+            f"{self.ticker} has no close since {self.last_day} "
+            f"({days:,} day{'s' if days != 1 else ''})"
+        )
 
 
 def last_days(candles: Mapping[str, Candles]) -> dict[str, date]:
@@ -80,12 +88,12 @@ def leg_freshness(
 
 
 def stale_reason(fresh: Mapping[str, AssetFreshness], a: Asset, b: Asset) -> str:
-    """The stale reason of the first stale leg of a pair, ``""`` when both are fresh."""
-    for asset in (a, b):
-        leg = fresh.get(asset.ticker)
-        if leg is not None and leg.stale:
-            return leg.reason()
-    return ""
+    """The stale reason of a pair, naming every stale leg with its age, ``""`` when both are
+    fresh: ``stale: PAXG has no close since 2025-01-02 (328 days); XAUT has no close since
+    2022-12-31 (1,426 days)``."""
+    legs = [fresh.get(asset.ticker) for asset in (a, b)]
+    stale = [leg.describe() for leg in legs if leg is not None and leg.stale]
+    return f"{STALE}: {'; '.join(stale)}" if stale else ""
 
 
 def describe(fresh: Mapping[str, AssetFreshness]) -> str:

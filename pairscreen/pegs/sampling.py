@@ -2,29 +2,38 @@
 
 For each tokenized asset at the sampling time ``at``:
 
-* **market price**: the token's price at ``at`` when the universe's market source has an
-  intraday price for it, else the close of the last full UTC day before ``at`` from the
-  candle store. The intraday price comes from the peg source that carries the market
-  source's name and satisfies :class:`~pairscreen.types.IntradayMarketPrice` (the demo's
-  does: its market has daily candles only, its peg plugin knows the hourly prices);
+* **token price**: the token's price at ``at`` when the universe's market source has an
+  intraday price for it (observed at ``at``), else the close of the last full UTC day before
+  ``at`` from the candle store, observed at the market's close time (the end of the UTC day
+  unless ``[market] close_time`` says otherwise). The intraday price comes from the peg
+  source that carries the market source's name and satisfies
+  :class:`~pairscreen.types.IntradayMarketPrice` (the demo's does: its market has daily
+  candles only, its peg plugin knows the hourly prices). A token price older than the asset
+  class's staleness limit (the universe's ``[staleness]``) is not compared at all;
 * **reference**: every source the universe names for the asset (``peg.sources``) is asked
   for the asset's reference symbol with the options of its ``[peg_sources.<name>]`` table.
   An answer counts when it is a positive finite price, not from the future, not older than
   the source's maximum age (``max_age_hours`` in the source's options overrides the
-  source's default) and, once scaled by ``units_per_token``, within ``max_deviation_pct``
-  (default 50) of the market price: farther than that is a broken answer (wrong units, a
-  bad feed), not a depeg. A source that raises or whose answer does not count is skipped
-  and logged. The reference price is the median of the answers that count times
-  ``units_per_token``, ``reference_source`` their names joined with "+";
+  source's default) nor the class's staleness limit, observed at most the source's
+  ``max_skew`` (default 1 hour; ``max_skew_hours`` overrides it) before or after the token
+  price (a daily close and an intraday quote are different moments, and prices move in
+  between), and, once scaled by ``units_per_token``, within ``max_deviation_pct`` (default
+  50) of the market price: farther than that is a broken answer (wrong units, a bad feed),
+  not a depeg. A source that raises or whose answer does not count is skipped and logged.
+  The reference price is the median of the answers that count times ``units_per_token``,
+  ``reference_source`` their names joined with "+";
 * ``drift_pct = 100 * (market / reference - 1)``; the status is ``unhealthy`` when
   ``|drift_pct| > threshold_pct``, ``healthy`` otherwise, and ``unknown`` when there is no
-  market price or no answer that counts: never a guess.
+  comparable token price or no answer that counts: never a guess, and never a depeg event
+  (the detector skips unknown samples). An unknown sample keeps its ``reason``
+  ("XAUT: token price 1,426 days old (...)").
 
 The samples are stored (one per ticker and time: sampling the same time again keeps the
 first), samples older than the retention (``Settings.peg_retention_days``, default 90) are
 deleted, the detector reconciles the depeg events, and the ``peg_sample`` job time, which
 ``/peg-events`` reports as ``checked_at``, is set, all in one transaction. The reference
-sources are asked before it opens, since some of them are remote.
+sources are asked before it opens, since some of them are remote. A sampling time (or a
+backfill) older than the retention is refused: its samples would be deleted by the same run.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -42,6 +51,7 @@ import numpy as np
 from pairscreen import clock
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
+from pairscreen.market.freshness import day_of
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.status import PEG_JOB, depegged_tickers, threshold_pct
 from pairscreen.progress import Progress, no_progress
@@ -51,6 +61,9 @@ from pairscreen.types import Asset, Candles, IntradayMarketPrice, PegEventChange
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_DEVIATION_PCT = 50.0
+# How far apart the token price's and a reference answer's moments may be unless the peg
+# source declares its own ``max_skew`` (or ``max_skew_hours`` is set in its options).
+MAX_SKEW = timedelta(hours=1)
 # A source's clock may run slightly ahead of ours; further ahead is a broken answer.
 FUTURE_TOLERANCE = timedelta(minutes=5)
 
@@ -66,6 +79,7 @@ class PegReading:
     reference_source: str
     drift_pct: float | None
     threshold_pct: float
+    reason: str = ""  # why the status is unknown; "" otherwise
 
 
 @dataclass(frozen=True)
@@ -85,20 +99,55 @@ class SamplingReport:
         text = (
             f"peg sample at {clock.iso(self.sampled_at)}: {len(self.readings)} tokenized "
             f"assets ({', '.join(f'{n} {s}' for s, n in counts.items())}), "
-            f"{self.inserted} new samples"
+            f"{self.inserted} new samples, {self.expired} expired"
         )
         for change in self.changes:
             text += f"; event {change.change}: {change.ticker}"
         return text + f"; active depeg events: {', '.join(self.active_events) or 'none'}"
 
+    def unknown_reasons(self) -> list[str]:
+        """Why each unknown asset is unknown, one sentence each."""
+        return [r.reason for r in self.readings if r.status == "unknown" and r.reason]
 
-def sample_pegs(rt: Runtime, at: datetime | None = None) -> SamplingReport:
-    """Sample every tokenized asset at ``at`` (default now), store, detect, record the run."""
+
+class BeyondRetention(ValueError):
+    """A sampling time older than the retention: its samples would be deleted at once."""
+
+
+def retention_cutoff(rt: Runtime) -> datetime:
+    """Samples taken before this moment are deleted (``Settings.peg_retention_days``)."""
+    return clock.now() - timedelta(days=rt.settings.peg_retention_days)
+
+
+def refuse_beyond_retention(rt: Runtime, earliest: datetime, what: str) -> None:
+    """Raise :class:`BeyondRetention` when ``earliest`` is older than the retention keeps."""
+    cutoff = retention_cutoff(rt)
+    if earliest < cutoff:
+        days = rt.settings.peg_retention_days
+        raise BeyondRetention(
+            f"{what} reaches back to {clock.iso(earliest)}, before the {days}-day retention "
+            f"of peg samples ({clock.iso(cutoff.replace(microsecond=0))}): those samples "
+            f"would be deleted as soon as they were written. Sample a later time, or raise "
+            f"PAIRSCREEN_PEG_RETENTION_DAYS."
+        )
+
+
+def sample_pegs(
+    rt: Runtime, at: datetime | None = None, *, keep_from: datetime | None = None
+) -> SamplingReport:
+    """Sample every tokenized asset at ``at`` (default now), store, detect, record the run.
+
+    A time older than the retention is refused (:class:`BeyondRetention`): the retention
+    would delete its samples in the same run, and the run would report samples it kept none
+    of. The retention never deletes a sample of the sampled time itself, nor one from
+    ``keep_from`` on (what a backfill wrote before this run).
+    """
     at = (at or clock.now()).astimezone(UTC).replace(microsecond=0)
+    refuse_beyond_retention(rt, at, f"sampling at {clock.iso(at)}")
     candles = rt.candles.get()
     readings = tuple(read_peg(rt, a, at, candles) for a in rt.universe.assets if a.is_tokenized)
     rows = [{**asdict(r), "sampled_at": at} for r in readings]
-    cutoff = clock.now() - timedelta(days=rt.settings.peg_retention_days)
+    cutoff = min(retention_cutoff(rt), keep_from or at, at)
     tickers = [r.ticker for r in readings]
     with write_transaction():
         already = (
@@ -128,48 +177,64 @@ def backfill_pegs(
     rt: Runtime, hours: int, until: datetime | None = None, *, on_progress: Progress = no_progress
 ) -> list[SamplingReport]:
     """Sample each whole hour of the last ``hours`` hours, oldest first, then ``until``;
-    ``on_progress`` hears of each moment sampled."""
+    ``on_progress`` hears of each moment sampled. A backfill reaching back beyond the
+    retention is refused before anything is sampled (:class:`BeyondRetention`)."""
     until = (until or clock.now()).astimezone(UTC)
     top = until.replace(minute=0, second=0, microsecond=0)
     moments = [top - timedelta(hours=h) for h in range(hours, 0, -1)]
     if top != until.replace(microsecond=0):
         moments.append(top)
     moments.append(until)
+    refuse_beyond_retention(rt, moments[0], f"a backfill of {hours:,} hours")
     reports: list[SamplingReport] = []
     on_progress(0, len(moments))
     for at in moments:
-        reports.append(sample_pegs(rt, at))
+        reports.append(sample_pegs(rt, at, keep_from=moments[0]))
         on_progress(len(reports), len(moments))
     return reports
 
 
 def read_peg(rt: Runtime, asset: Asset, at: datetime, candles: Mapping[str, Candles]) -> PegReading:
-    """One asset's peg at ``at`` (nothing stored)."""
+    """One asset's peg at ``at`` (nothing stored).
+
+    ``unknown`` (with the reason) unless the token price and at least one reference answer
+    are comparable: each no older than the asset class's staleness limit, and observed at
+    most the answering source's ``max_skew`` apart.
+    """
     peg = asset.peg
     threshold = threshold_pct(asset)
-    market = market_price(rt, asset, at, candles)
+    token = token_price(rt, asset, at, candles)
+    limit = timedelta(days=rt.universe.staleness_days(asset))
+    problem = _token_problem(token, at, limit)
     names: list[str] = []
     prices: list[float] = []
-    for name in peg.sources if peg else ():
+    problems: list[str] = []
+    for name in peg.sources if peg and not problem else ():
         quote = _ask(rt, name, asset, at)
         if quote is None:
+            problems.append(f"no answer from {name}")
             continue
-        assert peg is not None  # the loop runs over a pegged asset's sources only
-        problem = _problem(rt, name, quote, at, market, peg.units_per_token)
-        if problem:
+        assert peg is not None and token is not None  # asked only with a usable token price
+        why = _problem(rt, name, quote, at, token, peg.units_per_token, limit)
+        if why:
             log.log(
-                logging.INFO if problem.startswith("stale") else logging.WARNING,
+                logging.INFO if why.startswith("stale") else logging.WARNING,
                 "peg source %s for %s (%s): %s; skipped",
                 name,
                 asset.ticker,
                 peg.reference,
-                problem,
+                why,
             )
+            problems.append(f"{name}: {why}")
             continue
         names.append(name)
         prices.append(quote.price)
     reference = float(statistics.median(prices)) * peg.units_per_token if prices and peg else None
+    market = token.price if token else None
     drift = 100.0 * (market / reference - 1.0) if market and reference else None
+    reason = ""
+    if drift is None:
+        reason = f"{asset.ticker}: " + (problem or _no_reference(asset, problems))
     return PegReading(
         ticker=asset.ticker,
         status=peg_health(drift, threshold),
@@ -178,7 +243,36 @@ def read_peg(rt: Runtime, asset: Asset, at: datetime, candles: Mapping[str, Cand
         reference_source="+".join(names),
         drift_pct=drift,
         threshold_pct=threshold,
+        reason=reason,
     )
+
+
+def _token_problem(token: TokenPrice | None, at: datetime, limit: timedelta) -> str:
+    """Why the token price cannot be compared ("" when it can)."""
+    if token is None:
+        return "no token price (no close stored before the sampling time)"
+    age = at - token.observed_at
+    if age > limit:
+        return (
+            f"token price {_age_text(age)} old ({token.what}; its class allows {limit.days} days)"
+        )
+    return ""
+
+
+def _no_reference(asset: Asset, problems: list[str]) -> str:
+    if asset.peg is None or not asset.peg.sources:
+        return "no reference source configured (peg.sources in the universe file)"
+    return f"no comparable reference price for {asset.peg.reference} ({'; '.join(problems)})"
+
+
+def _age_text(age: timedelta) -> str:
+    """``1,426 days`` from a day on, else hours or minutes."""
+    if age >= timedelta(days=1):
+        days = age // timedelta(days=1)
+        return f"{days:,} day{'s' if days != 1 else ''}"
+    if age >= timedelta(hours=1):
+        return f"{age / timedelta(hours=1):.1f} h"
+    return f"{age / timedelta(minutes=1):.0f} min"
 
 
 def peg_health(drift_pct: float | None, threshold_pct: float) -> str:
@@ -188,10 +282,20 @@ def peg_health(drift_pct: float | None, threshold_pct: float) -> str:
     return "unhealthy" if abs(drift_pct) > threshold_pct else "healthy"
 
 
-def market_price(
+@dataclass(frozen=True)
+class TokenPrice:
+    """The token's own price and the moment it was observed."""
+
+    price: float
+    observed_at: datetime
+    what: str  # for a reason sentence: "the close of 2023-12-31", "intraday price"
+
+
+def token_price(
     rt: Runtime, asset: Asset, at: datetime, candles: Mapping[str, Candles]
-) -> float | None:
-    """The token's intraday price from the market's peg source, else its last daily close."""
+) -> TokenPrice | None:
+    """The token's intraday price from the market's peg source (observed at ``at``), else
+    its last daily close before ``at``'s day, observed at the market's close time."""
     name = rt.universe.market_source
     source = rt.plugins.peg_sources.items.get(name)
     if isinstance(source, IntradayMarketPrice):
@@ -201,7 +305,7 @@ def market_price(
             log.warning("intraday price of %s from %s failed: %s", asset.ticker, name, exc)
             price = None
         if _positive(price):
-            return float(price)
+            return TokenPrice(float(price), at, "intraday price")
     series = candles.get(asset.ticker)
     if series is None:
         return None
@@ -209,7 +313,27 @@ def market_price(
     if full_days == 0:
         return None
     close = float(series.close[full_days - 1])
-    return close if _positive(close) else None
+    if not _positive(close):
+        return None
+    day = day_of(series.dates[full_days - 1])
+    return TokenPrice(close, close_moment(rt, day), f"the close of {day}")
+
+
+def close_moment(rt: Runtime, day: date) -> datetime:
+    """When the market's daily close of ``day`` is observed: the universe's ``[market]``
+    ``close_time`` (``"HH:MM"`` UTC, e.g. ``"21:00"`` for a US exchange's close) when set,
+    else the end of the UTC day (24:00), as for an exchange's UTC daily candle."""
+    text = rt.universe.market_options.get("close_time")
+    start = datetime.combine(day, datetime.min.time(), UTC)
+    if not text:
+        return start + timedelta(days=1)
+    try:
+        moment = time.fromisoformat(str(text))
+    except ValueError:
+        raise ValueError(
+            f'[market] close_time must be a UTC time of day such as "21:00", got {text!r}'
+        ) from None
+    return start + timedelta(hours=moment.hour, minutes=moment.minute, seconds=moment.second)
 
 
 def _options(rt: Runtime, source: str) -> Mapping[str, Any]:
@@ -248,8 +372,9 @@ def _problem(
     name: str,
     quote: ReferenceQuote,
     at: datetime,
-    market: float | None,
+    token: TokenPrice,
     units_per_token: float,
+    class_limit: timedelta,
 ) -> str:
     """Why an answer does not count ("" when it does)."""
     if not _positive(quote.price):
@@ -259,19 +384,26 @@ def _problem(
         return f"the answer is dated {clock.iso(as_of)}, after the sampling time"
     options = _options(rt, name)
     source = rt.plugins.peg_sources.get(name)
-    max_age = (
-        timedelta(hours=float(options["max_age_hours"]))
-        if "max_age_hours" in options
-        else source.max_age
-    )
+    max_age = min(_hours_option(options, "max_age_hours", source.max_age), class_limit)
     if at - as_of > max_age:
-        return f"stale: as of {clock.iso(as_of)}, older than {max_age}"
-    if market is not None:
-        deviation = abs(100.0 * (market / (quote.price * units_per_token) - 1.0))
-        limit = float(options.get("max_deviation_pct", DEFAULT_MAX_DEVIATION_PCT))
-        if deviation > limit:
-            return f"{quote.price:g} is {deviation:.0f} % away from the market price"
+        return f"stale: reference price {_age_text(at - as_of)} old (as of {clock.iso(as_of)})"
+    deviation = abs(100.0 * (token.price / (quote.price * units_per_token) - 1.0))
+    limit = float(options.get("max_deviation_pct", DEFAULT_MAX_DEVIATION_PCT))
+    if deviation > limit:
+        return f"{quote.price:g} is {deviation:.0f} % away from the market price"
+    max_skew = _hours_option(options, "max_skew_hours", getattr(source, "max_skew", MAX_SKEW))
+    skew = abs(as_of - token.observed_at)
+    if skew > max_skew:
+        return (
+            f"reference price as of {clock.iso(as_of)} and token price ({token.what}, "
+            f"{clock.iso(token.observed_at)}) are {_age_text(skew)} apart "
+            f"(at most {_age_text(max_skew)})"
+        )
     return ""
+
+
+def _hours_option(options: Mapping[str, Any], key: str, default: timedelta) -> timedelta:
+    return timedelta(hours=float(options[key])) if key in options else default
 
 
 def _positive(value: Any) -> TypeGuard[float]:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from peewee import fn
+
 from pairscreen import clock
 from pairscreen.db.models import JobRun, PegEvent, PegSample
 from pairscreen.types import DEFAULT_PEG_THRESHOLD_PCT, Asset, DepeggedLeg
@@ -93,6 +95,7 @@ def peg_status(asset: Asset) -> dict[str, Any] | None:
             "checked_at": None,
             "unhealthy_since": None,
             "active_event": active,
+            "reason": f"{asset.ticker}: never sampled",
         }
     since = unhealthy_since(asset.ticker)
     return {
@@ -105,6 +108,7 @@ def peg_status(asset: Asset) -> dict[str, Any] | None:
         "checked_at": clock.iso(sample.sampled_at),
         "unhealthy_since": clock.iso(since) if since else None,
         "active_event": active,
+        "reason": sample.reason or None,
     }
 
 
@@ -125,8 +129,30 @@ def event_json(event: PegEvent) -> dict[str, Any]:
 
 
 def active_events() -> dict[str, Any]:
-    """The active events, with ``checked_at`` of the last peg check (now when none ran)."""
+    """The active events, when pegs were last checked (``checked_at``, null when never) and
+    last really compared with a reference (``compared_at``: the newest sample with a known
+    status; null when every sample was unknown), and ``note``, a sentence saying so."""
     events = PegEvent.select().where(PegEvent.active).order_by(PegEvent.ticker)
     run = JobRun.get_or_none(JobRun.name == PEG_JOB)
-    checked = run.finished_at if run else clock.now()
-    return {"events": [event_json(e) for e in events], "checked_at": clock.iso(checked)}
+    checked = run.finished_at if run else None
+    compared = (
+        PegSample.select(fn.MAX(PegSample.sampled_at))
+        .where(PegSample.status.in_(["healthy", "unhealthy"]))
+        .scalar()
+    )
+    return {
+        "events": [event_json(e) for e in events],
+        "checked_at": clock.iso(checked) if checked else None,
+        "compared_at": clock.iso(compared) if compared else None,
+        "note": check_note(checked, compared),
+    }
+
+
+def check_note(checked: datetime | None, compared: datetime | None) -> str:
+    """For a person: when pegs were last checked and really compared, or that they never were."""
+    if checked is None:
+        return "Pegs have never been checked on this service: no peg sample was ever taken."
+    text = f"Pegs were last checked at {clock.iso(checked)}"
+    if compared is None:
+        return text + ", but no token price was ever compared with a fresh reference."
+    return text + f"; the newest comparison with a reference is from {clock.iso(compared)}."

@@ -36,7 +36,7 @@ from pairscreen.engine.required_fields import POSITION, ZONE
 from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
 from pairscreen.screening.chart_cache import chart_key
-from pairscreen.screening.snapshot import resolve_pair, snapshot_panel
+from pairscreen.screening.snapshot import pair_stale_reason, resolve_pair, snapshot_panel
 from pairscreen.types import Asset, BacktestBatch, ChartData, PairPanel, Trade
 
 log = logging.getLogger(__name__)
@@ -217,9 +217,12 @@ def _trades(batch: BacktestBatch, leg: str, drawn: int) -> tuple[Trade, ...]:
 
 
 def _note(rt: Runtime, a: Asset, b: Asset) -> str:
-    """The chart's warning lines: a leg in an active depeg event (its prices are not the
-    pair's usual behaviour, as the snapshot's ``depeg`` reason says), synthetic data."""
-    lines = [
+    """The chart's warning lines: stale legs (the snapshot's ``stale`` reason, every stale
+    leg with its age: the line drawn stopped moving only because the data stopped), a leg
+    in an active depeg event (its prices are not the pair's usual behaviour, as the
+    snapshot's ``depeg`` reason says), synthetic data."""
+    lines = [line for line in [pair_stale_reason(rt, a, b)] if line]
+    lines += [
         f"Depeg: {leg.ticker} is in an active depeg event"
         + (f" since {clock.iso(leg.since)}" if leg.since else "")
         for leg in depegged_legs(active_depegs(), a.ticker, b.ticker)

@@ -12,7 +12,7 @@ rather than silently mixing two screens.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,9 +99,15 @@ class PageQuery:
         return all(value is None for value in given)
 
 
-def page(screen: PublishedScreen, index: PageIndex, query: PageQuery) -> str:
+def page(
+    screen: PublishedScreen,
+    index: PageIndex,
+    query: PageQuery,
+    head: Mapping[str, Any] | None = None,
+) -> str:
     """The body for ``query`` (JSON text): the matching items from the cursor on, at most
-    ``limit`` of them, their ``count``, and ``next_cursor`` when more follow."""
+    ``limit`` of them, their ``count``, and ``next_cursor`` when more follow; ``head``'s
+    fields replace the stored ones of the same name (a screen's staleness judged now)."""
     offset = _offset(screen, query.cursor)
     keep = np.ones(index.score.shape[0], dtype=bool)
     if query.sector is not None:
@@ -113,12 +119,13 @@ def page(screen: PublishedScreen, index: PageIndex, query: PageQuery) -> str:
     matching = np.flatnonzero(keep)
     limit = query.limit or DEFAULT_LIMIT
     chosen = matching[offset : offset + limit]
-    head = json.dumps({**index.head, "count": int(chosen.shape[0])}, allow_nan=False)
+    fields = {**index.head, **(head or {}), "count": int(chosen.shape[0])}
+    text = json.dumps(fields, allow_nan=False)
     more = ""
     if offset + limit < matching.shape[0]:
         more = f', "next_cursor": "{screen.key[0]}.{offset + limit}"'
     items = ", ".join(index.text[index.start[i] : index.end[i]] for i in chosen)
-    return f'{head[:-1]}, "{index.items_key}": [{items}]{more}}}'
+    return f'{text[:-1]}, "{index.items_key}": [{items}]{more}}}'
 
 
 def _offset(screen: PublishedScreen, cursor: str | None) -> int:

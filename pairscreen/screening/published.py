@@ -35,12 +35,26 @@ class PublishedScreen:
     _views: dict[str, str] = field(default_factory=dict, repr=False)
     _gzipped: dict[str, bytes] = field(default_factory=dict, repr=False)
     _objects: dict[str, object] = field(default_factory=dict, repr=False)
+    _variants: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
 
     def memo(self, name: str, build: Callable[[], _T]) -> _T:
         """``build()``, computed once per screen and kept under ``name``."""
         if name not in self._objects:
             self._objects.setdefault(name, build())
         return cast(_T, self._objects[name])  # what build() returned for this name
+
+    def variant(self, name: str, key: str, build: Callable[[], str]) -> str:
+        """``build()``, a variant ``key`` of the view ``name`` (the screen judged stale since it
+        was published, say). One is kept per name: a new key replaces the old variant and
+        its compressed copy, so a screen served for days never piles up copies."""
+        held = self._variants.get(name)
+        if held is not None and held[0] == key:
+            return held[1]
+        text = build()
+        if held is not None:
+            self._gzipped.pop(f"{name}:{held[0]}", None)
+        self._variants[name] = (key, text)
+        return text
 
     @property
     def etag(self) -> str:

@@ -32,7 +32,7 @@ from pairscreen.engine.screen_rules import (
     screen_rule_reason,
 )
 from pairscreen.market.cutoff import candles_until
-from pairscreen.market.freshness import STALE, asset_freshness, last_days
+from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_days
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
@@ -47,6 +47,7 @@ from pairscreen.screening.pair_chunks import (
 )
 from pairscreen.screening.persistence import spaced_screens, survived_count, survivor_sets
 from pairscreen.screening.published import PublishedScreen
+from pairscreen.screening.staleness import ScreenFacts, judge_at
 from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
@@ -275,7 +276,14 @@ def screen_text(
         qvalues[name].lookup(np.array([entry[4 + k] for entry in survivors], dtype=float))
         for k, name in enumerate(QVALUE_FIELDS)
     )
+    facts = ScreenFacts(  # stale pairs are all counted by now: no later rule rejects as stale
+        total,
+        outcome.rejected.get(STALE, 0),
+        day_of(outcome.newest) if outcome.newest is not None else None,
+        stored=None,
+    )
     head = {
+        **judge_at(rt.universe, facts, generated_at).fields(),
         "generated_at": clock.iso(generated_at),
         "n_pairs_screened": total,
         "pairs_tested": outcome.tested,

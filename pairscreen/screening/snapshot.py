@@ -105,21 +105,26 @@ def evaluate_pair(
     return PairEvaluation(metrics.row(0), reason, legs, windows_of(panel, 0, legs["A"], 0))
 
 
-def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
-    asset_a, asset_b, pair = resolve_pair(rt, a, b)
-    depegged = depegged_legs(active_depegs(), asset_a.ticker, asset_b.ticker)
-    evaluation = evaluate_pair(rt, pair, depegged=depegged, bt=bt)
-    legs = evaluation.legs
-    # A stale leg fails the pair before any rule, as in the screen; the numbers stay a live look.
+def pair_stale_reason(rt: Runtime, asset_a: Asset, asset_b: Asset) -> str:
+    """The pair's stale reason now (every stale leg with its age), ``""`` when both are fresh."""
     candles, today = rt.candles.get(), clock.today()
     legs_fresh = {
         asset.ticker: leg_freshness(
             rt.universe, asset, day_of(candles[asset.ticker].dates[-1]), today
         )
         for asset in (asset_a, asset_b)
+        if asset.ticker in candles and candles[asset.ticker].dates.size
     }
-    stale = stale_reason(legs_fresh, asset_a, asset_b)
-    reason = stale or evaluation.filter_reason
+    return stale_reason(legs_fresh, asset_a, asset_b)
+
+
+def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
+    asset_a, asset_b, pair = resolve_pair(rt, a, b)
+    depegged = depegged_legs(active_depegs(), asset_a.ticker, asset_b.ticker)
+    evaluation = evaluate_pair(rt, pair, depegged=depegged, bt=bt)
+    legs = evaluation.legs
+    # A stale leg fails the pair before any rule, as in the screen; the numbers stay a live look.
+    reason = pair_stale_reason(rt, asset_a, asset_b) or evaluation.filter_reason
     return {
         "pair": f"{asset_a.ticker}/{asset_b.ticker}",
         "base_a": asset_a.ticker,

@@ -1,4 +1,5 @@
-"""When the latest screen was computed and how long it took: what an operator watches.
+"""When the latest screen was computed, how long it took and whether its data is stale:
+what an operator watches.
 
 A screen's ``generated_at`` is the moment its computation started (unless it was run as of
 another day, ``screen run --as-of``), and the ``screen`` job-run row records when the latest
@@ -11,7 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from pairscreen import clock
 from pairscreen.db.models import JobRun, Screen
+from pairscreen.errors import NotFound
+from pairscreen.market.freshness import asset_freshness, last_days
+from pairscreen.runtime import Runtime
+from pairscreen.screening.staleness import Staleness, serve_latest
 
 
 @dataclass(frozen=True)
@@ -39,3 +45,19 @@ def latest_screen_status() -> ScreenStatus | None:
         return None
     run = JobRun.get_or_none(JobRun.name == "screen")
     return ScreenStatus(row.generated_at, run.finished_at if run is not None else None)
+
+
+def stale_asset_count(rt: Runtime, at: datetime | None = None) -> int:
+    """How many assets of the universe are stale now (no close within their class's limit;
+    an asset without candles is not counted: it has no age)."""
+    fresh = asset_freshness(rt.universe, last_days(rt.candles.get()), at)
+    return sum(f.stale for f in fresh.values())
+
+
+def latest_screen_staleness(rt: Runtime, at: datetime | None = None) -> Staleness | None:
+    """The latest screen's staleness judged at ``at`` (default now); None before the first."""
+    try:
+        screen = rt.published.latest()
+    except NotFound:
+        return None
+    return serve_latest(rt.universe, screen, at or clock.now()).staleness

@@ -119,6 +119,9 @@ class DemoPegSource:
 
     name = "demo"
     max_age = MAX_AGE
+    # Its market price is intraday (the sampling time) and a quote counts for 90 minutes:
+    # the two moments may be that far apart.
+    max_skew = MAX_AGE
 
     def __init__(self) -> None:
         self.created = hour_start(datetime.now(UTC))

@@ -35,6 +35,7 @@ async function show(event) {
   document.getElementById("nav").hidden = !signedIn;
   document.getElementById("who").hidden = !signedIn;
   if (!signedIn) {
+    banner.hidden = true;
     signInForm();
     return;
   }
@@ -45,6 +46,7 @@ async function show(event) {
     else link.removeAttribute("aria-current");
   }
   main.innerHTML = `<p class="loading">Loading…</p>`;
+  staleBanner();
   try {
     await PAGES[page](main, args, query);
   } catch (error) {
@@ -58,6 +60,20 @@ async function show(event) {
     heading.tabIndex = -1;
     document.title = `${heading.textContent} · pairscreen`;
     if (event?.type === "hashchange") heading.focus(); // a keyboard user lands on the page
+  }
+}
+
+// Every page says when the data behind it is stale: the latest screen as judged now (one
+// survivor asked for, so the check is small whatever the screen's size).
+const banner = document.getElementById("stale-banner");
+
+async function staleBanner() {
+  try {
+    const screen = await api("/screen/latest?limit=1");
+    banner.textContent = screen.stale ? screen.stale_reason : "";
+    banner.hidden = !screen.stale;
+  } catch {
+    banner.hidden = true; // no screen yet, or the server is away: the page says so itself
   }
 }
 

@@ -19,7 +19,7 @@ export async function renderPegs(main) {
          12 hours or more (at least 6 samples): since when, for how long, the median drift
          and the reference price source. The latest status of each asset is below for every tier.</p></div>`
     : events.events.length === 0
-      ? `<p>No active depeg event (checked ${utc(events.checked_at)}).</p>`
+      ? `<p>No active depeg event.</p><p id="peg-check">${esc(events.note)}</p>`
       : tableWrap("Active depeg events", `<table class="data" id="events"><thead><tr>
           <th scope="col">Asset</th><th scope="col">Class</th><th scope="col">Off peg since</th>
           <th scope="col" class="num">Hours</th><th scope="col" class="num">Median drift</th>
@@ -28,21 +28,27 @@ export async function renderPegs(main) {
             <td>${esc(e.asset_class.replaceAll("_", " "))}</td><td>${utc(e.first_unhealthy)}</td>
             <td class="num">${num(e.hours_unhealthy, 1)}</td><td class="num">${pct(e.median_drift_pct, 2)}</td>
             <td class="num">${e.sample_count}</td><td>${esc(e.reference_source)}</td></tr>`).join("")}
-          </tbody></table>`);
+          </tbody></table>`) + `<p id="peg-check">${esc(events.note)}</p>`;
+  // When any asset was last sampled, for every tier (the events' note is Pro only).
+  const checked = pegged.map((a) => a.peg.checked_at).filter(Boolean).sort().at(-1);
+  const lastCheck = checked
+    ? `<p id="peg-last-sample">Newest peg sample: ${utc(checked)}.</p>`
+    : `<p id="peg-last-sample" class="notice">Pegs have never been checked: no peg sample was ever taken.</p>`;
   main.innerHTML = `
     <h1>Pegs</h1>
     <p class="lede">Tokenized assets (gold, stocks, stablecoins) against the price they track.</p>
     <h2>Active depeg events</h2>
     ${eventsHtml}
     <h2>Latest status</h2>
+    ${lastCheck}
     ${tableWrap("Latest peg status", `<table class="data" id="peg-status"><thead><tr>
       <th scope="col">Asset</th><th scope="col">Status</th><th scope="col" class="num">Drift</th>
       <th scope="col" class="num">Threshold</th><th scope="col" class="num">Market</th>
-      <th scope="col" class="num">Reference</th><th scope="col">Checked</th></tr></thead><tbody>
+      <th scope="col" class="num">Reference</th><th scope="col">Checked</th><th scope="col">Why unknown</th></tr></thead><tbody>
       ${pegged.map((a) => `<tr><th scope="row">${esc(a.ticker)}</th>
         <td><span class="peg peg-${esc(a.peg.status)}">${esc(a.peg.status)}${a.peg.active_event ? " (depeg event)" : ""}</span></td>
         <td class="num">${pct(a.peg.drift_pct, 2)}</td><td class="num">±${num(a.peg.threshold_pct, 1)} %</td>
         <td class="num">${num(a.peg.market_price, 2)}</td><td class="num">${num(a.peg.reference_price, 2)}</td>
-        <td>${utc(a.peg.checked_at)}</td></tr>`).join("")}
+        <td>${utc(a.peg.checked_at)}</td><td>${esc(a.peg.reason ?? "")}</td></tr>`).join("")}
       </tbody></table>`)}`;
 }

@@ -2,6 +2,7 @@
 
 import { api, ApiError, apiText } from "./api.js";
 import { fileStamp, saveText } from "./download.js";
+import { EVIDENCE_PLACEHOLDER, fillEvidence } from "./evidence.js";
 import { ago, closedAgo, day, esc, num, pct, positionBar, tableWrap, utc, zoneBadge, ZONE_WORDS } from "./format.js";
 
 const growth = (leg) =>
@@ -93,7 +94,8 @@ export async function renderScreen(main) {
       ${screen.backtest_days ?? 360} days, beside buying and holding the other coin. Half-life:
       days for the ratio's deviation from its mean to halve (— when it does not revert); coint p:
       the Engle-Granger p-value (below 0.05 reads as cointegrated); return corr: correlation of
-      the legs' daily returns. The CSV holds every survivor with all its metrics.</p>`;
+      the legs' daily returns. The CSV holds every survivor with all its metrics.</p>
+    ${EVIDENCE_PLACEHOLDER}`;
 
   const table = main.querySelector("#survivors");
   const body = table.querySelector("tbody");
@@ -155,6 +157,7 @@ export async function renderScreen(main) {
     location.hash = `#/pair/${a}/${b}`;
   });
   draw();
+  fillEvidence(main.querySelector("#evidence"));
 }
 
 // Every survivor with all its metrics and both backtests, as the API writes it (the table's

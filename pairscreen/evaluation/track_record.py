@@ -1,0 +1,148 @@
+"""The track record: the screen's current rules evaluated on the stored candles, as the
+``/evidence`` body (``pairscreen evaluate --publish`` and the worker store it with
+:mod:`pairscreen.screening.evidence`; nothing here writes).
+
+Only the screen's own rules are evaluated (the track record is theirs), over the default
+range: from the first day with a full band window to the last day the longest horizon can
+follow. ``sample`` bounds the work on a large universe: that many pairs, drawn with a fixed
+seed, stated in the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import TYPE_CHECKING
+
+from pairscreen import clock
+from pairscreen.evaluation.run import Evaluation, HorizonResult, Progress
+from pairscreen.types import Candles
+
+if TYPE_CHECKING:
+    from pairscreen.runtime import Runtime
+
+EVERY_DAYS = 30
+HORIZONS = (30, 90)
+
+
+@dataclass(frozen=True)
+class TrackRecord:
+    evaluation: Evaluation
+    body: dict[str, object]  # the /evidence body, without published_at
+
+    @property
+    def first_day(self) -> date:
+        return self.evaluation.dates[0]
+
+    @property
+    def last_day(self) -> date:
+        return self.evaluation.dates[-1]
+
+    def summary(self, evidence_id: int) -> str:
+        e = self.evaluation
+        sample = f" (sample of {e.pairs_in_universe})" if e.n_pairs < e.pairs_in_universe else ""
+        parts = [
+            f"{h.horizon} d {h.difference.reading.replace('_', ' ')}" for h in e.results[0].horizons
+        ]
+        return (
+            f"evidence #{evidence_id}: {len(e.dates)} as-of days, {e.n_pairs} pairs"
+            f"{sample}; {', '.join(parts)}"
+        )
+
+
+def default_range(
+    candles: Mapping[str, Candles], window_days: int, horizons: Sequence[int]
+) -> tuple[date, date]:
+    """From the first day with a full band window after the oldest close, to the newest close
+    less the longest horizon."""
+    oldest = min(c.dates[0] for c in candles.values()).astype("datetime64[D]").item()
+    newest = max(c.dates[-1] for c in candles.values()).astype("datetime64[D]").item()
+    return oldest + timedelta(days=window_days), newest - timedelta(days=max(horizons))
+
+
+def track_record(evaluation: Evaluation) -> dict[str, object]:
+    """The ``/evidence`` body (without ``published_at``): the screen's rules only."""
+    from pairscreen.evaluation.report import comparisons
+
+    screen = evaluation.results[0]
+    return {
+        "from": evaluation.dates[0].isoformat(),
+        "to": evaluation.dates[-1].isoformat(),
+        "as_of_days": len(evaluation.dates),
+        "every_days": evaluation.every_days,
+        "fee": evaluation.fee,
+        "rules": {
+            "filter": screen.rule_set.description,
+            "thresholds": dict(screen.rule_set.thresholds),
+        },
+        "sample": {
+            "pairs": evaluation.n_pairs,
+            "of_pairs": evaluation.pairs_in_universe,
+            "sampled": evaluation.n_pairs < evaluation.pairs_in_universe,
+        },
+        "comparisons": comparisons(evaluation),
+        "horizons": [_horizon(h) for h in screen.horizons],
+        "warnings": list(evaluation.warnings),
+    }
+
+
+def _horizon(result: HorizonResult) -> dict[str, object]:
+    out: dict[str, object] = {"horizon_days": result.horizon}
+    for name, comparison in result.measures.items():
+        out[name] = {
+            "survivors": comparison.survivors.as_json(),
+            "rest": comparison.rest.as_json(),
+            "difference": comparison.difference.as_json(),
+        }
+    out["warnings"] = list(result.warnings)
+    return out
+
+
+def evaluate_current_rules(
+    rt: Runtime,
+    *,
+    sample: int | None = None,
+    every_days: int = EVERY_DAYS,
+    horizons: Sequence[int] = HORIZONS,
+    start: date | None = None,
+    end: date | None = None,
+    on_progress: Progress | None = None,
+) -> TrackRecord:
+    """Evaluate the screen's current rules over the default range (or ``start`` … ``end``).
+
+    Raises ``ValueError`` with a sentence when there is nothing to evaluate.
+    """
+    from pairscreen.evaluation.dates import as_of_dates
+    from pairscreen.evaluation.rule_sets import rule_sets
+    from pairscreen.evaluation.run import evaluate
+    from pairscreen.evaluation.verdicts import Market
+    from pairscreen.pegs.status import active_depegs
+
+    candles = rt.candles.get()
+    if not candles:
+        raise ValueError("no candles stored: run 'pairscreen data sync' first")
+    first, last = default_range(candles, rt.settings.window_days, horizons)
+    start, end = start or first, end or min(last, clock.today() - timedelta(days=1))
+    dates = as_of_dates(start, end, every_days)
+    market = Market.of(
+        rt.universe,
+        candles,
+        window_days=rt.settings.window_days,
+        min_history_days=rt.settings.min_history_days,
+        sample=sample,
+    )
+    screen_rules = rule_sets(rt.plugins, rt.universe, [])[:1]
+    fee = float(getattr(rt.plugins.strategies.get(rt.settings.strategy), "fee", 0.0))
+    result = evaluate(
+        rt.plugins,
+        market,
+        screen_rules,
+        dates,
+        horizons,
+        every_days=every_days,
+        fee=fee,
+        depegs_at=active_depegs,
+        on_progress=on_progress,
+    )
+    return TrackRecord(result, track_record(result))

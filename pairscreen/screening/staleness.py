@@ -1,0 +1,156 @@
+"""Whether a screen's data has gone stale, said loudly: ``stale`` and ``stale_reason``.
+
+A screen is stale when the newest close it read is older than the tightest staleness limit
+of the universe's asset classes (the data stopped: even the assets that trade most often
+have no recent close), or when most of its pairs were rejected because a leg was stale.
+The first depends on the current day, so a screen that was fresh when published turns stale
+when no new data (or no new screen) follows: ``/screen/latest``, ``/healthz`` and the website
+judge the screen they serve now, while the stored payload carries the judgement made when
+it was computed (what ``/screens?at=`` shows for a past screen).
+
+The facts needed (the pairs screened, how many were stale, the newest close) are read from
+the head and the tail of the payload, never from its survivors, so judging a screen of any
+size costs microseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from pairscreen import clock
+from pairscreen.market.freshness import STALE
+from pairscreen.screening.published import PublishedScreen
+from pairscreen.universe import Universe
+
+TAIL_MARKER = '],"data_source":'  # where the survivors end and the payload's tail begins
+
+
+@dataclass(frozen=True)
+class Staleness:
+    """A screen's staleness: the flag and, when stale, the sentence saying why."""
+
+    stale: bool
+    reason: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The body fields, first in a screen's JSON."""
+        return {"stale": self.stale, "stale_reason": self.reason}
+
+    def prefix(self) -> str:
+        """The body's opening with these fields: ``{"stale":…,"stale_reason":…,``."""
+        return "{" + json.dumps(self.fields(), separators=(",", ":"))[1:-1] + ","
+
+
+@dataclass(frozen=True)
+class ScreenFacts:
+    """What a screen's staleness is judged from, and the judgement stored in it."""
+
+    n_pairs: int
+    n_stale: int
+    newest: date | None  # the newest last common close of its pairs; None: no pair had data
+    stored: Staleness | None  # None in screens published before the fields existed
+
+
+def judge(universe: Universe, facts: ScreenFacts, today: date) -> Staleness:
+    """Stale when the newest close lags ``today`` beyond the tightest class limit, or when
+    more than half of the screened pairs had a stale leg; the reason names each cause."""
+    causes: list[str] = []
+    if facts.n_pairs and facts.newest is None:
+        causes.append("no screened pair has candles")
+    if facts.newest is not None and universe.assets:
+        tightest = min(universe.staleness_days(a) for a in universe.assets)
+        age = (today - facts.newest).days
+        if age > tightest:
+            causes.append(
+                f"its newest close is from {facts.newest}, {age:,} days before {today} "
+                f"(the universe allows {tightest} days for its most traded assets)"
+            )
+    if facts.n_pairs and 2 * facts.n_stale > facts.n_pairs:
+        share = 100 * facts.n_stale / facts.n_pairs
+        causes.append(
+            f"{facts.n_stale:,} of its {facts.n_pairs:,} pairs ({share:.0f} %) have a stale "
+            "leg and were not evaluated"
+        )
+    if not causes:
+        return Staleness(False)
+    return Staleness(True, f"This screen's data is stale: {'; '.join(causes)}.")
+
+
+def judge_at(universe: Universe, facts: ScreenFacts, at: datetime) -> Staleness:
+    return judge(universe, facts, clock.today(at))
+
+
+def screen_facts(payload: str) -> ScreenFacts:
+    """The facts of a screen payload, from its first fields and its tail only."""
+    head = _head(payload)
+    tail = _tail(payload)
+    data_time = tail.get("data_time") or {}
+    newest = data_time.get("newest") if isinstance(data_time, dict) else None
+    stored = None
+    if "stale" in head:
+        stored = Staleness(bool(head["stale"]), head.get("stale_reason"))
+    return ScreenFacts(
+        n_pairs=int(head.get("n_pairs_screened", 0)),
+        n_stale=int((tail.get("rejected") or {}).get(STALE, 0)),
+        newest=date.fromisoformat(newest[:10]) if isinstance(newest, str) else None,
+        stored=stored,
+    )
+
+
+def served_text(payload: str, facts: ScreenFacts, now: Staleness) -> str:
+    """``payload`` with ``now``'s fields in place of the stored ones (the payload itself
+    when they agree, which is the usual case: no copy of a large screen)."""
+    if facts.stored == now:
+        return payload
+    start = len(facts.stored.prefix()) if facts.stored is not None else 1
+    return now.prefix() + payload[start:]
+
+
+@dataclass(frozen=True)
+class ServedScreen:
+    """The latest screen as served now: its staleness, its body text and its entity tag."""
+
+    staleness: Staleness
+    text: str
+    etag: str
+    name: str  # the body's name for its compressed copy
+
+
+def serve_latest(universe: Universe, screen: PublishedScreen, at: datetime) -> ServedScreen:
+    """``screen`` judged at ``at``: the stored body when the judgement has not changed since
+    it was published, else a variant with the fields of now (and its own entity tag, so a
+    client holding the old body gets the new one)."""
+    facts = screen.memo("staleness_facts", lambda: screen_facts(screen.payload))
+    now = judge_at(universe, facts, at)
+    if facts.stored == now:
+        return ServedScreen(now, screen.payload, screen.etag, "screen")
+    key = hashlib.blake2b(now.prefix().encode(), digest_size=6).hexdigest()
+    text = screen.variant("screen", key, lambda: served_text(screen.payload, facts, now))
+    return ServedScreen(now, text, f'W/"screen-{screen.key[0]}-{key}"', f"screen:{key}")
+
+
+def _head(payload: str) -> dict[str, Any]:
+    """The fields before ``survivors`` (each a scalar or a short string)."""
+    end = payload.find('"survivors":')
+    text = payload[: end if end > 0 else 0].rstrip().rstrip(",")
+    try:
+        value = json.loads(text + "}") if text.startswith("{") else {}
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _tail(payload: str) -> dict[str, Any]:
+    """The fields after ``survivors`` (counts, data time, filter)."""
+    at = payload.rfind(TAIL_MARKER)
+    if at < 0:
+        return {}
+    try:
+        value = json.loads("{" + payload[at + 2 :])
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,91 @@
+// "Does this screen work?": the latest published evaluation of the screen's rules (/evidence),
+// in words. Every figure is a field of the API's answer, formatted, never recomputed.
+
+import { api, ApiError } from "./api.js";
+import { ago, day, esc, num, pct, utc } from "./format.js";
+
+// Log points (0.05) written as a signed percentage ("+5.0 %").
+const lp = (x) => (x === null || x === undefined ? "—" : pct(x * 100));
+
+const READING_WORDS = {
+  evidence: (d) =>
+    d.estimate > 0
+      ? "Survivors did better than the other pairs in the same zones, by more than chance explains."
+      : "Survivors did worse than the other pairs in the same zones, by more than chance explains.",
+  no_evidence: () =>
+    "No evidence either way: survivors cannot be told apart from the other pairs in the same zones (the range includes zero, or the difference is within what chance gives).",
+  too_few_observations: () => "Too few observations to tell:",
+};
+
+function horizonCard(h) {
+  const move = h.reversion;
+  const d = move.difference;
+  const range = d.ci95 ? `${lp(d.ci95[0])} to ${lp(d.ci95[1])}` : "—";
+  const warnings = h.warnings.length
+    ? `<ul class="evidence-reasons">${h.warnings.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>`
+    : "";
+  const s = move.survivors, r = move.rest;
+  return `
+    <article class="evidence-horizon reading-${esc(d.reading)}" data-horizon="${h.horizon_days}">
+      <h3>${h.horizon_days} days after a screen</h3>
+      <p class="evidence-verdict"><strong>${esc(READING_WORDS[d.reading](d))}</strong></p>
+      ${warnings}
+      <dl class="evidence-figures">
+        <dt>Survivors' move back toward their range</dt>
+        <dd>${lp(s.mean)} on average, ${lp(s.median)} median, ${s.n} pair-days
+          (${s.distinct_pairs} pairs, ${s.independent_days} independent periods)</dd>
+        <dt>Other pairs in the same zones</dt>
+        <dd>${lp(r.mean)} on average, ${lp(r.median)} median, ${r.n} pair-days</dd>
+        <dt>Difference</dt>
+        <dd class="evidence-difference">${lp(d.estimate)}, 95 % range ${range}
+          (p ${num(d.p_value, 3)}, adjusted p ${num(d.p_holm, 3)})</dd>
+        <dt>Holding the cheap leg ${h.horizon_days} days</dt>
+        <dd>survivors ${lp(h.hold_value.survivors.mean)}, others ${lp(h.hold_value.rest.mean)}
+          (holding the other leg instead: survivors ${lp(h.hold_other_leg.survivors.mean)},
+          others ${lp(h.hold_other_leg.rest.mean)}), fees included</dd>
+      </dl>
+    </article>`;
+}
+
+// The section as the page first shows it; `fillEvidence` replaces its content.
+export const EVIDENCE_PLACEHOLDER = `<section id="evidence" class="evidence"
+  aria-labelledby="evidence-title"><h2 id="evidence-title">Does this screen work?</h2>
+  <p class="loading">Loading…</p></section>`;
+
+// Asked for once the survivors' table has painted (the table is what the page is for): the
+// latest evaluation, or the API's sentence (none published yet, the server unreachable).
+export function fillEvidence(section) {
+  requestAnimationFrame(() => setTimeout(async () => {
+    let result;
+    try {
+      result = { evidence: await api("/evidence") };
+    } catch (e) {
+      result = { message: e instanceof ApiError ? e.message : String(e) };
+    }
+    section.outerHTML = evidenceSection(result);
+  }));
+}
+
+function evidenceSection({ evidence, message }) {
+  const head = `<section id="evidence" class="evidence" aria-labelledby="evidence-title">
+    <h2 id="evidence-title">Does this screen work?</h2>`;
+  if (!evidence) return `${head}<p class="notice evidence-none">${esc(message)}</p></section>`;
+  const sample = evidence.sample.sampled
+    ? `a random ${evidence.sample.pairs} of the universe's ${evidence.sample.of_pairs} pairs`
+    : `all ${evidence.sample.pairs} pairs`;
+  return `${head}
+    <p class="lede">The screen's rules replayed on ${evidence.as_of_days} past days, from
+      ${day(evidence.from)} to ${day(evidence.to)} (every ${evidence.every_days} days, each day
+      seeing only the prices known then), on ${sample}: did the pairs it picked in the bottom or
+      top zone move back toward their range more than the other pairs sitting in those zones?</p>
+    <div class="evidence-grid">${evidence.horizons.map(horizonCard).join("")}</div>
+    ${evidence.warnings.length
+      ? `<ul class="hint evidence-warnings">${evidence.warnings.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>`
+      : ""}
+    <p class="hint">Moves are log returns in percent (+10 % here is +10.5 % in price, −10 % is
+      −9.5 %). The 95 % range allows for pairs of one day moving together, overlapping periods
+      and the same pair repeating; "adjusted p" allows for the ${evidence.comparisons}
+      comparisons made. Evaluated ${utc(evidence.published_at)} (${ago(evidence.published_at)}).
+      Past behaviour, not a promise; no financial advice.</p>
+  </section>`;
+}
