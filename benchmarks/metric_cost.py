@@ -9,6 +9,9 @@ process (BLAS on one thread), three ways:
   ``volume``) on the survivors only;
 * without the three pair-trading metrics at all (the screen before they existed).
 
+Then each metric alone on every pair (its ``compute`` over the same chunks), and both backtest
+legs of each built-in strategy over 360 days, in microseconds per pair.
+
 Then the cointegration tests alone, per pair, on the same panel: one Engle-Granger order (the
 metric before it was symmetric), both orders, the Johansen trace test, and the whole
 ``cointegration`` metric (both orders and Johansen, run on every tested pair since its
@@ -47,7 +50,7 @@ for path in (ROOT, ROOT / "plugins", ROOT / "benchmarks"):
 
 from engine_speed import build_panel  # noqa: E402
 
-from pairscreen import Filter, Metric, PairPanel  # noqa: E402
+from pairscreen import Filter, Metric, PairPanel, Strategy  # noqa: E402
 from pairscreen.config import load_settings  # noqa: E402
 from pairscreen.engine import screen_chunks  # noqa: E402
 from pairscreen.engine.filtering import FilterChoice  # noqa: E402
@@ -138,7 +141,43 @@ def main(argv: list[str] | None = None) -> None:
             f"{args.pairs / best:8,.0f} pairs/s  ({survivors} survivors)"
         )
     screen_chunks.split_metrics = deferred
+    per_metric(plugins, panel, args.repeat)
+    per_strategy(plugins, panel, args.repeat)
     cointegration_cost(panel, args.repeat)
+
+
+def _best_per_pair(run: Callable[[PairPanel], object], panel: PairPanel, repeat: int) -> float:
+    """Best of ``repeat`` runs of ``run`` over every chunk of fresh panels, in µs per pair."""
+    best = float("inf")
+    for _ in range(repeat):
+        chunks = [
+            panel.rows(np.arange(start, min(start + CHUNK, panel.n_pairs)))
+            for start in range(0, panel.n_pairs, CHUNK)
+        ]
+        t0 = time.perf_counter()
+        for chunk in chunks:
+            run(chunk)
+        best = min(best, time.perf_counter() - t0)
+    return 1e6 * best / panel.n_pairs
+
+
+def per_metric(plugins: Plugins, panel: PairPanel, repeat: int) -> None:
+    print("each metric alone on every pair (a fresh panel per chunk: no shared cache)")
+    for metric in plugins.metrics:
+        cost = _best_per_pair(metric.compute, panel, repeat)
+        print(f"  {metric.name:<48} {cost:6.1f} us/pair")
+
+
+def per_strategy(plugins: Plugins, panel: PairPanel, repeat: int) -> None:
+    print("both backtest legs, 360 days")
+    for name in plugins.strategies.items:
+        strategy = plugins.strategies.get(name)
+
+        def legs(chunk: PairPanel, strategy: Strategy = strategy) -> None:
+            for leg in ("A", "B"):
+                strategy.run(chunk, bt_days=360, start_leg=leg)  # type: ignore[arg-type]
+
+        print(f"  {name:<48} {_best_per_pair(legs, panel, repeat):6.1f} us/pair")
 
 
 def cointegration_cost(panel: PairPanel, repeat: int) -> None:

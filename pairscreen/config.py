@@ -189,7 +189,9 @@ class Settings:
         default=200,
     )
     strategy: str = setting(
-        "PAIRSCREEN_STRATEGY", "the backtest strategy plugin to run", default="accumulation"
+        "PAIRSCREEN_STRATEGY",
+        "the backtest strategy plugin to run (`accumulation` or `ou_optimal` built in)",
+        default="accumulation",
     )
     scorer: str = setting(
         "PAIRSCREEN_SCORER", "the scorer plugin that ranks survivors", default="score"

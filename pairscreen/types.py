@@ -175,6 +175,9 @@ class PairPanel:
     window_days: int = 540
     volume_days: int = 30
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # (pairs, days) float64: what a swap costs on each day on top of the strategy's fee
+    # (slippage and impact, as a fraction of the amount swapped); None when nothing is set.
+    slippage: np.ndarray | None = None
 
     @property
     def n_pairs(self) -> int:
@@ -253,6 +256,13 @@ class PairPanel:
         return self.log_ratio[:, -1]
 
     @property
+    def swap_slippage(self) -> np.ndarray:
+        """``slippage``, or zeros (pairs, days) when the universe sets none."""
+        if self.slippage is None:
+            return np.zeros(self.close_a.shape)
+        return self.slippage
+
+    @property
     def has_full_window(self) -> np.ndarray:
         """True per row when the history reaches back to ``H``'s first day (``window_days``
         calendar days before the last close), so both spans are complete."""
@@ -290,6 +300,7 @@ class PairPanel:
             close_b=self.close_b[idx],
             volume_a=self.volume_a[idx],
             volume_b=self.volume_b[idx],
+            slippage=None if self.slippage is None else self.slippage[idx],
             cache={},
         )
 
@@ -303,6 +314,7 @@ class PairPanel:
             close_b=self.close_b[:, -days:],
             volume_a=self.volume_a[:, -days:],
             volume_b=self.volume_b[:, -days:],
+            slippage=None if self.slippage is None else self.slippage[:, -days:],
             cache={},
         )
 
@@ -397,6 +409,9 @@ class BacktestBatch:
     # int, the closes simulated (the panel's last ones); None from a strategy that does not
     # say, which then is read as one close per simulated day
     observations: np.ndarray | None = None
+    # The fee per swap (a fraction) at which the same swaps end where the leg started; NaN
+    # without swaps, None when the strategy does not compute it.
+    breakeven_fee: np.ndarray | None = None
 
     def simulated_closes(self) -> np.ndarray:
         """The number of closes simulated per pair (``observations``, else ``history_days``)."""
@@ -569,6 +584,9 @@ class ChartData:
     note: str = ""  # shown when set, one line per "\n": a depegged leg, synthetic data
     # "low", "high": the backtest's swap levels in log-ratio, NaN before the backtest window
     triggers: Mapping[str, np.ndarray] = field(default_factory=dict)
+    # "entry", "exit": today's optimal OU levels (Bertram) in log-ratio, when the metrics give
+    # them (the ``ou_entry`` / ``ou_exit`` fields); absent when the pair has no OU fit
+    ou_levels: Mapping[str, float] = field(default_factory=dict)
 
 
 @runtime_checkable

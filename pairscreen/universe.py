@@ -61,6 +61,47 @@ class UniverseError(ValueError):
     """The universe file is malformed; the message names the entry and the fix."""
 
 
+MAX_SWAP_SLIPPAGE = 0.5  # a swap's slippage and impact together never cost more than half
+
+
+@dataclass(frozen=True)
+class SwapCosts:
+    """``[costs]``: what a swap costs beyond the strategy's fee, in basis points per asset.
+
+    A swap sells one leg and buys the other, so it pays both legs' slippage. Each leg's is
+    its own ``[costs.asset]`` entry, else its class's ``[costs.asset_class]`` entry, else
+    ``slippage_bps``. With ``[costs.impact]`` a leg also pays ``coefficient x trade_size /
+    the day's quote volume`` (nothing on a day without a known volume). Zero by default.
+    """
+
+    slippage_bps: float = 0.0
+    by_class: Mapping[str, float] = field(default_factory=dict)
+    by_asset: Mapping[str, float] = field(default_factory=dict)
+    impact_trade_size: float = 0.0
+    impact_coefficient: float = 0.0
+
+    def slippage(self, asset: Asset) -> float:
+        """The leg's slippage per swap, as a fraction (bps / 10,000)."""
+        bps = self.by_asset.get(
+            asset.ticker, self.by_class.get(asset.asset_class, self.slippage_bps)
+        )
+        return bps / 10_000.0
+
+    @property
+    def has_impact(self) -> bool:
+        return self.impact_trade_size > 0 and self.impact_coefficient > 0
+
+    @property
+    def is_zero(self) -> bool:
+        """Nothing beyond the fee: the backtest is exactly the fee-only one."""
+        return (
+            self.slippage_bps == 0
+            and not any(self.by_class.values())
+            and not any(self.by_asset.values())
+            and not self.has_impact
+        )
+
+
 @dataclass(frozen=True)
 class Universe:
     """The assets, the market-data source with its options, and the screened pairs."""
@@ -82,6 +123,8 @@ class Universe:
     screen_thresholds: Mapping[str, float] = field(default_factory=dict)
     # ``[staleness]``: days a last close may lag today, per asset class (defaults filled in)
     staleness: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_STALENESS_DAYS))
+    # ``[costs]``: slippage per asset class or asset, and the optional impact
+    costs: SwapCosts = field(default_factory=SwapCosts)
     # ``[plugins.<name>]`` tables: each plugin's own options (checked against the options the
     # plugin declares when the plugins load)
     plugin_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -267,6 +310,7 @@ def load_universe_file(path: Path) -> Universe:
         cross_sectors.append((str(entry[0]), str(entry[1])))
     screen_filter, screen_thresholds = parse_screen(data.get("screen", {}), f"{path}: [screen]")
     staleness = parse_staleness(data.get("staleness", {}), f"{path}: [staleness]")
+    costs = parse_costs(data.get("costs", {}), tickers, f"{path}: [costs]")
     plugin_options = parse_plugin_tables(data.get("plugins", {}), f"{path}: [plugins]")
     move_limits = parse_move_limits(data.get("move_limits", {}), f"{path}: [move_limits]")
     return Universe(
@@ -281,9 +325,56 @@ def load_universe_file(path: Path) -> Universe:
         screen_filter=screen_filter,
         screen_thresholds=screen_thresholds,
         staleness=staleness,
+        costs=costs,
         plugin_options=plugin_options,
         move_limits=move_limits,
     )
+
+
+def parse_costs(table: object, tickers: list[str], where: str) -> SwapCosts:
+    """The ``[costs]`` table: ``slippage_bps``, ``[costs.asset_class]``, ``[costs.asset]``
+    (basis points, at least 0) and ``[costs.impact]`` (``trade_size``, ``coefficient``)."""
+    if not isinstance(table, Mapping):
+        raise UniverseError(f"{where} must be a table")
+    options = dict(table)
+
+    def number(value: object, key: str) -> float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok or not math.isfinite(float(value)) or float(value) < 0:  # type: ignore[arg-type]
+            raise UniverseError(f"{where}: {key} must be a number of at least 0, got {value!r}")
+        return float(value)  # type: ignore[arg-type]
+
+    def bps_table(name: str, keys: Iterable[str], kind: str) -> dict[str, float]:
+        sub = options.pop(name, {})
+        if not isinstance(sub, Mapping):
+            raise UniverseError(f"{where}: {name} must be a table of {kind} = basis points")
+        known = set(keys)
+        out: dict[str, float] = {}
+        for key, value in sub.items():
+            if key not in known:
+                raise UniverseError(
+                    f"{where}: {name}.{key}: not a {kind} of the universe "
+                    f"(one of {', '.join(sorted(known))})"
+                )
+            out[key] = number(value, f"{name}.{key}")
+        return out
+
+    by_class = bps_table("asset_class", ASSET_CLASSES, "asset class")
+    by_asset = bps_table("asset", tickers, "ticker")
+    impact = options.pop("impact", {})
+    if not isinstance(impact, Mapping):
+        raise UniverseError(f"{where}: impact must be a table (trade_size, coefficient)")
+    impact = dict(impact)
+    size = number(impact.pop("trade_size", 0.0), "impact.trade_size")
+    coefficient = number(impact.pop("coefficient", 0.0), "impact.coefficient")
+    slippage = number(options.pop("slippage_bps", 0.0), "slippage_bps")
+    unknown = sorted(options) + [f"impact.{k}" for k in sorted(impact)]
+    if unknown:
+        raise UniverseError(
+            f"{where}: unknown key {', '.join(unknown)} (known: slippage_bps, asset_class, "
+            "asset, impact.trade_size, impact.coefficient)"
+        )
+    return SwapCosts(slippage, by_class, by_asset, size, coefficient)
 
 
 def parse_plugin_tables(table: object, where: str) -> dict[str, dict[str, Any]]:

@@ -10,6 +10,7 @@ against ``np.percentile`` on adversarial windows (heavy ties) with hypothesis.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 import pairscan_rmr as rmr
@@ -132,7 +133,8 @@ def test_trades_are_reported_only_when_asked() -> None:
 
 def test_legs_share_one_band_computation(monkeypatch: pytest.MonkeyPatch) -> None:
     """Both legs come from one pass over the panel (the mirror is read off the same order),
-    and the strategy leaves nothing behind in the panel's cache once both legs ran."""
+    and no band is left behind in the panel's cache once both legs ran: only the legs'
+    per-pair results stay (so a metric needing the same backtest reuses them)."""
     calls: list[int] = []
     real = accumulation.rolling_percentiles
     monkeypatch.setattr(
@@ -146,7 +148,9 @@ def test_legs_share_one_band_computation(monkeypatch: pytest.MonkeyPatch) -> Non
     strategy().run(p, bt_days=180, start_leg="B")
     assert len(calls) == 1
     assert not [k for k in p.cache if k.startswith("accumulation")]
-    strategy().run(p, bt_days=180, start_leg="B")  # a leg run again recomputes
+    again = strategy().run(p, bt_days=180, start_leg="B")  # a leg run again: its result
+    assert len(calls) == 1 and again is p.cache["backtest:accumulation:0.001:180:B:False"]
+    strategy().run(replace(p, cache={}), bt_days=180, start_leg="B")  # a new panel computes
     assert len(calls) == 2
 
 

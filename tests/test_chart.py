@@ -514,3 +514,25 @@ def test_chart_draws_the_snapshots_numbers(client, keys, runtime, bt):
             assert chart.backtest_start_index <= trade.day_index < len(chart.dates)
             assert np.datetime64(trade.day, "D") == chart.dates[trade.day_index]
     assert "synthetic" in chart.note.lower()
+
+
+def test_ou_levels_are_drawn_as_two_green_lines_across_the_backtest_window():
+    """``ChartData.ou_levels`` (today's Bertram entry and exit) add green lines across the
+    backtest window and a legend key; without them nothing green is drawn."""
+    chart = synthetic_chart()
+    r = chart.log_ratio[chart.backtest_start_index :]
+    levels = {"entry": float(np.quantile(r, 0.3)), "exit": float(np.quantile(r, 0.7))}
+    drawn = decode(render(replace(chart, ou_levels=levels)))
+    bare = decode(render(replace(chart, ou_levels={})))
+
+    def green(image: np.ndarray) -> np.ndarray:  # anti-aliased dashes: green dominates
+        greenish: np.ndarray = image[..., 1] - np.maximum(image[..., 0], image[..., 2]) > 30
+        return greenish
+
+    assert not green(bare).any()
+    rows, cols = np.nonzero(green(drawn))
+    assert rows.size > 500
+    in_plot = rows < 0.85 * drawn.shape[0]  # the legend key sits along the bottom edge
+    # The lines span the backtest window: the last 40 % of the days, right of 55 % of the width.
+    assert cols[in_plot].min() > 0.55 * drawn.shape[1]
+    assert cols[in_plot].max() - cols[in_plot].min() > 0.3 * drawn.shape[1]

@@ -14,7 +14,15 @@ from pairscreen.engine.screen_chunks import ChunkJob, evaluate_chunk, split_metr
 from tests.series_factory import all_series, by_length, panel
 from tests.test_screen_filters import DEFAULT_THRESHOLDS, runtime_for
 
-DESCRIBING = {"hurst_rs", "volume", "half_life", "return_correlation"}
+DESCRIBING = {
+    "hurst_rs",
+    "volume",
+    "half_life",
+    "return_correlation",
+    "ou",
+    "ou_bands",
+    "breakeven",
+}
 
 
 class RowCounter:
@@ -70,6 +78,8 @@ def test_only_the_metrics_the_filter_reads_decide(runtime):
     deciding, describing = split_metrics(plugins, default, limits)
     assert {"half_life", "cointegration"} <= {m.name for m in deciding}
     assert "return_correlation" in {m.name for m in describing}
+    deciding, _ = split_metrics(plugins, default, {**DEFAULT_THRESHOLDS, "min_breakeven_fee": 0.0})
+    assert "breakeven" in {m.name for m in deciding}
 
 
 def test_survivors_get_the_numbers_of_a_full_computation(runtime):

@@ -49,6 +49,7 @@ DEFAULT_THRESHOLDS = {
     "max_half_life_days": 0.0,
     "coint_below": 1.0,
     "min_return_correlation": -1.0,
+    "min_breakeven_fee": -1.0,
 }
 
 
@@ -87,6 +88,7 @@ def test_hook_pairscreen_register_filters(runtime):
         "half_life",
         "cointegration",
         "correlation",
+        "breakeven",
     ]
     assert dict(default.thresholds) == DEFAULT_THRESHOLDS
     rt = runtime_for(runtime, plugins=(coint_filter,))
@@ -191,6 +193,52 @@ def test_a_half_life_limit_in_the_universe_removes_the_slow_survivors(runtime, t
     assert body["rejected"]["half_life"] == default["n_survivors"] - len(expected)
     assert default["rejected"]["half_life"] == 0
     assert body["filter"]["thresholds"]["max_half_life_days"] == limit
+
+
+def test_the_breakeven_rule_is_off_by_default_and_explains_itself_when_set(runtime):
+    passing = {"hurst": 0.3, "adf_pvalue": 0.1, "range_width": 0.5, "touches_low": 3}
+    base = {name: np.full(3, value) for name, value in passing.items()}
+    base["touches_high"] = np.full(3, 3)
+    fees = {"breakeven_fee": np.array([0.01, 0.002, np.nan])}
+    default_filter = runtime.plugins.filters.get("default")
+
+    def reasons(values: dict, thresholds: dict) -> list[str]:
+        context = FilterContext(np.full(3, 900), np.zeros(3, dtype=bool), thresholds)
+        return filter_reasons(default_filter, MetricValues(values=values, fields={}), context)
+
+    assert reasons({**base, **fees}, DEFAULT_THRESHOLDS) == [""] * 3
+    assert reasons(base, DEFAULT_THRESHOLDS) == [""] * 3  # off: reads no field
+    limits = {**DEFAULT_THRESHOLDS, "min_breakeven_fee": 0.0035}
+    assert reasons({**base, **fees}, limits) == [
+        "",
+        "breakeven: break-even fee 0.2000% per swap is below 0.3500% (the edge does not "
+        "survive that fee)",
+        "breakeven: break-even fee is undefined (null: no swaps), at least 0.3500% needed",
+    ]
+
+
+def test_a_breakeven_limit_in_the_universe_keeps_the_survivors_whose_edge_survives_it(
+    runtime, tmp_path, keys
+):
+    """``min_breakeven_fee`` set: the survivors are the default screen's survivors whose
+    legs both break even at that fee or above, and their legs report it."""
+    default = compute(runtime)
+    fees = [s["metrics"]["breakeven_fee"] for s in default["survivors"]]
+    for s in default["survivors"]:
+        legs = [s["backtest"][leg]["breakeven_fee"] for leg in "AB"]
+        known = [f for f in legs if f is not None]
+        assert s["metrics"]["breakeven_fee"] == (min(known) if known else None)
+    limit = float(np.median([f for f in fees if f is not None]))
+    rt = runtime_for(runtime, universe_with(tmp_path, f"min_breakeven_fee = {limit}\n"))
+    body = compute(rt)
+    expected = [
+        s["pair"]
+        for s in default["survivors"]
+        if s["metrics"]["breakeven_fee"] is not None and s["metrics"]["breakeven_fee"] >= limit
+    ]
+    assert 0 < len(expected) < default["n_survivors"]
+    assert [s["pair"] for s in body["survivors"]] == expected
+    assert body["rejected"]["breakeven"] == default["n_survivors"] - len(expected)
 
 
 def test_a_depegged_leg_is_the_reason_whatever_else_the_pair_fails(runtime):

@@ -395,6 +395,9 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     ]
     assert shown, "the demo has a screen, so the pair has a recent verdict"
     assert "days" in site.text("td[data-metric=half_life_days] + td")
+    for name, digits in (("ou_mean", 4), ("ou_half_life_days", 1), ("ou_entry", 4)):
+        assert cell(name) == _shown(m[name], digits)
+    assert cell("ou_cost") == f"{m['ou_cost']:.5f}"
     assert cell("spread_kurtosis") == "3.1416"
     assert "spread_kurtosis" in site.text("tr:has(td[data-metric=spread_kurtosis]) th")
     site.driver.execute_script("window.fetch = window.realFetch;")
@@ -409,7 +412,9 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
             "const c = document.getElementById('chart'); return c.data && c.data.map(t => t.name);"
         )
     )
-    assert len(traces) == 10
+    fitted = m["ou_entry"] is not None  # then the two OU levels are drawn too
+    assert len(traces) == 10 + 2 * fitted
+    assert ("OU entry (today's fit)" in traces) == fitted
     assert {
         "p5",
         "p5\u2013p15 band",

@@ -216,6 +216,9 @@ def _merge_batches(
     observations = None
     if all(run.observations is not None for run in runs):
         observations = merged("observations")
+    breakeven_fee = None
+    if all(run.breakeven_fee is not None for run in runs):
+        breakeven_fee = merged("breakeven_fee")
     return BacktestBatch(
         start_leg=runs[0].start_leg,
         history_days=merged("history_days"),
@@ -225,4 +228,13 @@ def _merge_batches(
         buy_hold_growth_pct=merged("buy_hold_growth_pct"),
         trades=trades,
         observations=observations,
+        breakeven_fee=breakeven_fee,
     )
+
+
+def leg_breakeven_fee(batch: BacktestBatch, i: int) -> float | None:
+    """Row ``i``'s ``breakeven_fee``: None without swaps or when the strategy gives none."""
+    if batch.breakeven_fee is None:
+        return None
+    value = float(batch.breakeven_fee[i])
+    return value if np.isfinite(value) else None

@@ -70,8 +70,11 @@ def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
     keep = np.flatnonzero([not r for r in reasons])
     if keep.size == 0:
         return ChunkResult(metrics, reasons, keep, np.empty(0), {})
+    # One panel of the survivors for their metrics and their legs, so what a metric derives
+    # from a backtest (the break-even fee) and the legs share its cache.
+    survivors = job.panel.rows(keep)
     if describing:
-        later = compute_metrics(plugins, job.panel.rows(keep), describing, strict=True)
+        later = compute_metrics(plugins, survivors, describing, strict=True)
         order = [f.name for metric in plugins.metrics for f in metric.fields]
         metrics = metrics.with_rows(job.panel.n_pairs, keep, later, order)
     values = {k: v[keep] for k, v in metrics.values.items()}
@@ -81,7 +84,7 @@ def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
             raise OutOfContract(f"scores of shape {scores.shape}, not {keep.shape}")
     strategy = plugins.strategies.get(job.strategy)
     with blamed(plugins.strategies.owner(job.strategy), f"strategy {job.strategy!r}"):
-        legs = run_legs(strategy, job.panel.rows(keep), job.bt_days)
+        legs = run_legs(strategy, survivors, job.bt_days)
     return ChunkResult(metrics, reasons, keep, scores, legs)
 
 

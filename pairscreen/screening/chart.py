@@ -74,8 +74,9 @@ def chart_data(rt: Runtime, a: str, b: str, bt: int) -> ChartData:
     drawn = panel.calendar_window(settings.window_days + bt).start  # first drawn column
     r = panel.log_ratio[0]
     bands = rolling_bands(r, start, settings.window_days, offsets)
-    current, position, zone = _current(rt, panel, bands)
-    bands = {name: values[drawn:] for name, values in bands.items()}
+    values = compute_metrics(rt.plugins, panel).values
+    current, position, zone = _current(values, panel, bands)
+    bands = {name: band[drawn:] for name, band in bands.items()}
     return ChartData(
         a=asset_a.ticker,
         b=asset_b.ticker,
@@ -93,7 +94,19 @@ def chart_data(rt: Runtime, a: str, b: str, bt: int) -> ChartData:
         ),
         note=_note(rt, asset_a, asset_b),
         triggers=trigger_levels(bands),
+        ou_levels=ou_levels(values),
     )
+
+
+def ou_levels(values: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """Today's optimal OU entry and exit (the ``ou_entry`` / ``ou_exit`` metric fields), when
+    a metric gives them and they are finite; empty otherwise (no fit, metric not loaded)."""
+    levels: dict[str, float] = {}
+    for name in ("entry", "exit"):
+        array = values.get(f"ou_{name}")
+        if array is not None and np.isfinite(float(array[0])):
+            levels[name] = float(array[0])
+    return levels
 
 
 def trigger_levels(bands: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -121,6 +134,7 @@ def chart_series(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
         "position": _values(day_positions(r, chart.bands)),
         "bands": {name: _values(v) for name, v in chart.bands.items()},
         "triggers": {name: _values(v) for name, v in chart.triggers.items()},
+        "ou_levels": {name: chart.ou_levels.get(name) for name in ("entry", "exit")},
         "trades": {
             leg: [
                 {"date": days[t.day_index], "bought": t.bought, "log_ratio": float(r[t.day_index])}
@@ -176,7 +190,7 @@ def rolling_bands(
 
 
 def _current(
-    rt: Runtime, panel: PairPanel, bands: dict[str, np.ndarray]
+    values: Mapping[str, np.ndarray], panel: PairPanel, bands: dict[str, np.ndarray]
 ) -> tuple[float, float, str]:
     """The current log-ratio (the panel's last one), and the position and zone the metric
     plugins give, as the snapshot.
@@ -184,7 +198,6 @@ def _current(
     Should the metric providing them fail (it is logged by ``compute_metrics``), the same
     definitions are applied to the last day's band so the chart is still drawn.
     """
-    values = compute_metrics(rt.plugins, panel).values
     current = float(panel.r_current[0])
     if POSITION.name in values and ZONE.name in values:
         return current, float(values[POSITION.name][0]), str(values[ZONE.name][0])

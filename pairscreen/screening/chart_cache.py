@@ -31,6 +31,7 @@ def chart_key(chart: ChartData, renderer: str, width: int, height: int) -> bytes
     numbers = (chart.current, chart.position, chart.backtest_start_index)
     digest.update(repr(numbers).encode())
     digest.update(repr(sorted(chart.trades.items())).encode())
+    digest.update(repr(sorted(chart.ou_levels.items())).encode())
     digest.update(f"{chart.data_time.isoformat()}\0{chart.note}".encode())
     return digest.digest()
 

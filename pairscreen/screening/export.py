@@ -19,7 +19,14 @@ from pairscreen.screening.json_items import Element, walk
 from pairscreen.screening.published import PublishedScreen
 
 IDENTITY = ("rank", "pair", "a", "b", "sector", "score", "data_time")
-LEG_FIELDS = ("base_leg", "growth_pct", "n_trades", "max_drawdown_pct", "buy_hold_growth_pct")
+LEG_FIELDS = (
+    "base_leg",
+    "growth_pct",
+    "n_trades",
+    "max_drawdown_pct",
+    "breakeven_fee",
+    "buy_hold_growth_pct",
+)
 
 
 def screen_csv(screen: PublishedScreen) -> str:

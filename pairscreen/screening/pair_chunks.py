@@ -23,13 +23,15 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.engine.calendar import CandleMatrix
+from pairscreen.engine.costs import leg_slippage, with_costs
+from pairscreen.engine.evaluate import leg_breakeven_fee
 from pairscreen.engine.filtering import FilterChoice, filter_code
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.engine.windows import windows_of
 from pairscreen.hooks import Plugins
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg
-from pairscreen.universe import pair_sector
+from pairscreen.universe import SwapCosts, pair_sector
 
 # The code of the pairs the engine cannot evaluate at all (fewer common days than the
 # settings' ``min_history_days``, or no candles); counted before the filter's own codes.
@@ -52,6 +54,7 @@ class ScreenSpec:
     bt_days: int
     window_days: int
     min_history_days: int
+    costs: SwapCosts = field(default_factory=SwapCosts)  # the universe's ``[costs]``
 
     @property
     def max_days(self) -> int:
@@ -140,6 +143,9 @@ def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[Gro
         ga, gb = ia[rows], ib[rows]
         days = int(closes[rows[0]])
         panel = spec.matrix.panel(ga, gb, keep[rows], days, spec.window_days)
+        if not spec.costs.is_zero:
+            slippage = leg_slippage(spec.costs, spec.assets)
+            panel = with_costs(panel, spec.costs, slippage[ga], slippage[gb])
         if spec.any_depeg:
             legs = tuple(spec.depegs[a] + spec.depegs[b] for a, b in zip(ga, gb, strict=True))
         else:  # the usual case, without a loop over the pairs
@@ -222,4 +228,5 @@ def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict[str, Any]:
         "n_trades": int(batch.n_trades[j]),
         "max_drawdown_pct": float(batch.max_drawdown_pct[j]),
         "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
+        "breakeven_fee": leg_breakeven_fee(batch, j),
     }

@@ -235,6 +235,7 @@ def screen_text(
         bt_days=SCREEN_BT_DAYS,
         window_days=settings.window_days,
         min_history_days=settings.min_history_days,
+        costs=rt.universe.costs,
     )
     done = total - int(ra.shape[0])
     if on_progress is not None:

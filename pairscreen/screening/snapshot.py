@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from pairscreen import clock
-from pairscreen.engine.evaluate import compute_metrics, run_legs
+from pairscreen.engine.costs import leg_slippage, with_costs
+from pairscreen.engine.evaluate import compute_metrics, leg_breakeven_fee, run_legs
 from pairscreen.engine.filtering import filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, span_panel
 from pairscreen.engine.windows import windows_of
@@ -62,9 +63,13 @@ def _resolve(rt: Runtime, ticker: str) -> Asset:
 
 def snapshot_panel(rt: Runtime, pair: AlignedPair, bt: int) -> PairPanel:
     """The pair as a panel of one: the common closes of the band window plus the ``bt``
-    backtest days, in calendar days ending at the last common close."""
+    backtest days, in calendar days ending at the last common close, with the universe's
+    swap costs."""
     window = rt.settings.window_days
-    return span_panel(pair, window + bt, window)
+    panel = span_panel(pair, window + bt, window)
+    costs = rt.universe.costs
+    legs = leg_slippage(costs, [rt.universe.asset(pair.a), rt.universe.asset(pair.b)])
+    return with_costs(panel, costs, legs[:1], legs[1:])
 
 
 @dataclass(frozen=True)
@@ -154,4 +159,5 @@ def snapshot_leg(batch: BacktestBatch, base: str) -> dict[str, Any]:
         "n_trades": int(batch.n_trades[0]),
         "max_drawdown_pct": float(batch.max_drawdown_pct[0]),
         "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
+        "breakeven_fee": leg_breakeven_fee(batch, 0),
     }

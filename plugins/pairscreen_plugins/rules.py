@@ -9,11 +9,12 @@ core rejects it first, whatever the filter (``pairscreen.engine.guarantees``).
 Every limit is a threshold the universe file's ``[screen]`` table may change. Each text
 states its units (days, log units, counts; Hurst and the ADF p-value have none).
 
-Three more rules read the pair-trading metrics (half-life, Engle-Granger p-value, return
-correlation). They are off at their defaults, so the default screen is the one above: a rule
-at its default passes every pair and reads no field (``inputs_for`` says so), so a failed
-metric cannot reject pairs through a rule nobody asked for, and the screen computes those
-metrics for its survivors only. Set in ``[screen]``, a rule rejects a null value.
+Four more rules read the pair-trading metrics (half-life, Engle-Granger p-value, return
+correlation) and the backtest's break-even fee (``min_breakeven_fee``, a fraction per swap;
+off at its default of -1). They are off at their defaults, so the default screen is the one
+above: a rule at its default passes every pair and reads no field (``inputs_for`` says so), so
+a failed metric cannot reject pairs through a rule nobody asked for, and the screen computes
+those metrics for its survivors only. Set in ``[screen]``, a rule rejects a null value.
 """
 
 from __future__ import annotations
@@ -38,11 +39,17 @@ THRESHOLDS: Mapping[str, float] = MappingProxyType(
         "max_half_life_days": 0.0,
         "coint_below": 1.0,
         "min_return_correlation": -1.0,
+        "min_breakeven_fee": -1.0,
     }
 )
 # The values at which the optional rules are off (their defaults): every pair passes.
 OFF: Mapping[str, float] = MappingProxyType(
-    {"max_half_life_days": 0.0, "coint_below": 1.0, "min_return_correlation": -1.0}
+    {
+        "max_half_life_days": 0.0,
+        "coint_below": 1.0,
+        "min_return_correlation": -1.0,
+        "min_breakeven_fee": -1.0,
+    }
 )
 
 
@@ -202,6 +209,21 @@ def _correlation_says(m: Metrics, c: FilterContext, i: int) -> str:
     return f"return correlation {value:.3f} is below {minimum} (the legs move apart)"
 
 
+def _breakeven_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _optional(m, c, "breakeven_fee", "min_breakeven_fee", lambda v, t: v >= t)
+
+
+def _breakeven_says(m: Metrics, c: FilterContext, i: int) -> str:
+    minimum = c.thresholds["min_breakeven_fee"]
+    value = _value_or_null(m, "breakeven_fee", i)
+    if value is None:
+        return f"break-even fee is undefined (null: no swaps), at least {minimum:.4%} needed"
+    return (
+        f"break-even fee {value:.4%} per swap is below {minimum:.4%} "
+        "(the edge does not survive that fee)"
+    )
+
+
 RULES: tuple[FilterRule, ...] = (
     Rule("insufficient_history", (), _history_passes, _history_says),
     Rule("hurst", ("hurst",), _hurst_passes, _hurst_says),
@@ -223,12 +245,20 @@ RULES: tuple[FilterRule, ...] = (
         _correlation_says,
         limit="min_return_correlation",
     ),
+    Rule(
+        "breakeven",
+        ("breakeven_fee",),
+        _breakeven_passes,
+        _breakeven_says,
+        limit="min_breakeven_fee",
+    ),
 )
 
 
 class DefaultFilter:
     """Filter ``default``: history, hurst, ADF, range width, touches, in that order,
-    then half-life, cointegration and correlation when the universe sets their limits."""
+    then half-life, cointegration, correlation and break-even fee when the universe sets
+    their limits."""
 
     name = "default"
     thresholds = THRESHOLDS

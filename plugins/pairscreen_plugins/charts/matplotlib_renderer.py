@@ -13,7 +13,9 @@ What is drawn (see ``/pair/{a}/{b}/chart.png`` in ``openapi.yaml``):
 * the rolling p5/p15/p85/p95 bands where they are finite (the engine fills them over the
   backtest window): the bottom band p5..p15 shaded blue, the top band p85..p95 shaded
   orange, p5/p95 as solid lines and p15/p85 dashed; the backtest's swap levels (positions
-  0.2 and 0.8 of the p5..p95 band, :attr:`~pairscreen.ChartData.triggers`) dotted;
+  0.2 and 0.8 of the p5..p95 band, :attr:`~pairscreen.ChartData.triggers`) dotted; today's
+  optimal OU entry and exit levels (:attr:`~pairscreen.ChartData.ou_levels`), when the pair
+  has them, as green dash-dot lines across the backtest window;
 * every swap of both backtest legs at its execution day, on that day's log-ratio: leg A
   (starts in A) as hollow circles, leg B (starts in B) as small filled diamonds (the two legs
   often swap on the same day, so the diamond sits inside the circle); blue when the swap
@@ -70,6 +72,7 @@ BOUGHT_A = "#1f5aa6"
 BOUGHT_B = "#c0500c"
 MID = "#6f6f6f"
 NOTE = "#b3261e"
+OU_LINE = "#2e7d32"  # the OU entry / exit levels: green, apart from the band colours
 ZONE_COLOURS = {"bottom": BOUGHT_A, "mid": MID, "top": BOUGHT_B}
 
 # Font sizes in points.
@@ -195,7 +198,9 @@ class _Chart:
 
         span = x[-1] - x[0]
         x_low, x_high = x[0] - 0.01 * span, x[-1] + 0.02 * span
-        y_low, y_high = _y_limits(self.r, chart.bands, chart.current)
+        y_low, y_high = _y_limits(
+            self.r, chart.bands, chart.current, tuple(chart.ou_levels.values())
+        )
         ax = self.fig.add_axes((0.1, 0.2, 0.8, 0.6))  # placed below, once labels are measured
         ax.set_xlim(x_low, x_high)
         ax.set_ylim(y_low, y_high)
@@ -303,6 +308,11 @@ class _Chart:
                     )
                 ]
                 if self.chart.triggers
+                else []
+            ),
+            *(
+                [("line", _ou_style(), "OU entry / exit (today's fit)")]
+                if self.chart.ou_levels
                 else []
             ),
             ("marker", _current_style(self.zone_colour, 8), f"now ({self.chart.zone})"),
@@ -440,6 +450,7 @@ class _Chart:
         ax.plot(x, p85, color=TOP_LINE, linewidth=0.9, linestyle=dashed, zorder=2)
         ax.plot(x, p95, color=TOP_LINE, linewidth=1.0, zorder=2)
         self._triggers(first)
+        self._ou_levels(first)
 
     def _triggers(self, first: int) -> None:
         """The backtest's swap levels (positions 0.2 and 0.8), dotted, where they are finite."""
@@ -450,6 +461,12 @@ class _Chart:
                 continue
             y = np.asarray(level, dtype=float)[first:]
             self.ax.plot(self.x[first:], y, color=colour, linewidth=1.1, linestyle=dotted, zorder=2)
+
+    def _ou_levels(self, first: int) -> None:
+        """Today's optimal OU entry and exit, flat across the backtest window."""
+        x = self.x[first:]
+        for level in self.chart.ou_levels.values():
+            self.ax.plot([x[0], x[-1]], [level, level], zorder=2, **_ou_style())
 
     def _trades(self) -> None:
         """Mark every swap at its execution day (the close it was made at)."""
@@ -509,6 +526,10 @@ def _current_style(colour: str, size: float) -> dict[str, Any]:
     }
 
 
+def _ou_style() -> dict[str, Any]:
+    return {"color": OU_LINE, "linewidth": 1.2, "linestyle": (0, (6, 2, 1, 2))}
+
+
 def _leg_style(leg: str, colour: str) -> dict[str, Any]:
     style = dict(LEG_MARKERS[leg])
     style["markeredgecolor" if leg == "A" else "markerfacecolor"] = colour
@@ -516,9 +537,9 @@ def _leg_style(leg: str, colour: str) -> dict[str, Any]:
 
 
 def _y_limits(
-    r: np.ndarray, bands: Mapping[str, np.ndarray], current: float
+    r: np.ndarray, bands: Mapping[str, np.ndarray], current: float, levels: Sequence[float] = ()
 ) -> tuple[float, float]:
-    values = [r, np.array([current], dtype=float)]
+    values = [r, np.array([current, *levels], dtype=float)]
     values.extend(np.asarray(bands[k], dtype=float) for k in BANDS)
     every = np.concatenate(values)
     every = every[np.isfinite(every)]

@@ -26,7 +26,7 @@ reference's ``np.percentile`` of that day's band.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import cast
 
@@ -188,13 +188,21 @@ def _hold_sequence(position: np.ndarray) -> np.ndarray:
     that day's decision.
 
     Holding the start coin, a swap out happens at position >= 0.8; holding the other, a swap
-    back at position <= 0.2. The two signals never fire together, so the coin held after a
-    day is the one the latest signal asked for (the start coin before any signal): a forward
-    fill, done as a running maximum of ``day * 4 + signal``.
+    back at position <= 0.2.
     """
-    days = np.arange(position.shape[1], dtype=np.int32) * 4
-    code = (position <= ENTRY_LOW) * (days + _HOLD_START)
-    code += (position >= ENTRY_HIGH) * (days + _HOLD_OTHER)
+    return hold_sequence(position <= ENTRY_LOW, position >= ENTRY_HIGH)
+
+
+def hold_sequence(back: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Whether the start coin is held after each day, given the days that ask for the start
+    coin (``back``) and for the other one (``out``); the two never fire on the same day.
+
+    The coin held after a day is the one the latest signal asked for (the start coin before
+    any signal): a forward fill, done as a running maximum of ``day * 4 + signal``.
+    """
+    days = np.arange(back.shape[1], dtype=np.int32) * 4
+    code = back * (days + _HOLD_START)
+    code += out * (days + _HOLD_OTHER)
     latest = np.maximum.accumulate(code, axis=1)
     # numpy types ufuncs on untyped-dtype arrays as Any
     return cast(np.ndarray, (latest & 3) != _HOLD_OTHER)
@@ -205,15 +213,18 @@ def _coins_held(
     hold_start: np.ndarray,
     own_per_other: np.ndarray,
     other_per_own: np.ndarray,
+    fee: float = FEE,
+    slippage: np.ndarray | None = None,
 ) -> np.ndarray:
     """Coins held after each day, per pair (start coin or other coin, whichever is held).
 
-    A swap multiplies the coins by the day's rate, then by 1 - fee, in that order (the
-    reference's), so the counts match it to the last bit. The loop runs over the k-th swap of
-    every pair at once, not over days.
+    A swap multiplies the coins by the day's rate, then by 1 - fee - slippage, in that order
+    (the reference's), so the counts match it to the last bit (``1 - fee - 0.0`` is
+    ``1 - fee`` exactly). The loop runs over the k-th swap of every pair at once, not over
+    days.
     """
     n = swaps.shape[0]
-    keep = 1.0 - FEE
+    keep: float | np.ndarray = 1.0 - fee
     count = np.cumsum(swaps, axis=1, dtype=np.int32)  # swaps so far, per day
     n_swaps = count[:, -1]
     _, swap_days = np.nonzero(swaps)  # row-major: each pair's swaps in day order
@@ -227,6 +238,8 @@ def _coins_held(
         rate = np.where(
             hold_start[active, day], other_per_own[active, day], own_per_other[active, day]
         )
+        if slippage is not None:
+            keep = (1.0 - fee) - slippage[active, day]
         qty[active] = qty[active] * rate * keep
         after[:, k + 1] = qty
     return np.take_along_axis(after, count, axis=1)
@@ -242,56 +255,109 @@ class AccumulationStrategy:
     def run(
         self, panel: PairPanel, *, bt_days: int, start_leg: Leg, with_trades: bool = False
     ) -> BacktestBatch:
+        key = f"backtest:{self.name}:{self.fee!r}:{bt_days}:{start_leg}:{with_trades}"
+        return panel.cached(key, lambda: self._run(panel, bt_days, start_leg, with_trades))
+
+    def _run(
+        self, panel: PairPanel, bt_days: int, start_leg: Leg, with_trades: bool
+    ) -> BacktestBatch:
         p = plan(history_of(panel), panel.window_days, bt_days)
-        n = panel.n_pairs
-        history = np.full(n, p.simulated, dtype=np.int64)
         cols = columns(panel, p)
-        observations = np.full(n, cols.lo.size, dtype=np.int64)
-        if cols.lo.size == 0:
-            zeros = np.zeros(n)
-            return BacktestBatch(
-                start_leg=start_leg,
-                history_days=history,
-                growth_pct=zeros,
-                n_trades=np.zeros(n, dtype=np.int64),
-                max_drawdown_pct=zeros.copy(),
-                buy_hold_growth_pct=np.full(n, np.nan),
-                trades=tuple(() for _ in range(n)) if with_trades else None,
-                observations=observations,
-            )
+        bands: tuple[np.ndarray, np.ndarray] | None = None
 
-        sim = slice(cols.first, panel.n_days)  # the simulated days t
-        decided = slice(cols.first - 1, panel.n_days - 1)  # r[t-1]
-        if start_leg == "A":
-            own, other, ratio = panel.close_a, panel.close_b, panel.log_ratio[:, decided]
-        else:
-            own, other = panel.close_b, panel.close_a
-            ratio = _mirror_log_ratio(panel, decided)
-        low, high = _bands(panel, p, cols, start_leg)  # (pair, simulated day)
+        def holds(rows: slice, decided_on: np.ndarray) -> np.ndarray:
+            nonlocal bands
+            if bands is None:
+                bands = _bands(panel, p, cols, start_leg)  # (pair, simulated day), both at once
+            low, high = bands[0][rows], bands[1][rows]
+            width = high - low
+            flat = width == 0
+            position = np.where(flat, 0.5, (decided_on - low) / np.where(flat, 1.0, width))
+            return _hold_sequence(position)
 
-        growth = np.empty(n)
-        drawdown = np.empty(n)
-        n_trades = np.empty(n, dtype=np.int64)
-        buy_hold = np.full(n, np.nan)
-        trades: list[tuple[Trade, ...]] = []
-        for start in range(0, n, _BLOCK):
-            rows = slice(start, start + _BLOCK)
-            leg = _simulate(own[rows, sim], other[rows, sim], ratio[rows], low[rows], high[rows])
-            growth[rows], drawdown[rows], n_trades[rows] = leg.growth, leg.drawdown, leg.n_trades
-            if p.buy_hold:
-                buy_hold[rows] = leg.buy_hold
-            if with_trades:
-                trades += _trades(panel, rows, leg, sim.start, start_leg)
+        return walk_forward(panel, p, cols, start_leg, holds, fee=self.fee, with_trades=with_trades)
+
+
+HoldRule = Callable[[slice, np.ndarray], np.ndarray]
+
+
+def walk_forward(
+    panel: PairPanel,
+    p: Plan,
+    cols: Columns,
+    start_leg: Leg,
+    holds: HoldRule,
+    *,
+    fee: float,
+    with_trades: bool = False,
+) -> BacktestBatch:
+    """Simulate every pair of the panel over the plan's days (the columns from
+    ``cols.first``), starting in ``start_leg``.
+
+    ``holds(rows, decided_on)`` says, for a block of rows and their decision values
+    ``r[t-1]`` (in the leg's orientation), whether the start coin is held after each simulated
+    day; it may read nothing after day ``t-1`` for day ``t``. Swaps execute at day-``t``
+    closes at ``fee`` plus the panel's slippage of that day.
+    """
+    n = panel.n_pairs
+    history = np.full(n, p.simulated, dtype=np.int64)
+    observations = np.full(n, cols.lo.size, dtype=np.int64)
+    if cols.lo.size == 0:
+        zeros = np.zeros(n)
         return BacktestBatch(
             start_leg=start_leg,
             history_days=history,
-            growth_pct=growth,
-            n_trades=n_trades,
-            max_drawdown_pct=drawdown,
-            buy_hold_growth_pct=buy_hold,
-            trades=tuple(trades) if with_trades else None,
+            growth_pct=zeros,
+            n_trades=np.zeros(n, dtype=np.int64),
+            max_drawdown_pct=zeros.copy(),
+            buy_hold_growth_pct=np.full(n, np.nan),
+            trades=tuple(() for _ in range(n)) if with_trades else None,
             observations=observations,
+            breakeven_fee=np.full(n, np.nan),
         )
+
+    sim = slice(cols.first, panel.n_days)  # the simulated days t
+    decided = slice(cols.first - 1, panel.n_days - 1)  # r[t-1]
+    if start_leg == "A":
+        own, other, ratio = panel.close_a, panel.close_b, panel.log_ratio[:, decided]
+    else:
+        own, other = panel.close_b, panel.close_a
+        ratio = _mirror_log_ratio(panel, decided)
+    slippage = None if panel.slippage is None else panel.slippage[:, sim]
+
+    growth = np.empty(n)
+    drawdown = np.empty(n)
+    n_trades = np.empty(n, dtype=np.int64)
+    buy_hold = np.full(n, np.nan)
+    breakeven = np.empty(n)
+    trades: list[tuple[Trade, ...]] = []
+    for start in range(0, n, _BLOCK):
+        rows = slice(start, start + _BLOCK)
+        leg = _simulate(
+            own[rows, sim],
+            other[rows, sim],
+            ratio[rows],
+            holds(rows, ratio[rows]),
+            fee,
+            None if slippage is None else slippage[rows],
+        )
+        growth[rows], drawdown[rows], n_trades[rows] = leg.growth, leg.drawdown, leg.n_trades
+        breakeven[rows] = leg.breakeven_fee
+        if p.buy_hold:
+            buy_hold[rows] = leg.buy_hold
+        if with_trades:
+            trades += _trades(panel, rows, leg, sim.start, start_leg)
+    return BacktestBatch(
+        start_leg=start_leg,
+        history_days=history,
+        growth_pct=growth,
+        n_trades=n_trades,
+        max_drawdown_pct=drawdown,
+        buy_hold_growth_pct=buy_hold,
+        trades=tuple(trades) if with_trades else None,
+        observations=observations,
+        breakeven_fee=breakeven,
+    )
 
 
 @dataclass(frozen=True)
@@ -302,26 +368,28 @@ class _Leg:
     drawdown: np.ndarray
     n_trades: np.ndarray
     buy_hold: np.ndarray
+    breakeven_fee: np.ndarray
     swaps: np.ndarray
     hold_start: np.ndarray
     decided_on: np.ndarray
 
 
 def _simulate(
-    own: np.ndarray, other: np.ndarray, decided_on: np.ndarray, low: np.ndarray, high: np.ndarray
+    own: np.ndarray,
+    other: np.ndarray,
+    decided_on: np.ndarray,
+    hold_start: np.ndarray,
+    fee: float,
+    slippage: np.ndarray | None,
 ) -> _Leg:
     """Simulate pairs (rows) over the simulated days (columns) from the start coin ``own``."""
-    width = high - low
-    flat = width == 0
-    position = np.where(flat, 0.5, (decided_on - low) / np.where(flat, 1.0, width))
-    hold_start = _hold_sequence(position)
     swaps = np.empty_like(hold_start)
     swaps[:, 0] = ~hold_start[:, 0]
     np.not_equal(hold_start[:, 1:], hold_start[:, :-1], out=swaps[:, 1:])
 
     own_per_other = own / other  # a[t] / b[t]: start coin -> other coin
     other_per_own = other / own  # b[t] / a[t]: other coin -> start coin
-    coins = _coins_held(swaps, hold_start, own_per_other, other_per_own)
+    coins = _coins_held(swaps, hold_start, own_per_other, other_per_own, fee, slippage)
     value = coins * other_per_own  # marked to market in the start coin ...
     np.copyto(value, coins, where=hold_start)  # ... unless the start coin is held
     peak = np.maximum.accumulate(value, axis=1)
@@ -330,16 +398,60 @@ def _simulate(
         drawdown /= peak
     if not (peak > 0).all():  # the reference counts no drawdown from a non-positive peak
         drawdown[~(peak > 0)] = 0.0
-    held_other = START_QTY * own_per_other[:, 0] * (1.0 - FEE)
+    keep_first = 1.0 - fee if slippage is None else (1.0 - fee) - slippage[:, 0]
+    held_other = START_QTY * own_per_other[:, 0] * keep_first
     return _Leg(
         growth=100.0 * (value[:, -1] / 100.0 - 1.0),
         drawdown=100.0 * drawdown.max(axis=1),
         n_trades=swaps.sum(axis=1),
         buy_hold=100.0 * (held_other * other_per_own[:, -1] / 100.0 - 1.0),
+        breakeven_fee=breakeven_fee(swaps, hold_start, own_per_other, other_per_own, slippage),
         swaps=swaps,
         hold_start=hold_start,
         decided_on=decided_on,
     )
+
+
+def breakeven_fee(
+    swaps: np.ndarray,
+    hold_start: np.ndarray,
+    own_per_other: np.ndarray,
+    other_per_own: np.ndarray,
+    slippage: np.ndarray | None,
+) -> np.ndarray:
+    """Per pair, the fee per swap at which these same swaps end at the start's value; NaN
+    without swaps.
+
+    The final value is ``100 G prod_k (1 - f - s_k)``, ``G`` the product of the swaps' rates
+    and the last day's mark to market, ``s_k`` the slippage of swap ``k``. Without slippage
+    ``f = 1 - G^(-1/n)`` in closed form; with it, ``sum_k ln(1 - f - s_k) = -ln G`` is solved
+    by Newton's method (the left side falls strictly and is concave in ``f``, so the steps
+    from the closed form at the mean slippage converge). Negative when the swaps lose even
+    without any fee.
+    """
+    n_swaps = swaps.sum(axis=1)
+    rate = np.where(hold_start, other_per_own, own_per_other)
+    log_gain = np.where(swaps, np.log(rate), 0.0).sum(axis=1)
+    log_gain += np.where(hold_start[:, -1], 0.0, np.log(other_per_own[:, -1]))
+    has = n_swaps > 0
+    count = np.where(has, n_swaps, 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if slippage is None:
+            fee = -np.expm1(-log_gain / count)
+        else:
+            slip = np.where(swaps, slippage, 0.0)
+            fee = -np.expm1(-log_gain / count) - slip.sum(axis=1) / count
+            active = has.copy()  # each pair stops on its own, so its bits are its own
+            for _ in range(50):
+                keep = np.where(swaps, 1.0 - fee[:, None] - slip, 1.0)
+                h = np.log(keep).sum(axis=1) + log_gain
+                dh = -np.where(swaps, 1.0 / keep, 0.0).sum(axis=1)
+                step = h / np.where(has, dh, -1.0)
+                fee = np.where(active, fee - step, fee)
+                active &= ~(np.abs(step) <= 1e-16 * np.maximum(1.0, np.abs(fee)))
+                if not active.any():
+                    break
+    return np.where(has, fee, np.nan)
 
 
 def _trades(

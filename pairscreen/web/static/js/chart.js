@@ -4,6 +4,7 @@
 const BOTTOM = "#1f5aa6";
 const TOP = "#b04a0c";
 const INK = "#1d1d1f";
+const OU = "#2e7d32"; // the OU entry / exit levels
 const ZONE_COLOURS = { bottom: BOTTOM, mid: "#5f6368", top: TOP };
 
 let loading = null;
@@ -81,6 +82,16 @@ function swaps(series, leg, symbol) {
   };
 }
 
+// Today's optimal OU entry and exit (Bertram), flat across the backtest window, when the
+// pair has an OU fit (`ou_levels` null otherwise).
+function ouLevels(series, bx) {
+  const levels = series.ou_levels || {};
+  return [["entry", "OU entry"], ["exit", "OU exit"]]
+    .filter(([key]) => levels[key] !== null && levels[key] !== undefined)
+    .map(([key, name]) =>
+      line(bx, bx.map(() => levels[key]), `${name} (today's fit)`, { color: OU, width: 1.2, dash: "dashdot" }));
+}
+
 export async function drawChart(element, series) {
   const Plotly = await plotly();
   const x = series.dates;
@@ -98,6 +109,7 @@ export async function drawChart(element, series) {
       { fill: "tonexty", fillcolor: "rgba(194,90,16,0.18)" }),
     line(bx, trigger("low"), "swap level 0.2", { color: BOTTOM, width: 1.2, dash: "dot" }),
     line(bx, trigger("high"), "swap level 0.8", { color: TOP, width: 1.2, dash: "dot" }),
+    ...ouLevels(series, bx),
     {
       type: "scatter", mode: "lines", x, y: series.log_ratio, name: `ln(${series.pair})`,
       line: { color: INK, width: 1.4 }, customdata: custom,
