@@ -16,20 +16,17 @@ from pairscreen.notify import watchlist
 from pairscreen.notify.outbox import deliver_pending
 from pairscreen.notify.run import run_notifications
 from tests.support.positions import InMemoryCandles, set_position
-from tests.support.receivers import HttpReceiver
+from tests.support.receivers import DISCORD_PATH as DISCORD
+from tests.support.receivers import SLACK_PATH as SLACK
+from tests.support.receivers import HttpReceiver, chat_platforms
 
 BASE = "/api/v1"
-DISCORD = "/api/webhooks/1187001/AbCdEf-discord-token_42"
-SLACK = "/services/T0001/B0002/slack-secret-token"
 
 
 @pytest.fixture()
 def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[HttpReceiver]:
-    r = HttpReceiver().start()
-    monkeypatch.setenv("PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES", r.url + "/api/webhooks/")
-    monkeypatch.setenv("PAIRSCREEN_SLACK_WEBHOOK_PREFIXES", r.url + "/services/")
-    yield r
-    r.stop()
+    with chat_platforms(monkeypatch) as r:
+        yield r
 
 
 def put(client, key: str, kind: str, body: object):  # type: ignore[no-untyped-def]

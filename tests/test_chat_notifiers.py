@@ -24,20 +24,20 @@ from pairscreen.db.models import Outbox
 from pairscreen.notify.outbox import OutboxMessage, deliver_pending, enqueue, listing
 from pairscreen.notify.run import PairPosition, watch_message
 from pairscreen.notify.states import Transition
-from tests.support.receivers import HttpReceiver, fresh_database, notifier_plugins
-
-DISCORD_PATH = "/api/webhooks/1187001/AbCdEf-discord-token_42"
-SLACK_PATH = "/services/T0001/B0002/slack-secret-token"
+from tests.support.receivers import (
+    DISCORD_PATH,
+    SLACK_PATH,
+    HttpReceiver,
+    chat_platforms,
+    fresh_database,
+    notifier_plugins,
+)
 
 
 @pytest.fixture()
 def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[HttpReceiver]:
-    """A recording HTTP server; both platforms' prefixes point at it."""
-    r = HttpReceiver().start()
-    monkeypatch.setenv("PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES", r.url + "/api/webhooks/")
-    monkeypatch.setenv("PAIRSCREEN_SLACK_WEBHOOK_PREFIXES", r.url + "/services/")
-    yield r
-    r.stop()
+    with chat_platforms(monkeypatch) as r:
+        yield r
 
 
 @pytest.fixture()

@@ -7,10 +7,14 @@ import json
 import socket
 import threading
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from typing import Any
+
+import pytest
 
 
 def free_port() -> int:
@@ -89,6 +93,24 @@ class HttpReceiver:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+
+
+# Where the chat notifier tests post: paths shaped as each platform's incoming webhooks.
+DISCORD_PATH = "/api/webhooks/1187001/AbCdEf-discord-token_42"
+SLACK_PATH = "/services/T0001/B0002/slack-secret-token"
+
+
+@contextmanager
+def chat_platforms(monkeypatch: pytest.MonkeyPatch) -> Iterator[HttpReceiver]:
+    """A recording HTTP server standing in for Discord and Slack: both platforms' allowed
+    webhook prefixes point at it."""
+    r = HttpReceiver().start()
+    monkeypatch.setenv("PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES", r.url + "/api/webhooks/")
+    monkeypatch.setenv("PAIRSCREEN_SLACK_WEBHOOK_PREFIXES", r.url + "/services/")
+    try:
+        yield r
+    finally:
+        r.stop()
 
 
 class SmtpCollector:

@@ -245,6 +245,21 @@ def _coins_held(
     return np.take_along_axis(after, count, axis=1)
 
 
+def once_per_panel(
+    strategy: Strategy,
+    run: Callable[[PairPanel, int, Leg, bool], BacktestBatch],
+    panel: PairPanel,
+    bt_days: int,
+    start_leg: Leg,
+    with_trades: bool,
+) -> BacktestBatch:
+    """``run``'s batch, computed once per panel for this strategy, fee, window, start leg and
+    trade listing: the screen's metrics (the break-even fee) and its legs share it."""
+    fee = getattr(strategy, "fee", None)
+    key = f"backtest:{strategy.name}:{fee!r}:{bt_days}:{start_leg}:{with_trades}"
+    return panel.cached(key, lambda: run(panel, bt_days, start_leg, with_trades))
+
+
 @dataclass(frozen=True)
 class AccumulationStrategy:
     """Walk-forward accumulation on p5/p95 bands with a 0.1 % fee per swap."""
@@ -255,8 +270,7 @@ class AccumulationStrategy:
     def run(
         self, panel: PairPanel, *, bt_days: int, start_leg: Leg, with_trades: bool = False
     ) -> BacktestBatch:
-        key = f"backtest:{self.name}:{self.fee!r}:{bt_days}:{start_leg}:{with_trades}"
-        return panel.cached(key, lambda: self._run(panel, bt_days, start_leg, with_trades))
+        return once_per_panel(self, self._run, panel, bt_days, start_leg, with_trades)
 
     def _run(
         self, panel: PairPanel, bt_days: int, start_leg: Leg, with_trades: bool

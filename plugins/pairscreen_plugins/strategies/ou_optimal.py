@@ -32,6 +32,7 @@ from pairscreen_plugins.strategies.accumulation import (
     columns,
     history_of,
     hold_sequence,
+    once_per_panel,
     plan,
     walk_forward,
 )
@@ -113,8 +114,7 @@ class OUOptimalStrategy:
     def run(
         self, panel: PairPanel, *, bt_days: int, start_leg: Leg, with_trades: bool = False
     ) -> BacktestBatch:
-        key = f"backtest:{self.name}:{self.fee!r}:{bt_days}:{start_leg}:{with_trades}"
-        return panel.cached(key, lambda: self._run(panel, bt_days, start_leg, with_trades))
+        return once_per_panel(self, self._run, panel, bt_days, start_leg, with_trades)
 
     def _run(
         self, panel: PairPanel, bt_days: int, start_leg: Leg, with_trades: bool
