@@ -267,56 +267,48 @@ class Worker:
     def _add_jobs(self) -> None:
         now = clock.now()
         o = self.options
-        s = self.scheduler
-        screen_at = next_due(SCREEN_JOB, o.screen_every, now)
-        self._jobs = [
-            f"screen every {_hours(o.screen_every)} (next {clock.iso(screen_at)})",
-            f"delivery every {o.deliver_every:g} s",
-        ]
-        s.add_job(
+        self._jobs = []
+        self.scheduler.add_job(
             self._job("heartbeat", self._heartbeat, quiet=True),
             "interval",
             seconds=max(0.2, o.lock_ttl / 3),
             id="heartbeat",
         )
-        s.add_job(
-            self._job("screen", self._screen),
-            "interval",
-            seconds=o.screen_every.total_seconds(),
-            id="screen",
-            next_run_time=screen_at,
-        )
-        evidence_at = next_due(EVIDENCE_JOB, o.evidence_every, now)
-        self._jobs.append(
-            f"evidence every {_hours(o.evidence_every)} (next {clock.iso(evidence_at)})"
-        )
-        s.add_job(
-            self._job("evidence", self._evidence),
-            "interval",
-            seconds=o.evidence_every.total_seconds(),
-            id="evidence",
-            next_run_time=evidence_at,
-        )
+        self._periodic("screen", self._screen, SCREEN_JOB, o.screen_every, now)
+        self._jobs.append(f"delivery every {o.deliver_every:g} s")
+        self._periodic("evidence", self._evidence, EVIDENCE_JOB, o.evidence_every, now)
         if peg_sampling_available():
-            peg_at = next_due(PEG_JOB, o.peg_every, now)
-            self._jobs.append(
-                f"peg sampling every {_hours(o.peg_every)} (next {clock.iso(peg_at)})"
-            )
-            s.add_job(
-                self._job("peg sampling", self._peg),
-                "interval",
-                seconds=o.peg_every.total_seconds(),
-                id="peg",
-                next_run_time=peg_at,
-            )
+            self._periodic("peg sampling", self._peg, PEG_JOB, o.peg_every, now, job_id="peg")
         else:
             self._jobs.append("no peg sampling (not installed)")
-        s.add_job(
+        self.scheduler.add_job(
             self._job("delivery", self._deliver, quiet=True),
             "interval",
             seconds=o.deliver_every,
             id="deliver",
             next_run_time=now,
+        )
+
+    def _periodic(
+        self,
+        name: str,
+        body: Callable[[], str | None],
+        job_run: str,
+        every: timedelta,
+        now: datetime,
+        *,
+        job_id: str | None = None,
+    ) -> None:
+        """Schedule ``body`` every ``every``, first when its last run (the ``job_run`` record)
+        is due, and describe it for the start-up line."""
+        first = next_due(job_run, every, now)
+        self._jobs.append(f"{name} every {_hours(every)} (next {clock.iso(first)})")
+        self.scheduler.add_job(
+            self._job(name, body),
+            "interval",
+            seconds=every.total_seconds(),
+            id=job_id or name,
+            next_run_time=first,
         )
 
     def _job(
