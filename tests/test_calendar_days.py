@@ -22,8 +22,6 @@ import pytest
 from arch.unitroot import VarianceRatio
 from statsmodels.tsa.stattools import adfuller
 
-from pairscreen.access import accounts
-from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.engine.calendar import CandleMatrix
@@ -32,12 +30,12 @@ from pairscreen.engine.filtering import FilterChoice
 from pairscreen.engine.panels import AlignedPair, align, group_by_history, panel_of, span_panel
 from pairscreen.engine.windows import windows_of
 from pairscreen.hooks import Plugins
-from pairscreen.market.sync import sync_candles
 from pairscreen.plugins import load_plugins
 from pairscreen.screening.pair_chunks import ScreenSpec, chunk_jobs
 from pairscreen.screening.screen import run_screen
 from pairscreen.types import Asset, Candles, PairPanel
 from tests.conftest import make_client
+from tests.support.synced import synced_runtime
 
 from pairscreen_plugins.strategies.accumulation import (  # isort: skip
     AccumulationStrategy,
@@ -412,18 +410,8 @@ def real_runtime(tmp_path):  # type: ignore[no-untyped-def]
         "[staleness]\ncrypto = 100000\n" + LOOSE_SCREEN + "\n" + assets,
         encoding="utf-8",
     )
-    settings = load_settings(
-        data_dir=tmp_path,
-        database_url=f"sqlite:///{tmp_path / 'real.sqlite3'}",
-        universe=tmp_path / "universe.toml",
-    )
-    rt = build_runtime(settings)
-    with database.connection_context():
-        sync_candles(rt.universe, rt.plugins, until=date.today())
-        accounts.create_user("days@example.com", "pro", lifetime=True)
-        key = accounts.rotate_key("days@example.com")
-    yield rt, key
-    database.close()
+    with synced_runtime(tmp_path, "days") as (rt, key):
+        yield rt, key
 
 
 def test_pair_and_series_report_calendar_windows_over_http(real_runtime) -> None:  # type: ignore[no-untyped-def]

@@ -4,18 +4,14 @@ a 500 or a number the data cannot give (its position is 0.5, mid; its ADF p-valu
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 
 import numpy as np
 import pytest
 
 from pairscreen import clock
-from pairscreen.access import accounts
-from pairscreen.bootstrap import build_runtime
-from pairscreen.config import load_settings
-from pairscreen.db.connection import database
-from pairscreen.market.sync import sync_candles
 from tests.conftest import make_client
+from tests.support.synced import synced_runtime
 
 DAYS = 700
 NULL_WHEN_CONSTANT = ("z_score", "hurst")
@@ -45,18 +41,8 @@ def _write_universe(folder) -> None:  # type: ignore[no-untyped-def]
 @pytest.fixture()
 def stable_runtime(tmp_path):  # type: ignore[no-untyped-def]
     _write_universe(tmp_path)
-    settings = load_settings(
-        data_dir=tmp_path,
-        database_url=f"sqlite:///{tmp_path / 'stable.sqlite3'}",
-        universe=tmp_path / "universe.toml",
-    )
-    rt = build_runtime(settings)
-    with database.connection_context():
-        sync_candles(rt.universe, rt.plugins, until=date.today())
-        accounts.create_user("stable@example.com", "pro", lifetime=True)
-        key = accounts.rotate_key("stable@example.com")
-    yield rt, key
-    database.close()
+    with synced_runtime(tmp_path, "stable") as (rt, key):
+        yield rt, key
 
 
 def test_constant_ratio_gives_nulls_not_errors(stable_runtime) -> None:  # type: ignore[no-untyped-def]
