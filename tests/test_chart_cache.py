@@ -6,8 +6,8 @@ import time
 from dataclasses import replace
 
 from pairscreen.db.connection import database
+from pairscreen.runtime.charts import ChartCache, chart_key
 from pairscreen.screening.chart import chart_data
-from pairscreen.screening.chart_cache import ChartCache, chart_key
 
 BASE = "/api/v1"
 

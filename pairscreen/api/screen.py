@@ -2,7 +2,7 @@
 the screen that was current at a past time.
 
 Both answer from the screen the runtime holds in memory
-(:class:`~pairscreen.screening.published.PublishedScreenCache`), checked against the database
+(:class:`~pairscreen.runtime.published.PublishedScreenCache`), checked against the database
 at most once a second; the bodies are serialised once per screen, and gzip-compressed once
 per screen for the clients that accept it. Both carry the screen's ``ETag``: a client that
 sends it back in ``If-None-Match`` gets ``304`` and no body until another screen is published.
@@ -26,9 +26,9 @@ from pairscreen.api.screen_csv import csv_requested, csv_response
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
 from pairscreen.errors import NotAcceptable
+from pairscreen.runtime.published import PublishedScreen
 from pairscreen.screening.history import parse_moment
 from pairscreen.screening.pages import PageIndex, PageQuery, page, pair_index, survivor_index
-from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.screen import pairs_json
 from pairscreen.screening.staleness import serve_latest
 

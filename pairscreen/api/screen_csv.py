@@ -11,8 +11,8 @@ from starlette.responses import Response
 
 from pairscreen.api.negotiation import prefers_csv
 from pairscreen.api.support import service
+from pairscreen.runtime.published import PublishedScreen
 from pairscreen.screening.export import screen_csv
-from pairscreen.screening.published import PublishedScreen
 
 # Every answer of the two operations depends on ``Accept`` (JSON or CSV) and on
 # ``Accept-Encoding`` (the JSON may come gzip-compressed).

@@ -3,13 +3,15 @@
 The list is what a client needs before asking for a pair: which tickers exist, from which
 day to which day they have closes, whether the latest is stale, and for a tokenized asset
 its peg status. It is rendered once and kept until the candles, the UTC day or the latest
-peg sample change, so a request costs one indexed read.
+peg sample change, so a request costs one indexed read. The peg column is the caller's
+(``pegs.status.peg_status``): the peg package reads market data, not the other way round.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
@@ -19,13 +21,14 @@ from pairscreen import clock
 from pairscreen.db.models import PegSample
 from pairscreen.market.candle_cache import CandleCache
 from pairscreen.market.freshness import asset_freshness, day_of, last_days
-from pairscreen.pegs.status import peg_status
-from pairscreen.types import Candles
+from pairscreen.types import Asset, Candles
 from pairscreen.universe import Universe
+
+PegOf = Callable[[Asset], dict[str, Any] | None]  # an asset's peg status, as /assets shows it
 
 
 def asset_list(
-    universe: Universe, candles: dict[str, Candles], at: datetime | None = None
+    universe: Universe, candles: dict[str, Candles], peg_of: PegOf, at: datetime | None = None
 ) -> dict[str, Any]:
     """The ``/assets`` body, in universe order."""
     fresh = asset_freshness(universe, last_days(candles), at)
@@ -46,7 +49,7 @@ def asset_list(
                 "age_days": f.age_days,
                 "stale_after_days": f.limit_days,
                 "stale": f.stale,
-                "peg": peg_status(asset),
+                "peg": peg_of(asset),
             }
         )
     return {"generated_at": clock.iso(at or clock.now()), "count": len(assets), "assets": assets}
@@ -63,7 +66,7 @@ class AssetListCache:
         self._key: tuple[date, int | None] | None = None
         self._text = ""
 
-    def json(self, universe: Universe, candles: CandleCache) -> str:
+    def json(self, universe: Universe, candles: CandleCache, peg_of: PegOf) -> str:
         """The body for ``universe``; needs the request's database connection."""
         current = candles.get()
         latest_sample = PegSample.select(peewee.fn.MAX(PegSample.id)).scalar()
@@ -73,6 +76,6 @@ class AssetListCache:
                 a is b for a, b in zip(self._sources, (universe, current), strict=True)
             )
             if not same or key != self._key:
-                self._text = json.dumps(asset_list(universe, current), allow_nan=False)
+                self._text = json.dumps(asset_list(universe, current, peg_of), allow_nan=False)
                 self._sources, self._key = (universe, current), key
             return self._text

@@ -35,7 +35,7 @@ from pairscreen.engine.evaluate import compute_metrics, run_legs
 from pairscreen.engine.required_fields import POSITION, ZONE
 from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
-from pairscreen.screening.chart_cache import chart_key
+from pairscreen.runtime.charts import chart_key
 from pairscreen.screening.snapshot import pair_stale_reason, resolve_pair, snapshot_panel
 from pairscreen.types import Asset, BacktestBatch, ChartData, PairPanel, Trade
 

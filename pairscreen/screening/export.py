@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from pairscreen.engine.screen_rules import SCREEN_FIELDS
+from pairscreen.runtime.published import PublishedScreen
 from pairscreen.screening.json_items import Element, walk
-from pairscreen.screening.published import PublishedScreen
 
 IDENTITY = ("rank", "pair", "a", "b", "sector", "score", "data_time")
 LEG_FIELDS = (

@@ -36,6 +36,7 @@ from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_day
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
+from pairscreen.runtime.published import PublishedScreen
 from pairscreen.screening.json_items import Field, walk
 from pairscreen.screening.pair_chunks import (
     TOO_SHORT,
@@ -46,7 +47,6 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
 )
 from pairscreen.screening.persistence import spaced_screens, survived_count, survivor_sets
-from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.staleness import ScreenFacts, judge_at
 from pairscreen.types import Asset, Candles
 

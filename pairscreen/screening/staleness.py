@@ -23,7 +23,7 @@ from typing import Any
 
 from pairscreen import clock
 from pairscreen.market.freshness import STALE
-from pairscreen.screening.published import PublishedScreen
+from pairscreen.runtime.published import PublishedScreen
 from pairscreen.universe import Universe
 
 TAIL_MARKER = '],"data_source":'  # where the survivors end and the payload's tail begins

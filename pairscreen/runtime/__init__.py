@@ -3,6 +3,11 @@
 Built at the composition root (:func:`pairscreen.bootstrap.build_runtime`, called by the CLI
 and the app factory) and handed down as an argument: no module keeps one, so two runtimes
 (two databases, two universes) can live side by side in one process, as the tests do.
+
+The package sits below the domain packages that work on a runtime (``market`` excepted, whose
+candle and ``/assets`` caches it holds): besides :class:`Runtime` it holds the caches of
+stored screens (``published``, ``history``, ``charts``), which need nothing of ``screening``,
+so ``screening`` and ``pegs`` can take a runtime without a loop between folders.
 """
 
 from __future__ import annotations
@@ -16,9 +21,9 @@ from pairscreen.engine.filtering import FilterChoice, choose_filter
 from pairscreen.hooks import Plugins
 from pairscreen.market.assets import AssetListCache
 from pairscreen.market.candle_cache import CandleCache
-from pairscreen.screening.chart_cache import ChartCache
-from pairscreen.screening.history import ScreenHistory
-from pairscreen.screening.published import PublishedScreenCache
+from pairscreen.runtime.charts import ChartCache
+from pairscreen.runtime.history import ScreenHistory
+from pairscreen.runtime.published import PublishedScreenCache
 from pairscreen.universe import Universe
 
 
