@@ -12,7 +12,14 @@ import pytest
 from playhouse.migrate import SchemaMigrator, migrate
 
 from pairscreen.db.connection import database
-from pairscreen.db.models import Candle, DataVersion, PegEvent, SchemaVersion, Screen
+from pairscreen.db.models import (
+    Candle,
+    DataVersion,
+    PegEvent,
+    SchemaVersion,
+    Screen,
+    survivor_keys,
+)
 from pairscreen.errors import BadRequest
 from pairscreen.market.cutoff import candles_until, close_of
 from pairscreen.pegs.status import active_depegs
@@ -55,6 +62,15 @@ def test_prices_after_the_day_do_not_change_the_screen(runtime):
     before = run_screen_as_of(runtime, day, processes=1)
     assert before.n_survivors > 0, "a screen without survivors proves little"
     first = stored_payload(before.screen_id)
+    # stored as computed, with ``as_of`` last, in the compact form every screen is stored in
+    computed = screening.compute_screen(runtime, close_of(day), processes=1, as_of=day)
+    with database.connection_context():
+        text = Screen.get_by_id(before.screen_id).payload
+        keys = Screen.get_by_id(before.screen_id).survivor_keys
+    assert text == json.dumps(
+        {**computed, "as_of": day.isoformat()}, allow_nan=False, separators=(",", ":")
+    )
+    assert keys == survivor_keys([tuple(s["pair"]) for s in computed["survivors"]])
     rng = np.random.default_rng(7)
     with database.connection_context(), database.atomic():
         later = list(Candle.select().where(Candle.day > day))

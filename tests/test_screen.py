@@ -14,6 +14,7 @@ import pytest
 from pairscreen import clock
 from pairscreen.db.connection import database
 from pairscreen.db.models import Screen
+from pairscreen.screening import publish
 from pairscreen.screening import screen as screening
 
 
@@ -109,8 +110,8 @@ def test_progress_reports_every_pair_once_and_ends_at_the_total(runtime):
 
 
 def test_a_payload_written_in_slices_reads_back_as_the_same_text(runtime, monkeypatch):
-    monkeypatch.setattr(screening, "STREAMED_PAYLOAD_BYTES", 0)  # every payload, on SQLite
-    monkeypatch.setattr(screening, "PAYLOAD_SLICE", 1000)
+    monkeypatch.setattr(publish, "STREAMED_PAYLOAD_BYTES", 0)  # every payload, on SQLite
+    monkeypatch.setattr(publish, "PAYLOAD_SLICE", 1000)
     at = clock.now()
     with database.connection_context():
         expected = screening.compute_screen(runtime, at, processes=1)

@@ -9,15 +9,13 @@ record of what the screen said then, which ``/screens?at=`` serves.
 
 from __future__ import annotations
 
-import json
 from datetime import date
 
-from pairscreen.db.connection import write_transaction
-from pairscreen.db.models import Screen, survivor_keys
 from pairscreen.market.cutoff import close_of
 from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
-from pairscreen.screening.screen import ScreenSummary, compute_screen
+from pairscreen.screening.publish import ScreenSummary, publish_screen
+from pairscreen.screening.screen import screen_text
 
 
 def run_screen_as_of(
@@ -34,32 +32,13 @@ def run_screen_as_of(
     A second screen as of the same day replaces the first (same inputs, newer code or data
     corrections), so each past day has one answer.
     """
-    generated_at = close_of(day)
-    payload = compute_screen(
+    computed = screen_text(
         rt,
-        generated_at,
+        close_of(day),
         processes=processes,
         executor=executor,
         scheduler=scheduler,
         on_progress=on_progress,
         as_of=day,
     )
-    payload["as_of"] = day.isoformat()
-    with write_transaction():
-        Screen.delete().where(Screen.as_of == day).execute()
-        row = Screen.create(
-            generated_at=generated_at,
-            n_pairs_screened=payload["n_pairs_screened"],
-            n_survivors=payload["n_survivors"],
-            data_source=payload["data_source"],
-            payload=json.dumps(payload, allow_nan=False, separators=(",", ":")),
-            as_of=day,
-            survivor_keys=survivor_keys([tuple(s["pair"]) for s in payload["survivors"]]),
-        )
-    return ScreenSummary(
-        row.id,
-        generated_at,
-        payload["n_pairs_screened"],
-        payload["n_survivors"],
-        payload["rejected"],
-    )
+    return publish_screen(rt, computed, as_of=day)

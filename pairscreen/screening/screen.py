@@ -1,24 +1,21 @@
 """The screen: every pair of the universe through metrics, filter, score and both backtests,
-published in one transaction so that a crash mid-screen leaves the previous screen served."""
+then published (:mod:`pairscreen.screening.publish`) in one transaction so that a crash
+mid-screen leaves the previous screen served."""
 
 from __future__ import annotations
 
 import functools
 import json
 import logging
-import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 import numpy as np
-from peewee import fn
 
 from pairscreen import clock
-from pairscreen.db.connection import database, is_sqlite, write_transaction
-from pairscreen.db.models import JobRun, Screen, survivor_keys
+from pairscreen.db.models import survivor_keys
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
 from pairscreen.engine.fdr import QValues
@@ -47,6 +44,7 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
 )
 from pairscreen.screening.persistence import spaced_screens, survived_count, survivor_sets
+from pairscreen.screening.publish import ComputedScreen, ScreenSummary, publish_screen
 from pairscreen.screening.staleness import ScreenFacts, judge_at
 from pairscreen.types import Asset, Candles
 
@@ -55,18 +53,6 @@ log = logging.getLogger(__name__)
 SCREEN_BT_DAYS = 360
 EXECUTORS = ("local", "dask")
 CHUNK_PAIRS = 500  # pairs a worker takes at a time: bounds each worker's memory
-STREAMED_PAYLOAD_BYTES = 1 << 20  # SQLite payloads from this size are written in slices
-PAYLOAD_SLICE = 1 << 20
-
-
-@dataclass(frozen=True)
-class ScreenSummary:
-    screen_id: int
-    generated_at: datetime
-    n_pairs_screened: int
-    n_survivors: int
-    rejected: dict[str, int]
-    publish_seconds: float = 0.0
 
 
 def run_screen(
@@ -78,77 +64,20 @@ def run_screen(
     scheduler: str | None = None,
     on_progress: Progress | None = None,
 ) -> ScreenSummary:
-    """Compute the whole screen and publish it atomically.
+    """Compute the whole screen and publish it atomically (:func:`publish_screen`).
 
     ``on_progress(done, total)`` is called as chunks of pairs finish (a command line draws
     it); old screens beyond the ``screens_kept`` setting go in the same transaction.
     """
-    generated_at = at or clock.now()
     computed = screen_text(
         rt,
-        generated_at,
+        at or clock.now(),
         processes=processes,
         executor=executor,
         scheduler=scheduler,
         on_progress=on_progress,
     )
-    started = time.perf_counter()
-    with write_transaction():
-        row = Screen.create(
-            generated_at=generated_at,
-            n_pairs_screened=computed.n_pairs,
-            n_survivors=computed.n_survivors,
-            data_source=computed.data_source,
-            payload=_payload_value(computed.text),
-            survivor_keys=computed.survivor_keys,
-        )
-        _write_payload(row.id, computed.text)
-        regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
-        keep = (
-            Screen.select(Screen.id)
-            .where(regular)
-            .order_by(Screen.id.desc())
-            .limit(rt.settings.screens_kept)
-        )
-        # The screens the next one's persistence reads stay too, however many ran between.
-        counted = [s.id for s in spaced_screens(generated_at, rt.settings.persistence_screens)]
-        pruned = Screen.id.not_in(keep) & Screen.id.not_in(counted or [0]) & regular
-        Screen.delete().where(pruned).execute()
-        JobRun.replace(name="screen", finished_at=clock.now()).execute()
-    rt.published.forget()  # this runtime serves the new screen at once
-    return ScreenSummary(
-        row.id,
-        generated_at,
-        computed.n_pairs,
-        computed.n_survivors,
-        computed.rejected,
-        time.perf_counter() - started,
-    )
-
-
-def _streams_payload(text: str) -> bool:
-    """Whether the payload goes in through SQLite's incremental blob I/O.
-
-    Bound as a parameter, SQLite copies a value twice (the binding, then the row record):
-    a 240 MB screen would cost 720 MB at the moment it is published. Inserted as a
-    placeholder of its size and written in slices, it costs nothing beyond the text itself.
-    """
-    return is_sqlite() and text.isascii() and len(text) >= STREAMED_PAYLOAD_BYTES
-
-
-def _payload_value(text: str) -> object:
-    if _streams_payload(text):
-        return fn.zeroblob(len(text))
-    return text
-
-
-def _write_payload(screen_id: int, text: str) -> None:
-    if not _streams_payload(text):
-        return
-    table = Screen._meta.table_name  # peewee's model metadata
-    with database.connection().blobopen(table, "payload", screen_id) as blob:
-        for start in range(0, len(text), PAYLOAD_SLICE):
-            blob.write(text[start : start + PAYLOAD_SLICE].encode("ascii"))
+    return publish_screen(rt, computed)
 
 
 def data_source_label(rt: Runtime) -> str:
@@ -186,18 +115,6 @@ def compute_screen(
     )
     payload: dict[str, Any] = json.loads(computed.text)
     return payload
-
-
-@dataclass(frozen=True)
-class ComputedScreen:
-    """A screen ready to publish: its JSON text and the counts the summary reports."""
-
-    text: str
-    n_pairs: int
-    n_survivors: int
-    rejected: dict[str, int]
-    data_source: str
-    survivor_keys: str = ""
 
 
 def screen_text(
@@ -325,7 +242,9 @@ def screen_text(
     del outcome, texts
     text = "".join(parts)
     del parts
-    return ComputedScreen(text, total, n_survivors, rejected, source, survivor_keys(keys))
+    return ComputedScreen(
+        generated_at, text, total, n_survivors, rejected, source, survivor_keys(keys)
+    )
 
 
 def _number_or_none(value: float) -> float | None:

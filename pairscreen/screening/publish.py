@@ -1,0 +1,140 @@
+"""Publishing a computed screen: the one place where a screen becomes a stored ``Screen`` row.
+
+Both ``screen run`` and ``screen run --as-of`` come here with the screen's JSON text as the
+computation wrote it (:class:`ComputedScreen`), so the text is stored as is (never parsed and
+written again), in one transaction: a crash mid-publish leaves the previous screen served.
+:func:`publish_screen` lists each step as one call; a step that must happen at publish time
+(something stored beside the row, say) is one more call there.
+
+A regular screen becomes the latest one: old regular screens beyond ``screens_kept`` go (but
+not those the next screen's persistence reads), the ``screen`` job time is set and the
+runtime's published-screen cache drops what it holds. A point-in-time screen (``as_of``) is
+history: it replaces an earlier screen as of the same day, prunes nothing and never becomes
+the latest.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from peewee import fn
+
+from pairscreen import clock
+from pairscreen.db.connection import database, is_sqlite, write_transaction
+from pairscreen.db.models import JobRun, Screen
+from pairscreen.runtime import Runtime
+from pairscreen.screening.persistence import spaced_screens
+
+STREAMED_PAYLOAD_BYTES = 1 << 20  # SQLite payloads from this size are written in slices
+PAYLOAD_SLICE = 1 << 20
+
+
+@dataclass(frozen=True)
+class ComputedScreen:
+    """A screen ready to publish: its JSON text and the counts the summary reports."""
+
+    generated_at: datetime
+    text: str
+    n_pairs: int
+    n_survivors: int
+    rejected: dict[str, int]
+    data_source: str
+    survivor_keys: str = ""
+
+
+@dataclass(frozen=True)
+class ScreenSummary:
+    screen_id: int
+    generated_at: datetime
+    n_pairs_screened: int
+    n_survivors: int
+    rejected: dict[str, int]
+    publish_seconds: float = 0.0
+
+
+def publish_screen(
+    rt: Runtime, screen: ComputedScreen, *, as_of: date | None = None
+) -> ScreenSummary:
+    """Store ``screen`` in one transaction: as the latest screen, or as the screen as of
+    ``as_of`` (history)."""
+    started = time.perf_counter()
+    text = screen.text if as_of is None else with_as_of(screen.text, as_of)
+    with write_transaction():
+        if as_of is not None:
+            Screen.delete().where(Screen.as_of == as_of).execute()  # one answer per past day
+        row_id = _store_row(screen, text, as_of)
+        if as_of is None:
+            _prune(rt, screen.generated_at)
+            JobRun.replace(name="screen", finished_at=clock.now()).execute()
+    if as_of is None:
+        rt.published.forget()  # this runtime serves the new screen at once
+    return ScreenSummary(
+        row_id,
+        screen.generated_at,
+        screen.n_pairs,
+        screen.n_survivors,
+        screen.rejected,
+        time.perf_counter() - started,
+    )
+
+
+def with_as_of(text: str, day: date) -> str:
+    """The payload ``text`` (a JSON object) with ``as_of`` as its last field."""
+    return f'{text[:-1]},"as_of":{json.dumps(day.isoformat())}}}'
+
+
+def _store_row(screen: ComputedScreen, text: str, as_of: date | None) -> int:
+    row = Screen.create(
+        generated_at=screen.generated_at,
+        n_pairs_screened=screen.n_pairs,
+        n_survivors=screen.n_survivors,
+        data_source=screen.data_source,
+        payload=_payload_value(text),
+        as_of=as_of,
+        survivor_keys=screen.survivor_keys,
+    )
+    _write_payload(row.id, text)
+    return int(row.id)
+
+
+def _prune(rt: Runtime, generated_at: datetime) -> None:
+    """Delete the regular screens beyond ``screens_kept``, keeping those the next screen's
+    persistence counts however many ran between; point-in-time screens are never pruned."""
+    regular = Screen.as_of.is_null()
+    keep = (
+        Screen.select(Screen.id)
+        .where(regular)
+        .order_by(Screen.id.desc())
+        .limit(rt.settings.screens_kept)
+    )
+    counted = [s.id for s in spaced_screens(generated_at, rt.settings.persistence_screens)]
+    pruned = Screen.id.not_in(keep) & Screen.id.not_in(counted or [0]) & regular
+    Screen.delete().where(pruned).execute()
+
+
+def _streams_payload(text: str) -> bool:
+    """Whether the payload goes in through SQLite's incremental blob I/O.
+
+    Bound as a parameter, SQLite copies a value twice (the binding, then the row record):
+    a 240 MB screen would cost 720 MB at the moment it is published. Inserted as a
+    placeholder of its size and written in slices, it costs nothing beyond the text itself.
+    """
+    return is_sqlite() and text.isascii() and len(text) >= STREAMED_PAYLOAD_BYTES
+
+
+def _payload_value(text: str) -> object:
+    if _streams_payload(text):
+        return fn.zeroblob(len(text))
+    return text
+
+
+def _write_payload(screen_id: int, text: str) -> None:
+    if not _streams_payload(text):
+        return
+    table = Screen._meta.table_name  # peewee's model metadata
+    with database.connection().blobopen(table, "payload", screen_id) as blob:
+        for start in range(0, len(text), PAYLOAD_SLICE):
+            blob.write(text[start : start + PAYLOAD_SLICE].encode("ascii"))
