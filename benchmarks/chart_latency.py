@@ -54,7 +54,7 @@ def in_process(
         for a, b in pairs:
             data.run(partial(chart_data, rt, a, b, 360), each)
         print(f"  chart data (metrics, both legs, bands)   {data}")
-        charts = [chart_data(rt, a, b, 360) for a, b in pairs]
+        charts = [chart_data(rt, *rt.universe.pair(a, b), 360) for a, b in pairs]
         for size in SIZES:
             width, height = PIXELS[size]
             render, total = Timings(), Timings()

@@ -37,9 +37,9 @@ BT_DAYS = 360
 
 def engine_once(rt, a: str, b: str) -> None:  # type: ignore[no-untyped-def]
     """The engine part of a snapshot: panel, metrics, filter, both legs (no I/O)."""
-    from pairscreen.screening.snapshot import evaluate_pair, resolve_pair
+    from pairscreen.screening.snapshot import aligned_pair, evaluate_pair
 
-    _, _, pair = resolve_pair(rt, a, b)
+    pair = aligned_pair(rt, *rt.universe.pair(a, b))
     evaluate_pair(rt, pair, depegged=(), bt=BT_DAYS)
 
 
@@ -57,7 +57,7 @@ def in_process(url: str, folder: Path, pairs: list[tuple[str, str]], repeat: int
         engine, whole = Timings(), Timings()
         for a, b in pairs:
             engine.run(partial(engine_once, rt, a, b), each)
-            whole.run(partial(compute_snapshot, rt, a, b, BT_DAYS), each)
+            whole.run(partial(compute_snapshot, rt, *rt.universe.pair(a, b), BT_DAYS), each)
     database.close()
     print(f"  engine: panel, metrics, filter, legs   {engine}")
     print(f"  compute_snapshot (peg status incl.)    {whole}")

@@ -5,73 +5,12 @@ Plugin authors import everything they need from here and nothing deeper.
 
 from __future__ import annotations
 
+from pairscreen import types
 from pairscreen.config import Settings
 from pairscreen.hookspecs import hookimpl
-from pairscreen.types import (
-    ASSET_CLASSES,
-    Asset,
-    BacktestBatch,
-    CalendarWindow,
-    Candles,
-    ChartData,
-    ChartRenderer,
-    DeliveryError,
-    DepeggedLeg,
-    Filter,
-    FilterContext,
-    FilterRule,
-    IntradayMarketPrice,
-    Leg,
-    MarketSource,
-    Metric,
-    MetricField,
-    Notification,
-    Notifier,
-    PairPanel,
-    PegConfig,
-    PegEventChange,
-    PegSource,
-    PluginOption,
-    ReferenceQuote,
-    RowIssues,
-    Scorer,
-    Strategy,
-    Trade,
-)
+from pairscreen.types import *  # noqa: F403  (the plugin types: pairscreen.types.__all__)
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "ASSET_CLASSES",
-    "Asset",
-    "BacktestBatch",
-    "CalendarWindow",
-    "Candles",
-    "ChartData",
-    "ChartRenderer",
-    "DeliveryError",
-    "DepeggedLeg",
-    "Filter",
-    "FilterContext",
-    "FilterRule",
-    "IntradayMarketPrice",
-    "Leg",
-    "MarketSource",
-    "Metric",
-    "MetricField",
-    "Notification",
-    "Notifier",
-    "PairPanel",
-    "PegConfig",
-    "PegEventChange",
-    "PegSource",
-    "PluginOption",
-    "ReferenceQuote",
-    "RowIssues",
-    "Scorer",
-    "Settings",
-    "Strategy",
-    "Trade",
-    "__version__",
-    "hookimpl",
-]
+__all__ = ["Settings", "__version__", "hookimpl"]
+__all__ += types.__all__  # each public type is named once, where it is defined

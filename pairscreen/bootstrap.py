@@ -10,6 +10,7 @@ from __future__ import annotations
 from pairscreen.config import Settings
 from pairscreen.db.connection import connect, init_database
 from pairscreen.engine.component_checks import check_components
+from pairscreen.engine.filtering import FilterChoice
 from pairscreen.hooks import Plugins
 from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
 from pairscreen.plugins import load_plugins
@@ -26,18 +27,19 @@ def build_runtime(
     The checks come first: a misspelt strategy or a broken rule fails here in one sentence,
     before anything is migrated, served or written.
     """
-    plugins, universe = check_setup(settings, extra_plugins=extra_plugins)
+    plugins, universe, screen_filter = check_setup(settings, extra_plugins=extra_plugins)
     if migrate:
         init_database(settings.database_url)
     else:
         connect(settings.database_url)
-    return Runtime(settings=settings, plugins=plugins, universe=universe)
+    return Runtime(settings, plugins, universe, screen_filter)
 
 
 def check_setup(
     settings: Settings, *, extra_plugins: tuple[object, ...] = ()
-) -> tuple[Plugins, Universe]:
-    """The plugins and the universe, every chosen component checked; touches no database.
+) -> tuple[Plugins, Universe, FilterChoice]:
+    """The plugins, the universe and its screen filter, every chosen component checked;
+    touches no database.
 
     A command that writes before it builds its runtime (``demo`` clears its folder) calls
     this first.
@@ -46,5 +48,4 @@ def check_setup(
     # The framework's own hook implementations (depeg alerts), then the caller's.
     pm = load_plugins(settings, extra=(DepegAlertsPlugin(), *extra_plugins))
     plugins = Plugins(pm, settings, universe.plugin_options)
-    check_components(plugins, universe, settings)
-    return plugins, universe
+    return plugins, universe, check_components(plugins, universe, settings)

@@ -15,6 +15,40 @@ from typing import Any, Literal, Protocol, TypeVar, cast, get_args, runtime_chec
 
 import numpy as np
 
+# The plugin API: what ``pairscreen`` re-exports for plugin authors (everything else here
+# is the framework's own).
+__all__ = [
+    "ASSET_CLASSES",
+    "Asset",
+    "BacktestBatch",
+    "CalendarWindow",
+    "Candles",
+    "ChartData",
+    "ChartRenderer",
+    "DeliveryError",
+    "DepeggedLeg",
+    "Filter",
+    "FilterContext",
+    "FilterRule",
+    "IntradayMarketPrice",
+    "Leg",
+    "MarketSource",
+    "Metric",
+    "MetricField",
+    "Notification",
+    "Notifier",
+    "PairPanel",
+    "PegConfig",
+    "PegEventChange",
+    "PegSource",
+    "PluginOption",
+    "ReferenceQuote",
+    "RowIssues",
+    "Scorer",
+    "Strategy",
+    "Trade",
+]
+
 AssetClass = Literal[
     "crypto",
     "tokenized_equity",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pairscreen.errors import BadRequest, NotFound
 from pairscreen.types import (
     ASSET_CLASSES,
     DEFAULT_PEG_THRESHOLD_PCT,
@@ -144,6 +145,21 @@ class Universe:
 
     def asset(self, ticker: str) -> Asset:
         return self._by_ticker[ticker]
+
+    def pair(self, a: str, b: str) -> tuple[Asset, Asset]:
+        """The assets of the pair ``a``/``b`` as a caller wrote it: the one pair resolver of the
+        service (the API's pair endpoints and watchlist, the CLI's watchlist). Each ticker is
+        resolved like :meth:`resolve` (surrounding spaces ignored); ``NotFound`` names an
+        unknown one, ``BadRequest`` a pair of one asset."""
+        legs = []
+        for given in (a, b):
+            asset = self.resolve(given.strip())
+            if asset is None:
+                raise NotFound(f"Unknown ticker {given!r}. Every ticker is listed in /assets.")
+            legs.append(asset)
+        if legs[0].ticker == legs[1].ticker:
+            raise BadRequest(f"Both legs are {legs[0].ticker}; a pair needs two different assets.")
+        return legs[0], legs[1]
 
     def resolve(self, ticker: str) -> Asset | None:
         """The asset for ``ticker``: exact match, else a unique case-insensitive match."""

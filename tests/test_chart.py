@@ -419,7 +419,7 @@ def test_chart_endpoint_returns_the_png(client, keys, runtime, size, bt):
     assert colour_pixels(image, mpl_renderer.NOTE, tolerance=12) > 100  # the demo is synthetic
     # The served image is the chart service's data drawn by the renderer, byte for byte ...
     with database.connection_context():
-        data = chart_data(runtime, "ETH", "BTC", bt)
+        data = chart_data(runtime, *runtime.universe.pair("ETH", "BTC"), bt)
     assert render(data, size or "desktop") == r.content
     # ... and its band fills are there: the same chart without bands has only the legend's.
     no_bands = {k: np.full(len(data.log_ratio), np.nan) for k in data.bands}
@@ -485,7 +485,7 @@ def test_configured_renderer_plugin_draws_the_chart(runtime):
     rt = build_runtime(settings, migrate=False, extra_plugins=(plugin,))
     assert {"default", "flat"} <= set(rt.plugins.chart_renderers.items)
     with database.connection_context():
-        png = chart_png(rt, "ETH", "BTC", 180, size="phone")
+        png = chart_png(rt, *rt.universe.pair("ETH", "BTC"), 180, size="phone")
     image = decode(png)
     assert image.shape == (480, 720, 3) and (image == [255, 0, 255]).all()
     [(chart, width, height)] = plugin.renderer.calls
@@ -496,7 +496,7 @@ def test_configured_renderer_plugin_draws_the_chart(runtime):
 def test_chart_draws_the_snapshots_numbers(client, keys, runtime, bt):
     snap = client.get(f"{BASE}/pair/SOL/ETH", keys.personal, params={"bt": bt}).json()
     with database.connection_context():
-        chart = chart_data(runtime, "SOL", "ETH", bt)
+        chart = chart_data(runtime, *runtime.universe.pair("SOL", "ETH"), bt)
     m = snap["metrics"]
     assert (chart.a, chart.b) == ("SOL", "ETH")
     assert chart.current == m["r_current"] and chart.log_ratio[-1] == m["r_current"]

@@ -36,7 +36,7 @@ def test_the_same_chart_is_drawn_once_and_each_request_consumes_a_unit(client, k
 
 def test_the_key_follows_every_input_of_the_drawing(runtime):
     with database.connection_context():
-        chart = chart_data(runtime, "ETH", "BTC", 360)
+        chart = chart_data(runtime, *runtime.universe.pair("ETH", "BTC"), 360)
     key = chart_key(chart, "default", 1280, 720)
     assert key == chart_key(replace(chart), "default", 1280, 720)
     others = [

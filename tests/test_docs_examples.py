@@ -146,7 +146,7 @@ def check_hold_strategy(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     from pairscreen.screening.snapshot import compute_snapshot
 
     rt = with_settings(request.getfixturevalue("runtime"), strategy="hold")
-    snapshot = compute_snapshot(rt, "ETH", "BTC", 90)
+    snapshot = compute_snapshot(rt, *rt.universe.pair("ETH", "BTC"), 90)
     assert snapshot["backtest"]["history_days"] == 90
     for leg in ("A", "B"):
         assert snapshot["backtest"][leg]["growth_pct"] == 0.0
@@ -179,7 +179,7 @@ def check_line_chart(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     rt = build_runtime(settings)
     assert rt.settings.chart_renderer == "line"
     for size, expected in (("desktop", (1280, 720)), ("phone", (720, 480))):
-        png = chart_png(rt, "ETH", "BTC", 90, size=size)
+        png = chart_png(rt, *rt.universe.pair("ETH", "BTC"), 90, size=size)
         assert png[:8] == b"\x89PNG\r\n\x1a\n"
         assert struct.unpack(">II", png[16:24]) == expected
 

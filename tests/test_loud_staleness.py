@@ -120,8 +120,8 @@ def test_a_stale_pair_names_every_stale_leg_with_its_age(world, stale_client):
 
 def test_the_chart_of_a_stale_pair_prints_the_stale_line(world):
     with database.connection_context():
-        chart = chart_data(world.rt, "PAXG", "BTC", 90)
-        png = chart_png(world.rt, "PAXG", "BTC", 90)
+        chart = chart_data(world.rt, *world.rt.universe.pair("PAXG", "BTC"), 90)
+        png = chart_png(world.rt, *world.rt.universe.pair("PAXG", "BTC"), 90)
     paxg_age, _ = ages()
     (line,) = [n for n in chart.note.splitlines() if n.startswith("stale: ")]
     assert f"PAXG has no close since {PAXG_LAST} ({paxg_age:,} days)" in line

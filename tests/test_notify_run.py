@@ -36,7 +36,7 @@ def test_positions_are_computed_in_one_batch_and_match_the_live_snapshot(world):
     positions = live_positions(world, pairs)
     assert ("BERA", "SOL") not in positions  # too little history for a position
     for a, b in pairs - {("BERA", "SOL")}:
-        snap = compute_snapshot(world, a, b, 360)
+        snap = compute_snapshot(world, *world.universe.pair(a, b), 360)
         assert positions[(a, b)].position == pytest.approx(snap["metrics"]["position"], abs=1e-12)
     # Orientation: B/A is exactly 1 - A/B.
     assert positions[("BTC", "ETH")].position == pytest.approx(

@@ -180,5 +180,8 @@ def test_the_demos_depegged_gold_token_is_counted_and_told_as_a_depeg(empty_runt
         xaut = client.get(f"{BASE}/pair/XAUT/BTC", setup.personal_key).json()
         assert not xaut["filter_reason"].startswith("depeg")
     with database.connection_context():
-        assert chart_data(rt, "PAXG", "BTC", 360).note.splitlines()[0] == f"Depeg: {told}"
-        assert "depeg" not in chart_data(rt, "XAUT", "BTC", 360).note.lower()
+        assert (
+            chart_data(rt, *rt.universe.pair("PAXG", "BTC"), 360).note.splitlines()[0]
+            == f"Depeg: {told}"
+        )
+        assert "depeg" not in chart_data(rt, *rt.universe.pair("XAUT", "BTC"), 360).note.lower()

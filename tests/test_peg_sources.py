@@ -27,6 +27,7 @@ from pairscreen import ReferenceQuote, hookimpl
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import PegEvent, PegSample
+from pairscreen.engine.filtering import FilterChoice
 from pairscreen.hooks import Plugins
 from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
 from pairscreen.plugins import new_plugin_manager
@@ -59,7 +60,14 @@ def peg_runtime(
     for plugin in extra:
         pm.register(plugin)
     settings = load_settings(data_dir=tmp_path, database_url=url)
-    return Runtime(settings, Plugins(pm, settings), universe, StaticCandles(candles))  # type: ignore[arg-type]
+    plugins = Plugins(pm, settings)
+    return Runtime(
+        settings,
+        plugins,
+        universe,
+        FilterChoice(universe.screen_filter, {}),  # peg sampling never screens
+        StaticCandles(candles),  # type: ignore[arg-type]
+    )
 
 
 def daily(ticker: str, last_day: str, closes: list[float]) -> Candles:

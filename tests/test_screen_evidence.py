@@ -25,7 +25,7 @@ from pairscreen.market.freshness import asset_freshness, last_days
 from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
 from pairscreen.screening import screen as screening
-from pairscreen.screening.snapshot import evaluate_pair, resolve_pair
+from pairscreen.screening.snapshot import aligned_pair, evaluate_pair
 from tests.conftest import make_client
 
 DEMO_UNIVERSE = Path(screening.__file__).resolve().parents[1] / "demo_universe.toml"
@@ -50,7 +50,7 @@ def every_tested_pvalue(rt: Runtime) -> dict[str, list[float]]:
             if fresh[a.ticker].stale or fresh[b.ticker].stale:
                 continue
             try:
-                _, _, pair = resolve_pair(rt, a.ticker, b.ticker)
+                pair = aligned_pair(rt, a, b)
             except NotFound:
                 continue
             legs = depegged_legs(depegs, a.ticker, b.ticker)

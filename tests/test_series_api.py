@@ -26,7 +26,7 @@ def test_series_carries_the_chart_numbers_and_costs_one_unit(client, keys, runti
     assert client.get(f"{BASE}/me", keys.personal).json()["quota"]["remaining_today"] == me - 1
     series = r.json()
     with database.connection_context():
-        chart = chart_data(runtime, a, b, 360)
+        chart = chart_data(runtime, *runtime.universe.pair(a, b), 360)
     n = len(chart.dates)
     assert series["pair"] == f"{a}/{b}" and series["bt_days"] == 360
     assert len(series["dates"]) == len(series["log_ratio"]) == n

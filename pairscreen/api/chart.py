@@ -15,7 +15,10 @@ async def pair_chart(
     a: str, b: str, token_info: TokenInfo, bt: int = 360, size: str = "desktop"
 ) -> Response:
     png, headers = await pair_compute(
-        token_info, a, b, lambda rt: chart_png(rt, a, b, bt, size=size)
+        token_info,
+        a,
+        b,
+        lambda rt, asset_a, asset_b: chart_png(rt, asset_a, asset_b, bt, size=size),
     )
     return Response(
         png, media_type="image/png", headers={**headers, "Cache-Control": CACHE_CONTROL}

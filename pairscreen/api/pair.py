@@ -12,5 +12,7 @@ from pairscreen.screening.snapshot import compute_snapshot
 async def pair_snapshot(
     a: str, b: str, token_info: TokenInfo, bt: int = 360
 ) -> tuple[dict[str, Any], int, dict[str, str]]:
-    body, headers = await pair_compute(token_info, a, b, lambda rt: compute_snapshot(rt, a, b, bt))
+    body, headers = await pair_compute(
+        token_info, a, b, lambda rt, asset_a, asset_b: compute_snapshot(rt, asset_a, asset_b, bt)
+    )
     return body, 200, {"Content-Type": "application/json", **headers}

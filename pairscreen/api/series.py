@@ -12,5 +12,7 @@ from pairscreen.screening.chart import chart_series
 async def pair_series(
     a: str, b: str, token_info: TokenInfo, bt: int = 360
 ) -> tuple[dict[str, Any], int, dict[str, str]]:
-    body, headers = await pair_compute(token_info, a, b, lambda rt: chart_series(rt, a, b, bt))
+    body, headers = await pair_compute(
+        token_info, a, b, lambda rt, asset_a, asset_b: chart_series(rt, asset_a, asset_b, bt)
+    )
     return body, 200, {"Content-Type": "application/json", **headers}

@@ -78,16 +78,13 @@ class Service:
         principal: Principal,
         work: Callable[[], T],
         *,
-        check: Callable[[], object],
         hangup: Hangup | None = None,
     ) -> tuple[T, dict[str, str]]:
         """Run a compute request: ``work()``'s result and the rate-limit headers of its 200.
 
-        ``check()`` validates the request first (the pair's tickers known and distinct), before
-        admission, so a request that can never succeed answers 400 or 404, never 409 or 429,
-        and takes no slot. It must be cheap and in memory: it runs on the event loop, because
-        on the ``io`` lane a check per compute request queued key lookups and ``/me`` behind
-        a burst of computations.
+        The caller has validated the request first (``api.support.pair_compute`` resolves the
+        pair), so a request that can never succeed answers 400 or 404, never 409 or 429, and
+        takes no slot.
 
         Admission (tier, in-flight slot or 409, quota unit or 429) and settlement run on the
         ``io`` lane; ``work`` runs on the ``compute`` lane. Computations are CPU-bound: on a
@@ -102,7 +99,6 @@ class Service:
         compute thread answers 503 unstarted; one whose client disconnects (``hangup``)
         gives its unit back; neither is charged.
         """
-        check()
         try:
             admission = await self.in_thread(admit, principal, self.runtime.settings)
         except (Busy, QuotaExhausted) as refusal:

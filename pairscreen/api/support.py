@@ -13,7 +13,7 @@ from pairscreen.api.hangup import Hangup
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.service import Service, hangup_in, service_in
 from pairscreen.runtime import Runtime
-from pairscreen.screening.snapshot import check_pair
+from pairscreen.types import Asset
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -30,19 +30,22 @@ def hangup() -> Hangup | None:
 
 
 async def pair_compute(
-    token_info: TokenInfo, a: str, b: str, work: Callable[[Runtime], T]
+    token_info: TokenInfo, a: str, b: str, work: Callable[[Runtime, Asset, Asset], T]
 ) -> tuple[T, dict[str, str]]:
-    """A compute request on the pair ``a``/``b``: the pair is checked before any quota is
-    reserved (a malformed request never costs a unit), one unit is charged when ``work``
-    answers, and none when the client has gone before its answer is written. The result,
-    and the quota headers to send with it."""
+    """A compute request on the pair ``a``/``b``: the pair is resolved once, before any
+    quota is reserved (an unknown ticker or one asset twice never costs a unit), and
+    ``work`` gets its two assets; one unit is charged when ``work`` answers, and none when
+    the client has gone before its answer is written. The result, and the quota headers to
+    send with it.
+
+    The resolution is in memory, so it runs here on the event loop: on the ``io`` lane a
+    check per compute request queued key lookups and ``/me`` behind a burst of computations.
+    """
     svc = service()
     rt = svc.runtime
+    asset_a, asset_b = rt.universe.pair(a, b)
     return await svc.run_compute(
-        caller(token_info),
-        lambda: work(rt),
-        check=lambda: check_pair(rt, a, b),
-        hangup=hangup(),
+        caller(token_info), lambda: work(rt, asset_a, asset_b), hangup=hangup()
     )
 
 

@@ -33,12 +33,12 @@ def watch_pair(
     principal = caller(token_info)
     principal.require_tier("personal")
     hygiene = HygieneChange.of(cooldown_hours, snooze_until, rearm_margin)
+    asset_a, asset_b = service().runtime.universe.pair(a, b)
     item, created = save_item(
-        service().runtime.universe,
         principal.user_id,
         principal.tier,
-        a,
-        b,
+        asset_a,
+        asset_b,
         approach=notify_approach,
         in_zone=notify_in_zone,
         hygiene=hygiene,
@@ -50,5 +50,6 @@ def watch_pair(
 def unwatch_pair(a: str, b: str, token_info: TokenInfo) -> Response:
     principal = caller(token_info)
     principal.require_tier("personal")
-    delete_item(service().runtime.universe, principal.user_id, a, b, owner="your watchlist")
+    asset_a, asset_b = service().runtime.universe.pair(a, b)
+    delete_item(principal.user_id, asset_a, asset_b, owner="your watchlist")
     return Response(status_code=204)  # no body, so no media type

@@ -12,9 +12,10 @@ from pairscreen import clock
 from pairscreen.access.accounts import AccountError, find_user
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import WatchlistItem, canonical_pair
-from pairscreen.errors import BadRequest, Conflict, NotFound
+from pairscreen.errors import Conflict, NotFound, ServiceError
 from pairscreen.notify.hygiene import HygieneChange
 from pairscreen.notify.states import cooldown_end
+from pairscreen.types import Asset
 from pairscreen.universe import Universe
 
 
@@ -50,20 +51,16 @@ def watchlist_of(user_id: int) -> dict[str, Any]:
     return {"count": len(body), "items": body}
 
 
-def parse_pair(universe: Universe, text: str) -> tuple[str, str]:
-    """``"A/B"`` as two known tickers of the universe, or AccountError saying what is wrong."""
+def parse_pair(universe: Universe, text: str) -> tuple[Asset, Asset]:
+    """``"A/B"`` (a command line's pair) as the universe's two assets (:meth:`Universe.pair`),
+    or AccountError saying what is wrong: a wrong pair on a command line is a usage error."""
     parts = text.split("/")
     if len(parts) != 2:
         raise AccountError(f"pair must look like A/B, got {text!r}")
-    tickers = []
-    for part in parts:
-        asset = universe.resolve(part.strip())
-        if asset is None:
-            raise AccountError(f"unknown ticker {part!r} in {text!r}")
-        tickers.append(asset.ticker)
-    if tickers[0] == tickers[1]:
-        raise AccountError(f"a pair needs two different assets, got {text!r}")
-    return tickers[0], tickers[1]
+    try:
+        return universe.pair(parts[0], parts[1])
+    except ServiceError as wrong:
+        raise AccountError(f"{wrong.message} (pair {text!r})") from None
 
 
 # Items a user may keep, per tier: enough for any manual use, a bound for a script gone wrong.
@@ -71,11 +68,10 @@ ITEM_LIMITS: dict[str, int] = {"personal": 50, "pro": 500}
 
 
 def save_item(
-    universe: Universe,
     user_id: int,
     tier: str | None,
-    a: str,
-    b: str,
+    asset_a: Asset,
+    asset_b: Asset,
     *,
     approach: bool | None = None,
     in_zone: bool | None = None,
@@ -95,9 +91,9 @@ def save_item(
     beyond the tier's :data:`ITEM_LIMITS` is refused (409). The unique ``pair_key`` index
     settles two concurrent writes: the loser gets the 409. ``hygiene`` sets the item's
     cooldown, snooze and re-arm margin the same way (a value left ``None`` keeps the item's,
-    or the default for a new one).
+    or the default for a new one). The assets come from :meth:`Universe.pair`.
     """
-    a, b = pair_tickers(universe, a, b)
+    a, b = asset_a.ticker, asset_b.ticker
     hygiene = hygiene or HygieneChange()
     key = canonical_pair(a, b)
     try:
@@ -141,9 +137,9 @@ def _apply(item: WatchlistItem, change: HygieneChange) -> bool:
     return changed
 
 
-def delete_item(universe: Universe, user_id: int, a: str, b: str, *, owner: str) -> str:
-    """Stop watching ``a``/``b`` (written either way round); the removed item's pair, or 404."""
-    a, b = pair_tickers(universe, a, b)
+def delete_item(user_id: int, asset_a: Asset, asset_b: Asset, *, owner: str) -> str:
+    """Stop watching the pair (written either way round); the removed item's pair, or 404."""
+    a, b = asset_a.ticker, asset_b.ticker
     with write_transaction():
         existing = _item_on(user_id, canonical_pair(a, b))
         if existing is not None:
@@ -151,19 +147,6 @@ def delete_item(universe: Universe, user_id: int, a: str, b: str, *, owner: str)
     if existing is None:
         raise NotFound(f"{a}/{b} is not on {owner}")
     return f"{existing.a}/{existing.b}"
-
-
-def pair_tickers(universe: Universe, a: str, b: str) -> tuple[str, str]:
-    """The universe's tickers for ``a`` and ``b``; 404 for an unknown one, 400 for one asset."""
-    tickers = []
-    for given in (a, b):
-        asset = universe.resolve(given.strip())
-        if asset is None:
-            raise NotFound(f"Unknown ticker {given!r}: see /assets for the universe's tickers.")
-        tickers.append(asset.ticker)
-    if tickers[0] == tickers[1]:
-        raise BadRequest(f"Both legs are {tickers[0]}; a pair needs two different assets.")
-    return tickers[0], tickers[1]
 
 
 def _check_room(user_id: int, tier: str | None, owner: str) -> None:
@@ -199,13 +182,12 @@ def add_item(
     """Watch ``pair`` (``"A/B"``) for ``email``; refused when the pair is already watched
     either way round, or when the watchlist is full (:func:`save_item`)."""
     user = find_user(email)
-    a, b = parse_pair(universe, pair)
+    asset_a, asset_b = parse_pair(universe, pair)
     item, _ = save_item(
-        universe,
         user.id,
         user.tier,
-        a,
-        b,
+        asset_a,
+        asset_b,
         approach=approach,
         in_zone=in_zone,
         owner=f"{user.email}'s watchlist",
@@ -227,17 +209,16 @@ def set_item(
     """Change the switches and hygiene of the item watching ``pair`` as written (the CLI's
     ``watchlist set``); 404 when the user does not watch it that way round."""
     user = find_user(email)
-    a, b = parse_pair(universe, pair)
+    asset_a, asset_b = parse_pair(universe, pair)
     owner = f"{user.email}'s watchlist"
-    existing = _item_on(user.id, canonical_pair(a, b))
+    existing = _item_on(user.id, canonical_pair(asset_a.ticker, asset_b.ticker))
     if existing is None:
-        raise NotFound(f"{a}/{b} is not on {owner}")
+        raise NotFound(f"{asset_a.ticker}/{asset_b.ticker} is not on {owner}")
     item, _ = save_item(
-        universe,
         user.id,
         user.tier,
-        a,
-        b,
+        asset_a,
+        asset_b,
         approach=approach,
         in_zone=in_zone,
         owner=owner,
@@ -249,8 +230,8 @@ def set_item(
 def remove_item(universe: Universe, email: str, pair: str) -> str:
     """Stop watching ``pair`` (written either way round); returns the removed item's pair."""
     user = find_user(email)
-    a, b = parse_pair(universe, pair)
-    return delete_item(universe, user.id, a, b, owner=f"{user.email}'s watchlist")
+    asset_a, asset_b = parse_pair(universe, pair)
+    return delete_item(user.id, asset_a, asset_b, owner=f"{user.email}'s watchlist")
 
 
 def _item_on(user_id: int, key: str) -> WatchlistItem | None:

@@ -13,11 +13,10 @@ so ``screening`` and ``pegs`` can take a runtime without a loop between folders.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from pairscreen.access.accounts import KeyOwners
 from pairscreen.config import Settings
-from pairscreen.engine.filtering import FilterChoice, choose_filter
+from pairscreen.engine.filtering import FilterChoice
 from pairscreen.hooks import Plugins
 from pairscreen.market.assets import AssetListCache
 from pairscreen.market.candle_cache import CandleCache
@@ -32,15 +31,12 @@ class Runtime:
     settings: Settings
     plugins: Plugins
     universe: Universe
+    # The universe's screen filter with its thresholds, chosen once by the start-up checks
+    # (:func:`pairscreen.bootstrap.check_setup`), never per request or per screen.
+    screen_filter: FilterChoice
     candles: CandleCache = field(default_factory=CandleCache)
     published: PublishedScreenCache = field(default_factory=PublishedScreenCache)
     history: ScreenHistory = field(default_factory=ScreenHistory)
     key_owners: KeyOwners = field(default_factory=KeyOwners)
     assets: AssetListCache = field(default_factory=AssetListCache)
     charts: ChartCache = field(default_factory=ChartCache)
-
-    @cached_property
-    def screen_filter(self) -> FilterChoice:
-        """The universe's screen filter with its thresholds, chosen once per runtime (the
-        start-up checks have already accepted it)."""
-        return choose_filter(self.plugins, self.universe)

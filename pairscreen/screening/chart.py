@@ -36,7 +36,7 @@ from pairscreen.engine.required_fields import POSITION, ZONE
 from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
 from pairscreen.runtime.charts import chart_key
-from pairscreen.screening.snapshot import pair_stale_reason, resolve_pair, snapshot_panel
+from pairscreen.screening.snapshot import aligned_pair, pair_stale_reason, snapshot_panel
 from pairscreen.types import Asset, BacktestBatch, ChartData, PairPanel, Trade
 
 log = logging.getLogger(__name__)
@@ -47,13 +47,15 @@ BAND_PERCENTILES: dict[str, float] = {"p5": 5.0, "p15": 15.0, "p85": 85.0, "p95"
 ZONE_EDGES = (0.2, 0.8)  # bottom below 0.2, top above 0.8
 
 
-def chart_png(rt: Runtime, a: str, b: str, bt: int, *, size: str = "desktop") -> bytes:
-    """The PNG of pair ``a``/``b`` with a ``bt``-day backtest; 400/404 like the snapshot."""
+def chart_png(
+    rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int, *, size: str = "desktop"
+) -> bytes:
+    """The PNG of the pair with a ``bt``-day backtest; 404 like the snapshot."""
     try:
         width, height = SIZES[size]
     except KeyError:
         raise ValueError(f"unknown chart size {size!r}") from None
-    chart = chart_data(rt, a, b, bt)
+    chart = chart_data(rt, asset_a, asset_b, bt)
     renderer = rt.plugins.chart_renderers.get(rt.settings.chart_renderer)
     key = chart_key(chart, renderer.name, width, height)
     png = rt.charts.get(key)
@@ -63,9 +65,9 @@ def chart_png(rt: Runtime, a: str, b: str, bt: int, *, size: str = "desktop") ->
     return png
 
 
-def chart_data(rt: Runtime, a: str, b: str, bt: int) -> ChartData:
+def chart_data(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> ChartData:
     """Everything the renderer draws for one pair, from the snapshot's computation."""
-    asset_a, asset_b, pair = resolve_pair(rt, a, b)
+    pair = aligned_pair(rt, asset_a, asset_b)
     settings = rt.settings
     panel = snapshot_panel(rt, pair, bt)
     legs = run_legs(rt.plugins.strategies.get(settings.strategy), panel, bt, with_trades=True)
@@ -116,9 +118,9 @@ def trigger_levels(bands: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {"low": p5 + ZONE_EDGES[0] * width, "high": p5 + ZONE_EDGES[1] * width}
 
 
-def chart_series(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
+def chart_series(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> dict[str, Any]:
     """``/pair/{a}/{b}/series``: :func:`chart_data` as JSON (NaN as null, days as dates)."""
-    chart = chart_data(rt, a, b, bt)
+    chart = chart_data(rt, asset_a, asset_b, bt)
     days = [str(d) for d in chart.dates.astype("datetime64[D]")]
     r = chart.log_ratio
     return {

@@ -14,7 +14,7 @@ from pairscreen.engine.evaluate import compute_metrics, leg_breakeven_fee, run_l
 from pairscreen.engine.filtering import filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, span_panel
 from pairscreen.engine.windows import windows_of
-from pairscreen.errors import BadRequest, NotFound
+from pairscreen.errors import NotFound
 from pairscreen.market.freshness import day_of, day_start, leg_freshness, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
@@ -23,23 +23,13 @@ from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, P
 from pairscreen.universe import pair_sector
 
 
-def check_pair(rt: Runtime, a: str, b: str) -> tuple[Asset, Asset]:
-    """The two assets, known and distinct; 400 / 404 with a clear message.
+def aligned_pair(rt: Runtime, asset_a: Asset, asset_b: Asset) -> AlignedPair:
+    """The two assets' aligned history (assets from :meth:`Universe.pair
+    <pairscreen.universe.Universe.pair>`); 404 with a clear message when there is too little.
 
-    Only in-memory lookups in the universe, so it runs before admission on the event loop at
-    no cost: a request that names a pair that cannot exist never waits for a slot or a quota
-    unit. Whether the pair has enough common history is known only once its candles are
-    aligned, which is the computation's own work (:func:`resolve_pair`).
+    Whether the pair has enough common history is known only once its candles are aligned,
+    which is the computation's own work, after admission.
     """
-    asset_a, asset_b = _resolve(rt, a), _resolve(rt, b)
-    if asset_a.ticker == asset_b.ticker:
-        raise BadRequest(f"Both legs are {asset_a.ticker}; a pair needs two different assets.")
-    return asset_a, asset_b
-
-
-def resolve_pair(rt: Runtime, a: str, b: str) -> tuple[Asset, Asset, AlignedPair]:
-    """The two assets and their aligned history; 400 / 404 with a clear message."""
-    asset_a, asset_b = check_pair(rt, a, b)
     candles = rt.candles.get()
     for asset in (asset_a, asset_b):
         if asset.ticker not in candles:
@@ -51,14 +41,7 @@ def resolve_pair(rt: Runtime, a: str, b: str) -> tuple[Asset, Asset, AlignedPair
             f"No data yet for {asset_a.ticker}/{asset_b.ticker}: {pair.calendar_days} days of "
             f"common history, at least {minimum} are needed."
         )
-    return asset_a, asset_b, pair
-
-
-def _resolve(rt: Runtime, ticker: str) -> Asset:
-    asset = rt.universe.resolve(ticker)
-    if asset is None:
-        raise NotFound(f"Unknown ticker {ticker!r}. Every ticker is listed in /assets.")
-    return asset
+    return pair
 
 
 def snapshot_panel(rt: Runtime, pair: AlignedPair, bt: int) -> PairPanel:
@@ -118,8 +101,10 @@ def pair_stale_reason(rt: Runtime, asset_a: Asset, asset_b: Asset) -> str:
     return stale_reason(legs_fresh, asset_a, asset_b)
 
 
-def compute_snapshot(rt: Runtime, a: str, b: str, bt: int) -> dict[str, Any]:
-    asset_a, asset_b, pair = resolve_pair(rt, a, b)
+def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> dict[str, Any]:
+    """The ``/pair/{a}/{b}`` body of the resolved pair (:meth:`Universe.pair
+    <pairscreen.universe.Universe.pair>`)."""
+    pair = aligned_pair(rt, asset_a, asset_b)
     depegged = depegged_legs(active_depegs(), asset_a.ticker, asset_b.ticker)
     evaluation = evaluate_pair(rt, pair, depegged=depegged, bt=bt)
     legs = evaluation.legs
