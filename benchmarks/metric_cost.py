@@ -54,8 +54,8 @@ from pairscreen import Filter, Metric, PairPanel, Strategy  # noqa: E402
 from pairscreen.config import load_settings  # noqa: E402
 from pairscreen.engine import screen_chunks  # noqa: E402
 from pairscreen.engine.filtering import FilterChoice  # noqa: E402
-from pairscreen.hooks import Plugins  # noqa: E402
-from pairscreen.plugins import load_plugins  # noqa: E402
+from pairscreen.plugin_system.loader import load_plugins  # noqa: E402
+from pairscreen.plugin_system.registry import Plugins  # noqa: E402
 
 CHUNK = 250
 NEW = {"half_life", "cointegration", "return_correlation"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pairscreen import types
 from pairscreen.config import Settings
-from pairscreen.hookspecs import hookimpl
+from pairscreen.plugin_system.hookspecs import hookimpl
 from pairscreen.types import *  # noqa: F403  (the plugin types: pairscreen.types.__all__)
 
 __version__ = "0.1.0"

@@ -81,7 +81,7 @@ def create_app(
         OpsMiddleware,
         position=MiddlewarePosition.BEFORE_EXCEPTION,
         service=service,
-        metrics=service.metrics,
+        prometheus=service.prometheus,
     )
     # gzip from bytes compressed once per screen, outside the contract's response validation.
     app.add_middleware(PreparedGzipMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)

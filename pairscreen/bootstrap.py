@@ -11,9 +11,9 @@ from pairscreen.config import Settings
 from pairscreen.db.connection import connect, init_database
 from pairscreen.engine.component_checks import check_components
 from pairscreen.engine.filtering import FilterChoice
-from pairscreen.hooks import Plugins
 from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
-from pairscreen.plugins import load_plugins
+from pairscreen.plugin_system.loader import load_plugins
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.runtime import Runtime
 from pairscreen.universe import Universe, load_universe
 
@@ -45,7 +45,15 @@ def check_setup(
     this first.
     """
     universe = load_universe(settings)
-    # The framework's own hook implementations (depeg alerts), then the caller's.
-    pm = load_plugins(settings, extra=(DepegAlertsPlugin(), *extra_plugins))
-    plugins = Plugins(pm, settings, universe.plugin_options)
+    plugins = load_all_plugins(settings, universe, extra_plugins=extra_plugins)
     return plugins, universe, check_components(plugins, universe, settings)
+
+
+def load_all_plugins(
+    settings: Settings, universe: Universe, *, extra_plugins: tuple[object, ...] = ()
+) -> Plugins:
+    """Every plugin a process runs with, unchecked: the loaded ones, the framework's own hook
+    implementations (the depeg alerts), then the caller's. ``pairscreen plugins`` lists
+    exactly these."""
+    pm = load_plugins(settings, extra=(DepegAlertsPlugin(), *extra_plugins))
+    return Plugins(pm, settings, universe.plugin_options)

@@ -13,8 +13,8 @@
 :func:`plugin_service` builds the service in a folder of its own (an SQLite database), with
 the built-in plugins and yours, on the synthetic demo market or on the candles you give,
 and checks everything at start-up exactly as ``pairscreen serve`` does (a broken plugin
-raises :class:`~pairscreen.hooks.PluginError` here). Calling the API needs ``httpx``
-(``pip install 'pairscreen[testing]'``). This module is a composition root: it is for
+raises :class:`~pairscreen.plugin_system.registry.PluginError` here). Calling the API needs
+``httpx`` (``pip install 'pairscreen[testing]'``). This module is a composition root: it is for
 tests, not for a plugin's own code.
 """
 
@@ -32,7 +32,7 @@ from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.errors import MissingExtra
-from pairscreen.hookspecs import hookimpl
+from pairscreen.plugin_system.hookspecs import hookimpl
 from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, Candles
 

@@ -12,9 +12,9 @@ import pytest
 from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
 
-import pairscreen.hookspecs as hookspecs
+import pairscreen.plugin_system.hookspecs as hookspecs
 from pairscreen.config import Settings, load_settings
-from pairscreen.plugins import BUILTIN_PLUGINS, load_plugins, new_plugin_manager
+from pairscreen.plugin_system.loader import BUILTIN_PLUGINS, load_plugins, new_plugin_manager
 from tests.support.plugin_files import plugin_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,7 @@ def test_every_hook_is_documented() -> None:
 
 
 def hookspec_names() -> list[str]:
-    """The hooks ``pairscreen/hookspecs.py`` specifies, as the plugin manager knows them."""
+    """The hooks ``plugin_system/hookspecs.py`` specifies, as the plugin manager knows them."""
     pm = new_plugin_manager()
     return sorted(
         name

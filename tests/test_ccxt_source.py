@@ -311,8 +311,8 @@ def test_the_plugin_loads_without_ccxt_and_says_what_to_install():
     script = (
         "import sys; sys.modules['ccxt'] = None\n"
         "from datetime import date\n"
-        "from pairscreen.hooks import Plugins\n"
-        "from pairscreen.plugins import load_plugins\n"
+        "from pairscreen.plugin_system.registry import Plugins\n"
+        "from pairscreen.plugin_system.loader import load_plugins\n"
         "from pairscreen.config import Settings\n"
         "source = Plugins(load_plugins(Settings()), Settings()).market_sources.get('ccxt')\n"
         "try:\n"

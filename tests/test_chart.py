@@ -34,8 +34,8 @@ from pairscreen import ChartData, Trade, hookimpl
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings
 from pairscreen.db.connection import database
-from pairscreen.hooks import Plugins
-from pairscreen.plugins import new_plugin_manager
+from pairscreen.plugin_system.loader import new_plugin_manager
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.screening.chart import SIZES, chart_data, chart_png, rolling_bands, trigger_levels
 
 BASE = "/api/v1"

@@ -20,8 +20,8 @@ from pairscreen.config import (
     load_settings,
     markdown_table,
 )
-from pairscreen.hooks import Plugins
-from pairscreen.plugins import new_plugin_manager
+from pairscreen.plugin_system.loader import new_plugin_manager
+from pairscreen.plugin_system.registry import Plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "configuration.md"

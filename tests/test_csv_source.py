@@ -16,9 +16,9 @@ from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import Candle
-from pairscreen.hooks import Plugins
 from pairscreen.market.sync import load_candles, sync_candles
-from pairscreen.plugins import new_plugin_manager
+from pairscreen.plugin_system.loader import new_plugin_manager
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.universe import load_universe_file
 from tests.conftest import make_client
 

@@ -23,10 +23,10 @@ from pairscreen import hookimpl
 from pairscreen.config import Settings
 from pairscreen.db.connection import connect, database, init_database
 from pairscreen.db.models import PegEvent, PegSample
-from pairscreen.hooks import Plugins
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.status import peg_status, unhealthy_since
-from pairscreen.plugins import new_plugin_manager
+from pairscreen.plugin_system.loader import new_plugin_manager
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.types import Asset, PegConfig, PegEventChange
 from pairscreen.universe import Universe
 

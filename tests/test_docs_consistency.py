@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import pairscreen.hookspecs as hookspecs
+import pairscreen.plugin_system.hookspecs as hookspecs
 from pairscreen.cli import build_parser
 from pairscreen.config import Settings, declarations
 from pairscreen.runtime import Runtime

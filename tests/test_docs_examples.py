@@ -301,7 +301,7 @@ def test_every_hook_has_an_example_or_a_section():
     """Each hook of hookspecs.py is named in docs/plugins.md."""
     import inspect
 
-    import pairscreen.hookspecs as hookspecs
+    import pairscreen.plugin_system.hookspecs as hookspecs
 
     text = PLUGINS_DOC.read_text()
     for name, _ in inspect.getmembers(hookspecs, inspect.isfunction):

@@ -18,8 +18,8 @@ from pairscreen import DeliveryError, Notification
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.db.models import Outbox
-from pairscreen.hooks import Plugins
 from pairscreen.notify.outbox import OutboxMessage, deliver_pending, enqueue
+from pairscreen.plugin_system.registry import Plugins
 from tests.support.receivers import SmtpCollector, free_port, fresh_database, notifier_plugins
 
 NOTE = Notification(

@@ -15,9 +15,9 @@ from pairscreen_plugins.market import demo
 from pairscreen.config import Settings, load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import AssetRow, Candle, DataVersion
-from pairscreen.hooks import Plugins
 from pairscreen.market.sync import load_candles, sync_candles
-from pairscreen.plugins import new_plugin_manager
+from pairscreen.plugin_system.loader import new_plugin_manager
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.universe import load_universe, load_universe_file
 
 END = date(2026, 3, 14)

@@ -28,9 +28,9 @@ from pairscreen.config import load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import PegEvent, PegSample
 from pairscreen.engine.filtering import FilterChoice
-from pairscreen.hooks import Plugins
 from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
-from pairscreen.plugins import new_plugin_manager
+from pairscreen.plugin_system.loader import new_plugin_manager
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, Candles, PegConfig
 from pairscreen.universe import Universe, load_demo_universe, load_universe_file

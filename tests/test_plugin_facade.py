@@ -17,10 +17,10 @@ from pairscreen_plugins.pegs.demo_reference import DemoPegSource
 
 from pairscreen import IntradayMarketPrice, MetricField, PegEventChange, hookimpl
 from pairscreen.config import Settings
-from pairscreen.hooks import PluginError, Plugins, component_type, plugin_name
-from pairscreen.hookspecs import hookspec
 from pairscreen.pegs.sampling import read_peg
-from pairscreen.plugins import new_plugin_manager
+from pairscreen.plugin_system.hookspecs import hookspec
+from pairscreen.plugin_system.loader import new_plugin_manager
+from pairscreen.plugin_system.registry import PluginError, Plugins, component_type, plugin_name
 from pairscreen.universe import Universe
 from tests.support.plugin_files import plugin_file
 from tests.test_peg_sampling import AAPLX

@@ -16,7 +16,7 @@ import pytest
 from pairscreen import clock
 from pairscreen.bootstrap import build_runtime
 from pairscreen.engine.panels import align
-from pairscreen.hooks import PluginError
+from pairscreen.plugin_system.registry import PluginError
 from tests.conftest import make_client
 from tests.support.cli import newcomer_env, run_cli
 from tests.support.plugin_files import PLUGINS_DIR
@@ -79,9 +79,17 @@ def test_hook_pairscreen_plugin_options_listed_with_the_table_values(setup):
     assert {"email", "webhook"} <= {
         n["name"] for p in plugins.values() for n in p.get("notifiers", ())
     }
+    # the framework's own listener, registered beside the plugins, is listed as such
+    alerts = plugins["pairscreen.notify.depeg_alerts.DepegAlertsPlugin"]
+    assert alerts == {
+        "name": "pairscreen.notify.depeg_alerts.DepegAlertsPlugin",
+        "origin": "framework",
+        "peg_event_listener": True,
+    }
     text = run_cli("--universe", str(universe), "plugins", env=env)
     assert text.returncode == 0, text.stderr
     assert "metric lookback_change: lookback_change" in text.stdout
+    assert "DepegAlertsPlugin  (framework)\n  peg-event listener" in text.stdout
     assert "option lookback_days = 10 (integer, default 30)" in text.stdout
 
 

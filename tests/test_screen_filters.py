@@ -30,7 +30,7 @@ from pairscreen.db.connection import database
 from pairscreen.db.models import Screen
 from pairscreen.engine.evaluate import MetricValues, compute_metrics
 from pairscreen.engine.filtering import FilterChoice, choose_filter, filter_reasons
-from pairscreen.hooks import PluginError, PluginFailed, Plugins
+from pairscreen.plugin_system.registry import PluginError, PluginFailed, Plugins
 from pairscreen.runtime import Runtime
 from pairscreen.screening import screen as screening
 from pairscreen.universe import UniverseError

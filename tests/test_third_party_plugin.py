@@ -16,7 +16,7 @@ import pytest
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
-from pairscreen.hooks import PluginError
+from pairscreen.plugin_system.registry import PluginError
 from tests.conftest import make_client
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pairscreen import clock
 from pairscreen.api.errors import TEXT
-from pairscreen.api.metrics import CONTENT_TYPE, Metrics
+from pairscreen.api.prometheus import CONTENT_TYPE, Prometheus
 from pairscreen.api.service import Service
 from pairscreen.db.connection import UNAVAILABLE_ERRORS, database
 from pairscreen.logs import ACCESS_LOGGER
@@ -71,10 +71,10 @@ def health(rt: Runtime) -> dict[str, Any]:
 class OpsMiddleware:
     """Answers ``/healthz`` and ``/metrics``; counts and logs every other request."""
 
-    def __init__(self, app: ASGIApp, service: Service, metrics: Metrics | None) -> None:
+    def __init__(self, app: ASGIApp, service: Service, prometheus: Prometheus | None) -> None:
         self.app = app
         self.service = service
-        self.metrics = metrics
+        self.prometheus = prometheus
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -84,8 +84,8 @@ class OpsMiddleware:
         if path == HEALTH_PATH:
             await (await self._health())(scope, receive, send)
             return
-        if path == METRICS_PATH and self.metrics is not None:
-            await (await self._metrics(self.metrics))(scope, receive, send)
+        if path == METRICS_PATH and self.prometheus is not None:
+            await (await self._exposition(self.prometheus))(scope, receive, send)
             return
         route: dict[str, str] = {}
         scope.setdefault("state", {})[ROUTE_KEY] = route
@@ -106,8 +106,8 @@ class OpsMiddleware:
     def _record(self, scope: Scope, route: str, status: int, started: float) -> None:
         elapsed = time.perf_counter() - started
         method = scope["method"]
-        if self.metrics is not None:
-            self.metrics.requests.labels(route=route, method=method, status=str(status)).inc()
+        if self.prometheus is not None:
+            self.prometheus.requests.labels(route=route, method=method, status=str(status)).inc()
         access_log.info(
             "%s %s %s %.1f ms",
             method,
@@ -140,12 +140,13 @@ class OpsMiddleware:
             headers={"Cache-Control": "no-store"},
         )
 
-    async def _metrics(self, metrics: Metrics) -> Response:
+    async def _exposition(self, prometheus: Prometheus) -> Response:
         try:
-            await self.service.in_thread(metrics.read_database, self.service.runtime, clock.now())
+            runtime = self.service.runtime
+            await self.service.in_thread(prometheus.read_database, runtime, clock.now())
         except UNAVAILABLE_ERRORS as exc:  # still expose the counters, with stale gauges
             log.warning("metrics: database unreachable: %s", type(exc).__name__)
-        return Response(metrics.exposition(), media_type=CONTENT_TYPE)
+        return Response(prometheus.exposition(), media_type=CONTENT_TYPE)
 
 
 class RouteMiddleware:

@@ -25,7 +25,7 @@ from pairscreen.access.admission import Admission, admit, keep_alive, settle
 from pairscreen.api.connections import RequestConnections
 from pairscreen.api.hangup import SCOPE_KEY as HANGUP_KEY
 from pairscreen.api.hangup import Hangup
-from pairscreen.api.metrics import Metrics
+from pairscreen.api.prometheus import Prometheus
 from pairscreen.api.threads import Lane, NotStarted, Ticket
 from pairscreen.db.storage import StorageFault
 from pairscreen.errors import Busy, QuotaExhausted, Unavailable
@@ -45,14 +45,14 @@ class Service:
 
     ``io`` runs short database work (key lookups, admission, reads); ``compute`` runs the
     computations, ``Settings.compute_threads`` threads (default: one per core but one).
-    ``metrics`` is None unless ``Settings.metrics`` asks for them.
+    ``prometheus`` is None unless ``Settings.metrics`` asks for them.
     """
 
     runtime: Runtime
     io: Lane
     compute: Lane
     connections: RequestConnections = field(default_factory=RequestConnections)
-    metrics: Metrics | None = None
+    prometheus: Prometheus | None = None
     # The storage faults met so far: each is logged at ERROR once (api/errors.py).
     storage_faults: set[StorageFault] = field(default_factory=set)
 
@@ -60,9 +60,9 @@ class Service:
     def of(cls, runtime: Runtime) -> Service:
         cores = len(os.sched_getaffinity(0))
         compute_threads = runtime.settings.compute_threads or max(1, cores - 1)
-        metrics = Metrics() if runtime.settings.metrics else None
+        prometheus = Prometheus() if runtime.settings.metrics else None
         return cls(
-            runtime, Lane("io", IO_THREADS), Lane("compute", compute_threads), metrics=metrics
+            runtime, Lane("io", IO_THREADS), Lane("compute", compute_threads), prometheus=prometheus
         )
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
@@ -102,8 +102,8 @@ class Service:
         try:
             admission = await self.in_thread(admit, principal, self.runtime.settings)
         except (Busy, QuotaExhausted) as refusal:
-            if self.metrics is not None:
-                self.metrics.refused("in_flight" if isinstance(refusal, Busy) else "quota")
+            if self.prometheus is not None:
+                self.prometheus.refused("in_flight" if isinstance(refusal, Busy) else "quota")
             raise
         started = time.perf_counter()
         ticket = Ticket()
@@ -144,8 +144,8 @@ class Service:
             raise Unavailable("The client disconnected; nothing was charged.")
         heartbeat.cancel()
         departure.cancel()
-        if self.metrics is not None:
-            self.metrics.compute_seconds.observe(time.perf_counter() - started)
+        if self.prometheus is not None:
+            self.prometheus.compute_seconds.observe(time.perf_counter() - started)
         if not await self.in_thread(settle, admission, True):
             raise _lost()
         result: T = compute.result()

@@ -23,8 +23,8 @@ from pairscreen.cli.common import CommandError as CommandError
 from pairscreen.cli.common import add_setting_options, settings_of
 from pairscreen.cli.storage_errors import STORAGE_ERRORS, storage_line
 from pairscreen.errors import MissingExtra, ServiceError
-from pairscreen.hooks import PluginError, PluginFailed
 from pairscreen.logs import configure_logging
+from pairscreen.plugin_system.registry import PluginError, PluginFailed
 from pairscreen.universe import UniverseError
 
 COMMAND_GROUPS: tuple[str, ...] = (

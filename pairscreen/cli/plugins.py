@@ -6,9 +6,10 @@ import argparse
 import json
 from typing import Any
 
+from pairscreen.bootstrap import load_all_plugins
 from pairscreen.cli.common import settings_of
-from pairscreen.hooks import Plugins, Registry
-from pairscreen.plugins import load_plugins, origins
+from pairscreen.plugin_system.loader import FRAMEWORK, origins
+from pairscreen.plugin_system.registry import Plugins, Registry
 from pairscreen.universe import load_universe
 
 # Registry attribute of Plugins -> the key it is listed under, one per component kind.
@@ -36,8 +37,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def _list(args: argparse.Namespace) -> None:
     settings = settings_of(args)
-    universe = load_universe(settings)
-    plugins = Plugins(load_plugins(settings), settings, universe.plugin_options)
+    plugins = load_all_plugins(settings, load_universe(settings))
     listed = describe_plugins(plugins)
     if args.json:
         print(json.dumps({"plugins": listed}, indent=2))
@@ -51,7 +51,7 @@ def describe_plugins(plugins: Plugins) -> list[dict[str, Any]]:
     listeners = set(plugins.peg_event_listeners())
     described: list[dict[str, Any]] = []
     for name in plugins.names():
-        entry: dict[str, Any] = {"name": name, "origin": where.get(name, "framework")}
+        entry: dict[str, Any] = {"name": name, "origin": where.get(name, FRAMEWORK)}
         for attribute, key in KINDS:
             registry: Registry[Any] = getattr(plugins, attribute)
             mine = [c for c in registry if registry.owner(c.name) == name]

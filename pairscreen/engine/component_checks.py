@@ -3,10 +3,10 @@
 A misspelt strategy, a renderer no plugin registers, a rule without ``explain``: each would
 otherwise surface in the first request that reaches it (a 500) or the first pair that fails
 the rule. :func:`check_components` looks each one up in the loaded plugins and checks it
-against its contract, raising one :class:`~pairscreen.hooks.PluginError` whose sentence
-names the plugin (or the setting) and what is wrong. The checks are generic: any registered
-component of any kind is checked the same way, so new metrics, rules and strategies need no
-change here.
+against its contract, raising one
+:class:`~pairscreen.plugin_system.registry.PluginError` whose sentence names the plugin (or
+the setting) and what is wrong. The checks are generic: any registered component of any kind
+is checked the same way, so new metrics, rules and strategies need no change here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from pairscreen.config import Settings, declaration
 from pairscreen.engine.filtering import FilterChoice, choose_filter
 from pairscreen.engine.required_fields import check_required_fields
-from pairscreen.hooks import PluginError, Plugins, Registry, protocol_members
+from pairscreen.plugin_system.registry import PluginError, Plugins, Registry, protocol_members
 from pairscreen.types import FilterRule
 from pairscreen.universe import Universe
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from pairscreen.errors import MissingExtra
-from pairscreen.hooks import Plugins
+from pairscreen.plugin_system.registry import Plugins
 
 CONNECT_TIMEOUT_SECONDS = 30
 IN_FLIGHT_CHUNKS = 64  # submitted and not yet collected; enough to keep every worker busy

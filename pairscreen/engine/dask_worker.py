@@ -19,8 +19,8 @@ from distributed import Worker, WorkerPlugin, get_worker
 
 from pairscreen.config import load_settings
 from pairscreen.engine.allocator import reuse_large_blocks
-from pairscreen.hooks import Plugins
-from pairscreen.plugins import load_plugins
+from pairscreen.plugin_system.loader import load_plugins
+from pairscreen.plugin_system.registry import Plugins
 
 NAME = "pairscreen-plugins"
 

@@ -11,7 +11,7 @@ from typing import SupportsFloat, cast
 
 import numpy as np
 
-from pairscreen.hooks import OutOfContract, Plugins, blamed
+from pairscreen.plugin_system.registry import OutOfContract, Plugins, blamed
 from pairscreen.types import BacktestBatch, Metric, MetricField, PairPanel, Strategy, Trade
 
 log = logging.getLogger(__name__)
@@ -90,8 +90,8 @@ def compute_metrics(
 ) -> MetricValues:
     """Every registered metric (or those ``only`` names) on the panel; a failing metric is
     logged and left out, or, when ``strict`` (the screen), raises
-    :class:`~pairscreen.hooks.PluginFailed` naming its plugin: a screen that left a metric
-    out would publish wrong survivors in place of a good screen.
+    :class:`~pairscreen.plugin_system.registry.PluginFailed` naming its plugin: a screen that
+    left a metric out would publish wrong survivors in place of a good screen.
 
     Fields declared ``needs_full_window`` are NaN (served as null) for rows without a full
     band window, whatever the metric returned. A panel whose rows sit on different calendars

@@ -18,7 +18,7 @@ import numpy as np
 from pairscreen.engine.evaluate import MetricValues
 from pairscreen.engine.guarantees import CORE_RULES
 from pairscreen.engine.screen_rules import SCREEN_THRESHOLDS
-from pairscreen.hooks import PluginError, Plugins
+from pairscreen.plugin_system.registry import PluginError, Plugins
 from pairscreen.types import Filter, FilterContext, FilterRule
 from pairscreen.universe import Universe, UniverseError
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pairscreen.hooks import PluginError, Plugins
+from pairscreen.plugin_system.registry import PluginError, Plugins
 from pairscreen.types import FieldType, MetricField
 
 

@@ -15,7 +15,7 @@ from pairscreen.engine.evaluate import MetricValues, compute_metrics, run_legs
 from pairscreen.engine.filtering import FilterChoice, filter_fields, filter_reasons
 from pairscreen.engine.required_fields import CORE_FIELDS
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
-from pairscreen.hooks import OutOfContract, Plugins, blamed
+from pairscreen.plugin_system.registry import OutOfContract, Plugins, blamed
 from pairscreen.types import (
     BacktestBatch,
     DepeggedLeg,
@@ -55,8 +55,8 @@ def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
     same numbers in any panel), so a descriptive metric costs little in the screen.
 
     Any plugin that fails here (a metric, a rule, the scorer, the strategy) raises
-    :class:`~pairscreen.hooks.PluginFailed` naming it: the screen stops rather than publish
-    a screen with a component missing.
+    :class:`~pairscreen.plugin_system.registry.PluginFailed` naming it: the screen stops
+    rather than publish a screen with a component missing.
     """
     name = job.screen_filter.name
     screen_filter = plugins.filters.get(name)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pairscreen.engine.filtering import FilterChoice, choose_filter, filter_codes
 from pairscreen.engine.screen_rules import SCREEN_THRESHOLDS
-from pairscreen.hooks import Plugins
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.types import Filter, FilterRule
 from pairscreen.universe import Universe, UniverseError, parse_screen
 

@@ -28,7 +28,7 @@ from pairscreen.evaluation.statistics import (
     with_holm,
 )
 from pairscreen.evaluation.verdicts import DateVerdicts, DepegsAt, Market, verdicts_at
-from pairscreen.hooks import Plugins
+from pairscreen.plugin_system.registry import Plugins
 
 Progress = Callable[[int, int], None]
 

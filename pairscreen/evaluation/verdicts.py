@@ -21,10 +21,10 @@ from pairscreen.engine.filtering import filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, group_by_history, history_days
 from pairscreen.engine.required_fields import ZONE
 from pairscreen.evaluation.rule_sets import RuleSet
-from pairscreen.hooks import Plugins
 from pairscreen.market.cutoff import candles_until, close_of
 from pairscreen.market.freshness import asset_freshness, last_days, stale_reason
 from pairscreen.pegs.status import depegged_legs
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.screening.screen import SCREEN_BT_DAYS
 from pairscreen.types import Asset, Candles, DepeggedLeg, FilterContext
 from pairscreen.universe import Universe

@@ -34,11 +34,11 @@ from pairscreen import clock
 from pairscreen.db import rows
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion
-from pairscreen.hooks import Plugins
 from pairscreen.market.freshness import AssetFreshness, asset_freshness, describe, last_closed_day
 from pairscreen.market.reconcile import OVERLAP_DAYS, Change, Conflict, change, first_conflict
 from pairscreen.market.row_checks import BigMoves, big_moves, checked
 from pairscreen.market.sync_report import SyncReport
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.progress import Progress, no_progress
 from pairscreen.types import Candles, RowIssues
 from pairscreen.universe import Universe

@@ -29,9 +29,9 @@ from pairscreen import clock
 from pairscreen.access.accounts import Principal
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import Channel, User, WatchlistItem
-from pairscreen.hookspecs import hookimpl
 from pairscreen.notify.channels import email_destination
 from pairscreen.notify.outbox import OutboxMessage, enqueue
+from pairscreen.plugin_system.hookspecs import hookimpl
 from pairscreen.types import PegEventChange
 
 log = logging.getLogger(__name__)

@@ -40,7 +40,7 @@ from pairscreen.config import Settings
 from pairscreen.db import rows
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import Outbox
-from pairscreen.hooks import PluginError
+from pairscreen.plugin_system.registry import PluginError
 from pairscreen.types import DeliveryError, Notification
 
 if TYPE_CHECKING:

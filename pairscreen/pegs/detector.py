@@ -44,7 +44,7 @@ from pairscreen import clock
 from pairscreen.db import rows
 from pairscreen.db.connection import database, is_sqlite, write_transaction
 from pairscreen.db.models import AssetRow, PegEvent, PegSample
-from pairscreen.hooks import Plugins
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.types import PegEventChange
 from pairscreen.universe import Universe
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pairscreen.access.accounts import KeyOwners
 from pairscreen.config import Settings
 from pairscreen.engine.filtering import FilterChoice
-from pairscreen.hooks import Plugins
 from pairscreen.market.assets import AssetListCache
 from pairscreen.market.candle_cache import CandleCache
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.runtime.charts import ChartCache
 from pairscreen.runtime.history import ScreenHistory
 from pairscreen.runtime.published import PublishedScreenCache

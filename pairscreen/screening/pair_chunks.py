@@ -29,7 +29,7 @@ from pairscreen.engine.filtering import FilterChoice, filter_code
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.engine.windows import windows_of
-from pairscreen.hooks import Plugins
+from pairscreen.plugin_system.registry import Plugins
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg
 from pairscreen.universe import SwapCosts, pair_sector
 

@@ -142,8 +142,8 @@ def notifier_plugins(*modules: object):  # type: ignore[no-untyped-def]
     """A runtime stand-in that has only the given plugins, and the settings of the
     environment: enough for the outbox."""
     from pairscreen.config import load_settings
-    from pairscreen.hooks import Plugins
-    from pairscreen.plugins import new_plugin_manager
+    from pairscreen.plugin_system.loader import new_plugin_manager
+    from pairscreen.plugin_system.registry import Plugins
 
     settings = load_settings()
     pm = new_plugin_manager()

@@ -1,4 +1,5 @@
-"""The Prometheus metrics of one app, in a registry of its own.
+"""``/metrics`` for Prometheus: the counters and gauges of one app, in a registry of its own
+(not to be confused with metric plugins, which compute a pair's numbers).
 
 The registry belongs to the app (not prometheus-client's process-wide default one), so two
 apps in one process, as in the tests, count their own requests. Each API process (``serve
@@ -24,7 +25,7 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 COMPUTE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
-class Metrics:
+class Prometheus:
     """The counters the middleware and the compute path update, and the scrape-time gauges."""
 
     def __init__(self) -> None:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pluggy
 
-from pairscreen import hookspecs
 from pairscreen.config import Settings
+from pairscreen.plugin_system import hookspecs
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class PluginLoadError(ValueError):
 BUILT_IN = "built-in"
 ENTRY_POINT = "entry point"
 LOCAL_FILE = "local file"
-FRAMEWORK = "framework"
+FRAMEWORK = "framework"  # the framework's own hook implementations (``extra``: depeg alerts)
 
 
 def origins(pm: pluggy.PluginManager) -> dict[str, str]:
