@@ -21,6 +21,15 @@ from pairscreen.engine.executors import stream_local
 from pairscreen.engine.fdr import QValues
 from pairscreen.engine.filtering import filter_codes
 from pairscreen.engine.guarantees import CORE_CODES
+from pairscreen.engine.pair_chunks import (
+    TOO_SHORT,
+    PairsOutcome,
+    PairTask,
+    ScreenSpec,
+    day_iso,
+    evaluate_pairs,
+    pair_tasks,
+)
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_rules import (
     QVALUE_FIELDS,
@@ -35,14 +44,6 @@ from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
 from pairscreen.runtime.published import PublishedScreen
 from pairscreen.screening.json_items import Field, walk
-from pairscreen.screening.pair_chunks import (
-    TOO_SHORT,
-    PairsOutcome,
-    PairTask,
-    ScreenSpec,
-    day_iso,
-    evaluate_pairs,
-)
 from pairscreen.screening.persistence import spaced_screens, survived_count, survivor_sets
 from pairscreen.screening.publish import ComputedScreen, ScreenSummary, publish_screen
 from pairscreen.screening.staleness import ScreenFacts, judge_at
@@ -157,10 +158,7 @@ def screen_text(
     done = total - int(ra.shape[0])
     if on_progress is not None:
         on_progress(done, total)
-    tasks = (
-        (ra[start : start + chunk_rows], rb[start : start + chunk_rows])
-        for start in range(0, ra.shape[0], chunk_rows)
-    )
+    tasks = pair_tasks(ra, rb, chunk_rows)
     if executor == "dask":
         results = _on_dask(rt, spec, tasks, scheduler or "")
     else:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -203,6 +204,13 @@ def add_result(
         outcome.survivors.append(
             (-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]))
         )
+
+
+def pair_tasks(ra: np.ndarray, rb: np.ndarray, chunk_rows: int) -> Iterator[PairTask]:
+    """The screen's pairs (legs ``ra`` and ``rb``, matrix rows) cut into chunks of
+    ``chunk_rows`` pairs, lazily: each chunk is two views, nothing is copied."""
+    for start in range(0, ra.shape[0], chunk_rows):
+        yield ra[start : start + chunk_rows], rb[start : start + chunk_rows]
 
 
 def evaluate_pairs(plugins: Plugins, spec: ScreenSpec, task: PairTask) -> PairsOutcome:
