@@ -23,13 +23,13 @@ from pairscreen import (
     clock,
     hookimpl,
 )
-from pairscreen import plugins as plugin_loading
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings
 from pairscreen.db.connection import database
 from pairscreen.db.models import Screen
 from pairscreen.engine.evaluate import MetricValues, compute_metrics
 from pairscreen.engine.filtering import FilterChoice, choose_filter, filter_reasons
+from pairscreen.plugin_system import loader as plugin_loading
 from pairscreen.plugin_system.registry import PluginError, PluginFailed, Plugins
 from pairscreen.runtime import Runtime
 from pairscreen.screening import screen as screening
