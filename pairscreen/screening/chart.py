@@ -1,7 +1,7 @@
 """``/pair/{a}/{b}/chart.png``: the snapshot's pair drawn by the configured chart renderer.
 
-The numbers come from the same place as the snapshot: the pair is resolved by
-:func:`~pairscreen.screening.snapshot.resolve_pair`, the panel is the snapshot's panel (the
+The numbers come from the same place as the snapshot: the pair's history is aligned by
+:func:`~pairscreen.screening.snapshot.aligned_pair`, the panel is the snapshot's panel (the
 last ``window_days + bt`` days), the current position and zone are the metric plugins' values
 (:func:`~pairscreen.engine.evaluate.compute_metrics`) and the swaps are the configured
 strategy's, both legs, with trades. What this module adds is the rolling bands.
