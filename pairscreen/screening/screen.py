@@ -92,6 +92,9 @@ def run_screen(
         scheduler=scheduler,
         on_progress=on_progress,
     )
+    # Imported here: the stored index renders pages with this module's compact form.
+    from pairscreen.screening.stored_pages import store_page_index
+
     started = time.perf_counter()
     with write_transaction():
         row = Screen.create(
@@ -103,6 +106,7 @@ def run_screen(
             survivor_keys=computed.survivor_keys,
         )
         _write_payload(row.id, computed.text)
+        store_page_index(row.id, computed.text)
         regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
         keep = (
             Screen.select(Screen.id)
