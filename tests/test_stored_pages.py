@@ -15,7 +15,7 @@ from pairscreen.db.models import Screen, ScreenPageIndex
 from pairscreen.runtime import Runtime
 from pairscreen.screening import json_items, pages, screen
 from pairscreen.screening.screen import run_screen
-from pairscreen.screening.stored_pages import store_page_index
+from pairscreen.screening.stored_pages import prepare_page_index
 from tests.conftest import ContractClient
 
 BASE = "/api/v1"
@@ -96,7 +96,7 @@ def publish_crafted_screen(runtime: Runtime) -> dict:
                 data_source=payload["data_source"],
                 payload=text,
             )
-            store_page_index(row.id, text)
+            prepare_page_index(text).store(row.id)
     runtime.published.forget()
     return payload
 

@@ -93,9 +93,10 @@ def run_screen(
         on_progress=on_progress,
     )
     # Imported here: the stored index renders pages with this module's compact form.
-    from pairscreen.screening.stored_pages import store_page_index
+    from pairscreen.screening.stored_pages import prepare_page_index
 
     started = time.perf_counter()
+    page_index = prepare_page_index(computed.text)
     with write_transaction():
         row = Screen.create(
             generated_at=generated_at,
@@ -106,7 +107,7 @@ def run_screen(
             survivor_keys=computed.survivor_keys,
         )
         _write_payload(row.id, computed.text)
-        store_page_index(row.id, computed.text)
+        page_index.store(row.id)
         regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
         keep = (
             Screen.select(Screen.id)

@@ -4,8 +4,8 @@ The screen is published by one process (``screen run``, the worker) and served b
 (``pairscreen serve``). Parsing a screen of 100,000 survivors to index its pages takes
 seconds, so doing it on a server's first filtered request made that request seconds long.
 Publishing builds the index once instead (one walk of the payload) and stores its arrays,
-compressed, in ``screen_page_index`` (migration 17); a server reads them (a few MB) on its
-first filtered request.
+compressed, in ``screen_page_index`` (migration 17), in the transaction that publishes the
+screen; a server reads them (under a MB) on its first filtered request.
 
 One index serves both views: ``/pairs`` lists the same survivors in the same order (best
 score first, ties in published order) with the same score, sector and zone; its page shows
@@ -55,13 +55,23 @@ class StoredIndex:
         return PageIndex(head, items_key, text, *arrays, render=render)
 
 
-def store_page_index(screen_id: int, payload: str) -> None:
-    """Index ``payload``'s pages and store the index for the screen ``screen_id``; called
-    in the transaction that publishes the screen, so no server ever sees it without."""
+@dataclass(frozen=True)
+class PreparedIndex:
+    """A payload's page index ready to store: built before the publishing transaction (it
+    takes seconds for 100,000 survivors, and an SQLite write lock held that long would make
+    every other writer wait), stored inside it, so no server ever sees the screen without."""
+
+    head: str  # JSON
+    arrays: bytes  # a compressed .npz
+
+    def store(self, screen_id: int) -> None:
+        ScreenPageIndex.insert(screen=screen_id, head=self.head, arrays=self.arrays).execute()
+
+
+def prepare_page_index(payload: str) -> PreparedIndex:
+    """The page index of the screen ``payload``, one walk of it."""
     index = payload_index(payload)
-    ScreenPageIndex.insert(
-        screen=screen_id, head=json.dumps(index.head, allow_nan=False), arrays=pack(index)
-    ).execute()
+    return PreparedIndex(json.dumps(index.head, allow_nan=False), pack(index))
 
 
 def survivor_page_index(screen: PublishedScreen) -> PageIndex:
