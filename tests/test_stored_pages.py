@@ -13,7 +13,7 @@ from pairscreen import clock
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import Screen, ScreenPageIndex
 from pairscreen.runtime import Runtime
-from pairscreen.screening import json_items, pages, screen
+from pairscreen.screening import json_items, pages, pairs_view
 from pairscreen.screening.screen import run_screen
 from pairscreen.screening.stored_pages import prepare_page_index
 from tests.conftest import ContractClient
@@ -33,7 +33,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return json_items.walk(text, array)
 
     monkeypatch.setattr(pages, "walk", counting)
-    monkeypatch.setattr(screen, "walk", counting)
+    monkeypatch.setattr(pairs_view, "walk", counting)
     return walked
 
 
@@ -173,3 +173,25 @@ def test_a_stored_index_goes_with_its_screen(runtime: Runtime) -> None:
         assert first in indexed
         Screen.delete().where(Screen.id == first).execute()
         assert not ScreenPageIndex.select().where(ScreenPageIndex.screen == first).exists()
+
+
+def test_migration_17_gives_an_old_database_the_table_and_its_screens_still_page(
+    client: ContractClient, keys, runtime: Runtime, cli, parses: list[str]
+) -> None:
+    from pairscreen.db.models import SchemaVersion
+
+    with database.connection_context():  # a database from before migration 17
+        database.drop_tables([ScreenPageIndex])
+        SchemaVersion.delete().where(SchemaVersion.version == 17).execute()
+    database.close()
+    code, out, _ = cli("db", "upgrade")
+    assert code == 0 and out.endswith("applied migrations [17]\n")
+    runtime.published.forget()
+    parses.clear()
+    r = client.get(f"{BASE}/screen/latest?limit=2", keys.personal)
+    assert r.status_code == 200 and r.json()["count"] == 2
+    assert parses == ["survivors"]  # its screen has no stored index: parsed, as before
+    with database.connection_context():
+        assert ScreenPageIndex.select().count() == 0
+        run_screen(runtime, processes=1)
+        assert ScreenPageIndex.select().count() == 1

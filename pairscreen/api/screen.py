@@ -28,8 +28,8 @@ from pairscreen.api.support import caller, service
 from pairscreen.errors import NotAcceptable
 from pairscreen.screening.history import parse_moment
 from pairscreen.screening.pages import PageIndex, PageQuery, page
+from pairscreen.screening.pairs_view import pairs_json
 from pairscreen.screening.published import PublishedScreen
-from pairscreen.screening.screen import pairs_json
 from pairscreen.screening.staleness import serve_latest
 from pairscreen.screening.stored_pages import pair_page_index, survivor_page_index
 

@@ -23,8 +23,8 @@ import numpy as np
 from pairscreen.engine.required_fields import ZONE
 from pairscreen.errors import BadRequest, NotFound
 from pairscreen.screening.json_items import Field, walk
+from pairscreen.screening.pairs_view import pairs_json
 from pairscreen.screening.published import PublishedScreen
-from pairscreen.screening.screen import pairs_json
 
 DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
 

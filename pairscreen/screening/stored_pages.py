@@ -26,8 +26,8 @@ import numpy as np
 
 from pairscreen.db.models import ScreenPageIndex
 from pairscreen.screening.pages import PageIndex, pair_index, payload_index, survivor_index
+from pairscreen.screening.pairs_view import compact_pair, compact_pairs
 from pairscreen.screening.published import PublishedScreen
-from pairscreen.screening.screen import compact_pair, compact_pairs
 
 MEMO = "stored_page_index"  # the stored index's name among a screen's memos
 
