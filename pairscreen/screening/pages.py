@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,11 +47,17 @@ class PageIndex:
     # How an item's text is made from its slice of ``text``; None: the slice is the item (an
     # index that points into another view's text renders each item of a page from it).
     render: Callable[[str], str] | None = None
+    # The items rendered so far, by position: each is rendered once, as a page first shows it.
+    _rendered: dict[int, str] = field(default_factory=dict, repr=False)
 
     def item(self, i: int) -> str:
         """The JSON text of item ``i`` (in the index's order), as the view lists it."""
-        text = self.text[self.start[i] : self.end[i]]
-        return text if self.render is None else self.render(text)
+        if self.render is None:
+            return self.text[self.start[i] : self.end[i]]
+        text = self._rendered.get(i)
+        if text is None:
+            text = self._rendered.setdefault(i, self.render(self.text[self.start[i] : self.end[i]]))
+        return text
 
     @classmethod
     def of(
