@@ -44,7 +44,8 @@ class ReplayedDay:
     their ``survived_last`` (0 elsewhere)."""
 
     verdicts: DateVerdicts
-    qvalues: Mapping[str, np.ndarray]  # coint_qvalue, adf_qvalue -> (pairs,) float
+    qvalues: Mapping[str, np.ndarray]  # coint_qvalue, adf_qvalue -> (pairs,) float; {} when
+    # no rule set has a q-value rule
     survives: Mapping[str, np.ndarray]
     rejected: Mapping[str, Mapping[str, int]]  # set name -> screen-wide code -> pairs
     survived_last: Mapping[str, np.ndarray]  # set name -> (pairs,) int
@@ -136,7 +137,8 @@ class Replay:
     def _whole(self, day: date) -> tuple[DateVerdicts, dict[str, np.ndarray]]:
         if day not in self._days:
             verdicts = verdicts_at(self.plugins, self.market, self.sets, day, self.depegs_at)
-            self._days[day] = (verdicts, day_qvalues(verdicts))
+            wanted = any(needs_family(s) for s in self.sets)  # else no rule reads them
+            self._days[day] = (verdicts, day_qvalues(verdicts) if wanted else {})
         return self._days[day]
 
     def _survived_last(
