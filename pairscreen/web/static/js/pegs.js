@@ -1,16 +1,30 @@
-// Pegs: active depeg events (Pro) and every tokenized asset's latest peg status.
+// Pegs: active depeg events (Pro) and every tokenized asset's latest peg status, checked
+// again every minute while the page is shown (redrawn only when an answer changed).
 
-import { api, ApiError } from "./api.js";
+import { ApiError, apiIfChanged } from "./api.js";
 import { esc, num, pct, tableWrap, utc } from "./format.js";
+import { keepChecking } from "./live.js";
 
-export async function renderPegs(main) {
+// Both answers, each revalidated with the ETag held when the server gave one; `held` is the
+// previous read ({ events, assets, tags }) or null.
+async function read(held) {
   const [events, assets] = await Promise.all([
-    api("/peg-events").catch((e) => {
-      if (e instanceof ApiError && e.status === 403) return { refused: e.message };
+    apiIfChanged("/peg-events", held?.tags.events).catch((e) => {
+      if (e instanceof ApiError && e.status === 403) return { etag: null, body: { refused: e.message } };
       throw e;
     }),
-    api("/assets"),
+    apiIfChanged("/assets", held?.tags.assets),
   ]);
+  return {
+    events: events?.body ?? held.events,
+    assets: assets?.body ?? held.assets,
+    tags: { events: events ? events.etag : held.tags.events, assets: assets ? assets.etag : held.tags.assets },
+  };
+}
+
+export async function renderPegs(main, args = [], query = null, known = null) {
+  const current = known ?? (await read(null));
+  const { events, assets } = current;
   const pegged = assets.assets.filter((a) => a.peg);
   const eventsHtml = events.refused
     ? `<div class="panel tier-note"><p><strong>Depeg events need the Pro tier.</strong>
@@ -50,5 +64,18 @@ export async function renderPegs(main) {
         <td class="num" data-label="Drift">${pct(a.peg.drift_pct, 2)}</td><td class="num" data-label="Threshold">±${num(a.peg.threshold_pct, 1)} %</td>
         <td class="num" data-label="Market">${num(a.peg.market_price, 2)}</td><td class="num" data-label="Reference">${num(a.peg.reference_price, 2)}</td>
         <td data-label="Checked">${utc(a.peg.checked_at)}</td><td data-label="Why unknown"${a.peg.reason ? "" : ' class="empty"'}>${esc(a.peg.reason ?? "")}</td></tr>`).join("")}
-      </tbody></table>`)}`;
+      </tbody></table>`)}
+    <p class="hint" id="peg-refresh">Checked again every minute while this page is open.</p>`;
+  const anchor = main.querySelector("#peg-status");
+  // What the page shows (the list's own timestamp changes on every answer).
+  const shownOf = (e, a) => JSON.stringify([e, a.assets.filter((x) => x.peg)]);
+  const shown = shownOf(events, assets);
+  keepChecking(anchor, async () => {
+    const next = await read(current);
+    if (shownOf(next.events, next.assets) === shown || !anchor.isConnected) return;
+    const y = window.scrollY;
+    await renderPegs(main, args, query, next);
+    window.scrollTo(0, y);
+    main.querySelector("#peg-refresh").textContent = `Updated ${utc(new Date().toISOString())}.`;
+  });
 }
