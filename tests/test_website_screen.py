@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests import test_website as web
 from tests.support.chromium import artifact_path
-from tests.test_website import (  # noqa: F401 (fixtures)
-    WAIT_SECONDS,
-    Site,
-    _serious,
-    site,
-    site_database,
-)
+from tests.test_website import WAIT_SECONDS, Site, _serious
+
+# test_website's live server and browser, one of each for this module too.
+site = web.site
+site_database = web.site_database
 
 pytestmark = pytest.mark.slow
 
@@ -143,7 +142,10 @@ def test_a_newer_screen_is_offered_by_etag_and_keeps_the_order(site: Site) -> No
     edges = [s for s in after["survivors"] if s["metrics"]["zone"] in EDGES]
     ordered = sorted(
         edges,
-        key=lambda s: (s["metrics"]["half_life_days"] is None, -(s["metrics"]["half_life_days"] or 0)),
+        key=lambda s: (
+            s["metrics"]["half_life_days"] is None,
+            -(s["metrics"]["half_life_days"] or 0),
+        ),
     )
     assert _rows(site) == ["/".join(s["pair"]) for s in ordered]
     statuses = [status for status, _ in answers()]
@@ -178,7 +180,11 @@ def test_every_owned_page_fits_a_phone_and_the_map_passes_axe(site: Site) -> Non
         for page in OWNED:
             site.open(page, page.capitalize())
             if page == "map":
-                site.wait(lambda d: d.execute_script("return !!document.getElementById('map').dataset.drawnAt"))
+                site.wait(
+                    lambda d: d.execute_script(
+                        "return !!document.getElementById('map').dataset.drawnAt"
+                    )
+                )
             overflow = site.driver.execute_script(
                 "return document.documentElement.scrollWidth - window.innerWidth"
             )
@@ -200,7 +206,15 @@ def test_every_owned_page_fits_a_phone_and_the_map_passes_axe(site: Site) -> Non
             ".map(td => getComputedStyle(td, '::before').content)"
         )
     )
-    for label in ("Zone", "Position", "Score", "Half\u2011life", "Coint q", "Leg A growth", "Data to"):
+    for label in (
+        "Zone",
+        "Position",
+        "Score",
+        "Half\u2011life",
+        "Coint q",
+        "Leg A growth",
+        "Data to",
+    ):
         assert label in labels, labels
     assert "ADF p" not in labels  # table-only columns stay on wider screens
     reason = "This screen's data is stale: its newest close is from 2026-01-01."
@@ -251,7 +265,11 @@ def test_the_map_opens_a_pair_on_click_and_draws_100000_points_in_under_2_s(site
         ".map(t => [t.type, t.text, Array.from(t.x), Array.from(t.y)])"
     )
     assert {kind for kind, *_ in plotted} == {"scattergl"}
-    points = {text: (x, y) for _, texts, xs, ys in plotted for text, x, y in zip(texts, xs, ys)}
+    points = {
+        text: (x, y)
+        for _, texts, xs, ys in plotted
+        for text, x, y in zip(texts, xs, ys, strict=True)
+    }
     assert points == {p["pair"]: (p["hurst"], p["position"]) for p in pairs}
     # a click on a point (Plotly's event for it) opens that pair
     first = pairs[0]

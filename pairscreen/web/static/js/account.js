@@ -37,7 +37,7 @@ export async function renderAccount(main) {
         <td data-label="Depeg alerts">${c.depeg_alerts ? "every asset" : "watched assets"}</td>
         <td><button type="button" class="quiet toggle" data-enable="${c.enabled ? "false" : "true"}">
           ${c.enabled ? "Turn off" : "Turn on"}<span class="sr"> ${esc(c.kind)}</span></button></td></tr>`).join("")}
-      </tbody></table>`)}
+      </tbody></table>`, "stacks")}
     <form id="channel-form" class="filters" aria-label="Set a notification channel">
       <label>Channel <select name="kind">
         <option value="discord">Discord webhook URL</option>

@@ -21,5 +21,5 @@ export async function renderAssets(main) {
         <td data-label="Freshness">${a.stale ? `<span class="stale">stale: ${a.age_days} days old (allowed ${a.stale_after_days} days)</span>`
           : `fresh (${a.age_days ?? "—"} d)`}</td>
         <td data-label="Peg">${a.peg ? esc(a.peg.status) : "—"}</td></tr>`).join("")}
-      </tbody></table>`)}`;
+      </tbody></table>`, "stacks")}`;
 }

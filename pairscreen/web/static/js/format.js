@@ -128,7 +128,8 @@ export function pegWords(peg) {
 // The zones where the strategy acts: the ratio near an edge of its range.
 export const EDGE_ZONES = new Set(["bottom", "top"]);
 
-// A <div> that scrolls its table sideways on narrow screens, reachable by keyboard.
-export function tableWrap(label, tableHtml) {
-  return `<div class="table-wrap" role="region" aria-label="${esc(label)}" tabindex="0">${tableHtml}</div>`;
+// A <div> that scrolls its table sideways on narrow screens, reachable by keyboard; `kind`
+// adds a class ("stacks": its table becomes cards on a phone).
+export function tableWrap(label, tableHtml, kind = "") {
+  return `<div class="table-wrap${kind ? ` ${kind}` : ""}" role="region" aria-label="${esc(label)}" tabindex="0">${tableHtml}</div>`;
 }

@@ -42,7 +42,7 @@ export async function renderPegs(main, args = [], query = null, known = null) {
             <td data-label="Class">${esc(e.asset_class.replaceAll("_", " "))}</td><td data-label="Off peg since">${utc(e.first_unhealthy)}</td>
             <td class="num" data-label="Hours">${num(e.hours_unhealthy, 1)}&nbsp;h</td><td class="num" data-label="Median drift">${pct(e.median_drift_pct, 2)}</td>
             <td class="num" data-label="Samples">${e.sample_count}</td><td data-label="Reference">${esc(e.reference_source)}</td></tr>`).join("")}
-          </tbody></table>`) + `<p id="peg-check">${esc(events.note)}</p>`;
+          </tbody></table>`, "stacks") + `<p id="peg-check">${esc(events.note)}</p>`;
   // When any asset was last sampled, for every tier (the events' note is Pro only).
   const checked = pegged.map((a) => a.peg.checked_at).filter(Boolean).sort().at(-1);
   const lastCheck = checked
@@ -64,7 +64,7 @@ export async function renderPegs(main, args = [], query = null, known = null) {
         <td class="num" data-label="Drift">${pct(a.peg.drift_pct, 2)}</td><td class="num" data-label="Threshold">±${num(a.peg.threshold_pct, 1)} %</td>
         <td class="num" data-label="Market">${num(a.peg.market_price, 2)}</td><td class="num" data-label="Reference">${num(a.peg.reference_price, 2)}</td>
         <td data-label="Checked">${utc(a.peg.checked_at)}</td><td data-label="Why unknown"${a.peg.reason ? "" : ' class="empty"'}>${esc(a.peg.reason ?? "")}</td></tr>`).join("")}
-      </tbody></table>`)}
+      </tbody></table>`, "stacks")}
     <p class="hint" id="peg-refresh">Checked again every minute while this page is open.</p>`;
   const anchor = main.querySelector("#peg-status");
   // What the page shows (the list's own timestamp changes on every answer).

@@ -38,8 +38,8 @@ const rule = (words, limit) => (limit === undefined ? "" : `${words} ${limit}`);
 // read best when small, so they sort ascending first.
 const COLUMNS = [
   { key: "pair", label: "Pair", sort: (s) => s.pair.join("/"),
-    cell: (s) => `<a href="#/pair/${esc(s.pair[0])}/${esc(s.pair[1])}">${esc(s.pair.join("/"))}</a>` },
-  { key: "sector", label: "Sector", wide: true, sort: (s) => s.sector, cell: (s) => esc(s.sector) },
+    cell: (s) => `<a href="#/pair/${esc(s.pair[0])}/${esc(s.pair[1])}">${esc(s.pair.join("/"))}</a>` +
+      `<span class="sector">${esc(s.sector)}</span>` },
   { key: "zone", label: "Zone", sort: (s) => s.metrics.position, cell: (s) => zoneBadge(s.metrics.zone) },
   { key: "position", label: "Position", num: true, sort: (s) => s.metrics.position,
     cell: (s) => positionBar(s.metrics.position) },
@@ -190,7 +190,7 @@ export async function renderScreen(main, args = [], query = new URLSearchParams(
       <thead><tr>${COLUMNS.map(
         (c) => `<th scope="col" data-key="${c.key}"${cellClass(c)}>` +
           `<button type="button">${headerOf(c)}</button></th>`).join("")}</tr></thead>
-      <tbody></tbody></table>`)}
+      <tbody></tbody></table>`, "stacks")}
     <form class="filters" id="any-pair" aria-label="Open any pair">
       <label>Any pair: leg A <input name="a" required placeholder="ETH" autocapitalize="characters"></label>
       <label>leg B <input name="b" required placeholder="BTC" autocapitalize="characters"></label>

@@ -51,7 +51,7 @@ export async function renderWatchlist(main) {
       <thead><tr><th scope="col">Pair</th><th scope="col">Notification state (changed)</th>
         <th scope="col">Notify on approach</th><th scope="col">Notify in zone</th>
         <th scope="col">Alert hygiene</th><th scope="col">Watched since</th><th scope="col"><span class="sr">Remove</span></th></tr></thead>
-      <tbody>${list.items.map(row).join("")}</tbody></table>`)}`;
+      <tbody>${list.items.map(row).join("")}</tbody></table>`, "stacks")}`;
   const message = main.querySelector("#watch-message");
   const table = main.querySelector("#watchlist");
   if (!table) return;
