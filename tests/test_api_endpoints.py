@@ -101,6 +101,8 @@ def test_pairs_is_the_compact_survivor_list(client, keys):
         "sector": s["sector"],
         "zone": s["metrics"]["zone"],
         "position": s["metrics"]["position"],
+        "hurst": s["metrics"]["hurst"],
+        "half_life_days": s["metrics"]["half_life_days"],
         "score": s["score"],
         "coint_qvalue": s["coint_qvalue"],
         "adf_qvalue": s["adf_qvalue"],
