@@ -105,6 +105,37 @@ def test_numbers_say_what_they_are(site: Site) -> None:
     assert f"ln(max/min) = {width:.3f}" in row["range"][1]
     assert row["halflife"][0] == f"{best['metrics']['half_life_days']:.1f}\u00a0d"
     assert "< 0.5" in site.text("th[data-key=hurst]")  # the rule under its column
+    # a Hurst of 0.49612 under "< 0.5" and one of 0.5004 (as the API could send them): the
+    # digits that decide the rule, not 0.50 for both
+    site.driver.execute_script(NEAR_THRESHOLD)
+    site.wait(lambda d: site.text("#survivors tbody tr") and _rows(site)[0] == name_of(best))
+    hurst_cells = site.driver.execute_script(
+        "const i = [...document.querySelectorAll('#survivors thead th')]"
+        ".findIndex(th => th.dataset.key === 'hurst');"
+        "return [...document.querySelectorAll('#survivors tbody tr')].slice(0, 3)"
+        ".map(tr => tr.cells[i].textContent)"
+    )
+    site.driver.execute_script("window.fetch = window.realFetch;")
+    assert hurst_cells[:2] == ["0.496", "0.5004"], hurst_cells
+
+
+def name_of(survivor: dict) -> str:  # type: ignore[type-arg]
+    return "/".join(survivor["pair"])
+
+
+# The screen with its first two survivors' Hurst set near the rule's 0.5 (the network edge).
+NEAR_THRESHOLD = """
+window.realFetch ??= window.fetch;
+window.fetch = async (url, options) => {
+  const r = await window.realFetch(url, options);
+  if (!String(url).endsWith('/screen/latest')) return r;
+  const body = await r.json();
+  body.survivors[0].metrics.hurst = 0.49612;
+  body.survivors[1].metrics.hurst = 0.5004;
+  return new Response(JSON.stringify(body), {headers: {'Content-Type': 'application/json'}});
+};
+location.hash = '#/screen?sort=score&q=';
+"""
 
 
 def test_a_newer_screen_is_offered_by_etag_and_keeps_the_order(site: Site) -> None:
