@@ -7,7 +7,8 @@ noticed by revalidating ``/screen/latest`` with its ETag (304s meanwhile) and sh
 with the reader's order kept; at 390 px the screen is cards and no owned page scrolls
 sideways, the staleness banner shows the API's sentence in the first screenful; axe passes
 on the map at both sizes; the map draws 100,000 survivors in under 2 s and a click on a point
-opens its pair. "Draws" counts from the survivors in hand to the frame painted with every
+opens its pair; the Pegs page revalidates ``/assets`` (304s) and redraws on a new peg
+sample. "Draws" counts from the survivors in hand to the frame painted with every
 point; the time from the link (reading and parsing the 27 MB body included) is printed.
 """
 
@@ -339,3 +340,38 @@ def test_the_map_opens_a_pair_on_click_and_draws_100000_points_in_under_2_s(site
     )
     assert count == 100_000
     assert drawn_ms < 2000, drawn_ms
+
+
+def test_the_pegs_page_redraws_when_a_peg_sample_arrives(site: Site) -> None:
+    from pairscreen import clock
+    from pairscreen.db.connection import database
+    from pairscreen.db.models import PegSample
+
+    _signed_in(site)
+    site.driver.set_window_size(1366, 844)
+    site.driver.execute_script(
+        "window.pairscreenRefreshMs = 300; window.assetAnswers = [];"
+        "window.realFetch ??= window.fetch;"
+        "window.fetch = async (url, options) => {"
+        "  const r = await window.realFetch(url, options);"
+        "  if (String(url).endsWith('/assets')) window.assetAnswers.push(r.status);"
+        "  return r; };"
+        "location.hash = '#/pegs';"
+    )
+    site.wait(lambda d: site.text("main h1") == "Pegs" and site.text("#peg-status"))
+    statuses = lambda: site.driver.execute_script("return window.assetAnswers")  # noqa: E731
+    site.wait(lambda d: statuses().count(304) >= 2)  # nothing changed: nothing sent
+    with database.connection_context():
+        PegSample.create(
+            ticker="PAXG",
+            sampled_at=clock.now(),
+            status="unhealthy",
+            market_price=1.0,
+            reference_price=2.0,
+            reference_source="test",
+            drift_pct=-50.0,
+            threshold_pct=1.0,
+        )
+    site.wait(lambda d: "-50.00 %" in site.text("#peg-status"))
+    assert site.text("#peg-refresh").startswith("Updated ")
+    site.driver.execute_script("window.fetch = window.realFetch; window.pairscreenRefreshMs = 0;")
