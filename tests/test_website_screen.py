@@ -267,11 +267,12 @@ BIG_PAIRS = """
 const n = arguments[0];
 const real = await (await fetch('/api/v1/pairs', {
   headers: {Authorization: 'Bearer ' + sessionStorage.getItem('pairscreen.key')}})).json();
-const zones = ['bottom', 'mid', 'top'];
 const pairs = Array.from({length: n}, (_, i) => {
   const p = real.pairs[i % real.pairs.length];
-  return {...p, pair: 'A' + i + '/B' + i, a: 'A' + i, b: 'B' + i, zone: zones[i % 3],
-          position: (i % 1400) / 1000 - 0.2, hurst: 0.3 + (i % 997) / 5000};
+  const position = ((i * 7919) % 14000) / 10000 - 0.2;  // spread over -0.2 .. 1.2
+  const zone = position < 0.2 ? 'bottom' : position > 0.8 ? 'top' : 'mid';
+  return {...p, pair: 'A' + i + '/B' + i, a: 'A' + i, b: 'B' + i, zone, position,
+          hurst: 0.25 + ((i * 104729) % 2500) / 10000};
 });
 const body = JSON.stringify({...real, count: n, pairs});
 window.realFetch ??= window.fetch;
