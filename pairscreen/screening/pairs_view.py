@@ -32,15 +32,22 @@ def _render_pairs(payload: str) -> str:
     return json.dumps(compact_pairs(head["generated_at"], survivors), allow_nan=False)
 
 
+# Metrics ``/pairs`` carries when the screen's metrics provide them: what the website's map of
+# the universe plots against the position, so 100,000 survivors need no full screen.
+MAP_FIELDS = ("hurst", "half_life_days")
+
+
 def compact_pair(survivor: dict[str, Any]) -> dict[str, Any]:
     """A survivor's key fields, as ``/pairs`` lists them."""
     a, b = survivor["pair"]
+    metrics = survivor["metrics"]
     return {
         "pair": f"{a}/{b}",
         "a": a,
         "b": b,
         "sector": survivor["sector"],
-        **present(survivor["metrics"], ZONE, POSITION),
+        **present(metrics, ZONE, POSITION),
+        **{k: metrics[k] for k in MAP_FIELDS if k in metrics},
         "score": survivor["score"],
         **{k: survivor[k] for k in SCREEN_FIELDS if k in survivor},
     }
