@@ -133,6 +133,28 @@ class Screen(BaseModel):
     survivor_keys = peewee.TextField(null=True)
 
 
+class ScreenVerdicts(BaseModel):
+    """The head of a screen's stored verdicts (migration 16): tickers, kinds, thresholds, as
+    compressed JSON (:mod:`pairscreen.screening.verdict_store`)."""
+
+    screen = peewee.IntegerField(primary_key=True)
+    head = peewee.BlobField()
+
+
+class ScreenVerdictBlock(BaseModel):
+    """One block of a screen's verdicts (migration 16): a compressed run of pair slots."""
+
+    screen = peewee.IntegerField()
+    block = peewee.IntegerField()
+    data = peewee.BlobField()
+
+    class Meta:
+        primary_key = peewee.CompositeKey("screen", "block")
+
+
+VERDICT_MODELS: tuple[type[BaseModel], ...] = (ScreenVerdicts, ScreenVerdictBlock)
+
+
 def survivor_keys(pairs: list[tuple[str, str]]) -> str:
     """The ``survivor_keys`` text of a screen's survivors."""
     return "".join(f"{a}/{b}\n" for a, b in pairs)

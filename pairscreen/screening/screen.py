@@ -48,6 +48,7 @@ from pairscreen.screening.pair_chunks import (
 from pairscreen.screening.persistence import spaced_screens, survived_count, survivor_sets
 from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.staleness import ScreenFacts, judge_at
+from pairscreen.screening.verdict_store import EncodedVerdicts, encode_screen, store
 from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,8 @@ def run_screen(
             survivor_keys=computed.survivor_keys,
         )
         _write_payload(row.id, computed.text)
+        if computed.verdicts is not None:
+            store(row.id, computed.verdicts)
         regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
         keep = (
             Screen.select(Screen.id)
@@ -198,6 +201,7 @@ class ComputedScreen:
     rejected: dict[str, int]
     data_source: str
     survivor_keys: str = ""
+    verdicts: EncodedVerdicts | None = None  # every screened pair's verdict, compact
 
 
 def screen_text(
@@ -291,6 +295,7 @@ def screen_text(
     source = data_source_label(rt)
     texts: list[str] = []
     keys: list[tuple[str, str]] = []
+    wide: list[tuple[str, str, str, float | None]] = []  # screen-wide rejections
     # Each survivor is decompressed as its compressed copy is dropped, so the two never
     # coexist in full; the screen-wide rules decide here, with the whole screen known.
     while survivors:
@@ -304,6 +309,7 @@ def screen_text(
         reason = screen_rule_reason(choice.screen_wide, extra)
         if reason:
             outcome.rejected[reason] += 1
+            wide.append((a, b, reason, extra[_rule_field(reason)]))
             continue
         text = zlib.decompress(packed).decode()
         texts.append(f"{text[:-1]},{_json(extra)[1:]}")
@@ -322,10 +328,15 @@ def screen_text(
         "persistence_screens": [clock.iso(p.generated_at) for p in previous],
     }
     parts = [_json(head)[:-1], ',"survivors":[', ",".join(texts), "],", _json(tail)[1:]]
+    verdicts = encode_screen(rt, outcome.verdicts, matrix.tickers, keys, wide, {**head, **tail})
     del outcome, texts
     text = "".join(parts)
     del parts
-    return ComputedScreen(text, total, n_survivors, rejected, source, survivor_keys(keys))
+    return ComputedScreen(text, total, n_survivors, rejected, source, survivor_keys(keys), verdicts)
+
+
+def _rule_field(code: str) -> str:
+    return next(rule.field for rule in SCREEN_RULES if rule.code == code)
 
 
 def _number_or_none(value: float) -> float | None:
@@ -362,6 +373,7 @@ def _screened_rows(
     both = stale_pair & (ra >= 0) & (rb >= 0)
     outcome.saw_days(np.minimum(last_day[ra[both]], last_day[rb[both]]))
     missing = ~stale_pair & ((ra < 0) | (rb < 0))
+    outcome.verdicts.add_core(ia, ib, stale_pair, missing, fresh.values(), with_candles)
     outcome.rejected[TOO_SHORT] += int(missing.sum())
     screened = ~stale_pair & ~missing
     return matrix, assets, ra[screened], rb[screened], int(ia.shape[0])
