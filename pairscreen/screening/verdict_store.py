@@ -39,8 +39,8 @@ from pairscreen.screening.verdicts import (
 )
 from pairscreen.types import Asset, FilterContext
 
-BLOCK_SLOTS = 1 << 16
-LEVEL = 6
+BLOCK_SLOTS = 1 << 14  # a lookup decodes about 200 kB
+LEVEL = 1  # random mantissa bytes gain nothing from a slower level
 _HEAD = np.dtype([("slots", "<u4"), ("values", "<u4")])
 
 

@@ -1,0 +1,151 @@
+"""``GET /screen/latest/pairs/{a}/{b}``: every pair the screen evaluated, its verdict free.
+
+Over the app in-process (every response checked against ``openapi.yaml``) on the demo's real
+screen: for every pair the screen evaluated, survivor or rejected, the free verdict equals the
+live ``/pair``'s (passes_filter, code and text, both computed from the same candles), no unit
+is spent, either orientation answers the pair as screened, and the 404s say why. Runs on
+PostgreSQL too (``PAIRSCREEN_TEST_DATABASE_URL``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from pairscreen.db.connection import database
+from pairscreen.db.models import Screen, ScreenVerdictBlock, ScreenVerdicts
+
+BASE = "/api/v1"
+
+
+def _screened_pairs(rt) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    ia, ib = rt.universe.screened_pair_indices()
+    tickers = [a.ticker for a in rt.universe.assets]
+    return [(tickers[i], tickers[j]) for i, j in zip(ia, ib, strict=True)]
+
+
+def _remaining(client, key: str) -> int:  # type: ignore[no-untyped-def]
+    return int(client.get(f"{BASE}/me", key).json()["quota"]["remaining_today"])
+
+
+def test_every_screened_pair_has_the_live_pairs_verdict_free(client, keys, runtime):
+    screen = client.get(f"{BASE}/screen/latest", keys.pro).json()
+    survivors = ["/".join(s["pair"]) for s in screen["survivors"]]
+    pairs = _screened_pairs(runtime)
+    assert len(pairs) == screen["n_pairs_screened"]
+    before = _remaining(client, keys.personal)
+    verdicts = {}
+    for a, b in pairs:
+        r = client.get(f"{BASE}/screen/latest/pairs/{a}/{b}", keys.personal)
+        assert r.status_code == 200, r.text
+        verdicts[a, b] = r.json()
+    assert _remaining(client, keys.personal) == before  # free: no unit spent
+    codes = [v["reason_code"] for v in verdicts.values()]
+    counted = {code: codes.count(code) for code in screen["rejected"]}
+    assert counted == screen["rejected"]  # the same verdicts the screen counted
+    ranked = sorted((v["rank"], v["pair"]) for v in verdicts.values() if v["passes_filter"])
+    assert [pair for _, pair in ranked] == survivors
+    assert {"hurst", "adf", "touches", "insufficient_history"} <= set(codes)
+    for (a, b), verdict in verdicts.items():
+        assert verdict["pair"] == f"{a}/{b}" and verdict["reversed"] is False
+        assert verdict["generated_at"] == screen["generated_at"]
+        live = client.get(f"{BASE}/pair/{a}/{b}", keys.pro)
+        if verdict["reason_code"] == "insufficient_history":
+            # /pair refuses a pair too short to evaluate, with the same figures
+            assert live.status_code == 404
+            days = re.search(r"(\d+) days of common history, at least (\d+)", live.text)
+            assert days is not None
+            assert verdict["filter_reason"] == (
+                f"insufficient_history: {days[1]} days of common history, "
+                f"at least {days[2]} are needed"
+            )
+            continue
+        snapshot = live.json()
+        assert verdict["passes_filter"] == snapshot["passes_filter"], (a, b)
+        assert verdict["filter_reason"] == snapshot["filter_reason"], (a, b)
+        assert verdict["reason_code"] == snapshot["filter_reason"].split(":")[0]
+        if verdict["passes_filter"]:
+            survivor = screen["survivors"][verdict["rank"] - 1]
+            assert survivor["pair"] == [a, b]
+            assert verdict["score"] == survivor["score"]
+            assert verdict["zone"] == survivor["metrics"]["zone"] == snapshot["metrics"]["zone"]
+            assert verdict["position"] == survivor["metrics"]["position"]
+        else:
+            assert verdict["rank"] is verdict["score"] is verdict["zone"] is None
+
+
+def test_the_other_orientation_answers_the_pair_as_screened_and_304s(client, keys, runtime):
+    a, b = _screened_pairs(runtime)[0]
+    ab = client.get(f"{BASE}/screen/latest/pairs/{a}/{b}", keys.personal)
+    ba = client.get(f"{BASE}/screen/latest/pairs/{b.lower()}/{a}", keys.personal)
+    assert ba.status_code == 200
+    assert ba.json() == {**ab.json(), "reversed": True}
+    etag = ab.headers["etag"]
+    assert etag.startswith('W/"screen-')
+    again = client.get(
+        f"{BASE}/screen/latest/pairs/{a}/{b}", keys.personal, headers={"If-None-Match": etag}
+    )
+    assert again.status_code == 304 and again.content == b""
+
+
+def test_unknown_tickers_unscreened_pairs_and_no_screen_answer_404(client, keys, runtime):
+    unknown = client.get(f"{BASE}/screen/latest/pairs/NOPE/BTC", keys.personal)
+    assert unknown.status_code == 404 and "Unknown ticker 'NOPE'" in unknown.text
+    same = client.get(f"{BASE}/screen/latest/pairs/BTC/BTC", keys.personal)
+    assert same.status_code == 400
+    screened = {frozenset(p) for p in _screened_pairs(runtime)}
+    tickers = [a.ticker for a in runtime.universe.assets]
+    a, b = next(
+        (x, y) for x in tickers for y in tickers if x != y and frozenset((x, y)) not in screened
+    )
+    r = client.get(f"{BASE}/screen/latest/pairs/{a}/{b}", keys.personal)
+    assert r.status_code == 404 and "did not evaluate" in r.text, r.text
+    assert r.headers["content-type"].startswith("text/plain")
+    refused = client.get(f"{BASE}/screen/latest/pairs/{a}/{b}", keys.no_tier)
+    assert refused.status_code == 403
+
+
+def test_no_screen_answers_404(empty_runtime):
+    from pairscreen.access import accounts
+    from tests.conftest import make_client
+
+    with database.connection_context():
+        accounts.create_user("a@example.com", "personal", lifetime=True)
+        key = accounts.rotate_key("a@example.com")
+    c = make_client(empty_runtime)
+    with c.client:
+        r = c.get(f"{BASE}/screen/latest/pairs/ETH/BTC", key)
+    assert r.status_code == 404 and "No screen has been published yet" in r.text
+
+
+def test_the_verdicts_are_small_and_go_with_their_screen(runtime):
+    """A block row per 16,384 slots and one head per screen; a pruned screen's go with the
+    next publication."""
+    from pairscreen.screening.screen import run_screen
+
+    with database.connection_context():
+        heads = list(ScreenVerdicts.select())
+        assert len(heads) == 1
+        blob = sum(len(bytes(r.data)) for r in ScreenVerdictBlock.select())
+        n = len(runtime.universe.assets)
+        assert 0 < blob < n * (n - 1) // 2 * 8  # under 8 bytes a slot, all included
+    run_screen(runtime)
+    with database.connection_context():
+        assert len(ScreenVerdicts.select()) == 2
+        Screen.delete().where(Screen.id == heads[0].screen).execute()  # pruned, say
+    run_screen(runtime)
+    with database.connection_context():
+        kept = sorted(s.id for s in Screen.select())
+        assert sorted(h.screen for h in ScreenVerdicts.select()) == kept
+        assert {b.screen for b in ScreenVerdictBlock.select()} == set(kept)
+
+
+@pytest.mark.parametrize("value", [0.49951, 0.4995, np.nextafter(0.5, 0)])
+def test_a_rule_says_its_reason_again_from_the_stored_float(value):
+    """A value stored as float64 says the reason the screen said, digit for digit."""
+    from pairscreen.screening.verdict_store import _pack, _unpack
+
+    block = _unpack(_pack(np.zeros(3, np.uint8), np.zeros(3, "<u2"), np.array([value]), {}))
+    assert f"{float(block.values[0]):.3f}" == f"{value:.3f}"
