@@ -154,7 +154,9 @@ def main() -> None:
         f"reason said again): median {statistics.median(times):.2f} ms, "
         f"p90 {times[int(0.9 * len(times))]:.2f} ms"
     )
-    print("reasons looked up:", ", ".join(f"{k or 'survivor'} {v}" for k, v in sorted(codes.items())))
+    print(
+        "reasons looked up:", ", ".join(f"{k or 'survivor'} {v}" for k, v in sorted(codes.items()))
+    )
 
 
 if __name__ == "__main__":
