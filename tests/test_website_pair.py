@@ -145,7 +145,7 @@ def test_the_pair_page_fits_a_phone_shows_the_ou_levels_and_passes_axe(site):  #
         assert fit["overflow"] <= 0, (width, fit)
         assert fit["cut"] <= 0, (width, fit)  # the backtest table needs no sideways scroll
         for left, right, label in fit["holds"]:
-            assert 0 <= left and right <= fit["width"], (width, fit)
+            assert left >= 0 and right <= fit["width"], (width, fit)
             if width < 600:
                 assert label == '"Buy and hold"', label
         chart = site.driver.execute_script(
