@@ -149,3 +149,80 @@ def test_a_rule_says_its_reason_again_from_the_stored_float(value):
 
     block = _unpack(_pack(np.zeros(3, np.uint8), np.zeros(3, "<u2"), np.array([value]), {}))
     assert f"{float(block.values[0]):.3f}" == f"{value:.3f}"
+
+
+def test_a_depegged_legs_reason_is_kept_and_equals_the_live_pairs(client, keys, runtime):
+    """A reason no rule says from its inputs (the core's depeg, naming the event) is kept as
+    text: the same words as ``/pair``'s while the event is active."""
+    from datetime import timedelta
+
+    from pairscreen import clock
+    from pairscreen.db.models import PegEvent
+    from pairscreen.screening.screen import run_screen
+
+    with database.connection_context():
+        now = clock.now()
+        PegEvent.create(
+            ticker="PAXG",
+            asset_class="tokenized_metal",
+            first_unhealthy=now - timedelta(hours=20),
+            last_unhealthy=now,
+            median_drift_pct=-2.5,
+            sample_count=21,
+            reference_source="demo",
+        )
+    run_screen(runtime)
+    paired = [p for p in _screened_pairs(runtime) if "PAXG" in p]
+    assert paired
+    for a, b in paired:
+        verdict = client.get(f"{BASE}/screen/latest/pairs/{a}/{b}", keys.personal).json()
+        live = client.get(f"{BASE}/pair/{a}/{b}", keys.pro).json()
+        assert verdict["reason_code"] == "depeg"
+        assert verdict["filter_reason"] == live["filter_reason"]
+        assert "PAXG is in an active depeg event since" in verdict["filter_reason"]
+
+
+def test_a_stale_pair_names_its_legs_as_the_screen_saw_them(client, keys, runtime):
+    """A screen computed 30 days after the last closes: every pair is stale, each verdict
+    names its stale legs with their age at the screen's time."""
+    from datetime import timedelta
+
+    from pairscreen import clock
+    from pairscreen.market.freshness import asset_freshness, last_days, stale_reason
+    from pairscreen.screening.screen import run_screen
+
+    at = clock.now() + timedelta(days=30)
+    run_screen(runtime, at=at)
+    fresh = asset_freshness(runtime.universe, last_days(runtime.candles.get()), at)
+    for a, b in _screened_pairs(runtime)[:25]:
+        verdict = client.get(f"{BASE}/screen/latest/pairs/{a}/{b}", keys.personal).json()
+        legs = runtime.universe.asset(a), runtime.universe.asset(b)
+        assert verdict["filter_reason"] == stale_reason(fresh, *legs)
+        assert verdict["reason_code"] == "stale" and verdict["history_days"] is None
+
+
+def test_a_screen_wide_rejection_keeps_the_pairs_score_and_says_the_rule(client, keys, runtime):
+    """With ``min_persistence`` above the screens stored, every pair that passed the filter
+    fails the screen-wide rule: its verdict names the rule and keeps its score and zone."""
+    from dataclasses import replace
+
+    from pairscreen.screening.screen import run_screen
+
+    passed = client.get(f"{BASE}/pairs", keys.personal).json()["pairs"]
+    assert passed
+    wide = {**runtime.screen_filter.screen_wide, "min_persistence": 5}
+    runtime.__dict__["screen_filter"] = replace(runtime.screen_filter, screen_wide=wide)
+    run_screen(runtime)
+    screen = client.get(f"{BASE}/screen/latest", keys.personal).json()
+    assert screen["n_survivors"] == 0 and screen["rejected"]["persistence"] == len(passed)
+    for pair in passed:
+        verdict = client.get(f"{BASE}/screen/latest/pairs/{pair['pair']}", keys.personal).json()
+        assert verdict["passes_filter"] is False and verdict["rank"] is None
+        assert verdict["reason_code"] == "persistence"
+        said = re.fullmatch(
+            r"persistence: survived_last (\d+), at least 5 needed "
+            r"\(the screen-wide rule min_persistence of \[screen\]\)",
+            verdict["filter_reason"],
+        )
+        assert said is not None and int(said[1]) < 5, verdict["filter_reason"]
+        assert verdict["zone"] == pair["zone"] and isinstance(verdict["score"], float)
