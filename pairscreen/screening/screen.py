@@ -8,7 +8,7 @@ import json
 import logging
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -93,6 +93,7 @@ def run_screen(
         scheduler=scheduler,
         on_progress=on_progress,
     )
+    verdicts = computed.verdicts() if computed.verdicts is not None else None
     started = time.perf_counter()
     with write_transaction():
         row = Screen.create(
@@ -104,8 +105,8 @@ def run_screen(
             survivor_keys=computed.survivor_keys,
         )
         _write_payload(row.id, computed.text)
-        if computed.verdicts is not None:
-            store(row.id, computed.verdicts)
+        if verdicts is not None:
+            store(row.id, verdicts)
         regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
         keep = (
             Screen.select(Screen.id)
@@ -201,7 +202,8 @@ class ComputedScreen:
     rejected: dict[str, int]
     data_source: str
     survivor_keys: str = ""
-    verdicts: EncodedVerdicts | None = None  # every screened pair's verdict, compact
+    # Every screened pair's verdict, compact, encoded on demand.
+    verdicts: Callable[[], EncodedVerdicts] | None = None
 
 
 def screen_text(
@@ -328,7 +330,10 @@ def screen_text(
         "persistence_screens": [clock.iso(p.generated_at) for p in previous],
     }
     parts = [_json(head)[:-1], ',"survivors":[', ",".join(texts), "],", _json(tail)[1:]]
-    verdicts = encode_screen(rt, outcome.verdicts, matrix.tickers, keys, wide, {**head, **tail})
+    # encoded only for a screen that is published (not a point-in-time one, not a replay)
+    verdicts = functools.partial(
+        encode_screen, rt, outcome.verdicts, matrix.tickers, keys, wide, {**head, **tail}
+    )
     del outcome, texts
     text = "".join(parts)
     del parts
