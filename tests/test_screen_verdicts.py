@@ -226,3 +226,26 @@ def test_a_screen_wide_rejection_keeps_the_pairs_score_and_says_the_rule(client,
         )
         assert said is not None and int(said[1]) < 5, verdict["filter_reason"]
         assert verdict["zone"] == pair["zone"] and isinstance(verdict["score"], float)
+
+
+def test_a_filter_gone_since_the_screen_still_gives_the_code_and_values(runtime):
+    """The universe's filter changed after the screen: the rule cannot say its text again, so
+    the verdict names the code, the screen's filter and the values it saw."""
+    from dataclasses import replace
+
+    from pairscreen.screening.verdict_store import load_head, verdict
+
+    with database.connection_context():
+        screen = runtime.published.latest()
+        head = load_head(screen.key[0])
+        gone = replace(head, facts={**head.facts, "filter": "retired"})
+        for a, b in _screened_pairs(runtime):
+            legs = runtime.universe.asset(a), runtime.universe.asset(b)
+            now = verdict(runtime.plugins, head, *legs)
+            if now["reason_code"] == "hurst":
+                said = verdict(runtime.plugins, gone, *legs)["filter_reason"]
+                assert re.fullmatch(
+                    r"hurst: rejected by filter 'retired' with hurst [-\d.e]+", said
+                )
+                return
+    raise AssertionError("the demo screen rejects some pair for its Hurst exponent")

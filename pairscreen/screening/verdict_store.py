@@ -309,8 +309,15 @@ def _say(
             f"{rule.code}: {rule.field} {shown}, {needed} needed "
             f"(the screen-wide rule {rule.limit} of [screen])"
         )
-    screen_filter = plugins.filters.get(facts["filter"])
-    rule_of = screen_filter.rules[kind.rule]
+    rules = plugins.filters.items.get(facts["filter"])
+    rule_of = rules.rules[kind.rule] if rules and kind.rule < len(rules.rules) else None
+    if rule_of is None or rule_of.code != kind.code:
+        # The filter changed since the screen (another universe file, an uninstalled
+        # plugin): its rule cannot say the reason again, the values still can.
+        seen = ", ".join(
+            f"{name} {float(v):g}" for name, v in zip(kind.fields, values, strict=True)
+        )
+        return f"{kind.code}: rejected by filter {facts['filter']!r} with {seen or 'no values'}"
     metrics = {name: values[k : k + 1] for k, name in enumerate(kind.fields)}
     context = FilterContext(
         np.array([history]), np.zeros(1, dtype=bool), facts["thresholds"], ((),)
