@@ -94,6 +94,7 @@ def test_the_pair_page_says_the_screens_verdict_before_any_unit(site):  # noqa: 
     before = _remaining(site)
     for name, verdict in _verdicts(site).items():
         site.open(f"pair/{verdict['pair']}", verdict["pair"])
+        site.driver.save_screenshot(str(artifact_path(f"site-pair-verdict-{name}.png")))
         said = site.text("#screen-verdict")
         if name == "survivor":
             assert f"rank {verdict['rank']} of {verdict['n_survivors']}" in said, said
