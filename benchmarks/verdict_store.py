@@ -11,7 +11,8 @@ more compressible). They go through the same code a published screen's do
 :func:`~pairscreen.screening.verdict_store.encode` and ``store``) into a fresh SQLite
 database, then random pairs are looked up as ``/screen/latest/pairs/{a}/{b}`` does
 (one block read and decoded, the reason said again by the filter's rule).
-Prints the bytes stored, the encode and store times, and the lookup median and p90.
+Prints the bytes stored, the bytes the screen holds for them while it runs, the encode and
+store times, and the lookup median and p90.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def synthetic_log(n_assets: int, table, rng):  # type: ignore[no-untyped-def]
         int(p): f"depeg: T{p % 50} is in an active depeg event since 2026-11-20T14:00:00+00:00"
         for p in np.flatnonzero(kind == names["text"])
     }
-    part = Part(False, ia, ib, kind, history.astype(np.uint16), values, texts)
+    legs = ia.astype(np.int32), ib.astype(np.int32)  # as a chunk records them
+    part = Part(False, *legs, kind, history.astype(np.uint16), values, texts)
     log = VerdictLog([part])
     log.stale = {f"T{k}": ("2026-11-01", 25, 3) for k in range(0, n_assets, 40)}
     log.no_candles = [f"T{k}" for k in range(5, n_assets, 200)]
@@ -101,6 +103,10 @@ def main() -> None:
         tickers = [f"T{k}" for k in range(n)]
         log, survivors = synthetic_log(n, table, rng)
         pairs = n * (n - 1) // 2
+        held = sum(
+            p.a.nbytes + p.b.nbytes + p.kind.nbytes + p.history.nbytes + p.values.nbytes
+            for p in log.parts
+        )
         started = time.perf_counter()
         done = finish(log, table, np.arange(n), [], [], {t: k for k, t in enumerate(tickers)})
         for rank, p in enumerate(survivors, start=1):
@@ -147,6 +153,7 @@ def main() -> None:
         f"stored: {stored / 1e6:.2f} MB ({stored / pairs:.2f} bytes a pair; head "
         f"{len(encoded.head) / 1e3:.1f} kB, {len(encoded.blocks)} blocks)"
     )
+    print(f"held while the screen runs: {held / 1e6:.1f} MB ({held / pairs:.1f} bytes a pair)")
     print(f"encode {encode_s:.2f} s, store {store_s:.2f} s, first head read {head_ms:.1f} ms")
     times.sort()
     print(
