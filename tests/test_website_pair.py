@@ -89,6 +89,17 @@ def test_a_pair_link_with_its_window_opens_in_a_new_tab_and_spends_nothing(site)
     assert _remaining(site) == before
 
 
+def test_every_page_is_a_link_that_survives_a_reload(site):  # noqa: F811
+    _signed_in(site)
+    for page in ("screen", "watchlist", "pegs", "assets", "account"):
+        site.open(page, page.capitalize())
+        site.driver.refresh()
+        site.wait(lambda d, page=page: site.text("main h1") == page.capitalize())
+        assert site.driver.current_url.endswith(f"#/{page}")
+        current = site.driver.find_element("css selector", "#nav a[aria-current=page]")
+        assert current.get_attribute("href").endswith(f"#/{page}")
+
+
 def test_the_pair_page_says_the_screens_verdict_before_any_unit(site):  # noqa: F811
     _signed_in(site)
     before = _remaining(site)
