@@ -152,6 +152,12 @@ def _screen_verdicts(db: peewee.Database) -> None:
     db.create_tables(list(models.VERDICT_MODELS), safe=True)
 
 
+def _screen_page_index(db: peewee.Database) -> None:
+    """Screens published from now on store their page index; older ones have none and are
+    parsed on their first filtered page, as before."""
+    db.create_tables([models.ScreenPageIndex], safe=True)
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -169,6 +175,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (13, "each screen's survivors' pairs (persistence, recent verdicts)", _survivor_keys),
     (15, "watchlist alert hygiene: cooldown, snooze, re-arm margin", _alert_hygiene),
     (16, "every screened pair's verdict, compact, beside its screen", _screen_verdicts),
+    (17, "each screen's page index (/pairs and /screen/latest pages)", _screen_page_index),
 ]
 
 
