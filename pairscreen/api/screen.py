@@ -78,7 +78,7 @@ async def _view(
     its ``stale`` and ``stale_reason`` are today's, whatever was stored when it was published.
     """
     caller(token_info).require_tier("personal")
-    screen = await _published()
+    screen = await latest_published()
     if csv_requested():
         return await _csv(screen, query)
     served = None
@@ -150,7 +150,8 @@ async def screen_at(token_info: TokenInfo, at: str) -> Response:
     return Response(payload, media_type="application/json")
 
 
-async def _published() -> PublishedScreen:
+async def latest_published() -> PublishedScreen:
+    """The latest screen, as known at most ``RECHECK_SECONDS`` ago."""
     svc = service()
     published = svc.runtime.published
     screen = published.recent(RECHECK_SECONDS)

@@ -148,6 +148,10 @@ def _evidence(db: peewee.Database) -> None:
     db.create_tables([models.Evidence], safe=True)
 
 
+def _screen_verdicts(db: peewee.Database) -> None:
+    db.create_tables(list(models.VERDICT_MODELS), safe=True)
+
+
 def _screen_page_index(db: peewee.Database) -> None:
     """Screens published from now on store their page index; older ones have none and are
     parsed on their first filtered page, as before."""
@@ -170,6 +174,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (10, "published evaluations of the screen's rules (/evidence)", _evidence),
     (13, "each screen's survivors' pairs (persistence, recent verdicts)", _survivor_keys),
     (15, "watchlist alert hygiene: cooldown, snooze, re-arm margin", _alert_hygiene),
+    (16, "every screened pair's verdict, compact, beside its screen", _screen_verdicts),
     (17, "each screen's page index (/pairs and /screen/latest pages)", _screen_page_index),
 ]
 

@@ -133,6 +133,28 @@ class Screen(BaseModel):
     survivor_keys = peewee.TextField(null=True)
 
 
+class ScreenVerdicts(BaseModel):
+    """The head of a screen's stored verdicts (migration 16): tickers, kinds, thresholds, as
+    compressed JSON (:mod:`pairscreen.screening.verdict_store`)."""
+
+    screen = peewee.IntegerField(primary_key=True)
+    head = peewee.BlobField()
+
+
+class ScreenVerdictBlock(BaseModel):
+    """One block of a screen's verdicts (migration 16): a compressed run of pair slots."""
+
+    screen = peewee.IntegerField()
+    block = peewee.IntegerField()
+    data = peewee.BlobField()
+
+    class Meta:
+        primary_key = peewee.CompositeKey("screen", "block")
+
+
+VERDICT_MODELS: tuple[type[BaseModel], ...] = (ScreenVerdicts, ScreenVerdictBlock)
+
+
 class ScreenPageIndex(BaseModel):
     """A screen's page index (migration 17), written in the transaction that publishes it:
     where each survivor lies in the payload, best score first, with its score, sector and

@@ -8,7 +8,7 @@ import json
 import logging
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -45,6 +45,7 @@ from pairscreen.screening.pair_chunks import (
 from pairscreen.screening.persistence import spaced_screens, survived_count, survivor_sets
 from pairscreen.screening.staleness import ScreenFacts, judge_at
 from pairscreen.screening.stored_pages import prepare_page_index
+from pairscreen.screening.verdict_store import EncodedVerdicts, encode_screen, store
 from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ def run_screen(
         scheduler=scheduler,
         on_progress=on_progress,
     )
+    verdicts = computed.verdicts() if computed.verdicts is not None else None
     started = time.perf_counter()
     page_index = prepare_page_index(computed.text)
     with write_transaction():
@@ -101,6 +103,8 @@ def run_screen(
             survivor_keys=computed.survivor_keys,
         )
         _write_payload(row.id, computed.text)
+        if verdicts is not None:
+            store(row.id, verdicts)
         page_index.store(row.id)
         regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
         keep = (
@@ -197,6 +201,8 @@ class ComputedScreen:
     rejected: dict[str, int]
     data_source: str
     survivor_keys: str = ""
+    # Every screened pair's verdict, compact, encoded on demand.
+    verdicts: Callable[[], EncodedVerdicts] | None = None
 
 
 def screen_text(
@@ -290,6 +296,7 @@ def screen_text(
     source = data_source_label(rt)
     texts: list[str] = []
     keys: list[tuple[str, str]] = []
+    wide: list[tuple[str, str, str, float | None]] = []  # screen-wide rejections
     # Each survivor is decompressed as its compressed copy is dropped, so the two never
     # coexist in full; the screen-wide rules decide here, with the whole screen known.
     while survivors:
@@ -303,6 +310,7 @@ def screen_text(
         reason = screen_rule_reason(choice.screen_wide, extra)
         if reason:
             outcome.rejected[reason] += 1
+            wide.append((a, b, reason, extra[_rule_field(reason)]))
             continue
         text = zlib.decompress(packed).decode()
         texts.append(f"{text[:-1]},{_json(extra)[1:]}")
@@ -321,10 +329,18 @@ def screen_text(
         "persistence_screens": [clock.iso(p.generated_at) for p in previous],
     }
     parts = [_json(head)[:-1], ',"survivors":[', ",".join(texts), "],", _json(tail)[1:]]
+    # encoded only for a screen that is published (not a point-in-time one, not a replay)
+    verdicts = functools.partial(
+        encode_screen, rt, outcome.verdicts, matrix.tickers, keys, wide, {**head, **tail}
+    )
     del outcome, texts
     text = "".join(parts)
     del parts
-    return ComputedScreen(text, total, n_survivors, rejected, source, survivor_keys(keys))
+    return ComputedScreen(text, total, n_survivors, rejected, source, survivor_keys(keys), verdicts)
+
+
+def _rule_field(code: str) -> str:
+    return next(rule.field for rule in SCREEN_RULES if rule.code == code)
 
 
 def _number_or_none(value: float) -> float | None:
@@ -361,6 +377,7 @@ def _screened_rows(
     both = stale_pair & (ra >= 0) & (rb >= 0)
     outcome.saw_days(np.minimum(last_day[ra[both]], last_day[rb[both]]))
     missing = ~stale_pair & ((ra < 0) | (rb < 0))
+    outcome.verdicts.add_core(ia, ib, stale_pair, missing, fresh.values(), with_candles)
     outcome.rejected[TOO_SHORT] += int(missing.sum())
     screened = ~stale_pair & ~missing
     return matrix, assets, ra[screened], rb[screened], int(ia.shape[0])
