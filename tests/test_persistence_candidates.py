@@ -77,12 +77,6 @@ def test_min_persistence_on_from_the_first_screen_gets_survivors_as_evaluate_rep
     screens = [stored(day) for day in days]
     candidates = [c for _, _, c in screens]
 
-    # What a screen stores as its candidates is what passes with the persistence rule off.
-    q_only = runtime_with(runtime, tmp_path / "q_only", table.split("\n", 1)[1])
-    with database.connection_context():
-        first = screening.compute_screen(q_only, close_of(days[0]), as_of=days[0])
-    assert candidates[0] == {"/".join(s["pair"]) for s in first["survivors"]} != set()
-
     # A screen with fewer than k screens before it passes nothing; the later ones do, and
     # each survivor's count is the candidates of the screens before it, not their survivors.
     assert [p["n_survivors"] for p, _, _ in screens[:k]] == [0] * k
@@ -100,6 +94,12 @@ def test_min_persistence_on_from_the_first_screen_gets_survivors_as_evaluate_rep
     assert all(p["rejected"]["persistence"] > 0 for p, _, _ in screens[:k])
     if "coint_q_below" in table:
         assert all(p["rejected"]["coint_q"] > 0 for p, _, _ in screens)
+
+    # What a screen stores as its candidates is what passes with the persistence rule off.
+    q_only = runtime_with(runtime, tmp_path / "q_only", table.split("\n", 1)[1])
+    with database.connection_context():
+        first = screening.compute_screen(q_only, close_of(days[0]), as_of=days[0])
+    assert candidates[0] == {"/".join(s["pair"]) for s in first["survivors"]} != set()
 
     # evaluate replays the last two days (each with n screens before it) to the same verdicts.
     with database.connection_context():
