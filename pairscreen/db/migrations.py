@@ -154,6 +154,12 @@ def _evidence(db: peewee.Database) -> None:
     db.create_tables([models.Evidence], safe=True)
 
 
+def _screen_page_index(db: peewee.Database) -> None:
+    """Screens published from now on store their page index; older ones have none and are
+    parsed on their first filtered page, as before."""
+    db.create_tables([models.ScreenPageIndex], safe=True)
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -170,6 +176,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (10, "published evaluations of the screen's rules (/evidence)", _evidence),
     (13, "each screen's survivors' pairs (persistence, recent verdicts)", _survivor_keys),
     (15, "watchlist alert hygiene: cooldown, snooze, re-arm margin", _alert_hygiene),
+    (17, "each screen's page index (/pairs and /screen/latest pages)", _screen_page_index),
     (18, "each screen's pairs that passed every rule but persistence", _candidate_keys),
 ]
 

@@ -137,6 +137,17 @@ class Screen(BaseModel):
     candidate_keys = peewee.TextField(null=True)
 
 
+class ScreenPageIndex(BaseModel):
+    """A screen's page index (migration 17), written in the transaction that publishes it:
+    where each survivor lies in the payload, best score first, with its score, sector and
+    zone, so that a server pages ``/pairs`` and ``/screen/latest`` without parsing the
+    payload. Deleted with its screen."""
+
+    screen = peewee.ForeignKeyField(Screen, primary_key=True, on_delete="CASCADE")
+    head = peewee.TextField()  # the payload's fields but the survivors, as JSON
+    arrays = peewee.BlobField()  # the index's arrays, a compressed .npz
+
+
 def survivor_keys(pairs: list[tuple[str, str]]) -> str:
     """The ``survivor_keys`` text of a screen's survivors."""
     return "".join(f"{a}/{b}\n" for a, b in pairs)

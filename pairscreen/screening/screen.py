@@ -24,11 +24,9 @@ from pairscreen.engine.executors import stream_local
 from pairscreen.engine.fdr import QValues
 from pairscreen.engine.filtering import filter_codes
 from pairscreen.engine.guarantees import CORE_CODES
-from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_rules import (
     PERSISTENCE,
     QVALUE_FIELDS,
-    SCREEN_FIELDS,
     SCREEN_RULES,
     screen_rule_reason,
 )
@@ -37,7 +35,6 @@ from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_day
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
-from pairscreen.screening.json_items import Field, walk
 from pairscreen.screening.pair_chunks import (
     TOO_SHORT,
     PairsOutcome,
@@ -47,8 +44,8 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
 )
 from pairscreen.screening.persistence import candidate_sets, spaced_screens, survived_count
-from pairscreen.screening.published import PublishedScreen
 from pairscreen.screening.staleness import ScreenFacts, judge_at
+from pairscreen.screening.stored_pages import prepare_page_index
 from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
@@ -94,6 +91,7 @@ def run_screen(
         on_progress=on_progress,
     )
     started = time.perf_counter()
+    page_index = prepare_page_index(computed.text)
     with write_transaction():
         row = Screen.create(
             generated_at=generated_at,
@@ -105,6 +103,7 @@ def run_screen(
             candidate_keys=computed.candidate_keys,
         )
         _write_payload(row.id, computed.text)
+        page_index.store(row.id)
         regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
         keep = (
             Screen.select(Screen.id)
@@ -402,44 +401,3 @@ def data_time_range(outcome: PairsOutcome) -> dict[str, str] | None:
 def latest_screen_json(rt: Runtime) -> str:
     """The latest published screen as stored (JSON text); NotFound before the first one."""
     return rt.published.latest().payload
-
-
-def pairs_json(screen: PublishedScreen) -> str:
-    """The ``/pairs`` body of ``screen``, serialised once per screen."""
-    return screen.view("pairs", _render_pairs)
-
-
-def _render_pairs(payload: str) -> str:
-    head: dict[str, Any] = {}
-    survivors: list[dict[str, Any]] = []
-    for part in walk(payload, "survivors"):  # one survivor decoded at a time
-        if isinstance(part, Field):
-            head[part.name] = part.value
-        else:
-            survivors.append(compact_pair(part.value))
-    return json.dumps(compact_pairs(head["generated_at"], survivors), allow_nan=False)
-
-
-def compact_pair(survivor: dict[str, Any]) -> dict[str, Any]:
-    """A survivor's key fields, as ``/pairs`` lists them."""
-    a, b = survivor["pair"]
-    return {
-        "pair": f"{a}/{b}",
-        "a": a,
-        "b": b,
-        "sector": survivor["sector"],
-        **present(survivor["metrics"], ZONE, POSITION),
-        "score": survivor["score"],
-        **{k: survivor[k] for k in SCREEN_FIELDS if k in survivor},
-    }
-
-
-def compact_pairs(generated_at: str, pairs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``/pairs`` body: compact pairs, best score first."""
-    pairs.sort(key=lambda p: -p["score"])
-    return {"generated_at": generated_at, "count": len(pairs), "pairs": pairs}
-
-
-def present(metrics: dict[str, Any], *wanted: RequiredField) -> dict[str, Any]:
-    """The ``wanted`` fields of a survivor's metrics; one whose metric failed is left out."""
-    return {f.name: metrics[f.name] for f in wanted if f.name in metrics}
