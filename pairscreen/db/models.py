@@ -131,6 +131,10 @@ class Screen(BaseModel):
     # The survivors' pairs as published ("A/B"), one a line (migration 13): what persistence
     # and a pair's recent verdicts read without decoding the payload.
     survivor_keys = peewee.TextField(null=True)
+    # The pairs that passed every rule but persistence, in the same form (migration 18): what
+    # the next screens' persistence counts, so that a screen with ``min_persistence`` on does
+    # not feed on its own output. NULL in screens stored before it (their survivors count).
+    candidate_keys = peewee.TextField(null=True)
 
 
 class ScreenVerdicts(BaseModel):

@@ -25,6 +25,7 @@ from pairscreen.engine.fdr import QValues
 from pairscreen.engine.filtering import filter_codes
 from pairscreen.engine.guarantees import CORE_CODES
 from pairscreen.engine.screen_rules import (
+    PERSISTENCE,
     QVALUE_FIELDS,
     SCREEN_RULES,
     screen_rule_reason,
@@ -42,7 +43,7 @@ from pairscreen.screening.pair_chunks import (
     day_iso,
     evaluate_pairs,
 )
-from pairscreen.screening.persistence import spaced_screens, survived_count, survivor_sets
+from pairscreen.screening.persistence import candidate_sets, spaced_screens, survived_count
 from pairscreen.screening.staleness import ScreenFacts, judge_at
 from pairscreen.screening.stored_pages import prepare_page_index
 from pairscreen.screening.verdict_store import EncodedVerdicts, encode_screen, store
@@ -101,6 +102,7 @@ def run_screen(
             data_source=computed.data_source,
             payload=_payload_value(computed.text),
             survivor_keys=computed.survivor_keys,
+            candidate_keys=computed.candidate_keys,
         )
         _write_payload(row.id, computed.text)
         if verdicts is not None:
@@ -201,6 +203,7 @@ class ComputedScreen:
     rejected: dict[str, int]
     data_source: str
     survivor_keys: str = ""
+    candidate_keys: str = ""  # the pairs that passed every rule but persistence
     # Every screened pair's verdict, compact, encoded on demand.
     verdicts: Callable[[], EncodedVerdicts] | None = None
 
@@ -274,7 +277,7 @@ def screen_text(
     }
     outcome.pvalues.clear()
     previous = spaced_screens(generated_at, settings.persistence_screens)
-    counted = survivor_sets(previous)
+    counted = candidate_sets(previous)
     survivors = outcome.survivors
     survivors.sort(reverse=True)  # worst first: popping from the end gives the published order
     coint_q, adf_q = (
@@ -297,6 +300,7 @@ def screen_text(
     texts: list[str] = []
     keys: list[tuple[str, str]] = []
     wide: list[tuple[str, str, str, float | None]] = []  # screen-wide rejections
+    candidates: list[tuple[str, str]] = []  # what the next screens' persistence counts
     # Each survivor is decompressed as its compressed copy is dropped, so the two never
     # coexist in full; the screen-wide rules decide here, with the whole screen known.
     while survivors:
@@ -307,6 +311,8 @@ def screen_text(
             "adf_qvalue": _number_or_none(adf_q[k]),
             "survived_last": survived_count(a, b, counted),
         }
+        if not screen_rule_reason(choice.screen_wide, extra, skip=PERSISTENCE):
+            candidates.append((a, b))
         reason = screen_rule_reason(choice.screen_wide, extra)
         if reason:
             outcome.rejected[reason] += 1
@@ -336,7 +342,16 @@ def screen_text(
     del outcome, texts
     text = "".join(parts)
     del parts
-    return ComputedScreen(text, total, n_survivors, rejected, source, survivor_keys(keys), verdicts)
+    return ComputedScreen(
+        text,
+        total,
+        n_survivors,
+        rejected,
+        source,
+        survivor_keys(keys),
+        survivor_keys(candidates),
+        verdicts,
+    )
 
 
 def _rule_field(code: str) -> str:
