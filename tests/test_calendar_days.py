@@ -27,11 +27,11 @@ from pairscreen.db.connection import database
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.evaluate import compute_metrics, run_legs
 from pairscreen.engine.filtering import FilterChoice
-from pairscreen.engine.pair_chunks import ScreenSpec, chunk_jobs
 from pairscreen.engine.panels import AlignedPair, align, group_by_history, panel_of, span_panel
 from pairscreen.engine.windows import windows_of
 from pairscreen.plugin_system.loader import load_plugins
 from pairscreen.plugin_system.registry import Plugins
+from pairscreen.screening.pair_chunks import ScreenSpec, chunk_jobs
 from pairscreen.screening.screen import run_screen
 from pairscreen.types import Asset, Candles, PairPanel
 from tests.conftest import make_client

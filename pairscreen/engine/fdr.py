@@ -19,6 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def bh_qvalues(pvalues: np.ndarray) -> np.ndarray:
+    """The Benjamini-Hochberg q-value of each p-value; NaN stays NaN (and is not counted)."""
+    return QValues.of(pvalues).lookup(pvalues)
+
+
 @dataclass(frozen=True)
 class QValues:
     """The sorted finite p-values of one test over a screen, with their q-values."""

@@ -6,17 +6,19 @@ written again), in one transaction: a crash mid-publish leaves the previous scre
 :func:`publish_screen` lists each step as one call; a step that must happen at publish time
 (something stored beside the row, say) is one more call there.
 
-A regular screen becomes the latest one: old regular screens beyond ``screens_kept`` go (but
-not those the next screen's persistence reads), the ``screen`` job time is set and the
-runtime's published-screen cache drops what it holds. A point-in-time screen (``as_of``) is
-history: it replaces an earlier screen as of the same day, prunes nothing and never becomes
-the latest.
+A regular screen becomes the latest one: its pairs' verdicts and its ``/pairs`` page index
+are stored beside its row (prepared before the transaction), old regular screens beyond
+``screens_kept`` go (but not those the next screen's persistence reads), the ``screen`` job
+time is set and the runtime's published-screen cache drops what it holds. A point-in-time
+screen (``as_of``) is history: it replaces an earlier screen as of the same day, prunes
+nothing, stores no verdicts nor page index and never becomes the latest.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 
@@ -27,6 +29,9 @@ from pairscreen.db.connection import database, is_sqlite, write_transaction
 from pairscreen.db.models import JobRun, Screen
 from pairscreen.runtime import Runtime
 from pairscreen.screening.persistence import spaced_screens
+from pairscreen.screening.stored_pages import prepare_page_index
+from pairscreen.screening.verdict_store import EncodedVerdicts
+from pairscreen.screening.verdict_store import store as store_verdicts
 
 STREAMED_PAYLOAD_BYTES = 1 << 20  # SQLite payloads from this size are written in slices
 PAYLOAD_SLICE = 1 << 20
@@ -43,6 +48,9 @@ class ComputedScreen:
     rejected: dict[str, int]
     data_source: str
     survivor_keys: str = ""
+    candidate_keys: str = ""  # the pairs that passed every rule but persistence
+    # Every screened pair's verdict, compact, encoded on demand (a regular screen's only).
+    verdicts: Callable[[], EncodedVerdicts] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,16 +68,25 @@ def publish_screen(
 ) -> ScreenSummary:
     """Store ``screen`` in one transaction: as the latest screen, or as the screen as of
     ``as_of`` (history)."""
-    started = time.perf_counter()
+    latest = as_of is None
+    # Prepared before the transaction opens, so that it stays short: what the latest screen
+    # stores beside its row (every pair's verdict, the /pairs page index).
+    verdicts = screen.verdicts() if latest and screen.verdicts is not None else None
+    started = time.perf_counter()  # publish_seconds: from the page index on
+    page_index = prepare_page_index(screen.text) if latest else None
     text = screen.text if as_of is None else with_as_of(screen.text, as_of)
     with write_transaction():
         if as_of is not None:
             Screen.delete().where(Screen.as_of == as_of).execute()  # one answer per past day
         row_id = _store_row(screen, text, as_of)
-        if as_of is None:
+        if verdicts is not None:
+            store_verdicts(row_id, verdicts)
+        if page_index is not None:
+            page_index.store(row_id)
+        if latest:
             _prune(rt, screen.generated_at)
             JobRun.replace(name="screen", finished_at=clock.now()).execute()
-    if as_of is None:
+    if latest:
         rt.published.forget()  # this runtime serves the new screen at once
     return ScreenSummary(
         row_id,
@@ -95,6 +112,7 @@ def _store_row(screen: ComputedScreen, text: str, as_of: date | None) -> int:
         payload=_payload_value(text),
         as_of=as_of,
         survivor_keys=screen.survivor_keys,
+        candidate_keys=screen.candidate_keys,
     )
     _write_payload(row.id, text)
     return int(row.id)
