@@ -1,8 +1,9 @@
 """Where the engine's time per pair goes, stage by stage, this checkout against a baseline.
 
 Builds the synthetic universe of ``benchmarks/scale.py`` in memory (``--assets`` assets,
-1,100 days, the closes rounded as its csv files write them), takes ``--chunks`` evenly spaced
-chunks of 500 of its screened pairs, and runs them through the screen's worker code in one
+1,100 days, the closes rounded as its csv files write them), takes ``--blocks`` evenly spaced
+blocks of 2,000 of its screened pairs, cuts them into the tasks each checkout's screen hands
+a worker (its ``CHUNK_PAIRS``), and runs them through the screen's worker code in one
 process (BLAS on one thread, so one process is one core), twice in fresh processes: once
 with the pinned ``--baseline`` commit (its tree extracted with ``git archive``) and once
 with this checkout. Each process prints, per screened pair, in core (CPU) microseconds:
@@ -20,7 +21,7 @@ then both side by side with the ratio, the engine's ratio to the floor, and whet
 number is bit-identical (a digest of every published byte of the chunks: metrics, p-values,
 scores, both legs, the survivors' JSON).
 
-    .venv/bin/python benchmarks/engine_stages.py [--assets 1000] [--chunks 20] [--repeat 3]
+    .venv/bin/python benchmarks/engine_stages.py [--assets 1000] [--blocks 5] [--repeat 3]
                                                  [--baseline 91d0fd2]
 """
 
@@ -40,26 +41,27 @@ import sys
 import tempfile
 import time
 import zlib
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "91d0fd2"  # main before the engine work of issue 26
-CHUNK = 500  # pairs per task, as the screen hands them out (CHUNK_PAIRS)
+BLOCK = 2000  # pairs sampled together (the largest task of either checkout)
 DAYS = 1100
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assets", type=int, default=1000)
-    parser.add_argument("--chunks", type=int, default=20, help="chunks of 500 pairs timed")
+    parser.add_argument("--blocks", type=int, default=5, help="blocks of 2,000 pairs timed")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", default=BASELINE, help="commit to compare with")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # the checkout a child measures
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.assets, args.chunks, args.repeat)))
+        print(json.dumps(measure(args.assets, args.blocks, args.repeat)))
         return
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from _harness import machine_line
@@ -67,7 +69,7 @@ def main() -> None:
     print(machine_line())
     print(
         f"{args.assets} assets x {DAYS} days (benchmarks/scale.py's universe), "
-        f"{args.chunks} chunks of {CHUNK} pairs, one process each, best of {args.repeat}"
+        f"{args.blocks} blocks of {BLOCK} pairs, one process each, best of {args.repeat}"
     )
     with tempfile.TemporaryDirectory(prefix="pairscreen-baseline-") as tmp:
         baseline = Path(tmp)
@@ -86,7 +88,7 @@ def run_child(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     """This script's measurement in a fresh process importing the code under ``root``."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "plugins")])}
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(root)]
-    cmd += ["--assets", str(args.assets), "--chunks", str(args.chunks)]
+    cmd += ["--assets", str(args.assets), "--blocks", str(args.blocks)]
     cmd += ["--repeat", str(args.repeat)]
     out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
@@ -95,7 +97,10 @@ def run_child(root: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 def report(commit: str, before: dict[str, Any], after: dict[str, Any]) -> None:
     pairs, survivors = after["pairs"], after["survivors"]
-    print(f"{pairs} pairs, {survivors} survivors; core us per screened pair")
+    print(
+        f"{pairs} pairs, {survivors} survivors, tasks of {before['task']} (baseline) and "
+        f"{after['task']} (this) pairs; core us per screened pair"
+    )
     print(f"  {'stage':<34} {'baseline':>9} {'this':>9} {'ratio':>7}")
     for name, cost in after["stages"].items():
         old = before["stages"].get(name, float("nan"))
@@ -144,7 +149,7 @@ def synthetic_candles(n_assets: int) -> tuple[dict[str, Any], str]:
     return candles, str(universe)
 
 
-def measure(n_assets: int, n_chunks: int, repeat: int) -> dict[str, Any]:
+def measure(n_assets: int, n_blocks: int, repeat: int) -> dict[str, Any]:
     import numpy as np
 
     candles, universe_path = synthetic_candles(n_assets)
@@ -155,7 +160,7 @@ def measure(n_assets: int, n_chunks: int, repeat: int) -> dict[str, Any]:
     from pairscreen.engine.calendar import CandleMatrix
     from pairscreen.engine.filtering import choose_filter
     from pairscreen.screening.pair_chunks import ScreenSpec, evaluate_pairs
-    from pairscreen.screening.screen import SCREEN_BT_DAYS
+    from pairscreen.screening.screen import CHUNK_PAIRS, SCREEN_BT_DAYS
 
     settings = load_settings()
     plugins, universe = check_setup(settings)
@@ -174,9 +179,13 @@ def measure(n_assets: int, n_chunks: int, repeat: int) -> dict[str, Any]:
         costs=universe.costs,
     )
     ia, ib = universe.screened_pair_indices()
-    step = max(ia.shape[0] // n_chunks, CHUNK)
-    tasks = [(ia[s : s + CHUNK], ib[s : s + CHUNK]) for s in range(0, ia.shape[0], step)]
-    tasks = tasks[:n_chunks]
+    step = max(ia.shape[0] // n_blocks, BLOCK)
+    starts = range(0, ia.shape[0], step)[:n_blocks]
+    tasks = [
+        (ia[s : s + CHUNK_PAIRS], ib[s : s + CHUNK_PAIRS])
+        for block in starts
+        for s in range(block, min(block + BLOCK, ia.shape[0]), CHUNK_PAIRS)
+    ]
     pairs = sum(int(t[0].shape[0]) for t in tasks)
     evaluate_pairs(plugins, spec, tasks[0])  # warm-up: lazy imports, first-call costs
     whole = float("inf")
@@ -184,43 +193,60 @@ def measure(n_assets: int, n_chunks: int, repeat: int) -> dict[str, Any]:
         t0 = time.process_time()
         outcomes = [evaluate_pairs(plugins, spec, task) for task in tasks]
         whole = min(whole, time.process_time() - t0)
+    # Whatever the tasks' size: the counts summed, each p-value family and the survivors
+    # sorted, every pair's deciding metrics in pair order.
     digest = hashlib.sha256()
+    rejected: Counter[str] = Counter()
     for outcome in outcomes:
-        digest.update(json.dumps(sorted(outcome.rejected.items())).encode())
-        for name, parts in sorted(outcome.pvalues.items()):
-            for part in parts:
-                digest.update(name.encode() + np.ascontiguousarray(part).tobytes())
-        for entry in sorted(outcome.survivors):
-            digest.update(zlib.decompress(entry[3]) + repr(entry[:3] + entry[4:]).encode())
+        rejected.update(outcome.rejected)
+    digest.update(json.dumps(sorted(rejected.items())).encode())
+    for name in sorted(outcomes[0].pvalues):
+        family = np.concatenate([part for o in outcomes for part in o.pvalues[name]])
+        digest.update(name.encode() + np.sort(family).tobytes())
+    for entry in sorted(entry for o in outcomes for entry in o.survivors):
+        digest.update(zlib.decompress(entry[3]) + repr(entry[:3] + entry[4:]).encode())
     stages: dict[str, float] = {}
     best_stages: dict[str, float] = {}
+    per_pair: dict[str, list[tuple[int, int, bytes]]] = {}
     for _ in range(repeat):
         stages.clear()
-        stage_pass(plugins, spec, tasks, stages, digest if not best_stages else None)
+        stage_pass(plugins, spec, tasks, stages, per_pair if not best_stages else None)
         for name, seconds in stages.items():
             best_stages[name] = min(best_stages.get(name, float("inf")), seconds)
+    for name, values in sorted(per_pair.items()):
+        digest.update(name.encode() + b"".join(v for _, _, v in sorted(values)))
     survivors = sum(len(o.survivors) for o in outcomes)
-    per_pair = {name: 1e6 * s / pairs for name, s in best_stages.items()}
+    costs = {name: 1e6 * s / pairs for name, s in best_stages.items()}
     return {
         "code": str(Path(pairscreen.__file__).resolve().parents[1]),
+        "task": CHUNK_PAIRS,
         "pairs": pairs,
         "survivors": survivors,
         "whole": 1e6 * whole / pairs,
-        "stages": per_pair,
-        "stage sum": sum(per_pair.values()),
+        "stages": costs,
+        "stage sum": sum(costs.values()),
         "floor": 1e6 * floor(spec, tasks, repeat) / pairs,
         "digest": digest.hexdigest(),
     }
 
 
-def stage_pass(plugins, spec, tasks, seconds, digest) -> None:  # type: ignore[no-untyped-def]
+def stage_pass(plugins, spec, tasks, seconds, values) -> None:  # type: ignore[no-untyped-def]
     """The steps of ``evaluate_pairs`` one by one, each timed (CPU) into ``seconds``; the
-    metrics every pair gets are added to ``digest`` (when given)."""
+    metrics every pair gets go into ``values`` (when given), per field as (A, B, bytes)."""
     import numpy as np
 
+    from pairscreen.engine import screen_chunks
     from pairscreen.engine.evaluate import compute_metrics, run_legs
     from pairscreen.engine.filtering import filter_reasons
     from pairscreen.engine.screen_chunks import ChunkResult, split_metrics
+
+    def decide(panel, metric):  # type: ignore[no-untyped-def]
+        """The metric as the checkout's screen runs it (in slices, where it slices)."""
+        sliced = getattr(screen_chunks, "deciding_metrics", None)
+        if sliced is None:
+            return compute_metrics(plugins, panel, [metric], strict=True)
+        return sliced(plugins, panel, [metric])
+
     from pairscreen.screening.pair_chunks import add_result, chunk_jobs
     from pairscreen.types import FilterContext
 
@@ -241,15 +267,18 @@ def stage_pass(plugins, spec, tasks, seconds, digest) -> None:  # type: ignore[n
             metrics = None
             for metric in deciding:
                 name = f"metric {metric.name}"
-                part = timed(name, compute_metrics, plugins, job.panel, [metric], strict=True)
+                part = timed(name, decide, job.panel, metric)
                 if metrics is None:
                     metrics = part
                 else:
                     metrics.values.update(part.values)
                     metrics.fields.update(part.fields)
-            if digest is not None:
-                for name, values in metrics.values.items():
-                    digest.update(name.encode() + np.ascontiguousarray(values).tobytes())
+            if values is not None:
+                for name, column in metrics.values.items():
+                    values.setdefault(name, []).extend(
+                        (int(a), int(b), column[k : k + 1].tobytes())
+                        for k, (a, b) in enumerate(zip(group.ia, group.ib, strict=True))
+                    )
             context = FilterContext(
                 job.history_days, job.depegged, job.screen_filter.thresholds, job.depegged_legs
             )
@@ -266,9 +295,9 @@ def stage_pass(plugins, spec, tasks, seconds, digest) -> None:  # type: ignore[n
                 name = f"survivors' {metric.name}"
                 later = timed(name, compute_metrics, plugins, survivors, [metric], strict=True)
                 metrics = metrics.with_rows(job.panel.n_pairs, keep, later, order)
-            values = {k: v[keep] for k, v in metrics.values.items()}
+            kept_values = {k: v[keep] for k, v in metrics.values.items()}
             scorer = plugins.scorers.get(job.scorer)
-            scores = np.asarray(timed("score", scorer.score, values), dtype=float)
+            scores = np.asarray(timed("score", scorer.score, kept_values), dtype=float)
             result = ChunkResult(metrics, reasons, keep, scores, legs)
             timed("serialisation", add_result, spec, outcome, group, result)
 
@@ -281,7 +310,12 @@ def floor(spec, tasks, repeat) -> float:  # type: ignore[no-untyped-def]
 
     from pairscreen.screening.pair_chunks import chunk_jobs
 
-    panels = [g.job.panel for task in tasks for g in chunk_jobs(spec, task)[1]]
+    panels = [  # 500 rows at most, whatever the checkout's task size: the same work arrays
+        g.job.panel.rows(np.arange(start, min(start + 500, g.job.panel.n_pairs)))
+        for task in tasks
+        for g in chunk_jobs(spec, task)[1]
+        for start in range(0, g.job.panel.n_pairs, 500)
+    ]
     best = float("inf")
     for _ in range(repeat):
         t0 = time.process_time()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,6 +26,7 @@ from pairscreen.engine.fdr import QValues
 from pairscreen.engine.filtering import filter_codes
 from pairscreen.engine.guarantees import CORE_CODES
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
+from pairscreen.engine.screen_chunks import DECIDE_ROWS
 from pairscreen.engine.screen_rules import (
     QVALUE_FIELDS,
     SCREEN_FIELDS,
@@ -54,7 +56,8 @@ log = logging.getLogger(__name__)
 
 SCREEN_BT_DAYS = 360
 EXECUTORS = ("local", "dask")
-CHUNK_PAIRS = 500  # pairs a worker takes at a time: bounds each worker's memory
+CHUNK_PAIRS = 2000  # pairs a worker takes at a time at most: bounds each worker's memory
+TASKS_PER_WORKER = 4  # a small screen is cut finer, so that every worker has work to the end
 STREAMED_PAYLOAD_BYTES = 1 << 20  # SQLite payloads from this size are written in slices
 PAYLOAD_SLICE = 1 << 20
 
@@ -161,7 +164,7 @@ def compute_screen(
     generated_at: datetime,
     *,
     processes: int | None = None,
-    chunk_rows: int = CHUNK_PAIRS,
+    chunk_rows: int | None = None,
     executor: str = "local",
     scheduler: str | None = None,
     on_progress: Progress | None = None,
@@ -205,7 +208,7 @@ def screen_text(
     generated_at: datetime,
     *,
     processes: int | None = None,
-    chunk_rows: int = CHUNK_PAIRS,
+    chunk_rows: int | None = None,
     executor: str = "local",
     scheduler: str | None = None,
     on_progress: Progress | None = None,
@@ -215,7 +218,7 @@ def screen_text(
     counts and the survivors (serialised), and write the payload's JSON text."""
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
-    if chunk_rows < 1:
+    if chunk_rows is not None and chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     settings = rt.settings
     choice = rt.screen_filter
@@ -240,6 +243,9 @@ def screen_text(
     done = total - int(ra.shape[0])
     if on_progress is not None:
         on_progress(done, total)
+    if chunk_rows is None:
+        workers = processes or settings.screen_processes or os.cpu_count() or 1
+        chunk_rows = chunk_size(int(ra.shape[0]), workers)
     tasks = (
         (ra[start : start + chunk_rows], rb[start : start + chunk_rows])
         for start in range(0, ra.shape[0], chunk_rows)
@@ -326,6 +332,13 @@ def screen_text(
     text = "".join(parts)
     del parts
     return ComputedScreen(text, total, n_survivors, rejected, source, survivor_keys(keys))
+
+
+def chunk_size(pairs: int, workers: int) -> int:
+    """Pairs per task: :data:`CHUNK_PAIRS`, or fewer when that would leave a worker idle
+    (about :data:`TASKS_PER_WORKER` tasks each), never under ``DECIDE_ROWS``. Any size gives
+    the same screen; bigger tasks give the survivors' backtests more rows at once."""
+    return max(DECIDE_ROWS, min(CHUNK_PAIRS, -(-pairs // (workers * TASKS_PER_WORKER))))
 
 
 def _number_or_none(value: float) -> float | None:
