@@ -247,8 +247,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _harness import machine_line
+
+    print(machine_line())
     print(
-        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; "
         f"{args.days} days per asset; wall and peak RSS of `screen run --no-sync` "
         "in a fresh process (peak RSS: PSS of the process and its workers summed)"
     )
@@ -257,6 +260,7 @@ def main() -> None:
         f"{'survivors':>10} {'publish s':>9} {'db +MB':>9}"
     )
     rows = [measure(size, args.days, args.processes, args.dask_workers) for size in sizes]
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     print("growth (seconds per million pairs, peak RSS):")
     for row in rows:
         print(
