@@ -43,6 +43,12 @@ CANDIDATES = {
     "correlation_0.5": {"min_return_correlation": 0.5},
     "hurst_0.45": {"hurst_below": 0.45},
     "adf_0.10": {"adf_below": 0.10},
+    # The screen-wide rules, replayed point-in-time: q-values at the usual 5 % false-discovery
+    # rate, and persistence (of the 6 previous daily screens, half or all survived).
+    "coint_q_0.05": {"coint_q_below": 0.05},
+    "adf_q_0.05": {"adf_q_below": 0.05},
+    "persistence_3": {"min_persistence": 3},
+    "persistence_6": {"min_persistence": 6},
 }
 
 
@@ -51,7 +57,7 @@ def build_universe(data: Path, folder: Path) -> Path:
     prices = folder / "prices"
     prices.mkdir()
     lines = ['label = "real daily closes (Binance spot, to 2023-12-31)"', "", "[market]"]
-    lines += ['source = "csv"', 'path = "prices"', ""]
+    lines += ['source = "csv"', 'path = "prices"', 'volume_unit = "quote"', ""]
     for ticker in CRYPTO:
         source = data / f"{ticker}.csv"
         if not source.exists():

@@ -297,13 +297,13 @@ def test_from_alone_chooses_the_last_followed_day_or_says_why(cli):
         (["--from", "2025-13-01"], "--from '2025-13-01' is not a date"),
         (["--from", "2025-03-01", "--to", "2025-01-01"], "is before --from"),
         (["--rules", "/nonexistent.toml"], "cannot read rule file"),
-        (["--rules", "QFILE"], "sets coint_q_below: the evaluation does not replay the"),
+        (["--rules", "QFILE"], "coint_q_below must be a q-value in (0, 1], got 0"),
     ],
 )
 def test_cli_bad_input_is_one_line(cli, argv, message, tmp_path):
-    if "QFILE" in argv:  # a screen-wide rule is refused, never silently left out
+    if "QFILE" in argv:  # a screen-wide limit is checked as the universe's is
         rules = tmp_path / "q.toml"
-        rules.write_text('[screen]\nfilter = "default"\ncoint_q_below = 0.05\n')
+        rules.write_text('[screen]\nfilter = "default"\ncoint_q_below = 0\n')
         argv = [str(rules) if a == "QFILE" else a for a in argv]
     code, _out, err = cli("evaluate", *argv)
     assert code == 2

@@ -172,6 +172,7 @@ def _run(
             every_days=every,
             fee=fee,
             depegs_at=active_depegs,
+            persistence_screens=settings.persistence_screens,
             on_progress=display.step("as-of days"),
         )
 

@@ -26,6 +26,7 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
         "pairs_screened": evaluation.n_pairs,
         "pairs_in_universe": evaluation.pairs_in_universe,
         "sampled": sampled,
+        "persistence_screens": evaluation.persistence_screens,
         "comparisons": comparisons(evaluation),
         "warnings": list(evaluation.warnings),
         "rule_sets": [
@@ -33,6 +34,7 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
                 "name": result.rule_set.name,
                 "description": result.rule_set.description,
                 "thresholds": dict(result.rule_set.thresholds),
+                "screen_rules": dict(result.rule_set.screen_wide),
                 "never_binds": result.never_binds,
                 "stability": result.stability,
                 "per_date": list(result.per_date),

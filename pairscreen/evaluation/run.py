@@ -1,8 +1,11 @@
 """An evaluation: verdicts at every as-of day, forward outcomes, survivors against the rest.
 
 The metrics are computed once per day (the expensive part); every rule set is then a cheap
-pass of its filter over the same arrays, and the outcomes of a day do not depend on the rule
-set, so adding rule sets costs little. Nothing is written: it reads candles and peg events.
+pass of its filter over the same arrays, then of its screen-wide rules (q-values over the
+day's tested pairs, persistence over the days before: ``evaluation.screen_wide``), and the
+outcomes of a day do not depend on the rule set, so adding rule sets costs little (a set
+with the persistence rule adds the days before each as-of day). Nothing is written: it
+reads candles and peg events.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from datetime import date
 import numpy as np
 
 from pairscreen.evaluation.outcomes import Outcomes, outcomes_at
-from pairscreen.evaluation.rule_sets import ReducedFilter, RuleSet
+from pairscreen.evaluation.rule_sets import RuleSet
+from pairscreen.evaluation.screen_wide import Replay, ReplayedDay, notes
 from pairscreen.evaluation.statistics import (
     Difference,
     GroupSummary,
@@ -27,7 +31,7 @@ from pairscreen.evaluation.statistics import (
     summarise,
     with_holm,
 )
-from pairscreen.evaluation.verdicts import DateVerdicts, DepegsAt, Market, verdicts_at
+from pairscreen.evaluation.verdicts import DepegsAt, Market
 from pairscreen.hooks import Plugins
 
 Progress = Callable[[int, int], None]
@@ -80,6 +84,7 @@ class Evaluation:
     results: tuple[RuleSetResult, ...]
     warnings: tuple[str, ...]
     pairs_in_universe: int = 0  # all screened pairs, when ``n_pairs`` is a sample of them
+    persistence_screens: int = 0  # previous days a persistence rule counts
 
 
 def evaluate(
@@ -93,24 +98,27 @@ def evaluate(
     fee: float,
     depegs_at: DepegsAt,
     on_progress: Progress | None = None,
+    persistence_screens: int = 6,
 ) -> Evaluation:
     """Evaluate every rule set at every day of ``dates`` over every horizon; p-values are
-    Holm-adjusted over every rule set and horizon compared."""
+    Holm-adjusted over every rule set and horizon compared. A persistence rule counts the
+    ``persistence_screens`` days before each as-of day (the screen's setting)."""
     if not horizons or min(horizons) < 1:
         raise ValueError("every --horizon must be at least 1 day")
-    days: list[DateVerdicts] = []
+    replay = Replay(plugins, market, sets, depegs_at, persistence_screens)
+    days: list[ReplayedDay] = []
     for done, day in enumerate(dates, start=1):
-        days.append(verdicts_at(plugins, market, sets, day, depegs_at))
+        days.append(replay.day(day))
         if on_progress is not None:
             on_progress(done, len(dates))
-    outcomes = {h: [outcomes_at(market, v, h, fee) for v in days] for h in horizons}
+    outcomes = {h: [outcomes_at(market, v.verdicts, h, fee) for v in days] for h in horizons}
     names = np.array([f"{a.ticker}/{b.ticker}" for a, b in market.pairs], dtype=object)
     survive = {s.name: [v.survives[s.name] for v in days] for s in sets}
     screen = survive[sets[0].name] if sets else []
     idle = {
         s.name
         for s in sets[1:]
-        if isinstance(s.screen_filter, ReducedFilter)
+        if s.without
         and all(np.array_equal(a, b) for a, b in zip(survive[s.name], screen, strict=True))
     }
     compared = [(s, h) for s in sets if s.name not in idle for h in sorted(outcomes)]
@@ -128,14 +136,16 @@ def evaluate(
     results = tuple(
         RuleSetResult(
             s,
-            _per_date(days, survive[s.name], names),
+            _per_date(days, s, names),
             stability(survive[s.name]),
             tuple(horizon_results[(s.name, h)] for h in sorted(outcomes) if s.name not in idle),
             s.name in idle,
         )
         for s in sets
     )
+    of_pairs = market.pairs_in_universe or len(market.pairs)
     warnings = _warnings(results[0], outcomes) if results else ()
+    warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens))
     return Evaluation(
         tuple(dates),
         every_days,
@@ -144,15 +154,21 @@ def evaluate(
         len(market.pairs),
         results,
         warnings,
-        market.pairs_in_universe or len(market.pairs),
+        of_pairs,
+        persistence_screens,
     )
 
 
 def _per_date(
-    days: Sequence[DateVerdicts], survive: Sequence[np.ndarray], names: np.ndarray
+    days: Sequence[ReplayedDay], rule_set: RuleSet, names: np.ndarray
 ) -> tuple[dict[str, object], ...]:
-    return tuple(
-        {
+    """Each day's counts and survivors; with a screen-wide rule on, also how many pairs each
+    one removed, the q-value families' sizes, and ``survived_last`` of every pair the
+    persistence rule judged."""
+    out = []
+    for day in days:
+        v, s = day.verdicts, day.survives[rule_set.name]
+        entry: dict[str, object] = {
             "as_of": v.as_of.isoformat(),
             "pairs": int((v.zone != "").sum()),
             "survivors": int(s.sum()),
@@ -160,8 +176,17 @@ def _per_date(
             "survivors_in_zones": int((s & np.isin(v.zone, ("bottom", "top"))).sum()),
             "survivor_pairs": [str(name) for name in names[s]],
         }
-        for v, s in zip(days, survive, strict=True)
-    )
+        rejected = day.rejected[rule_set.name]
+        if rejected:
+            entry["pairs_tested"] = int(v.tested.sum())
+            entry["qvalue_tests"] = day.qvalue_tests
+            entry["rejected"] = dict(rejected)
+        if rule_set.name in day.survived_last:
+            counts = day.survived_last[rule_set.name]
+            judged = day.judged[rule_set.name]
+            entry["survived_last"] = {str(names[i]): int(counts[i]) for i in np.flatnonzero(judged)}
+        out.append(entry)
+    return tuple(out)
 
 
 Parts = tuple[Observations, Observations, Observations]

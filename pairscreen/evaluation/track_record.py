@@ -76,6 +76,7 @@ def track_record(evaluation: Evaluation) -> dict[str, object]:
         "rules": {
             "filter": screen.rule_set.description,
             "thresholds": dict(screen.rule_set.thresholds),
+            "screen_rules": dict(screen.rule_set.screen_wide),
         },
         "sample": {
             "pairs": evaluation.n_pairs,
@@ -132,6 +133,7 @@ def evaluate_current_rules(
         every_days=every_days,
         fee=fee,
         depegs_at=active_depegs,
+        persistence_screens=rt.settings.persistence_screens,
         on_progress=on_progress,
     )
     return TrackRecord(result, track_record(result))

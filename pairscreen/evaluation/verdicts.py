@@ -1,11 +1,13 @@
-"""Every pair's verdict and zone at a past day under each rule set, from one metric pass.
+"""Every pair's filter verdict and zone at a past day under each rule set, from one metric
+pass.
 
-This replays the screen's own decisions (``pairscreen.screening.screen.compute_screen``) on the
-candles known at the close of the day: a stale leg, a missing leg or too short a history
+This replays the screen's own first stage (``pairscreen.screening.screen.compute_screen``) on
+the candles known at the close of the day: a stale leg, a missing leg or too short a history
 first, then the metrics once per panel and each rule set's filter over the same metric
-arrays, so a verdict under the screen's rules is exactly what ``screen run --as-of`` says.
-Pairs are aligned once over all candles; a day's view is a prefix of each aligned pair
-(the common days of two cut histories are the cut common days).
+arrays. The pairs that reach the metrics are the day's tested pairs, and their p-values are
+kept: the screen-wide rules (``evaluation.screen_wide``) decide on them afterwards, as the
+screen does once every chunk is in. Pairs are aligned once over all candles; a day's view is
+a prefix of each aligned pair (the common days of two cut histories are the cut common days).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pairscreen.engine.evaluate import compute_metrics
 from pairscreen.engine.filtering import filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, group_by_history, history_days
 from pairscreen.engine.required_fields import ZONE
+from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.evaluation.rule_sets import RuleSet
 from pairscreen.hooks import Plugins
 from pairscreen.market.cutoff import candles_until, close_of
@@ -77,14 +80,20 @@ class Market:
 
 @dataclass(frozen=True)
 class DateVerdicts:
-    """One as-of day: per pair (in ``Market.pairs`` order) its zone, log-ratio and, per rule
-    set, whether it survives. Pairs the screen cannot evaluate (stale, missing, too short)
-    have zone ``""``, a NaN log-ratio and survive nowhere."""
+    """One as-of day: per pair (in ``Market.pairs`` order) its zone, log-ratio, whether it was
+    tested, its p-values and, per rule set, whether it passes the filter (the screen-wide
+    rules are not applied here). Pairs the screen cannot evaluate (stale, missing, too short)
+    and pairs left out of ``rows`` have zone ``""``, a NaN log-ratio and p-values, and pass
+    nowhere. ``complete`` says whether every pair was considered, so that the tested pairs
+    are the day's whole Benjamini-Hochberg family."""
 
     as_of: date
     zone: np.ndarray  # (pairs,) str
     log_ratio: np.ndarray  # (pairs,) float, ln(A/B) at the day's close
-    survives: Mapping[str, np.ndarray]  # rule set name -> (pairs,) bool
+    survives: Mapping[str, np.ndarray]  # rule set name -> (pairs,) bool: passes the filter
+    tested: np.ndarray  # (pairs,) bool: reached the metrics
+    pvalues: Mapping[str, np.ndarray]  # QVALUE_FIELDS name -> (pairs,) float, NaN if none
+    complete: bool = True
 
 
 def verdicts_at(
@@ -93,8 +102,11 @@ def verdicts_at(
     sets: Sequence[RuleSet],
     day: date,
     depegs_at: DepegsAt,
+    rows: np.ndarray | None = None,
 ) -> DateVerdicts:
-    """The verdicts of every rule set at the close of ``day``, metrics computed once."""
+    """The filter verdicts of every rule set at the close of ``day``, metrics computed once;
+    only for the pairs of the boolean mask ``rows`` when given (a pair's numbers depend on
+    that pair alone, so a subset gives those pairs the verdicts of the whole day)."""
     n = len(market.pairs)
     generated_at = close_of(day)
     fresh = asset_freshness(
@@ -102,26 +114,30 @@ def verdicts_at(
     )
     depegs = depegs_at(generated_at)
     last = np.datetime64(day, "D")
-    rows: list[int] = []
+    tested_rows: list[int] = []
     cut: list[AlignedPair] = []
     for i, ((a, b), pair) in enumerate(zip(market.pairs, market.aligned, strict=True)):
-        if pair is None or stale_reason(fresh, a, b):
+        if (rows is not None and not rows[i]) or pair is None or stale_reason(fresh, a, b):
             continue
         k = int(np.searchsorted(pair.dates, last, side="right"))
         if k == 0 or history_days(pair.dates[:k]) < market.min_history_days:
             continue
-        rows.append(i)
+        tested_rows.append(i)
         cut.append(_prefix(pair, k))
     zone = np.full(n, "", dtype=object)
     log_ratio = np.full(n, np.nan)
     survives = {s.name: np.zeros(n, dtype=bool) for s in sets}
+    pvalues = {name: np.full(n, np.nan) for name in QVALUE_FIELDS}
     span_days = market.window_days + SCREEN_BT_DAYS
     for idx, panel in group_by_history(cut, span_days, market.window_days):
-        at = np.asarray([rows[j] for j in idx])
+        at = np.asarray([tested_rows[j] for j in idx])
         metrics = compute_metrics(plugins, panel)
         if ZONE.name in metrics.values:
             zone[at] = np.asarray(metrics.values[ZONE.name], dtype=object)
         log_ratio[at] = np.log(panel.close_a[:, -1] / panel.close_b[:, -1])
+        for name, column in pvalues.items():
+            if name in metrics.values:  # absent when its metric failed: no test
+                column[at] = np.asarray(metrics.values[name], dtype=float)
         history = np.array([cut[j].calendar_days for j in idx])
         legs = tuple(depegged_legs(depegs, a, b) for a, b in zip(panel.a, panel.b, strict=True))
         depegged = np.array([bool(pair_legs) for pair_legs in legs])
@@ -129,7 +145,9 @@ def verdicts_at(
             context = FilterContext(history, depegged, rule_set.thresholds, legs)
             reasons = filter_reasons(rule_set.screen_filter, metrics, context)
             survives[rule_set.name][at] = np.array([not r for r in reasons], dtype=bool)
-    return DateVerdicts(day, zone, log_ratio, survives)
+    tested = np.zeros(n, dtype=bool)
+    tested[tested_rows] = True
+    return DateVerdicts(day, zone, log_ratio, survives, tested, pvalues, rows is None)
 
 
 def _prefix(pair: AlignedPair, k: int) -> AlignedPair:
