@@ -6,8 +6,9 @@ trend), syncs it into a fresh SQLite database (not timed), then runs
 ``python -m pairscreen screen run --no-sync`` in a fresh process and prints, from that one
 run: the pairs, the wall time of the whole process, pairs/s, the CPU time of the process and
 its workers (core-seconds: the work done, which other jobs on the machine do not inflate as
-they do the wall time), the peak memory of the process and all its children together (their proportional set sizes summed, sampled every 20 ms),
-the survivors, the publish time, and how much the database grew. Up to 1,000 assets every
+they do the wall time), the peak memory of the process and all its children together (their
+proportional set sizes summed, sampled every 20 ms), the survivors, the publish time, and
+how much the database grew. Up to 1,000 assets every
 asset is in one sector; the 2,000 asset universe has four sectors and ``[pairs] all = true``
 (every pair crossed). The last lines say how the cost grows: seconds per million pairs and
 peak memory, size by size.
