@@ -240,12 +240,23 @@ def stage_pass(plugins, spec, tasks, seconds, values) -> None:  # type: ignore[n
     from pairscreen.engine.filtering import filter_reasons
     from pairscreen.engine.screen_chunks import ChunkResult, split_metrics
 
-    def decide(panel, metric):  # type: ignore[no-untyped-def]
-        """The metric as the checkout's screen runs it (in slices, where it slices)."""
-        sliced = getattr(screen_chunks, "deciding_metrics", None)
-        if sliced is None:
-            return compute_metrics(plugins, panel, [metric], strict=True)
-        return sliced(plugins, panel, [metric])
+    def slices(panel):  # type: ignore[no-untyped-def]
+        """The panels the checkout's screen runs its deciding metrics on (slices of a big
+        task's panel, each with its own cache shared by the metrics, where it slices)."""
+        rows = getattr(screen_chunks, "DECIDE_ROWS", None)
+        if rows is None or panel.n_pairs <= rows:
+            return [panel]
+        return [
+            screen_chunks.row_slice(panel, start, start + rows)
+            for start in range(0, panel.n_pairs, rows)
+        ]
+
+    def decide(parts, metric):  # type: ignore[no-untyped-def]
+        computed = [compute_metrics(plugins, part, [metric], strict=True) for part in parts]
+        values = {
+            name: np.concatenate([c.values[name] for c in computed]) for name in computed[0].values
+        }
+        return type(computed[0])(values, computed[0].fields, computed[0].missing)
 
     from pairscreen.screening.pair_chunks import add_result, chunk_jobs
     from pairscreen.types import FilterContext
@@ -265,9 +276,10 @@ def stage_pass(plugins, spec, tasks, seconds, values) -> None:  # type: ignore[n
                 plugins, screen_filter, job.screen_filter.thresholds
             )
             metrics = None
+            parts = slices(job.panel)
             for metric in deciding:
                 name = f"metric {metric.name}"
-                part = timed(name, decide, job.panel, metric)
+                part = timed(name, decide, parts, metric)
                 if metrics is None:
                     metrics = part
                 else:
