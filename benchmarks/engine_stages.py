@@ -311,7 +311,15 @@ def stage_pass(plugins, spec, tasks, seconds, values) -> None:  # type: ignore[n
             scorer = plugins.scorers.get(job.scorer)
             scores = np.asarray(timed("score", scorer.score, kept_values), dtype=float)
             result = ChunkResult(metrics, reasons, keep, scores, legs)
-            timed("serialisation", add_result, spec, outcome, group, result)
+            extra = () if _old_add_result(add_result) else (screen_filter,)
+            timed("serialisation", add_result, spec, outcome, group, result, *extra)
+
+
+def _old_add_result(add_result: Callable[..., Any]) -> bool:
+    """Whether ``add_result`` predates the verdict log (no ``screen_filter`` argument)."""
+    import inspect
+
+    return "screen_filter" not in inspect.signature(add_result).parameters
 
 
 def floor(spec, tasks, repeat) -> float:  # type: ignore[no-untyped-def]

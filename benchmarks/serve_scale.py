@@ -8,7 +8,13 @@ the same server: the median and p90 latency of ``/pairs?limit=100``, of a filter
 their sizes compressed and not), of a ``304`` answer to ``If-None-Match``, the first
 ``/pair`` after start-up, and the server's memory (PSS) after the run.
 
+First it prints what the page index stored at publish costs and saves: the time to build
+and store it (as ``screen run`` does in its publishing transaction), then the first filtered
+page of ``/pairs`` and of ``/screen/latest``, each from a fresh server process, with the
+stored index and without it (a screen published before it existed: the view is parsed).
+
     .venv/bin/python benchmarks/serve_scale.py [--survivors 100000] [--repeat 100]
+    .venv/bin/python benchmarks/serve_scale.py --first-only   # the first pages, no table
 """
 
 from __future__ import annotations
@@ -17,21 +23,35 @@ import argparse
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import psutil
 from _harness import demo_database, live_server, summary
 
+FILTERED = "zone=bottom&min_score=0&limit=100"  # the first filtered page asked of each view
 
-def publish_big_screen(url: str, folder: Path, survivors: int) -> int:
-    """Publish a screen of ``survivors`` survivors built from the demo screen's; its size."""
+
+@dataclass(frozen=True)
+class Published:
+    screen_id: int
+    size: int  # characters of the payload
+    build_seconds: float  # building its page index (before the publishing transaction)
+    store_seconds: float  # storing it (inside)
+    index_bytes: int
+
+
+def publish_big_screen(url: str, folder: Path, survivors: int) -> Published:
+    """Publish a screen of ``survivors`` survivors built from the demo screen's, with its page
+    index stored in the same transaction, as ``screen run`` publishes one."""
     from pairscreen import clock
     from pairscreen.bootstrap import build_runtime
     from pairscreen.config import load_settings
     from pairscreen.db.connection import database, write_transaction
     from pairscreen.db.models import Screen
     from pairscreen.screening.screen import latest_screen_json
+    from pairscreen.screening.stored_pages import prepare_page_index
 
     rt = build_runtime(load_settings(data_dir=folder, database_url=url))
     with database.connection_context():
@@ -47,16 +67,74 @@ def publish_big_screen(url: str, folder: Path, survivors: int) -> int:
         grown.sort(key=lambda s: (-s["score"], s["pair"]))
         screen.update(survivors=grown, n_survivors=survivors)
         payload = json.dumps(screen, allow_nan=False, separators=(",", ":"))
+        started = time.perf_counter()
+        page_index = prepare_page_index(payload)
+        build_seconds = time.perf_counter() - started
         with write_transaction():
-            Screen.create(
+            row = Screen.create(
                 generated_at=clock.now(),
                 n_pairs_screened=screen["n_pairs_screened"],
                 n_survivors=survivors,
                 data_source=screen["data_source"],
                 payload=payload,
             )
+            started = time.perf_counter()
+            page_index.store(row.id)
+            store_seconds = time.perf_counter() - started
     database.close()
-    return len(payload)
+    size = len(payload)
+    return Published(row.id, size, build_seconds, store_seconds, len(page_index.arrays))
+
+
+def drop_page_index(url: str, screen_id: int) -> None:
+    """Make the screen one published before screens stored their page index."""
+    from pairscreen.db.connection import connect, database
+    from pairscreen.db.models import ScreenPageIndex
+
+    connect(url)
+    with database.connection_context():
+        ScreenPageIndex.delete().where(ScreenPageIndex.screen == screen_id).execute()
+    database.close()
+
+
+def first_pages(url: str, key: str) -> dict[str, tuple[float, float]]:
+    """The first filtered page of each view, each from a fresh server (the first request of
+    a process: it reads the screen and its index, or parses it): milliseconds of wall time
+    and of the server's CPU."""
+    out = {}
+    for path in ("/pairs", "/screen/latest"):
+        with live_server(url) as (base, pid):
+            server = psutil.Process(pid)
+            cpu = server_cpu_ms(server)
+            started = time.perf_counter()
+            r = httpx.get(
+                f"{base}{path}?{FILTERED}", headers={"Authorization": f"Bearer {key}"}, timeout=120
+            )
+            out[path] = ((time.perf_counter() - started) * 1000, server_cpu_ms(server) - cpu)
+            if r.status_code != 200 or r.json()["count"] != 100:
+                raise SystemExit(f"{path} answered {r.status_code}: {r.text[:200]}")
+    return out
+
+
+def payload_read_ms(url: str, screen_id: int) -> float:
+    """Milliseconds to read the screen's payload from the database, as a server does before
+    any answer about a new screen (the part of a first page no index saves)."""
+    from pairscreen.db.connection import connect, database
+    from pairscreen.db.models import Screen
+
+    connect(url)
+    with database.connection_context():
+        started = time.perf_counter()
+        Screen.select(Screen.payload).where(Screen.id == screen_id).scalar()
+        elapsed = (time.perf_counter() - started) * 1000
+    database.close()
+    return elapsed
+
+
+def server_cpu_ms(server: psutil.Process) -> float:
+    """User and system CPU time of the server and its children so far."""
+    members = [server, *server.children(recursive=True)]
+    return sum(sum(m.cpu_times()[:2]) for m in members) * 1000
 
 
 def timed(call: Callable[[], httpx.Response], repeat: int, status: int = 200) -> list[float]:
@@ -76,86 +154,106 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--survivors", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=100)
+    parser.add_argument(
+        "--first-only", action="store_true", help="only the first filtered pages, no table"
+    )
     args = parser.parse_args()
     with demo_database("serve-scale") as (folder, url, key, _):
-        size = publish_big_screen(url, folder, args.survivors)
-        print(f"published a screen of {args.survivors:,} survivors ({size / 1e6:.1f} MB of JSON)")
-        with live_server(url) as (base, pid):
-            auth = {"Authorization": f"Bearer {key}"}
-            with httpx.Client(headers=auth, timeout=120) as client:
+        published = publish_big_screen(url, folder, args.survivors)
+        print(
+            f"published a screen of {args.survivors:,} survivors "
+            f"({published.size / 1e6:.1f} MB of JSON); its page index: built in "
+            f"{published.build_seconds:.2f} s, stored in {published.store_seconds * 1000:.0f} ms "
+            f"({published.index_bytes / 1e6:.2f} MB)"
+        )
+        stored = first_pages(url, key)
+        if not args.first_only:
+            serve(url, key, args.repeat)
+        drop_page_index(url, published.screen_id)
+        parsed = first_pages(url, key)
+        read = payload_read_ms(url, published.screen_id)
+        print(f"first ?{FILTERED} of a fresh server (reading the payload alone: {read:.0f} ms):")
+        for path, (wall, cpu) in stored.items():
+            print(
+                f"  {path:<16} stored index {wall:>7.0f} ms (server CPU {cpu:>6.0f} ms)   "
+                f"parsed, no stored index {parsed[path][0]:>7.0f} ms "
+                f"(server CPU {parsed[path][1]:>6.0f} ms)"
+            )
+
+
+def serve(url: str, key: str, repeat: int) -> None:
+    """The table: each request's first answer and its latencies after, from one server."""
+    with live_server(url) as (base, pid):
+        auth = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(headers=auth, timeout=120) as client:
+            started = time.perf_counter()
+            first = client.get(f"{base}/pair/ETH/BTC")
+            first_ms = (time.perf_counter() - started) * 1000
+            print(f"  first /pair/ETH/BTC after start-up: {first.status_code} in {first_ms:.1f} ms")
+            server = psutil.Process(pid)
+            print(f"  server memory after start-up: {pss_mb(server):.0f} MB")
+            gzip_only = {"Accept-Encoding": "gzip"}
+            plain = {"Accept-Encoding": "identity"}
+            few = max(3, repeat // 10)
+            tag = ""
+
+            def full_gzip() -> httpx.Response:
+                nonlocal tag
+                response = client.get(f"{base}/screen/latest", headers=gzip_only)
+                tag = response.headers["etag"]
+                return response
+
+            rows: list[tuple[str, Callable[[], httpx.Response], int, int]] = [
+                (
+                    "/pairs?limit=100",
+                    lambda: client.get(f"{base}/pairs?limit=100"),
+                    repeat,
+                    200,
+                ),
+                (
+                    "/pairs?zone=bottom&min_score=0&limit=100",
+                    lambda: client.get(f"{base}/pairs?zone=bottom&min_score=0&limit=100"),
+                    repeat,
+                    200,
+                ),
+                (
+                    "/pairs gzip",
+                    lambda: client.get(f"{base}/pairs", headers=gzip_only),
+                    few,
+                    200,
+                ),
+                ("/screen/latest gzip", full_gzip, few, 200),
+                (
+                    "/screen/latest?limit=100",
+                    lambda: client.get(f"{base}/screen/latest?limit=100"),
+                    repeat,
+                    200,
+                ),
+                (
+                    "/screen/latest identity",
+                    lambda: client.get(f"{base}/screen/latest", headers=plain),
+                    few,
+                    200,
+                ),
+                (
+                    "/screen/latest If-None-Match -> 304",
+                    lambda: client.get(f"{base}/screen/latest", headers={"If-None-Match": tag}),
+                    repeat,
+                    304,
+                ),
+            ]
+            print(f"  {'request':<48} {'first':>9}  {'then':<44} server MB after")
+            for label, call, repeat, status in rows:
                 started = time.perf_counter()
-                first = client.get(f"{base}/pair/ETH/BTC")
+                last = call()  # the first builds what the screen's view needs, once
                 first_ms = (time.perf_counter() - started) * 1000
+                sent = f" ({last.num_bytes_downloaded / 1e6:.2f} MB sent)" if repeat == few else ""
+                ms = timed(call, repeat, status)
                 print(
-                    f"  first /pair/ETH/BTC after start-up: {first.status_code} "
-                    f"in {first_ms:.1f} ms"
+                    f"  {label + sent:<48} {first_ms:>6.0f} ms  {summary(ms):<44} "
+                    f"{pss_mb(server):.0f}"
                 )
-                server = psutil.Process(pid)
-                print(f"  server memory after start-up: {pss_mb(server):.0f} MB")
-                gzip_only = {"Accept-Encoding": "gzip"}
-                plain = {"Accept-Encoding": "identity"}
-                few = max(3, args.repeat // 10)
-                tag = ""
-
-                def full_gzip() -> httpx.Response:
-                    nonlocal tag
-                    response = client.get(f"{base}/screen/latest", headers=gzip_only)
-                    tag = response.headers["etag"]
-                    return response
-
-                rows: list[tuple[str, Callable[[], httpx.Response], int, int]] = [
-                    (
-                        "/pairs?limit=100",
-                        lambda: client.get(f"{base}/pairs?limit=100"),
-                        args.repeat,
-                        200,
-                    ),
-                    (
-                        "/pairs?zone=bottom&min_score=0&limit=100",
-                        lambda: client.get(f"{base}/pairs?zone=bottom&min_score=0&limit=100"),
-                        args.repeat,
-                        200,
-                    ),
-                    (
-                        "/pairs gzip",
-                        lambda: client.get(f"{base}/pairs", headers=gzip_only),
-                        few,
-                        200,
-                    ),
-                    ("/screen/latest gzip", full_gzip, few, 200),
-                    (
-                        "/screen/latest?limit=100",
-                        lambda: client.get(f"{base}/screen/latest?limit=100"),
-                        args.repeat,
-                        200,
-                    ),
-                    (
-                        "/screen/latest identity",
-                        lambda: client.get(f"{base}/screen/latest", headers=plain),
-                        few,
-                        200,
-                    ),
-                    (
-                        "/screen/latest If-None-Match -> 304",
-                        lambda: client.get(f"{base}/screen/latest", headers={"If-None-Match": tag}),
-                        args.repeat,
-                        304,
-                    ),
-                ]
-                print(f"  {'request':<48} {'first':>9}  {'then':<44} server MB after")
-                for label, call, repeat, status in rows:
-                    started = time.perf_counter()
-                    last = call()  # the first builds what the screen's view needs, once
-                    first_ms = (time.perf_counter() - started) * 1000
-                    sent = (
-                        f" ({last.num_bytes_downloaded / 1e6:.2f} MB sent)" if repeat == few else ""
-                    )
-                    ms = timed(call, repeat, status)
-                    print(
-                        f"  {label + sent:<48} {first_ms:>6.0f} ms  {summary(ms):<44} "
-                        f"{pss_mb(server):.0f}"
-                    )
-            print(f"server memory after the run (PSS, all its processes): {pss_mb(server):.0f} MB")
+        print(f"server memory after the run (PSS, all its processes): {pss_mb(server):.0f} MB")
 
 
 def pss_mb(server: psutil.Process) -> float:

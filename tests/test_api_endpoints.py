@@ -101,6 +101,8 @@ def test_pairs_is_the_compact_survivor_list(client, keys):
         "sector": s["sector"],
         "zone": s["metrics"]["zone"],
         "position": s["metrics"]["position"],
+        "hurst": s["metrics"]["hurst"],
+        "half_life_days": s["metrics"]["half_life_days"],
         "score": s["score"],
         "coint_qvalue": s["coint_qvalue"],
         "adf_qvalue": s["adf_qvalue"],
@@ -240,3 +242,30 @@ def test_peg_events_pro_only_and_lists_active_events(client, keys):
     events = client.get(f"{BASE}/peg-events", keys.pro).json()["events"]
     assert [e["ticker"] for e in events] == ["PAXG"]
     assert events[0]["hours_unhealthy"] == pytest.approx(20.0)
+
+
+def test_assets_carries_an_etag_and_answers_304_until_the_list_changes(client, keys):
+    from pairscreen import clock
+    from pairscreen.db.connection import database
+    from pairscreen.db.models import PegSample
+
+    first = client.get(f"{BASE}/assets", keys.personal)
+    etag = first.headers["etag"]
+    assert etag.startswith('W/"assets-')
+    again = client.get(f"{BASE}/assets", keys.personal, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    with database.connection_context():
+        PegSample.create(
+            ticker="PAXG",
+            sampled_at=clock.now(),
+            status="unhealthy",
+            market_price=1.0,
+            reference_price=2.0,
+            reference_source="test",
+            drift_pct=-50.0,
+            threshold_pct=1.0,
+        )
+    changed = client.get(f"{BASE}/assets", keys.personal, headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    paxg = [a for a in changed.json()["assets"] if a["ticker"] == "PAXG"]
+    assert paxg[0]["peg"]["drift_pct"] == -50.0

@@ -17,6 +17,7 @@ OPERATIONS = [
     "/screen/latest",
     "/screens?at=2025-01-01",
     "/pairs",
+    "/screen/latest/pairs/ETH/BTC",
     "/pair/ETH/BTC",
     "/watchlist",
     "/peg-events",

@@ -169,7 +169,11 @@ def test_the_screen_table_lists_sorts_and_filters_the_survivors(site):
     facts = site.text(".facts")
     assert f"{newest[:10]} (closed " in facts and " ago)" in facts, facts
     shown = [r.find_element("css selector", "a").text for r in rows()]
-    assert shown == [p["pair"] for p in sorted(pairs, key=lambda p: -p["score"])]
+    edges_first = sorted(pairs, key=lambda p: (p.get("zone") not in ("bottom", "top"), -p["score"]))
+    assert shown == [p["pair"] for p in edges_first]
+    site.driver.find_element("css selector", "th[data-key=score] button").click()
+    descending = [r.find_element("css selector", "a").text for r in rows()]
+    assert descending == [p["pair"] for p in sorted(pairs, key=lambda p: -p["score"])]
     site.driver.find_element("css selector", "th[data-key=score] button").click()
     ascending = [r.find_element("css selector", "a").text for r in rows()]
     assert ascending == [p["pair"] for p in sorted(pairs, key=lambda p: p["score"])]
@@ -211,8 +215,11 @@ def test_the_screen_table_shows_and_sorts_half_life_cointegration_and_correlatio
     )
     for key, (field, digits) in fields.items():
         cells = dict(site.driver.execute_script(read, columns.index(key)))
+        unit = "\u00a0d" if key == "halflife" else ""  # half-lives carry their unit
         assert cells == {
-            "/".join(s["pair"]): _shown(s["metrics"].get(field), digits) for s in survivors
+            "/".join(s["pair"]): _shown(s["metrics"].get(field), digits)
+            + (unit if s["metrics"].get(field) is not None else "")
+            for s in survivors
         }
     # Shortest half-life first on the first click (pairs that do not revert last).
     site.driver.find_element("css selector", "th[data-key=halflife] button").click()

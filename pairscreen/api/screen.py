@@ -27,10 +27,11 @@ from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
 from pairscreen.errors import NotAcceptable
 from pairscreen.screening.history import parse_moment
-from pairscreen.screening.pages import PageIndex, PageQuery, page, pair_index, survivor_index
+from pairscreen.screening.pages import PageIndex, PageQuery, page
+from pairscreen.screening.pairs_view import pairs_json
 from pairscreen.screening.published import PublishedScreen
-from pairscreen.screening.screen import pairs_json
 from pairscreen.screening.staleness import serve_latest
+from pairscreen.screening.stored_pages import pair_page_index, survivor_page_index
 
 # Every answer of the two operations depends on ``Accept`` (JSON or CSV) and on
 # ``Accept-Encoding`` (gzip or not).
@@ -47,7 +48,9 @@ async def latest_screen(
     cursor: str | None = None,
 ) -> Response:
     query = PageQuery(sector, zone, min_score, limit, cursor)
-    return await _view(token_info, query, "screen", lambda screen: screen.payload, survivor_index)
+    return await _view(
+        token_info, query, "screen", lambda screen: screen.payload, survivor_page_index
+    )
 
 
 async def list_pairs(
@@ -59,7 +62,7 @@ async def list_pairs(
     cursor: str | None = None,
 ) -> Response:
     query = PageQuery(sector, zone, min_score, limit, cursor)
-    return await _view(token_info, query, "pairs", pairs_json, pair_index)
+    return await _view(token_info, query, "pairs", pairs_json, pair_page_index)
 
 
 async def _view(
@@ -75,7 +78,7 @@ async def _view(
     its ``stale`` and ``stale_reason`` are today's, whatever was stored when it was published.
     """
     caller(token_info).require_tier("personal")
-    screen = await _published()
+    screen = await latest_published()
     if csv_requested():
         return await _csv(screen, query)
     served = None
@@ -107,12 +110,13 @@ async def _page(
     head: Mapping[str, Any],
     etag: str,
 ) -> Response:
-    """A filtered page, from the index ``build`` makes once per screen (kept as ``name``),
-    with ``head``'s fields over the stored ones."""
+    """A filtered page, from the index ``build`` reads (stored when the screen was
+    published) or parses once per screen (kept as ``name``), with ``head``'s fields over the
+    stored ones."""
     headers = {"ETag": etag, "Vary": VARY, "Cache-Control": "no-cache"}
     if not_modified(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)
-    # Parsed once per screen (a thread, off the event loop: 100,000 pairs take a while).
+    # On a thread, off the event loop: reading the stored index, or parsing 100,000 pairs.
     index = await service().in_thread(screen.memo, name, lambda: build(screen))
     return Response(
         page(screen, index, query, head), media_type="application/json", headers=headers
@@ -146,7 +150,8 @@ async def screen_at(token_info: TokenInfo, at: str) -> Response:
     return Response(payload, media_type="application/json")
 
 
-async def _published() -> PublishedScreen:
+async def latest_published() -> PublishedScreen:
+    """The latest screen, as known at most ``RECHECK_SECONDS`` ago."""
     svc = service()
     published = svc.runtime.published
     screen = published.recent(RECHECK_SECONDS)

@@ -133,6 +133,12 @@ def _survivor_keys(db: peewee.Database) -> None:
         models.Screen.update(survivor_keys=keys).where(models.Screen.id == row.id).execute()
 
 
+def _candidate_keys(db: peewee.Database) -> None:
+    """Each screen lists the pairs that passed every rule but persistence. Stored screens keep
+    it NULL: which pairs the persistence rule removed from them is not in their payload."""
+    _add_missing_columns(db, [models.Screen.candidate_keys])
+
+
 def _alert_hygiene(db: peewee.Database) -> None:
     item = models.WatchlistItem
     _add_missing_columns(
@@ -146,6 +152,16 @@ def _peg_sample_reason(db: peewee.Database) -> None:
 
 def _evidence(db: peewee.Database) -> None:
     db.create_tables([models.Evidence], safe=True)
+
+
+def _screen_verdicts(db: peewee.Database) -> None:
+    db.create_tables(list(models.VERDICT_MODELS), safe=True)
+
+
+def _screen_page_index(db: peewee.Database) -> None:
+    """Screens published from now on store their page index; older ones have none and are
+    parsed on their first filtered page, as before."""
+    db.create_tables([models.ScreenPageIndex], safe=True)
 
 
 MIGRATIONS: list[tuple[int, str, Migration]] = [
@@ -164,6 +180,9 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (10, "published evaluations of the screen's rules (/evidence)", _evidence),
     (13, "each screen's survivors' pairs (persistence, recent verdicts)", _survivor_keys),
     (15, "watchlist alert hygiene: cooldown, snooze, re-arm margin", _alert_hygiene),
+    (16, "every screened pair's verdict, compact, beside its screen", _screen_verdicts),
+    (17, "each screen's page index (/pairs and /screen/latest pages)", _screen_page_index),
+    (18, "each screen's pairs that passed every rule but persistence", _candidate_keys),
 ]
 
 

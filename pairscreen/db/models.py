@@ -131,6 +131,43 @@ class Screen(BaseModel):
     # The survivors' pairs as published ("A/B"), one a line (migration 13): what persistence
     # and a pair's recent verdicts read without decoding the payload.
     survivor_keys = peewee.TextField(null=True)
+    # The pairs that passed every rule but persistence, in the same form (migration 18): what
+    # the next screens' persistence counts, so that a screen with ``min_persistence`` on does
+    # not feed on its own output. NULL in screens stored before it (their survivors count).
+    candidate_keys = peewee.TextField(null=True)
+
+
+class ScreenVerdicts(BaseModel):
+    """The head of a screen's stored verdicts (migration 16): tickers, kinds, thresholds, as
+    compressed JSON (:mod:`pairscreen.screening.verdict_store`)."""
+
+    screen = peewee.IntegerField(primary_key=True)
+    head = peewee.BlobField()
+
+
+class ScreenVerdictBlock(BaseModel):
+    """One block of a screen's verdicts (migration 16): a compressed run of pair slots."""
+
+    screen = peewee.IntegerField()
+    block = peewee.IntegerField()
+    data = peewee.BlobField()
+
+    class Meta:
+        primary_key = peewee.CompositeKey("screen", "block")
+
+
+VERDICT_MODELS: tuple[type[BaseModel], ...] = (ScreenVerdicts, ScreenVerdictBlock)
+
+
+class ScreenPageIndex(BaseModel):
+    """A screen's page index (migration 17), written in the transaction that publishes it:
+    where each survivor lies in the payload, best score first, with its score, sector and
+    zone, so that a server pages ``/pairs`` and ``/screen/latest`` without parsing the
+    payload. Deleted with its screen."""
+
+    screen = peewee.ForeignKeyField(Screen, primary_key=True, on_delete="CASCADE")
+    head = peewee.TextField()  # the payload's fields but the survivors, as JSON
+    arrays = peewee.BlobField()  # the index's arrays, a compressed .npz
 
 
 def survivor_keys(pairs: list[tuple[str, str]]) -> str:

@@ -43,6 +43,7 @@ SCREEN_RULES: tuple[ScreenRule, ...] = (
     ScreenRule("adf_q", "adf_q_below", "adf_qvalue", 1.0),
     ScreenRule("persistence", "min_persistence", "survived_last", 0, at_least=True),
 )
+PERSISTENCE = "persistence"  # the rule whose verdicts the next screens do not count
 # The universe's [screen] keys of these rules and their defaults (off); min_persistence is a
 # whole number of screens.
 SCREEN_THRESHOLDS: Mapping[str, float] = MappingProxyType(
@@ -50,13 +51,18 @@ SCREEN_THRESHOLDS: Mapping[str, float] = MappingProxyType(
 )
 
 
-def screen_rule_reason(thresholds: Mapping[str, float], values: Mapping[str, float | None]) -> str:
-    """The code of the first screen-wide rule a survivor fails, ``""`` when it passes all.
+def screen_rule_reason(
+    thresholds: Mapping[str, float], values: Mapping[str, float | None], *, skip: str = ""
+) -> str:
+    """The code of the first screen-wide rule a survivor fails, ``""`` when it passes all
+    (all but the rule coded ``skip``, when given).
 
     ``values`` holds the survivor's ``coint_qvalue``, ``adf_qvalue`` and ``survived_last``; a
     rule that is on rejects a null value, as the filter's optional rules do.
     """
     for rule in SCREEN_RULES:
+        if rule.code == skip:
+            continue
         threshold = thresholds.get(rule.limit, rule.off)
         if threshold != rule.off and not rule.passes(values.get(rule.field), threshold):
             return rule.code

@@ -11,9 +11,10 @@ replay does the same with nothing but the candles known at each day's close:
 - **persistence**: the previous screens are those at the close of each of the
   ``previous_screens`` days before the as-of day (a screen every day, which is what the
   spacing leaves of a denser schedule), each replayed as of its own day with the set's
-  filter and q-value rules. The persistence rule itself is left out of those days: applied
-  there too, each day would need the days before it back to the first one, whose screen has
-  no history and so would pass nothing. Only the pairs that pass the set's other rules on
+  filter and q-value rules. The persistence rule itself is left out of those days, as a
+  live screen leaves it out of the screens it counts (``Screen.candidate_keys``): applied
+  there too, the first day, without history, would pass nothing and so would every later
+  one. Only the pairs that pass the set's other rules on
   the as-of day are counted, so a previous day costs the metrics of those pairs alone, or
   the whole day when the set also has a q-value rule (the q-values need every p-value).
 """

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import zlib
 from datetime import date, datetime
 from typing import Any
 
@@ -62,9 +63,15 @@ class AssetListCache:
         self._sources: tuple[object, ...] = ()
         self._key: tuple[date, int | None] | None = None
         self._text = ""
+        self._etag = ""
 
     def json(self, universe: Universe, candles: CandleCache) -> str:
         """The body for ``universe``; needs the request's database connection."""
+        return self.tagged(universe, candles)[0]
+
+    def tagged(self, universe: Universe, candles: CandleCache) -> tuple[str, str]:
+        """The body and its ``ETag`` (a checksum of the text: a client polling the list gets
+        ``304`` until something it shows changed)."""
         current = candles.get()
         latest_sample = PegSample.select(peewee.fn.MAX(PegSample.id)).scalar()
         key = (clock.today(), latest_sample)
@@ -74,5 +81,6 @@ class AssetListCache:
             )
             if not same or key != self._key:
                 self._text = json.dumps(asset_list(universe, current), allow_nan=False)
+                self._etag = f'W/"assets-{zlib.crc32(self._text.encode()):08x}"'
                 self._sources, self._key = (universe, current), key
-            return self._text
+            return self._text, self._etag

@@ -1,10 +1,12 @@
 """Filtered pages of a screen: by sector, zone and score, a page at a time.
 
 A screen of 100,000 survivors makes a 3 MB ``/pairs`` and a far bigger ``/screen/latest``;
-a client after the top 100 of one sector should download neither. Each view is parsed once
-per screen into a :class:`PageIndex` (where each item lies in the view's text, best score
-first, and arrays of score, sector and zone), so a filtered page costs one vectorised mask
-and the join of the page's slices. A cursor names the screen it belongs to and the offset
+a client after the top 100 of one sector should download neither. Each view is indexed by a
+:class:`PageIndex` (where each item lies in the view's text, best score first, and arrays of
+score, sector and zone), so a filtered page costs one vectorised mask and the join of the
+page's slices. A screen's index is built when it is published and stored beside it
+(:mod:`pairscreen.screening.stored_pages`); the functions here parse a view instead, for the
+screens published before that. A cursor names the screen it belongs to and the offset
 of the next page, so paging through a screen that has been replaced meanwhile answers 404
 rather than silently mixing two screens.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,8 +23,8 @@ import numpy as np
 from pairscreen.engine.required_fields import ZONE
 from pairscreen.errors import BadRequest, NotFound
 from pairscreen.screening.json_items import Field, walk
+from pairscreen.screening.pairs_view import pairs_json
 from pairscreen.screening.published import PublishedScreen
-from pairscreen.screening.screen import pairs_json
 
 DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
 
@@ -42,6 +44,20 @@ class PageIndex:
     score: np.ndarray  # float
     sector: np.ndarray  # str
     zone: np.ndarray  # str, "" where the zone is unknown
+    # How an item's text is made from its slice of ``text``; None: the slice is the item (an
+    # index that points into another view's text renders each item of a page from it).
+    render: Callable[[str], str] | None = None
+    # The items rendered so far, by position: each is rendered once, as a page first shows it.
+    _rendered: dict[int, str] = field(default_factory=dict, repr=False)
+
+    def item(self, i: int) -> str:
+        """The JSON text of item ``i`` (in the index's order), as the view lists it."""
+        if self.render is None:
+            return self.text[self.start[i] : self.end[i]]
+        text = self._rendered.get(i)
+        if text is None:
+            text = self._rendered.setdefault(i, self.render(self.text[self.start[i] : self.end[i]]))
+        return text
 
     @classmethod
     def of(
@@ -81,7 +97,12 @@ def pair_index(screen: PublishedScreen) -> PageIndex:
 
 def survivor_index(screen: PublishedScreen) -> PageIndex:
     """The page index of ``screen``'s ``/screen/latest`` view."""
-    return PageIndex.of(screen.payload, "survivors", lambda s: s["metrics"].get(ZONE.name))
+    return payload_index(screen.payload)
+
+
+def payload_index(payload: str) -> PageIndex:
+    """The page index of a screen's payload (its ``/screen/latest`` view)."""
+    return PageIndex.of(payload, "survivors", lambda s: s["metrics"].get(ZONE.name))
 
 
 @dataclass(frozen=True)
@@ -124,7 +145,7 @@ def page(
     more = ""
     if offset + limit < matching.shape[0]:
         more = f', "next_cursor": "{screen.key[0]}.{offset + limit}"'
-    items = ", ".join(index.text[index.start[i] : index.end[i]] for i in chosen)
+    items = ", ".join(index.item(i) for i in chosen)
     return f'{text[:-1]}, "{index.items_key}": [{items}]{more}}}'
 
 

@@ -30,7 +30,8 @@ from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chun
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.engine.windows import windows_of_rows
 from pairscreen.hooks import Plugins
-from pairscreen.types import Asset, BacktestBatch, DepeggedLeg
+from pairscreen.screening.verdicts import SHORT, VerdictLog, kinds
+from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, Filter
 from pairscreen.universe import SwapCosts, pair_sector
 
 # The code of the pairs the engine cannot evaluate at all (fewer common days than the
@@ -87,6 +88,7 @@ class PairsOutcome:
     )
     newest: np.datetime64 | None = None
     oldest: np.datetime64 | None = None
+    verdicts: VerdictLog = field(default_factory=VerdictLog)  # every pair's, compact
 
     def saw_days(self, days: np.ndarray) -> None:
         """Widen the data-time range by ``days`` (datetime64[D])."""
@@ -106,6 +108,7 @@ class PairsOutcome:
         for day in (other.newest, other.oldest):
             if day is not None:
                 self.saw_days(np.array([day]))
+        self.verdicts.merge(other.verdicts)
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,9 +128,13 @@ def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[Gro
     outcome = PairsOutcome(pairs=int(ia.shape[0]))
     common = spec.matrix.common(ia, ib)
     some = common.any(axis=1)
+    outcome.verdicts.add_plain(ia[~some], ib[~some], SHORT, None, matrix=True)
     ia, ib, common = ia[some], ib[some], common[some]
     spans = spec.matrix.spans(common, spec.max_days)
     usable = spans.history_days >= spec.min_history_days
+    outcome.verdicts.add_plain(
+        ia[~usable], ib[~usable], SHORT, spans.history_days[~usable], matrix=True
+    )
     short = int(outcome.pairs - usable.sum())
     if short:
         outcome.rejected[TOO_SHORT] += short
@@ -167,10 +174,25 @@ def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[Gro
 
 
 def add_result(
-    spec: ScreenSpec, outcome: PairsOutcome, group: GroupJob, result: ChunkResult
+    spec: ScreenSpec,
+    outcome: PairsOutcome,
+    group: GroupJob,
+    result: ChunkResult,
+    screen_filter: Filter,
 ) -> None:
-    """Count a group's rejections and serialise its survivors into ``outcome``."""
+    """Count a group's rejections, record every pair's verdict and serialise its survivors
+    into ``outcome``."""
     outcome.rejected.update(filter_code(r) for r in result.reasons if r)
+    outcome.verdicts.add_judged(
+        kinds(screen_filter, spec.screen_filter.thresholds),
+        group.ia,
+        group.ib,
+        group.job.history_days,
+        result.reasons,
+        result.metrics.values,
+        result.survivors,
+        result.scores,
+    )
     n_pairs = len(result.reasons)
     outcome.tested += n_pairs
     pvalues = {}
@@ -220,8 +242,9 @@ def add_result(
 def evaluate_pairs(plugins: Plugins, spec: ScreenSpec, task: PairTask) -> PairsOutcome:
     """The work of a screen worker: one chunk of pairs through the engine."""
     outcome, groups = chunk_jobs(spec, task)
+    screen_filter = plugins.filters.get(spec.screen_filter.name)
     for group in groups:
-        add_result(spec, outcome, group, evaluate_chunk(plugins, group.job))
+        add_result(spec, outcome, group, evaluate_chunk(plugins, group.job), screen_filter)
     return outcome
 
 

@@ -1,11 +1,17 @@
-"""Persistence: which of the previous screens a pair also survived.
+"""Persistence: in which of the previous screens a pair passed every rule but persistence.
 
-A pair that survives one screen may have done so by chance; one that survives screen after
+A pair that survives one screen may have done so by chance; one that passes screen after
 screen has shown it more than once. The previous screens are the stored ones, regular or
 point-in-time, each at least a day before the one after it (several screens of one day show
-the same closes), newest first, up to the ``persistence_screens`` setting. Each screen keeps
-its survivors' pairs as one line each (``Screen.survivor_keys``), so neither a screen nor a
-``/pair`` request decodes a stored payload.
+the same closes), newest first, up to the ``persistence_screens`` setting.
+
+What counts in a previous screen is that the pair passed its filter and every other
+screen-wide rule (``Screen.candidate_keys``), not that it survived: counting survivors, a
+universe with ``min_persistence`` on from its first screen would pass nothing then and so
+nothing ever after. ``pairscreen evaluate`` replays the same count. Screens stored before
+``candidate_keys`` existed count their survivors (``Screen.survivor_keys``), the same pairs
+whenever that screen's persistence rule was off. Both are one line per pair, so neither a
+screen nor a ``/pair`` request decodes a stored payload.
 """
 
 from __future__ import annotations
@@ -53,10 +59,17 @@ def spaced_screens(
     return chosen
 
 
-def survivor_sets(screens: Iterable[PastScreen]) -> list[frozenset[str]]:
-    """Each screen's survivors as ``A/B`` keys (a screen pruned meanwhile: no survivors)."""
+def candidate_sets(screens: Iterable[PastScreen]) -> list[frozenset[str]]:
+    """Each screen's pairs that passed every rule but persistence, as ``A/B`` keys (its
+    survivors when stored before they were kept; a screen pruned meanwhile: none)."""
     ids = [s.id for s in screens]
-    keys = _survivor_keys(ids)
+    rows = Screen.select(Screen.id, Screen.candidate_keys, Screen.survivor_keys).where(
+        Screen.id.in_(ids)
+    )
+    keys = {
+        int(row.id): row.candidate_keys if row.candidate_keys is not None else row.survivor_keys
+        for row in rows
+    }
     return [frozenset((keys.get(i) or "").splitlines()) for i in ids]
 
 
@@ -66,14 +79,15 @@ def _survivor_keys(ids: list[int]) -> dict[int, str | None]:
 
 
 def survived_count(a: str, b: str, sets: list[frozenset[str]]) -> int:
-    """In how many of ``sets`` the pair survived, written either way round."""
+    """In how many of ``sets`` the pair is, written either way round."""
     forward, backward = f"{a}/{b}", f"{b}/{a}"
     return sum(1 for s in sets if forward in s or backward in s)
 
 
 def recent_verdicts(a: str, b: str, count: int) -> list[dict[str, Any]]:
     """The pair's verdict in the latest stored screen and the ``count`` before it (spaced as
-    persistence counts them), newest first: whether it was among the survivors.
+    persistence counts them), newest first: whether it was among the survivors (which, with
+    a persistence rule on, may be fewer than the screens its ``survived_last`` counts).
 
     Only the matching line of each screen's survivor list is looked for, so a screen of
     100,000 survivors costs a substring search, not a decode.

@@ -13,11 +13,11 @@ import json
 from datetime import date
 
 from pairscreen.db.connection import write_transaction
-from pairscreen.db.models import Screen, survivor_keys
+from pairscreen.db.models import Screen
 from pairscreen.market.cutoff import close_of
 from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
-from pairscreen.screening.screen import ScreenSummary, compute_screen
+from pairscreen.screening.screen import ScreenSummary, screen_text
 
 
 def run_screen_as_of(
@@ -35,7 +35,7 @@ def run_screen_as_of(
     corrections), so each past day has one answer.
     """
     generated_at = close_of(day)
-    payload = compute_screen(
+    computed = screen_text(
         rt,
         generated_at,
         processes=processes,
@@ -44,6 +44,7 @@ def run_screen_as_of(
         on_progress=on_progress,
         as_of=day,
     )
+    payload = json.loads(computed.text)
     payload["as_of"] = day.isoformat()
     with write_transaction():
         Screen.delete().where(Screen.as_of == day).execute()
@@ -54,7 +55,8 @@ def run_screen_as_of(
             data_source=payload["data_source"],
             payload=json.dumps(payload, allow_nan=False, separators=(",", ":")),
             as_of=day,
-            survivor_keys=survivor_keys([tuple(s["pair"]) for s in payload["survivors"]]),
+            survivor_keys=computed.survivor_keys,
+            candidate_keys=computed.candidate_keys,
         )
     return ScreenSummary(
         row.id,

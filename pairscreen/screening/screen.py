@@ -9,7 +9,7 @@ import logging
 import os
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -25,11 +25,10 @@ from pairscreen.engine.executors import stream_local
 from pairscreen.engine.fdr import QValues
 from pairscreen.engine.filtering import filter_codes
 from pairscreen.engine.guarantees import CORE_CODES
-from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_chunks import DECIDE_ROWS
 from pairscreen.engine.screen_rules import (
+    PERSISTENCE,
     QVALUE_FIELDS,
-    SCREEN_FIELDS,
     SCREEN_RULES,
     screen_rule_reason,
 )
@@ -38,7 +37,6 @@ from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_day
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
-from pairscreen.screening.json_items import Field, walk
 from pairscreen.screening.pair_chunks import (
     TOO_SHORT,
     PairsOutcome,
@@ -47,9 +45,10 @@ from pairscreen.screening.pair_chunks import (
     day_iso,
     evaluate_pairs,
 )
-from pairscreen.screening.persistence import spaced_screens, survived_count, survivor_sets
-from pairscreen.screening.published import PublishedScreen
+from pairscreen.screening.persistence import candidate_sets, spaced_screens, survived_count
 from pairscreen.screening.staleness import ScreenFacts, judge_at
+from pairscreen.screening.stored_pages import prepare_page_index
+from pairscreen.screening.verdict_store import EncodedVerdicts, encode_screen, store
 from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
@@ -95,7 +94,9 @@ def run_screen(
         scheduler=scheduler,
         on_progress=on_progress,
     )
+    verdicts = computed.verdicts() if computed.verdicts is not None else None
     started = time.perf_counter()
+    page_index = prepare_page_index(computed.text)
     with write_transaction():
         row = Screen.create(
             generated_at=generated_at,
@@ -104,8 +105,12 @@ def run_screen(
             data_source=computed.data_source,
             payload=_payload_value(computed.text),
             survivor_keys=computed.survivor_keys,
+            candidate_keys=computed.candidate_keys,
         )
         _write_payload(row.id, computed.text)
+        if verdicts is not None:
+            store(row.id, verdicts)
+        page_index.store(row.id)
         regular = Screen.as_of.is_null()  # point-in-time screens are history: never pruned
         keep = (
             Screen.select(Screen.id)
@@ -201,6 +206,9 @@ class ComputedScreen:
     rejected: dict[str, int]
     data_source: str
     survivor_keys: str = ""
+    candidate_keys: str = ""  # the pairs that passed every rule but persistence
+    # Every screened pair's verdict, compact, encoded on demand.
+    verdicts: Callable[[], EncodedVerdicts] | None = None
 
 
 def screen_text(
@@ -276,7 +284,7 @@ def screen_text(
     }
     outcome.pvalues.clear()
     previous = spaced_screens(generated_at, settings.persistence_screens)
-    counted = survivor_sets(previous)
+    counted = candidate_sets(previous)
     survivors = outcome.survivors
     survivors.sort(reverse=True)  # worst first: popping from the end gives the published order
     coint_q, adf_q = (
@@ -298,6 +306,8 @@ def screen_text(
     source = data_source_label(rt)
     texts: list[str] = []
     keys: list[tuple[str, str]] = []
+    wide: list[tuple[str, str, str, float | None]] = []  # screen-wide rejections
+    candidates: list[tuple[str, str]] = []  # what the next screens' persistence counts
     # Each survivor is decompressed as its compressed copy is dropped, so the two never
     # coexist in full; the screen-wide rules decide here, with the whole screen known.
     while survivors:
@@ -308,9 +318,12 @@ def screen_text(
             "adf_qvalue": _number_or_none(adf_q[k]),
             "survived_last": survived_count(a, b, counted),
         }
+        if not screen_rule_reason(choice.screen_wide, extra, skip=PERSISTENCE):
+            candidates.append((a, b))
         reason = screen_rule_reason(choice.screen_wide, extra)
         if reason:
             outcome.rejected[reason] += 1
+            wide.append((a, b, reason, extra[_rule_field(reason)]))
             continue
         text = zlib.decompress(packed).decode()
         texts.append(f"{text[:-1]},{_json(extra)[1:]}")
@@ -329,10 +342,27 @@ def screen_text(
         "persistence_screens": [clock.iso(p.generated_at) for p in previous],
     }
     parts = [_json(head)[:-1], ',"survivors":[', ",".join(texts), "],", _json(tail)[1:]]
+    # encoded only for a screen that is published (not a point-in-time one, not a replay)
+    verdicts = functools.partial(
+        encode_screen, rt, outcome.verdicts, matrix.tickers, keys, wide, {**head, **tail}
+    )
     del outcome, texts
     text = "".join(parts)
     del parts
-    return ComputedScreen(text, total, n_survivors, rejected, source, survivor_keys(keys))
+    return ComputedScreen(
+        text,
+        total,
+        n_survivors,
+        rejected,
+        source,
+        survivor_keys(keys),
+        survivor_keys(candidates),
+        verdicts,
+    )
+
+
+def _rule_field(code: str) -> str:
+    return next(rule.field for rule in SCREEN_RULES if rule.code == code)
 
 
 def preload_compute_modules() -> None:
@@ -384,6 +414,7 @@ def _screened_rows(
     both = stale_pair & (ra >= 0) & (rb >= 0)
     outcome.saw_days(np.minimum(last_day[ra[both]], last_day[rb[both]]))
     missing = ~stale_pair & ((ra < 0) | (rb < 0))
+    outcome.verdicts.add_core(ia, ib, stale_pair, missing, fresh.values(), with_candles)
     outcome.rejected[TOO_SHORT] += int(missing.sum())
     screened = ~stale_pair & ~missing
     return matrix, assets, ra[screened], rb[screened], int(ia.shape[0])
@@ -416,44 +447,3 @@ def data_time_range(outcome: PairsOutcome) -> dict[str, str] | None:
 def latest_screen_json(rt: Runtime) -> str:
     """The latest published screen as stored (JSON text); NotFound before the first one."""
     return rt.published.latest().payload
-
-
-def pairs_json(screen: PublishedScreen) -> str:
-    """The ``/pairs`` body of ``screen``, serialised once per screen."""
-    return screen.view("pairs", _render_pairs)
-
-
-def _render_pairs(payload: str) -> str:
-    head: dict[str, Any] = {}
-    survivors: list[dict[str, Any]] = []
-    for part in walk(payload, "survivors"):  # one survivor decoded at a time
-        if isinstance(part, Field):
-            head[part.name] = part.value
-        else:
-            survivors.append(compact_pair(part.value))
-    return json.dumps(compact_pairs(head["generated_at"], survivors), allow_nan=False)
-
-
-def compact_pair(survivor: dict[str, Any]) -> dict[str, Any]:
-    """A survivor's key fields, as ``/pairs`` lists them."""
-    a, b = survivor["pair"]
-    return {
-        "pair": f"{a}/{b}",
-        "a": a,
-        "b": b,
-        "sector": survivor["sector"],
-        **present(survivor["metrics"], ZONE, POSITION),
-        "score": survivor["score"],
-        **{k: survivor[k] for k in SCREEN_FIELDS if k in survivor},
-    }
-
-
-def compact_pairs(generated_at: str, pairs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``/pairs`` body: compact pairs, best score first."""
-    pairs.sort(key=lambda p: -p["score"])
-    return {"generated_at": generated_at, "count": len(pairs), "pairs": pairs}
-
-
-def present(metrics: dict[str, Any], *wanted: RequiredField) -> dict[str, Any]:
-    """The ``wanted`` fields of a survivor's metrics; one whose metric failed is left out."""
-    return {f.name: metrics[f.name] for f in wanted if f.name in metrics}

@@ -21,9 +21,13 @@ STATIC_PREFIX = "/static/"
 PLOTLY_PATH = "/static/vendor/plotly.min.js"
 
 # The pages load nothing from elsewhere and run no inline script; plotly sets inline styles.
+# 'unsafe-eval': plotly's WebGL layer (regl, for the universe map's scattergl) compiles its
+# draw procedures with Function() when its precompiled set does not match the browser's GPU
+# context (headless Chromium's software WebGL is such a case); scripts still come only from
+# this origin, so injected markup still runs nothing.
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
         "img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; "
         "base-uri 'none'; form-action 'none'"
     ),

@@ -22,6 +22,7 @@ FLAGS = (
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
+    "--enable-unsafe-swiftshader",  # WebGL in software (the map's scattergl) without a GPU
     "--disable-quic",
     "--no-first-run",
     "--disable-background-networking",

@@ -29,15 +29,15 @@ export async function renderAccount(main) {
       Discord or Slack incoming webhook below, and turn any channel on or off. A webhook URL
       is a secret: it is shown by its host only.</p>
     <p id="channel-message" role="status"></p>
-    ${tableWrap("Notification channels", `<table class="data" id="channels"><thead><tr>
+    ${tableWrap("Notification channels", `<table class="data stack" id="channels"><thead><tr>
       <th scope="col">Channel</th><th scope="col">Address</th><th scope="col">State</th>
       <th scope="col">Depeg alerts</th><th scope="col"><span class="sr">Switch</span></th></tr></thead><tbody>
       ${(me.channels ?? []).map((c) => `<tr data-kind="${esc(c.kind)}"><th scope="row">${esc(c.kind)}</th>
-        <td>${esc(c.address)}</td><td>${c.enabled ? "enabled" : "disabled"}</td>
-        <td>${c.depeg_alerts ? "every asset" : "watched assets"}</td>
+        <td data-label="Address" class="span">${esc(c.address)}</td><td data-label="State">${c.enabled ? "enabled" : "disabled"}</td>
+        <td data-label="Depeg alerts">${c.depeg_alerts ? "every asset" : "watched assets"}</td>
         <td><button type="button" class="quiet toggle" data-enable="${c.enabled ? "false" : "true"}">
           ${c.enabled ? "Turn off" : "Turn on"}<span class="sr"> ${esc(c.kind)}</span></button></td></tr>`).join("")}
-      </tbody></table>`)}
+      </tbody></table>`, "stacks")}
     <form id="channel-form" class="filters" aria-label="Set a notification channel">
       <label>Channel <select name="kind">
         <option value="discord">Discord webhook URL</option>

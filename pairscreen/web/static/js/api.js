@@ -23,6 +23,14 @@ export async function api(path, { method = "GET", key = null, body = null } = {}
   return response.status === 204 ? null : response.json();
 }
 
+// `path` revalidated against the ETag the page holds (`etag`, null for none): resolves to null
+// when the server answers 304 (nothing changed, nothing sent), else to { etag, body }.
+export async function apiIfChanged(path, etag) {
+  const response = await send(path, "GET", null, null, null, etag);
+  if (response.status === 304) return null;
+  return { etag: response.headers.get("ETag"), body: await response.json() };
+}
+
 // `path` under /api/v1 asked for as `accept` (e.g. "text/csv"); resolves to the body's text.
 export async function apiText(path, accept) {
   return (await send(path, "GET", null, accept)).text();
@@ -30,9 +38,10 @@ export async function apiText(path, accept) {
 
 // The request with the key in the Authorization header (never in the URL); a refusal
 // becomes an ApiError carrying the API's sentence.
-async function send(path, method, key, accept, body = null) {
+async function send(path, method, key, accept, body = null, etag = null) {
   const headers = { Authorization: `Bearer ${key ?? storedKey()}` };
   if (accept) headers.Accept = accept;
+  if (etag) headers["If-None-Match"] = etag;
   if (body !== null) headers["Content-Type"] = "application/json";
   let response;
   try {
@@ -45,7 +54,7 @@ async function send(path, method, key, accept, body = null) {
   } catch {
     throw new ApiError(0, "The server did not answer. Is pairscreen still running?");
   }
-  if (!response.ok) {
+  if (!response.ok && !(etag && response.status === 304)) {
     const text = (await response.text()).trim() || `The server answered ${response.status}.`;
     if (response.status === 401 && key === null) {
       window.dispatchEvent(new CustomEvent("pairscreen:unauthorized", { detail: text }));

@@ -8,9 +8,11 @@ import { renderWatchlist } from "./watchlist.js";
 import { renderPegs } from "./pegs.js";
 import { renderAssets } from "./assets.js";
 import { renderAccount } from "./account.js";
+import { renderMap } from "./map.js";
 
 const PAGES = {
   screen: renderScreen,
+  map: renderMap,
   pair: renderPair,
   watchlist: renderWatchlist,
   pegs: renderPegs,

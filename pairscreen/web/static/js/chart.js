@@ -7,9 +7,9 @@ const INK = "#1d1d1f";
 const OU = "#2e7d32"; // the OU entry / exit levels
 const ZONE_COLOURS = { bottom: BOTTOM, mid: "#5f6368", top: TOP };
 
-let loading = null;
+let loading = null; // the one plotly.js script tag, shared by the pair chart and the map
 
-function plotly() {
+export function plotly() {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   loading ??= new Promise((resolve, reject) => {
     const script = document.createElement("script");

@@ -52,9 +52,27 @@ export const EVIDENCE_PLACEHOLDER = `<section id="evidence" class="evidence"
   aria-labelledby="evidence-title"><h2 id="evidence-title">Does this screen work?</h2>
   <p class="loading">Loading…</p></section>`;
 
+// The verdict per horizon in a few words, for the line at the top of the screen page.
+const SHORT_WORDS = {
+  evidence: (d) => (d.estimate > 0 ? "survivors did better" : "survivors did worse"),
+  no_evidence: () => "no evidence either way",
+  too_few_observations: () => "too few observations to tell",
+};
+
+// The line near the top: each horizon's verdict, and a button to the section with the figures.
+function summaryLine({ evidence, message }) {
+  const verdicts = evidence
+    ? evidence.horizons.map((h) =>
+      `${h.horizon_days} days: ${esc(SHORT_WORDS[h.reversion.difference.reading](h.reversion.difference))}`).join("; ")
+    : esc(message).replace(/\.$/, "");
+  return `<strong>Does this screen work?</strong> ${verdicts}.${evidence
+    ? ` <button type="button" class="link" id="evidence-jump">See the figures</button>` : ""}`;
+}
+
 // Asked for once the survivors' table has painted (the table is what the page is for): the
-// latest evaluation, or the API's sentence (none published yet, the server unreachable).
-export function fillEvidence(section) {
+// latest evaluation, or the API's sentence (none published yet, the server unreachable); with
+// `summary`, its verdicts in a line there too.
+export function fillEvidence(section, summary = null) {
   requestAnimationFrame(() => setTimeout(async () => {
     let result;
     try {
@@ -62,7 +80,17 @@ export function fillEvidence(section) {
     } catch (e) {
       result = { message: e instanceof ApiError ? e.message : String(e) };
     }
+    if (!section.isConnected) return;
     section.outerHTML = evidenceSection(result);
+    if (summary?.isConnected) {
+      summary.innerHTML = summaryLine(result);
+      summary.querySelector("#evidence-jump")?.addEventListener("click", () => {
+        const heading = document.getElementById("evidence-title");
+        heading.tabIndex = -1;
+        heading.scrollIntoView({ block: "start" });
+        heading.focus({ preventScroll: true });
+      });
+    }
   }));
 }
 

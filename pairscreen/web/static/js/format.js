@@ -20,6 +20,41 @@ export function num(x, digits = 2) {
   return FORMATS.get(digits).format(x);
 }
 
+// `x` with `digits` decimals, or more when fewer would put it on the wrong side of a rule's
+// `threshold` or on it (Hurst 0.496 under "< 0.5" reads 0.496, never 0.50): the precision that
+// decides the rule. No threshold (or a rule that is off): `digits` as `num` writes it.
+export function decisive(x, digits, threshold) {
+  if (x === null || x === undefined || Number.isNaN(x)) return DASH;
+  let d = digits;
+  if (Number.isFinite(threshold)) {
+    for (; d < 8; d += 1) {
+      const shown = Number(x.toFixed(d));
+      if ((shown < threshold) === (x < threshold) && (shown === threshold) === (x === threshold)) break;
+    }
+  }
+  return num(x, d);
+}
+
+// A range width in log units (ln of max/min) as the ratio's move: 1.10 is "×3.0". Two
+// significant decimals below ×10 so the small widths a rule decides on stay apart.
+export function ratioMove(logWidth, threshold) {
+  if (logWidth === null || logWidth === undefined || Number.isNaN(logWidth)) return DASH;
+  const move = Math.exp(logWidth);
+  return `×${decisive(move, move < 10 ? 2 : 1, Number.isFinite(threshold) ? Math.exp(threshold) : undefined)}`;
+}
+
+// Days with the unit ("6.0 d"), a dash for none.
+export function days(x, digits = 1, threshold) {
+  const shown = decisive(x, digits, threshold);
+  return shown === DASH ? DASH : `${shown}&nbsp;d`;
+}
+
+// Whole days between a daily candle's close (24:00 UTC of its day) and `now`: its data age.
+export function ageDays(iso, now = Date.now()) {
+  if (!iso) return null;
+  return Math.max(0, Math.floor((now - new Date(iso).getTime() - 24 * 3600 * 1000) / 86400000));
+}
+
 // A signed percentage ("+12.3 %"), or unsigned with `signed` false (a drawdown).
 export function pct(x, digits = 1, signed = true) {
   if (x === null || x === undefined) return DASH;
@@ -90,7 +125,11 @@ export function pegWords(peg) {
   return `${peg.status}${drift}${event}`;
 }
 
-// A <div> that scrolls its table sideways on narrow screens, reachable by keyboard.
-export function tableWrap(label, tableHtml) {
-  return `<div class="table-wrap" role="region" aria-label="${esc(label)}" tabindex="0">${tableHtml}</div>`;
+// The zones where the strategy acts: the ratio near an edge of its range.
+export const EDGE_ZONES = new Set(["bottom", "top"]);
+
+// A <div> that scrolls its table sideways on narrow screens, reachable by keyboard; `kind`
+// adds a class ("stacks": its table becomes cards on a phone).
+export function tableWrap(label, tableHtml, kind = "") {
+  return `<div class="table-wrap${kind ? ` ${kind}` : ""}" role="region" aria-label="${esc(label)}" tabindex="0">${tableHtml}</div>`;
 }

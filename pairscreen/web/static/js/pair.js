@@ -1,4 +1,5 @@
-// Pair: the live snapshot (one quota unit), the chart (one more), watch / unwatch.
+// Pair: the latest screen's verdict (free), the live snapshot (one quota unit), the chart
+// (one more), watch / unwatch. The URL (#/pair/A/B?bt=N) names the pair and the window.
 
 import { api, ApiError, pairPath } from "./api.js";
 import { drawChart } from "./chart.js";
@@ -50,14 +51,22 @@ const GLOSSARY = [
 
 const WINDOWS = [90, 180, 360];
 
+const pairLink = (a, b, bt) => `#/pair/${pairPath(a, b)}?bt=${bt}`;
+
 export async function renderPair(main, args, query) {
   const [a, b] = args;
   const bt = WINDOWS.includes(Number(query.get("bt"))) ? Number(query.get("bt")) : 360;
-  const [me, watchlist] = await Promise.all([api("/me"), api("/watchlist")]);
+  // The screen's verdict is free (no quota unit): a 404 is a sentence to show, not a failure.
+  const screened = api(`/screen/latest/pairs/${pairPath(a, b)}`).catch((e) => {
+    if (e instanceof ApiError && e.status === 404) return { missing: e.message };
+    throw e;
+  });
+  const [me, watchlist, verdict] = await Promise.all([api("/me"), api("/watchlist"), screened]);
   main.innerHTML = `
     <h1>${esc(a)}/${esc(b)}</h1>
     <p class="lede">The ratio of ${esc(a)} to ${esc(b)}, computed live from the stored daily closes.
-      <a href="#/pair/${esc(encodeURIComponent(b))}/${esc(encodeURIComponent(a))}">See ${esc(b)}/${esc(a)}</a>.</p>
+      <a href="${esc(pairLink(b, a, bt))}">See ${esc(b)}/${esc(a)}</a>.</p>
+    ${screenVerdictHtml(verdict, a, b)}
     <section class="panel" aria-labelledby="cost">
       <h2 id="cost">Live numbers cost quota</h2>
       <p>The snapshot costs <strong>1 unit</strong> of your daily quota and the chart 1 more.
@@ -71,6 +80,8 @@ export async function renderPair(main, args, query) {
         <button type="button" id="both" class="quiet">Snapshot and chart (2 units)</button>
         <button type="button" id="watch" class="quiet"></button>
       </div>
+      <p class="hint">A link to this pair and window (it opens here without spending a unit):
+        <a id="view-link" href="${esc(pairLink(a, b, bt))}">${esc(a)}/${esc(b)}, ${bt} days</a>.</p>
       <p id="pair-message" class="error" role="alert"></p>
     </section>
     <section aria-labelledby="chart-title" class="chart-section">
@@ -117,11 +128,35 @@ export async function renderPair(main, args, query) {
   for (const radio of main.querySelectorAll("input[name=bt]")) {
     radio.addEventListener("change", () => {
       state.bt = Number(radio.value);
-      history.replaceState(null, "", `#/pair/${pairPath(a, b)}?bt=${state.bt}`);
+      history.replaceState(null, "", pairLink(a, b, state.bt));
+      const link = main.querySelector("#view-link");
+      link.href = pairLink(a, b, state.bt);
+      link.textContent = `${a}/${b}, ${state.bt} days`;
       if (state.snapshot || state.chart) run({ snapshot: state.snapshot, chart: state.chart });
     });
   }
   setupWatch(main, a, b, watchlist, message);
+}
+
+// What the latest screen said of this pair, read from the stored screen (free).
+function screenVerdictHtml(v, a, b) {
+  const head = `<section class="screen-verdict" aria-labelledby="screen-verdict-title">
+    <h2 id="screen-verdict-title">In the latest screen</h2>`;
+  if (v.missing) return `${head}<p class="notice" id="screen-verdict">${esc(v.missing)}</p></section>`;
+  const when = `the screen of ${utc(v.generated_at)}`;
+  const said = v.passes_filter
+    ? `<p class="verdict pass" id="screen-verdict" data-passes="true">A survivor of ${when}:
+        rank ${v.rank} of ${v.n_survivors}, score ${num(v.score, 1)},
+        ${zoneBadge(v.zone)} zone (position ${num(v.position)}).</p>`
+    : `<p class="verdict fail" id="screen-verdict" data-passes="false">Rejected by ${when}:
+        <span class="reason" data-code="${esc(v.reason_code)}">${esc(v.filter_reason)}</span></p>`;
+  const order = v.reversed
+    ? `<p class="hint">The screen evaluated ${esc(v.pair)}, this pair the other way round
+        (the inverse ratio): its verdict is the same pair's.</p>`
+    : "";
+  return `${head}${said}${order}
+    <p class="hint">Free: read from the stored screen, no quota unit spent. A live snapshot
+      below recomputes it from today's closes.</p></section>`;
 }
 
 function setupWatch(main, a, b, watchlist, message) {
@@ -164,11 +199,13 @@ function snapshotHtml(s) {
     .map((k) => `<tr><th scope="row"><code>${esc(k)}</code><span class="meaning">From a metric plugin.</span></th>` +
       `<td class="num" data-metric="${esc(k)}">${anyValue(m[k])}</td><td></td></tr>`)
     .join("");
+  // Each cell names its column (data-label), which a phone shows as the row stacks.
   const leg = (name, l) =>
     `<tr><th scope="row">Leg ${name} (starts in ${esc(l.base_leg)})</th>` +
-    `<td class="num" data-leg="${name}">${pct(l.growth_pct)}</td>` +
-    `<td class="num">${pct(l.buy_hold?.growth_pct)}</td><td class="num">${l.n_trades}</td>` +
-    `<td class="num">${pct(l.max_drawdown_pct, 1, false)}</td></tr>`;
+    `<td class="num" data-label="Coin growth" data-leg="${name}">${pct(l.growth_pct)}</td>` +
+    `<td class="num" data-label="Buy and hold" data-hold="${name}">${pct(l.buy_hold?.growth_pct)}</td>` +
+    `<td class="num" data-label="Swaps">${l.n_trades}</td>` +
+    `<td class="num" data-label="Max drawdown">${pct(l.max_drawdown_pct, 1, false)}</td></tr>`;
   return `
     <section aria-labelledby="snap-title">
       <h2 id="snap-title">Snapshot</h2>
@@ -182,10 +219,11 @@ function snapshotHtml(s) {
       ${verdict}
       ${verdictsHtml(s.recent_verdicts ?? [])}
       <h3>Backtests over ${s.backtest.history_days} days</h3>
-      ${tableWrap("Backtests", `<table class="data"><thead><tr><th scope="col">Leg</th>
+      ${tableWrap("Backtests", `<table class="data row-cards" id="backtests"><thead><tr><th scope="col">Leg</th>
         <th scope="col" class="num">Coin growth</th><th scope="col" class="num">Buy and hold</th>
         <th scope="col" class="num">Swaps</th><th scope="col" class="num">Max drawdown</th></tr></thead>
         <tbody>${leg("A", s.backtest.A)}${leg("B", s.backtest.B)}</tbody></table>`)}
+      ${ouHtml(m)}
       <h3>Metrics</h3>
       ${tableWrap("Metrics", `<table class="data metrics"><thead><tr><th scope="col">Metric</th>
         <th scope="col" class="num">Value</th><th scope="col">Unit</th></tr></thead>
@@ -196,6 +234,35 @@ function snapshotHtml(s) {
         <li>${esc(s.base_b)} (${esc(s.asset_class_b)}): ${esc(pegWords(s.peg.B))}</li>
       </ul>
     </section>`;
+}
+
+// The OU levels (metrics ou and ou_bands), named as the API and the chart name them.
+const OU_SHOWN = [
+  ["ou_entry", "OU entry (today's fit)"],
+  ["ou_exit", "OU exit (today's fit)"],
+  ["ou_mean", "θ, the long-run mean"],
+  ["ou_half_life_days", "OU half-life"],
+  ["ou_expected_trade_days", "Expected trade"],
+  ["ou_expected_return_per_year", "Expected return per year"],
+  ["ou_cost", "Round-trip cost"],
+];
+
+function ouHtml(m) {
+  if (!("ou_entry" in m) && !("ou_mean" in m)) return "";
+  const head = `<h3 id="ou-title">OU levels</h3>`;
+  if (m.ou_entry === null || m.ou_entry === undefined) {
+    return `${head}<p class="notice" id="ou-none">No OU levels: ${esc(m.ou_reason || "the OU fit is null")}.</p>`;
+  }
+  const items = OU_SHOWN.filter(([key]) => key in m).map(([key, label]) => {
+    const [, unit, show, meaning] = GLOSSARY.find(([g]) => g === key);
+    return `<li><span class="fact-k">${esc(label)}</span>
+      <span class="fact-v" data-ou="${key}">${show(m[key])}${unit ? ` <small>${esc(unit)}</small>` : ""}</span>
+      <span class="meaning">${esc(meaning)}</span></li>`;
+  }).join("");
+  return `${head}<p class="hint">Where the ratio's Ornstein-Uhlenbeck fit says to enter and exit
+      (Bertram's levels, drawn on the chart as the green lines), today's log-ratio
+      ${num(m.r_current, 4)} log units.</p>
+    <ul class="facts ou-levels" aria-labelledby="ou-title">${items}</ul>`;
 }
 
 // The pair in the latest stored screens (the ones a survivor's survived_last counts).

@@ -26,14 +26,14 @@ const hygiene = (i) => [
 const row = (i) => `
   <tr data-pair="${esc(i.pair)}">
     <th scope="row"><a href="#/pair/${esc(i.a)}/${esc(i.b)}">${esc(i.pair)}</a></th>
-    <td>${esc(STATES[i.last_notified_state] ?? i.last_notified_state)}
+    <td data-label="Notification state" class="span">${esc(STATES[i.last_notified_state] ?? i.last_notified_state)}
       <span class="since">${changed(i)}</span></td>
-    <td><label class="switch"><input type="checkbox" name="notify_approach"${i.notify_approach ? " checked" : ""}>
+    <td data-label="Notify on approach"><label class="switch"><input type="checkbox" name="notify_approach"${i.notify_approach ? " checked" : ""}>
       <span>on approach<span class="sr"> for ${esc(i.pair)}</span></span></label></td>
-    <td><label class="switch"><input type="checkbox" name="notify_in_zone"${i.notify_in_zone ? " checked" : ""}>
+    <td data-label="Notify in zone"><label class="switch"><input type="checkbox" name="notify_in_zone"${i.notify_in_zone ? " checked" : ""}>
       <span>in zone<span class="sr"> for ${esc(i.pair)}</span></span></label></td>
-    <td class="hygiene">${hygiene(i)}</td>
-    <td>${utc(i.created_at)}</td>
+    <td class="hygiene span" data-label="Alert hygiene">${hygiene(i)}</td>
+    <td data-label="Watched since">${utc(i.created_at)}</td>
     <td><button type="button" class="quiet remove">Remove<span class="sr"> ${esc(i.pair)}</span></button></td>
   </tr>`;
 
@@ -47,11 +47,11 @@ export async function renderWatchlist(main) {
     ${list.count === 0
       ? `<p>Your watchlist is empty. Open a pair from the <a href="#/screen">screen</a> and choose
          “Watch”.</p>`
-      : tableWrap("Watchlist", `<table class="data" id="watchlist">
+      : tableWrap("Watchlist", `<table class="data stack" id="watchlist">
       <thead><tr><th scope="col">Pair</th><th scope="col">Notification state (changed)</th>
         <th scope="col">Notify on approach</th><th scope="col">Notify in zone</th>
         <th scope="col">Alert hygiene</th><th scope="col">Watched since</th><th scope="col"><span class="sr">Remove</span></th></tr></thead>
-      <tbody>${list.items.map(row).join("")}</tbody></table>`)}`;
+      <tbody>${list.items.map(row).join("")}</tbody></table>`, "stacks")}`;
   const message = main.querySelector("#watch-message");
   const table = main.querySelector("#watchlist");
   if (!table) return;

@@ -1,0 +1,64 @@
+"""``/pairs``: the survivors of a screen in compact form (pair, legs, sector, zone, position,
+score and the screen-wide fields), best score first.
+
+Built from the screen's payload once per screen, one survivor decoded at a time; a page of
+it compacts only the survivors it shows (:mod:`pairscreen.screening.stored_pages`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
+from pairscreen.engine.screen_rules import SCREEN_FIELDS
+from pairscreen.screening.json_items import Field, walk
+from pairscreen.screening.published import PublishedScreen
+
+
+def pairs_json(screen: PublishedScreen) -> str:
+    """The ``/pairs`` body of ``screen``, serialised once per screen."""
+    return screen.view("pairs", _render_pairs)
+
+
+def _render_pairs(payload: str) -> str:
+    head: dict[str, Any] = {}
+    survivors: list[dict[str, Any]] = []
+    for part in walk(payload, "survivors"):  # one survivor decoded at a time
+        if isinstance(part, Field):
+            head[part.name] = part.value
+        else:
+            survivors.append(compact_pair(part.value))
+    return json.dumps(compact_pairs(head["generated_at"], survivors), allow_nan=False)
+
+
+# Metrics ``/pairs`` carries when the screen's metrics provide them: what the website's map of
+# the universe plots against the position, so 100,000 survivors need no full screen.
+MAP_FIELDS = ("hurst", "half_life_days")
+
+
+def compact_pair(survivor: dict[str, Any]) -> dict[str, Any]:
+    """A survivor's key fields, as ``/pairs`` lists them."""
+    a, b = survivor["pair"]
+    metrics = survivor["metrics"]
+    return {
+        "pair": f"{a}/{b}",
+        "a": a,
+        "b": b,
+        "sector": survivor["sector"],
+        **present(metrics, ZONE, POSITION),
+        **{k: metrics[k] for k in MAP_FIELDS if k in metrics},
+        "score": survivor["score"],
+        **{k: survivor[k] for k in SCREEN_FIELDS if k in survivor},
+    }
+
+
+def compact_pairs(generated_at: str, pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``/pairs`` body: compact pairs, best score first."""
+    pairs.sort(key=lambda p: -p["score"])
+    return {"generated_at": generated_at, "count": len(pairs), "pairs": pairs}
+
+
+def present(metrics: dict[str, Any], *wanted: RequiredField) -> dict[str, Any]:
+    """The ``wanted`` fields of a survivor's metrics; one whose metric failed is left out."""
+    return {f.name: metrics[f.name] for f in wanted if f.name in metrics}

@@ -1,0 +1,27 @@
+// Live pages: a check run every minute while its page is shown, and never after. The page's
+// own element is the anchor: once the router replaced it, the chain of timers stops, so no
+// page leaves a poller behind. Tests shorten the minute with `window.pairscreenRefreshMs`.
+
+const MINUTE = 60000;
+
+export function refreshMs() {
+  const chosen = Number(window.pairscreenRefreshMs);
+  return Number.isFinite(chosen) && chosen > 0 ? chosen : MINUTE;
+}
+
+// Run `check` every `refreshMs()` while `anchor` is in the document; skipped while the tab is
+// hidden (nobody reads it), one at a time (a slow answer never overlaps the next).
+export function keepChecking(anchor, check) {
+  const tick = async () => {
+    if (!anchor.isConnected) return;
+    if (!document.hidden) {
+      try {
+        await check();
+      } catch {
+        // the server away for a minute: the next tick tries again; a 401 signed out already
+      }
+    }
+    if (anchor.isConnected) setTimeout(tick, refreshMs());
+  };
+  setTimeout(tick, refreshMs());
+}

@@ -1,0 +1,197 @@
+"""The page index stored when a screen is published: the first filtered page of ``/pairs``
+and ``/screen/latest`` reads it instead of parsing the screen, and serves the same bytes as
+an index parsed from the screen; a screen published without one still pages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from pairscreen import clock
+from pairscreen.db.connection import database, write_transaction
+from pairscreen.db.models import Screen, ScreenPageIndex
+from pairscreen.runtime import Runtime
+from pairscreen.screening import json_items, pages, pairs_view
+from pairscreen.screening.screen import run_screen
+from pairscreen.screening.stored_pages import prepare_page_index
+from tests.conftest import ContractClient
+
+BASE = "/api/v1"
+VIEWS = ("/pairs", "/screen/latest")
+
+
+@pytest.fixture()
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every walk of a screen's JSON by the views (the parse a stored index saves), by the
+    array walked; the pages and the ``/pairs`` body each walk through their own name."""
+    walked: list[str] = []
+
+    def counting(text: str, array: str) -> Iterator[json_items.Field | json_items.Element]:
+        walked.append(array)
+        return json_items.walk(text, array)
+
+    monkeypatch.setattr(pages, "walk", counting)
+    monkeypatch.setattr(pairs_view, "walk", counting)
+    return walked
+
+
+def latest_id() -> int:
+    with database.connection_context():
+        return int(Screen.select(Screen.id).order_by(Screen.id.desc()).scalar())
+
+
+def drop_stored_indexes(runtime: Runtime) -> None:
+    """Back to a screen published before screens stored their index."""
+    with database.connection_context():
+        ScreenPageIndex.delete().execute()
+    runtime.published.forget()
+
+
+def test_the_first_filtered_request_after_a_publish_reads_the_stored_index(
+    client: ContractClient, keys, runtime: Runtime, parses: list[str]
+) -> None:
+    with database.connection_context():
+        published = run_screen(runtime, processes=1)
+        assert ScreenPageIndex.select().where(ScreenPageIndex.screen == published.screen_id)
+    parses.clear()  # the publish itself walks the payload once, to build the index
+    for path in VIEWS:
+        r = client.get(f"{BASE}{path}?min_score=0&limit=2", keys.personal)
+        assert r.status_code == 200 and r.json()["count"] == 2, r.text
+        assert r.json()["next_cursor"].startswith(f"{published.screen_id}.")
+    assert parses == []
+
+    # The same requests on the same screen without its stored index parse it: the count
+    # above would have seen it.
+    drop_stored_indexes(runtime)
+    for path in VIEWS:
+        assert client.get(f"{BASE}{path}?min_score=0&limit=2", keys.personal).status_code == 200
+    assert "survivors" in parses and "pairs" in parses
+
+
+def publish_crafted_screen(runtime: Runtime) -> dict:
+    """Publish the template's screen grown to exercise what an index must keep: scores tied
+    across survivors, survivors without a zone, a sector with a non-ASCII name. Stored as
+    ``run_screen`` stores a screen: compact JSON, with its page index."""
+    with database.connection_context():
+        payload = json.loads(runtime.published.latest().payload)
+        grown = []
+        for copy in range(3):
+            for k, s in enumerate(payload["survivors"]):
+                s = json.loads(json.dumps(s))
+                s["pair"] = [f"{s['pair'][0]}{copy}", f"{s['pair'][1]}{copy}"]
+                if copy == 1:
+                    s["sector"] = "énergie"
+                if copy == 2 and k % 2:
+                    s["metrics"].pop("zone", None)
+                grown.append(s)  # copies 0 and 2 tie with copy 1 on every score
+        payload.update(survivors=grown, n_survivors=len(grown))
+        text = json.dumps(payload, allow_nan=False, separators=(",", ":"))
+        with write_transaction():
+            row = Screen.create(
+                generated_at=clock.now(),
+                n_pairs_screened=payload["n_pairs_screened"],
+                n_survivors=len(grown),
+                data_source=payload["data_source"],
+                payload=text,
+            )
+            prepare_page_index(text).store(row.id)
+    runtime.published.forget()
+    return payload
+
+
+def queries(payload: dict) -> list[str]:
+    survivors = payload["survivors"]
+    sectors = sorted({s["sector"] for s in survivors})
+    scores = sorted(s["score"] for s in survivors)
+    asked = ["limit=1", "limit=7", "limit=1000", f"min_score={scores[len(scores) // 2]}"]
+    asked += [f"sector={sector}&limit=4" for sector in sectors]
+    asked += [f"zone={zone}" for zone in ("bottom", "mid", "top")]
+    asked += [f"sector={sectors[0]}&zone=bottom&min_score=0", "sector=nowhere"]
+    return asked
+
+
+def chains(client: ContractClient, key: str, asked: list[str]) -> dict[str, list[bytes]]:
+    """Every page of every query on both views, following the cursors, as bytes."""
+    out: dict[str, list[bytes]] = {}
+    for path in VIEWS:
+        for query in asked:
+            bodies, cursor = [], None
+            while True:
+                suffix = f"&cursor={cursor}" if cursor else ""
+                r = client.get(f"{BASE}{path}?{query}{suffix}", key)
+                assert r.status_code == 200, r.text
+                bodies.append(r.content)
+                cursor = r.json().get("next_cursor")
+                if cursor is None:
+                    break
+            out[f"{path}?{query}"] = bodies
+    return out
+
+
+def test_stored_pages_are_byte_identical_to_parsed_ones(
+    client: ContractClient, keys, runtime: Runtime, parses: list[str]
+) -> None:
+    payload = publish_crafted_screen(runtime)
+    asked = queries(payload)
+    parses.clear()
+    stored = chains(client, keys.personal, asked)
+    assert parses == []
+    drop_stored_indexes(runtime)
+    parsed = chains(client, keys.personal, asked)
+    assert parses  # the second time round the views were parsed
+    assert stored.keys() == parsed.keys()
+    for name, bodies in stored.items():
+        assert bodies == parsed[name], name
+    # The queries reached what they are there for: ties, several pages, the unicode sector.
+    many = json.loads(stored["/pairs?limit=7"][0])
+    assert many["count"] == 7 and len(stored["/pairs?limit=7"]) > 3
+    assert json.loads(stored["/screen/latest?sector=énergie&limit=4"][0])["count"] == 4
+
+
+def test_a_screen_published_without_a_stored_index_still_pages(
+    client: ContractClient, keys, runtime: Runtime, parses: list[str]
+) -> None:
+    drop_stored_indexes(runtime)
+    whole = client.get(f"{BASE}/pairs", keys.personal).json()["pairs"]
+    parses.clear()
+    for path, items in (("/pairs", "pairs"), ("/screen/latest", "survivors")):
+        r = client.get(f"{BASE}{path}?limit=3", keys.personal)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["count"] == 3 and body["next_cursor"] == f"{latest_id()}.3"
+        names = [p if isinstance(p, str) else "/".join(p) for p in (i["pair"] for i in body[items])]
+        assert names == [p["pair"] for p in whole[:3]]
+    assert "survivors" in parses and "pairs" in parses
+
+
+def test_a_stored_index_goes_with_its_screen(runtime: Runtime) -> None:
+    with database.connection_context():
+        first = run_screen(runtime, processes=1).screen_id
+        indexed = {row.screen_id for row in ScreenPageIndex.select(ScreenPageIndex.screen)}
+        assert first in indexed
+        Screen.delete().where(Screen.id == first).execute()
+        assert not ScreenPageIndex.select().where(ScreenPageIndex.screen == first).exists()
+
+
+def test_migration_17_gives_an_old_database_the_table_and_its_screens_still_page(
+    client: ContractClient, keys, runtime: Runtime, cli, parses: list[str]
+) -> None:
+    from pairscreen.db.models import SchemaVersion
+
+    with database.connection_context():  # a database from before migration 17
+        database.drop_tables([ScreenPageIndex])
+        SchemaVersion.delete().where(SchemaVersion.version == 17).execute()
+    database.close()
+    code, out, _ = cli("db", "upgrade")
+    assert code == 0 and out.endswith("applied migrations [17]\n")
+    runtime.published.forget()
+    parses.clear()
+    r = client.get(f"{BASE}/screen/latest?limit=2", keys.personal)
+    assert r.status_code == 200 and r.json()["count"] == 2
+    assert parses == ["survivors"]  # its screen has no stored index: parsed, as before
+    with database.connection_context():
+        assert ScreenPageIndex.select().count() == 0
+        run_screen(runtime, processes=1)
+        assert ScreenPageIndex.select().count() == 1
