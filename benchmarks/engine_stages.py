@@ -126,15 +126,15 @@ def report(commit: str, before: dict[str, Any], after: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- the child
 
 
-def synthetic_candles(n_assets: int) -> tuple[dict[str, Any], str]:
-    """The scale universe's candles as its csv files hold them, and its universe.toml."""
+def synthetic_candles(n_assets: int, folder: Path) -> tuple[dict[str, Any], str]:
+    """The scale universe's candles as its csv files (in ``folder``) hold them, and its
+    universe.toml."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import numpy as np
     from scale import write_universe
 
     from pairscreen.types import Candles
 
-    folder = Path(tempfile.mkdtemp(prefix="pairscreen-stages-"))
     universe = write_universe(folder, n_assets, DAYS)
     candles = {}
     for path in sorted((folder / "prices").glob("*.csv")):
@@ -150,9 +150,14 @@ def synthetic_candles(n_assets: int) -> tuple[dict[str, Any], str]:
 
 
 def measure(n_assets: int, n_blocks: int, repeat: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="pairscreen-stages-") as tmp:
+        return _measure(n_assets, n_blocks, repeat, Path(tmp))
+
+
+def _measure(n_assets: int, n_blocks: int, repeat: int, folder: Path) -> dict[str, Any]:
     import numpy as np
 
-    candles, universe_path = synthetic_candles(n_assets)
+    candles, universe_path = synthetic_candles(n_assets, folder)
     os.environ["PAIRSCREEN_UNIVERSE"] = universe_path
     import pairscreen
     from pairscreen.bootstrap import check_setup
