@@ -4,9 +4,11 @@ For each size (100, 500, 1,000 and 2,000 assets by default) it writes a syntheti
 universe (1,100 days per asset; half the assets mean-revert around a common market, half
 trend), syncs it into a fresh SQLite database (not timed), then runs
 ``python -m pairscreen screen run --no-sync`` in a fresh process and prints, from that one
-run: the pairs, the wall time of the whole process, pairs/s, the peak memory of the process
-and all its children together (their proportional set sizes summed, sampled every 20 ms),
-the survivors, the publish time, and how much the database grew. Up to 1,000 assets every
+run: the pairs, the wall time of the whole process, pairs/s, the CPU time of the process and
+its workers (core-seconds: the work done, which other jobs on the machine do not inflate as
+they do the wall time), the peak memory of the process and all its children together (their
+proportional set sizes summed, sampled every 20 ms), the survivors, the publish time, and
+how much the database grew. Up to 1,000 assets every
 asset is in one sector; the 2,000 asset universe has four sectors and ``[pairs] all = true``
 (every pair crossed). The last lines say how the cost grows: seconds per million pairs and
 peak memory, size by size.
@@ -119,6 +121,15 @@ class TreeMemory:
         return max((v for pid, v in self.peaks.items() if pid != self.root.pid), default=0)
 
 
+def _children_cpu() -> float:
+    """User + system CPU seconds of every finished child process and their own children:
+    the work a command did, whatever else shared the cores (its wall time is not)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     """Run ``cmd``; its wall seconds, the peak summed PSS of its process tree, its output."""
     started = time.perf_counter()
@@ -199,7 +210,9 @@ def measure(size: int, days: int, processes: int, dask_workers: int) -> dict[str
         base = [sys.executable, "-m", "pairscreen"]
         sync_wall, _, _ = run_measured([*base, "data", "sync"], env)
         before = database_bytes(folder)
+        cpu_before = _children_cpu()
         wall, peak, text = run_measured([*base, "screen", "run", "--no-sync"], env)
+        cpu = _children_cpu() - cpu_before
         grown = database_bytes(folder) - before
         found = re.search(r"(\d+) pairs, (\d+) survivors", text)
         published = re.search(r"published in ([\d.]+) s", text)
@@ -216,11 +229,12 @@ def measure(size: int, days: int, processes: int, dask_workers: int) -> dict[str
             "publish": float(published.group(1)) if published else float("nan"),
             "db_mb": grown / 1e6,
             "sync": sync_wall,
+            "cpu": cpu,
         }
         print(
             f"{size:>6} {pairs:>10,} {wall:>9.2f} {pairs / wall:>9,.0f} {peak / 1e6:>9.0f} "
             f"{survivors:>10,} {row['publish']:>9.2f} {grown / 1e6:>9.1f}   "
-            f"(sync {sync_wall:.1f} s)",
+            f"(sync {sync_wall:.1f} s; {cpu:.1f} core-s, {pairs / cpu:,.0f} pairs per core-s)",
             flush=True,
         )
         if dask_workers:
@@ -247,8 +261,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _harness import machine_line
+
+    print(machine_line())
     print(
-        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; "
         f"{args.days} days per asset; wall and peak RSS of `screen run --no-sync` "
         "in a fresh process (peak RSS: PSS of the process and its workers summed)"
     )
@@ -257,11 +274,13 @@ def main() -> None:
         f"{'survivors':>10} {'publish s':>9} {'db +MB':>9}"
     )
     rows = [measure(size, args.days, args.processes, args.dask_workers) for size in sizes]
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     print("growth (seconds per million pairs, peak RSS):")
     for row in rows:
         print(
             f"  {row['assets']:>5} assets: {1e6 * row['wall'] / row['pairs']:7.1f} s per "
-            f"million pairs, peak {row['peak_mb']:.0f} MB"
+            f"million pairs ({1e6 * row['cpu'] / row['pairs']:.1f} core-s), "
+            f"peak {row['peak_mb']:.0f} MB"
         )
     if len(rows) >= 2:
         first, last = rows[0], rows[-1]

@@ -51,10 +51,16 @@ class MetricValues:
 
     def row(self, i: int) -> dict[str, object]:
         """The JSON-ready metrics of row ``i``: NaN becomes None, integers become int."""
-        out: dict[str, object] = {}
-        for name, array in self.values.items():
-            out[name] = json_value(array[i], self.fields[name])
-        return out
+        return self.rows(np.array([i]))[0]
+
+    def rows(self, index: np.ndarray) -> list[dict[str, object]]:
+        """:meth:`row` of every row of ``index``, converted a column at a time (one
+        ``tolist`` per field instead of a numpy scalar per value)."""
+        columns = [
+            (name, [json_value(v, self.fields[name]) for v in np.asarray(array)[index].tolist()])
+            for name, array in self.values.items()
+        ]
+        return [{name: column[k] for name, column in columns} for k in range(len(index))]
 
 
 def json_value(value: object, declared: MetricField) -> object:

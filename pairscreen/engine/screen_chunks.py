@@ -7,7 +7,7 @@ plugins, so a job is plain data."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,6 +24,11 @@ from pairscreen.types import (
     Metric,
     PairPanel,
 )
+
+# Pairs whose deciding metrics run on one panel: their work arrays stay cache-sized. A job
+# may hold more (a screen's chunk); its survivors then share one panel for the backtests,
+# whose cost per day is mostly fixed and so falls with every survivor added.
+DECIDE_ROWS = 500
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,7 @@ def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
     name = job.screen_filter.name
     screen_filter = plugins.filters.get(name)
     deciding, describing = split_metrics(plugins, screen_filter, job.screen_filter.thresholds)
-    metrics = compute_metrics(plugins, job.panel, deciding, strict=True)
+    metrics = deciding_metrics(plugins, job.panel, deciding)
     context = FilterContext(
         job.history_days, job.depegged, job.screen_filter.thresholds, job.depegged_legs
     )
@@ -86,6 +91,37 @@ def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
     with blamed(plugins.strategies.owner(job.strategy), f"strategy {job.strategy!r}"):
         legs = run_legs(strategy, survivors, job.bt_days)
     return ChunkResult(metrics, reasons, keep, scores, legs)
+
+
+def deciding_metrics(plugins: Plugins, panel: PairPanel, deciding: list[Metric]) -> MetricValues:
+    """``deciding`` on the panel, :data:`DECIDE_ROWS` rows at a time (a metric gives each
+    pair the same numbers in any panel, so the slices' values simply follow each other)."""
+    if panel.n_pairs <= DECIDE_ROWS:
+        return compute_metrics(plugins, panel, deciding, strict=True)
+    slices = [
+        row_slice(panel, start, start + DECIDE_ROWS)
+        for start in range(0, panel.n_pairs, DECIDE_ROWS)
+    ]
+    parts = [compute_metrics(plugins, part, deciding, strict=True) for part in slices]
+    values = {name: np.concatenate([p.values[name] for p in parts]) for name in parts[0].values}
+    return MetricValues(values, parts[0].fields, parts[0].missing)
+
+
+def row_slice(panel: PairPanel, start: int, stop: int) -> PairPanel:
+    """Rows ``start:stop`` of the panel as views (no copy), with a cache of their own."""
+    rows = slice(start, stop)
+    return replace(
+        panel,
+        a=panel.a[rows],
+        b=panel.b[rows],
+        dates=panel.dates[rows],
+        close_a=panel.close_a[rows],
+        close_b=panel.close_b[rows],
+        volume_a=panel.volume_a[rows],
+        volume_b=panel.volume_b[rows],
+        slippage=None if panel.slippage is None else panel.slippage[rows],
+        cache={},
+    )
 
 
 def split_metrics(

@@ -16,28 +16,55 @@ import numpy as np
 from pairscreen.types import BacktestBatch, CalendarWindow, PairPanel
 
 
-def _span(panel: PairPanel, row: int, days: int, start: int, stop: int) -> dict[str, Any]:
-    used = np.asarray(panel.dates[row, start:stop]).astype("datetime64[D]")
-    return {
-        "days": int(days),
-        "observations": int(stop - start),
-        "first_day": str(used[0]) if used.size else None,
-        "last_day": str(used[-1]) if used.size else None,
-    }
+def _spans(
+    panel: PairPanel, rows: np.ndarray, days: list[int], start: np.ndarray, stop: np.ndarray
+) -> list[dict[str, Any]]:
+    """Per row of ``rows``: the span of ``days`` calendar days holding its closes
+    ``start:stop`` (per row), its first and last day (None when it holds none)."""
+    dates = np.asarray(panel.dates)
+    used = stop > start
+    first = dates[rows, np.where(used, start, 0)].astype("datetime64[D]").astype(str).tolist()
+    last = dates[rows, np.where(used, stop - 1, 0)].astype("datetime64[D]").astype(str).tolist()
+    return [
+        {
+            "days": d,
+            "observations": n,
+            "first_day": f if u else None,
+            "last_day": la if u else None,
+        }
+        for d, n, f, la, u in zip(
+            days, (stop - start).tolist(), first, last, used.tolist(), strict=True
+        )
+    ]
 
 
-def _window(panel: PairPanel, row: int, window: CalendarWindow) -> dict[str, Any]:
-    return _span(panel, row, window.days, window.start, window.stop)
+def _window(panel: PairPanel, rows: np.ndarray, window: CalendarWindow) -> list[dict[str, Any]]:
+    n = rows.shape[0]
+    return _spans(
+        panel, rows, [int(window.days)] * n, np.full(n, window.start), np.full(n, window.stop)
+    )
 
 
 def windows_of(panel: PairPanel, row: int, leg_a: BacktestBatch, j: int) -> dict[str, Any]:
     """The ``metric``, ``band`` and ``backtest`` windows of row ``row`` of ``panel``, with its
     backtest read from entry ``j`` of ``leg_a`` (both legs simulate the same days)."""
-    closes = int(leg_a.simulated_closes()[j])
-    return {
-        "metric": _window(panel, row, panel.metric_window),
-        "band": _window(panel, row, panel.band_window),
-        "backtest": _span(
-            panel, row, int(leg_a.history_days[j]), panel.n_days - closes, panel.n_days
-        ),
-    }
+    return windows_of_rows(panel, np.array([row]), leg_a, np.array([j]))[0]
+
+
+def windows_of_rows(
+    panel: PairPanel, rows: np.ndarray, leg_a: BacktestBatch, entries: np.ndarray
+) -> list[dict[str, Any]]:
+    """:func:`windows_of` of every row of ``rows`` (entry ``entries[k]`` of ``leg_a`` for
+    row ``rows[k]``), built column by column: the screen writes thousands at a time."""
+    rows = np.asarray(rows, dtype=np.intp)
+    entries = np.asarray(entries, dtype=np.intp)
+    closes = np.asarray(leg_a.simulated_closes())[entries].astype(np.int64)
+    history = np.asarray(leg_a.history_days)[entries].astype(np.int64).tolist()
+    n_days = np.full(rows.shape[0], panel.n_days, dtype=np.int64)
+    metric = _window(panel, rows, panel.metric_window)
+    band = _window(panel, rows, panel.band_window)
+    backtest = _spans(panel, rows, history, n_days - closes, n_days)
+    return [
+        {"metric": m, "band": b, "backtest": t}
+        for m, b, t in zip(metric, band, backtest, strict=True)
+    ]

@@ -29,7 +29,7 @@ from pairscreen.engine.evaluate import leg_breakeven_fee
 from pairscreen.engine.filtering import FilterChoice, filter_code
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
-from pairscreen.engine.windows import windows_of
+from pairscreen.engine.windows import windows_of_rows
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.screening.verdicts import SHORT, VerdictLog, kinds
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, Filter
@@ -203,22 +203,34 @@ def add_result(
         outcome.pvalues.setdefault(name, []).append(column)
         pvalues[name] = column
     coint, adf = (pvalues[name] for name in QVALUE_FIELDS)
-    for j, i in enumerate(result.survivors):
+    kept = result.survivors
+    if kept.size == 0:
+        return
+    # Column by column, then one dict per survivor: the same JSON as a survivor at a time.
+    entries = np.arange(kept.size)
+    metrics = result.metrics.rows(kept)
+    windows = windows_of_rows(group.job.panel, kept, result.legs["A"], entries)
+    leg_a, leg_b = result.legs["A"], result.legs["B"]
+    history = np.asarray(leg_a.history_days).tolist()
+    observations = np.asarray(leg_a.simulated_closes()).tolist()
+    scores = np.asarray(result.scores, dtype=float).tolist()
+    days = {day: day_iso(day) for day in np.unique(group.last_day[kept])}
+    for j, i in enumerate(kept.tolist()):
         a = spec.assets[group.ia[i]]
         b = spec.assets[group.ib[i]]
-        score = float(result.scores[j])
+        score = scores[j]
         survivor = {
             "sector": pair_sector(a, b),
             "pair": [a.ticker, b.ticker],
-            "data_time": day_iso(group.last_day[i]),
+            "data_time": days[group.last_day[i]],
             "score": score,
-            "metrics": result.metrics.row(int(i)),
-            "windows": windows_of(group.job.panel, int(i), result.legs["A"], j),
+            "metrics": metrics[j],
+            "windows": windows[j],
             "backtest": {
-                "history_days": int(result.legs["A"].history_days[j]),
-                "observations": int(result.legs["A"].simulated_closes()[j]),
-                "A": screen_leg(result.legs["A"], j, a.ticker),
-                "B": screen_leg(result.legs["B"], j, b.ticker),
+                "history_days": int(history[j]),
+                "observations": int(observations[j]),
+                "A": screen_leg(leg_a, j, a.ticker),
+                "B": screen_leg(leg_b, j, b.ticker),
             },
         }
         text = json.dumps(survivor, allow_nan=False, separators=(",", ":"))

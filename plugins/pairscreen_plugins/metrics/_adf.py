@@ -160,20 +160,20 @@ class _Products:
             diffs[:, head] * diffs[:, np.maximum(head - h, 0)] - diffs[:, tail] * diffs[:, tail - h]
         )
         corrections *= head - h >= 0
-        shifted = np.cumsum(corrections, axis=1)  # [:, i - 1, h]: total change after i shifts
+        shifted = corrections  # [:, i - 1, h]: total change after i shifts (a running sum)
+        for i in range(1, k):
+            shifted[:, i] += shifted[:, i - 1]
 
         i_idx, h_idx = np.nonzero(np.add.outer(np.arange(k + 1), np.arange(k + 1)) <= k)
         values = first_row[:, h_idx] + np.where(
             i_idx > 0, shifted[:, np.maximum(i_idx - 1, 0), h_idx], 0.0
         )
-        lags = np.empty((n_pairs, k + 1, k + 1))  # lag-by-lag products, lag 0 = regressand
-        lags[:, i_idx, i_idx + h_idx] = values
-        lags[:, i_idx + h_idx, i_idx] = values
-
-        # Design order: level, lag 1..k, regressand (lag 0).
-        order = [*range(1, k + 1), 0]
+        # Design order: level, lag 1..k, regressand (lag 0): lag j sits at 1 + position[j].
+        position = np.array([k, *range(k)]) + 1
         gram = np.empty((n_pairs, k + 2, k + 2))
-        gram[:, 1:, 1:] = lags[:, order][:, :, order]
+        gram[:, position[i_idx], position[i_idx + h_idx]] = values
+        gram[:, position[i_idx + h_idx], position[i_idx]] = values
+        order = [*range(1, k + 1), 0]
         gram[:, 0, 0] = np.einsum("pt,pt->p", lev, lev)
         gram[:, 0, 1:] = level_row[:, order]
         gram[:, 1:, 0] = level_row[:, order]
@@ -198,8 +198,9 @@ def _cholesky(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     diag = np.diagonal(gram, axis1=1, axis2=2)
     # One flag per matrix: ``all(axis=1)`` of the 2-d diagonals is an array, not a scalar.
     bad = cast(np.ndarray, ~(diag > 0).all(axis=1))
-    safe = gram.copy()
+    safe = gram
     if bad.any():  # keep the batch factorisable; those rows are recomputed anyway
+        safe = gram.copy()
         safe[bad] = np.eye(gram.shape[1])
     try:
         chol = np.linalg.cholesky(safe)
@@ -273,11 +274,11 @@ def _final_tstat(
         search.sums + extra.sum(axis=2),
         search.nobs + (maxlag - lags),
     )
-    order = [*range(1, maxlag + 1), 0, maxlag + 1]  # lags, level, regressand
-    gram = full.design(constant)[:, order][:, :, order]
+    order = np.array([*range(1, maxlag + 1), 0, maxlag + 1])  # lags, level, regressand
+    gram = full.design(constant)[:, order[:, None], order[None, :]]
     dropped = np.arange(1, maxlag + 1)[None, :] > lags[:, None]
     keep = np.concatenate([~dropped, np.ones((n_pairs, 2), dtype=bool)], axis=1)
-    gram *= keep[:, :, None] & keep[:, None, :]
+    gram *= (keep[:, :, None] & keep[:, None, :]).astype(float)
     gram[:, np.arange(maxlag), np.arange(maxlag)] += dropped
     chol, bad = _cholesky(gram)
     df = full.nobs - (lags + 1 + constant)

@@ -44,18 +44,40 @@ def window_logs(panel: PairPanel) -> tuple[np.ndarray, np.ndarray]:
 def engle_granger(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row: statsmodels' ``coint(log_a, log_b)`` p-value and the hedge ratio (the OLS
     slope of ``log_a`` on ``log_b``); NaN for a flat leg or a row shorter than ``MIN_DAYS``."""
-    y = log_a - log_a.mean(axis=1, keepdims=True)
-    x = log_b - log_b.mean(axis=1, keepdims=True)
-    sxx = (x * x).sum(axis=1)
-    syy = (y * y).sum(axis=1)
-    usable = (sxx > 0) & (syy > 0) & np.isfinite(sxx + syy) & (log_a.shape[1] >= MIN_DAYS)
+    return engle_granger_both(log_a, log_b)[0]
+
+
+def engle_granger_both(
+    log_a: np.ndarray, log_b: np.ndarray
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """:func:`engle_granger` of ``(log_a, log_b)`` and of ``(log_b, log_a)``.
+
+    The two orders share the centred legs and their sums of squares and cross products
+    (a product and its mirror are the same float), so those are computed once.
+    """
+    centred_a = log_a - log_a.mean(axis=1, keepdims=True)
+    centred_b = log_b - log_b.mean(axis=1, keepdims=True)
+    saa = (centred_a * centred_a).sum(axis=1)
+    sbb = (centred_b * centred_b).sum(axis=1)
+    sab = (centred_b * centred_a).sum(axis=1)
+    return (
+        _engle_granger(centred_a, centred_b, sbb, saa, sab),
+        _engle_granger(centred_b, centred_a, saa, sbb, sab),
+    )
+
+
+def _engle_granger(
+    y: np.ndarray, x: np.ndarray, sxx: np.ndarray, syy: np.ndarray, sxy: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The test of centred ``y`` on centred ``x`` from their sums of squares and products."""
+    usable = (sxx > 0) & (syy > 0) & np.isfinite(sxx + syy) & (y.shape[1] >= MIN_DAYS)
     with np.errstate(divide="ignore", invalid="ignore"):
-        slope = np.where(usable, (x * y).sum(axis=1) / sxx, np.nan)
+        slope = np.where(usable, sxy / sxx, np.nan)
         resid = y - slope[:, None] * x
         r_squared = 1.0 - (resid * resid).sum(axis=1) / syy
     collinear = usable & (r_squared >= _COLLINEAR_R2)
     tested = usable & ~collinear
-    tstat = np.full(log_a.shape[0], np.nan)
+    tstat = np.full(y.shape[0], np.nan)
     tstat[collinear] = -np.inf
     if tested.any():
         tstat[tested] = adf_statistics(resid[tested], constant=False)
@@ -107,8 +129,7 @@ class CointegrationMetric:
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
         log_a, log_b = window_logs(panel)
-        p_ab, slope_ab = engle_granger(log_a, log_b)
-        p_ba, slope_ba = engle_granger(log_b, log_a)
+        (p_ab, slope_ab), (p_ba, slope_ba) = engle_granger_both(log_a, log_b)
         trace, crit95 = johansen_trace(log_a, log_b)
         return {
             "coint_pvalue": np.maximum(p_ab, p_ba),
