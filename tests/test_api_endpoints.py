@@ -9,6 +9,7 @@ import pytest
 from pairscreen import clock
 from pairscreen.db.connection import database
 from pairscreen.db.models import PegEvent
+from tests.support.pegs import open_depeg_event, record_unhealthy_sample
 
 BASE = "/api/v1"
 
@@ -220,15 +221,7 @@ def test_peg_events_pro_only_and_lists_active_events(client, keys):
     assert r.json()["events"] == []
     now = clock.now()
     with database.connection_context():
-        PegEvent.create(
-            ticker="PAXG",
-            asset_class="tokenized_metal",
-            first_unhealthy=now - timedelta(hours=20),
-            last_unhealthy=now,
-            median_drift_pct=-2.5,
-            sample_count=21,
-            reference_source="demo",
-        )
+        open_depeg_event("PAXG", now)
         PegEvent.create(
             ticker="XAUT",
             asset_class="tokenized_metal",
@@ -245,9 +238,7 @@ def test_peg_events_pro_only_and_lists_active_events(client, keys):
 
 
 def test_assets_carries_an_etag_and_answers_304_until_the_list_changes(client, keys):
-    from pairscreen import clock
     from pairscreen.db.connection import database
-    from pairscreen.db.models import PegSample
 
     first = client.get(f"{BASE}/assets", keys.personal)
     etag = first.headers["etag"]
@@ -255,16 +246,7 @@ def test_assets_carries_an_etag_and_answers_304_until_the_list_changes(client, k
     again = client.get(f"{BASE}/assets", keys.personal, headers={"If-None-Match": etag})
     assert again.status_code == 304 and again.content == b""
     with database.connection_context():
-        PegSample.create(
-            ticker="PAXG",
-            sampled_at=clock.now(),
-            status="unhealthy",
-            market_price=1.0,
-            reference_price=2.0,
-            reference_source="test",
-            drift_pct=-50.0,
-            threshold_pct=1.0,
-        )
+        record_unhealthy_sample("PAXG")
     changed = client.get(f"{BASE}/assets", keys.personal, headers={"If-None-Match": etag})
     assert changed.status_code == 200 and changed.headers["etag"] != etag
     paxg = [a for a in changed.json()["assets"] if a["ticker"] == "PAXG"]

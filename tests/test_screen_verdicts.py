@@ -16,6 +16,7 @@ import pytest
 
 from pairscreen.db.connection import database
 from pairscreen.db.models import Screen, ScreenVerdictBlock, ScreenVerdicts
+from tests.support.pegs import open_depeg_event
 
 BASE = "/api/v1"
 
@@ -154,23 +155,13 @@ def test_a_rule_says_its_reason_again_from_the_stored_float(value):
 def test_a_depegged_legs_reason_is_kept_and_equals_the_live_pairs(client, keys, runtime):
     """A reason no rule says from its inputs (the core's depeg, naming the event) is kept as
     text: the same words as ``/pair``'s while the event is active."""
-    from datetime import timedelta
 
     from pairscreen import clock
-    from pairscreen.db.models import PegEvent
     from pairscreen.screening.screen import run_screen
 
     with database.connection_context():
         now = clock.now()
-        PegEvent.create(
-            ticker="PAXG",
-            asset_class="tokenized_metal",
-            first_unhealthy=now - timedelta(hours=20),
-            last_unhealthy=now,
-            median_drift_pct=-2.5,
-            sample_count=21,
-            reference_source="demo",
-        )
+        open_depeg_event("PAXG", now)
     run_screen(runtime)
     paired = [p for p in _screened_pairs(runtime) if "PAXG" in p]
     assert paired

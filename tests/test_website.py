@@ -32,6 +32,7 @@ from pairscreen.db.connection import database
 from tests.support.chromium import artifact_path, headless_chromium, missing_reason
 from tests.support.databases import TEST_DATABASE_URL
 from tests.support.live_server import live_server
+from tests.support.pegs import open_depeg_event
 
 pytestmark = [
     pytest.mark.slow,
@@ -111,7 +112,6 @@ def site_database(
 def _accounts(url: str, folder: Any) -> tuple[str, str]:
     from pairscreen.access import accounts
     from pairscreen.bootstrap import build_runtime
-    from pairscreen.db.models import PegEvent
 
     build_runtime(load_settings(data_dir=folder, database_url=url))
     with database.connection_context():
@@ -120,15 +120,7 @@ def _accounts(url: str, folder: Any) -> tuple[str, str]:
         )
         accounts.create_user("pro@example.com", "pro", lifetime=True)
         now = clock.now()
-        PegEvent.create(
-            ticker="PAXG",
-            asset_class="tokenized_metal",
-            first_unhealthy=now - timedelta(hours=20),
-            last_unhealthy=now,
-            median_drift_pct=-2.5,
-            sample_count=21,
-            reference_source="demo",
-        )
+        open_depeg_event("PAXG", now)
         return accounts.rotate_key("personal@example.com"), accounts.rotate_key("pro@example.com")
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from tests import test_website as web
 from tests.support.chromium import artifact_path
+from tests.support.pegs import record_unhealthy_sample
 from tests.test_website import WAIT_SECONDS, Site, _serious
 
 # test_website's live server and browser, one of each for this module too.
@@ -344,9 +345,7 @@ def test_the_map_opens_a_pair_on_click_and_draws_100000_points_in_under_2_s(site
 
 
 def test_the_pegs_page_redraws_when_a_peg_sample_arrives(site: Site) -> None:
-    from pairscreen import clock
     from pairscreen.db.connection import database
-    from pairscreen.db.models import PegSample
 
     _signed_in(site)
     site.driver.set_window_size(1366, 844)
@@ -363,16 +362,7 @@ def test_the_pegs_page_redraws_when_a_peg_sample_arrives(site: Site) -> None:
     statuses = lambda: site.driver.execute_script("return window.assetAnswers")  # noqa: E731
     site.wait(lambda d: statuses().count(304) >= 2)  # nothing changed: nothing sent
     with database.connection_context():
-        PegSample.create(
-            ticker="PAXG",
-            sampled_at=clock.now(),
-            status="unhealthy",
-            market_price=1.0,
-            reference_price=2.0,
-            reference_source="test",
-            drift_pct=-50.0,
-            threshold_pct=1.0,
-        )
+        record_unhealthy_sample("PAXG")
     site.wait(lambda d: "-50.00 %" in site.text("#peg-status"))
     assert site.text("#peg-refresh").startswith("Updated ")
     site.driver.execute_script("window.fetch = window.realFetch; window.pairscreenRefreshMs = 0;")
