@@ -17,6 +17,7 @@ from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
 from pairscreen.pegs.status import PEG_JOB
 from pairscreen.screening.screen import latest_screen_json, run_screen
 from tests.conftest import make_client
+from tests.support.pegs import open_depeg_event
 from tests.test_depeg_detector import EventRecorder
 
 BASE = "/api/v1"
@@ -68,6 +69,19 @@ def test_peg_events_are_for_pro_only(client, keys):
     assert r.status_code == 403
     assert r.headers["content-type"].startswith("text/plain")
     assert "pro" in r.text.lower()
+
+
+def test_peg_events_answer_304_until_an_event_opens(runtime, client, keys):
+    first = client.get(f"{BASE}/peg-events", keys.pro)
+    etag = first.headers["etag"]
+    assert first.status_code == 200 and etag.startswith('W/"peg-events-')
+    again = client.get(f"{BASE}/peg-events", keys.pro, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    with database.connection_context():
+        open_depeg_event("PAXG", clock.now())
+    changed = client.get(f"{BASE}/peg-events", keys.pro, headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    assert [e["ticker"] for e in changed.json()["events"]] == ["PAXG"]
 
 
 def test_the_screen_keeps_out_pairs_with_a_leg_in_an_active_event(runtime, client, keys):
