@@ -322,13 +322,14 @@ class PairPanel:
             cache={},
         )
 
-    def rows(self, index: np.ndarray | Sequence[int]) -> PairPanel:
-        """A panel of the selected rows (a chunk of the screen)."""
-        idx = np.asarray(index, dtype=np.intp)
+    def rows(self, index: np.ndarray | Sequence[int] | slice) -> PairPanel:
+        """A panel of the selected rows (a chunk of the screen), with a cache of its own; a
+        ``slice`` selects them as views, without a copy."""
+        idx = index if isinstance(index, slice) else np.asarray(index, dtype=np.intp)
         return replace(
             self,
-            a=tuple(self.a[i] for i in idx),
-            b=tuple(self.b[i] for i in idx),
+            a=self.a[idx] if isinstance(idx, slice) else tuple(self.a[i] for i in idx),
+            b=self.b[idx] if isinstance(idx, slice) else tuple(self.b[i] for i in idx),
             dates=self.dates[idx],
             close_a=self.close_a[idx],
             close_b=self.close_b[idx],

@@ -7,7 +7,7 @@ plugins, so a job is plain data."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -109,19 +109,7 @@ def deciding_metrics(plugins: Plugins, panel: PairPanel, deciding: list[Metric])
 
 def row_slice(panel: PairPanel, start: int, stop: int) -> PairPanel:
     """Rows ``start:stop`` of the panel as views (no copy), with a cache of their own."""
-    rows = slice(start, stop)
-    return replace(
-        panel,
-        a=panel.a[rows],
-        b=panel.b[rows],
-        dates=panel.dates[rows],
-        close_a=panel.close_a[rows],
-        close_b=panel.close_b[rows],
-        volume_a=panel.volume_a[rows],
-        volume_b=panel.volume_b[rows],
-        slippage=None if panel.slippage is None else panel.slippage[rows],
-        cache={},
-    )
+    return panel.rows(slice(start, stop))
 
 
 def split_metrics(
