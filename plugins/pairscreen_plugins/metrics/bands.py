@@ -1,9 +1,10 @@
 """The band metric: where today's log-ratio sits in the percentile band of ``H``.
 
 ``H`` is the ``window_days`` log-ratios before today. The percentiles are numpy's linear
-percentiles computed row-wise in one call (bit-identical to ``np.percentile`` of each row), so
-``p5``, ``p95`` and ``position`` equal ``pairscan_rmr.current_signal`` on the last 541
-log-ratios. They are cached on the panel as ``band_percentiles`` for other metrics.
+percentiles read off one sort of each row (bit-identical to ``np.percentile`` of each row,
+see ``_percentiles``), so ``p5``, ``p95`` and ``position`` equal
+``pairscan_rmr.current_signal`` on the last 541 log-ratios. They are cached on the panel as
+``band_percentiles`` for other metrics.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import cast
 import numpy as np
 
 from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen_plugins._percentiles import sorted_percentiles, sorted_rows
 
 BAND_PERCENTILES = (5.0, 15.0, 85.0, 95.0)
 ZONE_LOW = 0.2
@@ -22,12 +24,11 @@ ZONE_HIGH = 0.8
 
 def band_percentiles(panel: PairPanel) -> np.ndarray:
     """p5, p15, p85, p95 of ``H`` per pair, shape (4, pairs); computed once per panel."""
-    # numpy types np.percentile of an untyped-dtype array as Any
     return cast(
         np.ndarray,
         panel.cached(
             "band_percentiles",
-            lambda: np.percentile(panel.band_history, BAND_PERCENTILES, axis=1),
+            lambda: sorted_percentiles(sorted_rows(panel.band_history), BAND_PERCENTILES),
         ),
     )
 

@@ -3,7 +3,8 @@
 The touches count is pairscan-rmr's state machine (a run of low-side excursions counts once;
 a side's counter moves only after the series touched the other side), vectorised: when the
 5th percentile is below the 95th a value can touch only one side, so a touch counts exactly
-when it differs from the last side touched before it — a forward fill. Rows whose two
+when it differs from the last side touched before it: among a row's touched days taken in
+order, the first and every one whose side changed. Rows whose two
 thresholds coincide (a window at least 90 % constant) can touch both sides at once; there the
 machine toggles and is run as written, row by row.
 """
@@ -16,21 +17,38 @@ from typing import cast
 import numpy as np
 
 from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen_plugins._percentiles import sorted_percentiles, sorted_rows
 
 TOUCH_PERCENTILES = (5.0, 95.0)
 _NONE, _LOW, _HIGH = 0, 1, 2
 _BLOCK = 1024  # pairs per block: keeps the day-by-day temporaries small
 
 
+def sorted_window(panel: PairPanel) -> np.ndarray:
+    """``W``'s rows sorted (NaN last), cached on the panel: its percentiles and extremes."""
+    return cast(np.ndarray, panel.cached("window_sorted", lambda: sorted_rows(panel.window)))
+
+
 def window_thresholds(panel: PairPanel) -> np.ndarray:
-    """p5 and p95 of ``W`` itself per pair, shape (2, pairs); cached on the panel."""
-    # numpy types np.percentile of an untyped-dtype array as Any
+    """p5 and p95 of ``W`` itself per pair, shape (2, pairs), as ``np.percentile`` gives
+    them; cached on the panel."""
     return cast(
         np.ndarray,
         panel.cached(
-            "window_p5_p95", lambda: np.percentile(panel.window, TOUCH_PERCENTILES, axis=1)
+            "window_p5_p95",
+            lambda: sorted_percentiles(sorted_window(panel), TOUCH_PERCENTILES),
         ),
     )
+
+
+def window_range(panel: PairPanel) -> np.ndarray:
+    """``max - min`` of each row of ``W`` (NaN for a row holding one), from its sort."""
+    ordered = sorted_window(panel)
+    if ordered.shape[1] == 0:
+        return np.full(ordered.shape[0], np.nan)
+    # A NaN sorts last: the difference is NaN, as max - min gives it.
+    # numpy types ufuncs on untyped-dtype arrays as Any
+    return cast(np.ndarray, ordered[:, -1] - ordered[:, 0])
 
 
 def alternating_touches(
@@ -51,15 +69,20 @@ def alternating_touches(
 def _touches_block(
     x: np.ndarray, low: np.ndarray, high: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    side = np.where(x <= low[:, None], _LOW, np.where(x >= high[:, None], _HIGH, _NONE))
-    side = side.astype(np.int32)
-    # The side of the latest touch so far: a running maximum of ``day * 4 + side``.
-    days = np.arange(x.shape[1], dtype=np.int32) * 4
-    latest = np.maximum.accumulate(np.where(side != _NONE, days + side, 0), axis=1) & 3
-    new_touch = side[:, 1:] != latest[:, :-1]
-    new_touch &= side[:, 1:] != _NONE
-    low_count = (side[:, 0] == _LOW) + (new_touch & (side[:, 1:] == _LOW)).sum(axis=1)
-    high_count = (side[:, 0] == _HIGH) + (new_touch & (side[:, 1:] == _HIGH)).sum(axis=1)
+    rows, days = x.shape
+    side = np.less_equal(x, low[:, None]).view(np.uint8)  # _LOW where at or below ``low``
+    side += np.greater_equal(x, high[:, None]).view(np.uint8) << 1  # _HIGH at or above
+    # The touched days in row order; a touch counts when it is its row's first or its side
+    # differs from the previous touch's (a forward fill of the last side, without the fill).
+    at = np.flatnonzero(side)
+    touched = side.ravel()[at]
+    row = at // days if days else at
+    counts = np.empty(at.size, dtype=bool)
+    counts[:1] = True
+    np.not_equal(touched[1:], touched[:-1], out=counts[1:])
+    counts[1:] |= row[1:] != row[:-1]
+    low_count = np.bincount(row[counts & (touched == _LOW)], minlength=rows)
+    high_count = np.bincount(row[counts & (touched == _HIGH)], minlength=rows)
     return low_count, high_count
 
 
@@ -131,7 +154,7 @@ class RangeStatsMetric:
         low, high = window_thresholds(panel)
         touches_low, touches_high = alternating_touches(w, low, high)
         # Null below a full window: the same 541-day rule as p15/p85 (openapi SnapshotMetrics).
-        width = np.where(panel.has_full_window, w.max(axis=1) - w.min(axis=1), np.nan)
+        width = np.where(panel.has_full_window, window_range(panel), np.nan)
         return {
             "range_width": width,
             "range_width_pct": 100.0 * width,

@@ -21,43 +21,16 @@ from __future__ import annotations
 import bisect
 import operator
 from collections.abc import Sequence
-from typing import cast
 
 import numpy as np
+
+from pairscreen_plugins._percentiles import lerp, percentile_neighbours
 
 # Rows per chunk: bounds the sorted copies and the pointer history (~40 MB at 1024 x 900).
 _CHUNK = 1024
 # Up to this many rows (a live snapshot is one), a sorted list per row costs less than the
 # pointer walk's fixed per-day overhead: about 0.6 ms against 10 ms for one row of 900 days.
 _FEW_ROWS = 2
-
-
-def percentile_neighbours(n: int, pct: float) -> tuple[int, int, float]:
-    """The order statistics (0-based) and weight numpy's linear percentile uses on ``n`` values."""
-    q = np.true_divide(pct, 100)
-    virtual = (n - 1) * q
-    previous = float(np.floor(virtual))
-    gamma = float(virtual - previous)
-    lo = int(previous)
-    hi = lo + 1
-    if virtual >= n - 1:
-        lo = hi = n - 1
-    if virtual < 0:
-        lo = hi = 0
-    return lo, hi, gamma
-
-
-def lerp(
-    lower: np.ndarray, upper: np.ndarray, gamma: float, out: np.ndarray | None = None
-) -> np.ndarray:
-    """numpy's ``_lerp``: ``a + (b-a)*g``, or ``b - (b-a)*(1-g)`` when ``g >= 0.5``."""
-    diff = np.subtract(upper, lower, out=out)
-    # numpy types ufuncs on untyped-dtype arrays as Any
-    if gamma >= 0.5:
-        return cast(
-            np.ndarray, np.subtract(upper, np.multiply(diff, 1 - gamma, out=diff), out=diff)
-        )
-    return cast(np.ndarray, np.add(lower, np.multiply(diff, gamma, out=diff), out=diff))
 
 
 def rolling_percentiles(
