@@ -215,6 +215,7 @@ def add_result(
     observations = np.asarray(leg_a.simulated_closes()).tolist()
     scores = np.asarray(result.scores, dtype=float).tolist()
     days = {day: day_iso(day) for day in np.unique(group.last_day[kept])}
+    encode = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode  # json.dumps's
     for j, i in enumerate(kept.tolist()):
         a = spec.assets[group.ia[i]]
         b = spec.assets[group.ib[i]]
@@ -233,7 +234,7 @@ def add_result(
                 "B": screen_leg(leg_b, j, b.ticker),
             },
         }
-        text = json.dumps(survivor, allow_nan=False, separators=(",", ":"))
+        text = encode(survivor)
         packed = zlib.compress(text.encode(), SURVIVOR_ZLIB_LEVEL)
         outcome.survivors.append(
             (-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]))

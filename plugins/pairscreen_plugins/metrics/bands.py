@@ -10,7 +10,6 @@ see ``_percentiles``), so ``p5``, ``p95`` and ``position`` equal
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 
@@ -24,12 +23,9 @@ ZONE_HIGH = 0.8
 
 def band_percentiles(panel: PairPanel) -> np.ndarray:
     """p5, p15, p85, p95 of ``H`` per pair, shape (4, pairs); computed once per panel."""
-    return cast(
-        np.ndarray,
-        panel.cached(
-            "band_percentiles",
-            lambda: sorted_percentiles(sorted_rows(panel.band_history), BAND_PERCENTILES),
-        ),
+    return panel.cached(
+        "band_percentiles",
+        lambda: sorted_percentiles(sorted_rows(panel.band_history), BAND_PERCENTILES),
     )
 
 

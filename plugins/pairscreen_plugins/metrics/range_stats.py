@@ -26,18 +26,14 @@ _BLOCK = 1024  # pairs per block: keeps the day-by-day temporaries small
 
 def sorted_window(panel: PairPanel) -> np.ndarray:
     """``W``'s rows sorted (NaN last), cached on the panel: its percentiles and extremes."""
-    return cast(np.ndarray, panel.cached("window_sorted", lambda: sorted_rows(panel.window)))
+    return panel.cached("window_sorted", lambda: sorted_rows(panel.window))
 
 
 def window_thresholds(panel: PairPanel) -> np.ndarray:
     """p5 and p95 of ``W`` itself per pair, shape (2, pairs), as ``np.percentile`` gives
     them; cached on the panel."""
-    return cast(
-        np.ndarray,
-        panel.cached(
-            "window_p5_p95",
-            lambda: sorted_percentiles(sorted_window(panel), TOUCH_PERCENTILES),
-        ),
+    return panel.cached(
+        "window_p5_p95", lambda: sorted_percentiles(sorted_window(panel), TOUCH_PERCENTILES)
     )
 
 
