@@ -144,8 +144,8 @@ def filter_reasons(
         else:
             passed = np.asarray(rule.check(metrics.values, context), dtype=bool)
             failed = np.flatnonzero(undecided & ~passed)
-            for i in failed:
-                reasons[i] = f"{rule.code}: {rule.explain(metrics.values, context, int(i))}"
+            for i in failed.tolist():  # Python ints: no numpy scalar per failing pair
+                reasons[i] = f"{rule.code}: {rule.explain(metrics.values, context, i)}"
         undecided[failed] = False
     return reasons
 

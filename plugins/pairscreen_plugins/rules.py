@@ -19,6 +19,7 @@ those metrics for its survivors only. Set in ``[screen]``, a rule rejects a null
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -97,7 +98,7 @@ def _hurst_passes(m: Metrics, c: FilterContext) -> np.ndarray:
 
 def _hurst_says(m: Metrics, c: FilterContext, i: int) -> str:
     hurst, below = float(m["hurst"][i]), c.thresholds["hurst_below"]
-    if not np.isfinite(hurst):
+    if not math.isfinite(hurst):  # a Python float: math's test, not a numpy call per pair
         return f"Hurst is undefined (null), so not below {below} (not mean-reverting)"
     return f"Hurst {hurst:.3f} is not below {below} (not mean-reverting)"
 
@@ -117,7 +118,7 @@ def _width_passes(m: Metrics, c: FilterContext) -> np.ndarray:
 
 def _width_says(m: Metrics, c: FilterContext, i: int) -> str:
     width, minimum = float(m["range_width"][i]), c.thresholds["min_range_width"]
-    if not np.isfinite(width):
+    if not math.isfinite(width):
         return (
             f"range width is undefined (null: less than a full band window of history), "
             f"at least {minimum:.2f} (log of max/min) needed"
@@ -162,7 +163,7 @@ def _optional(
 def _value_or_null(m: Metrics, field: str, i: int) -> float | None:
     """The pair's value of ``field``; None when it is null."""
     value = float(m[field][i])
-    return value if np.isfinite(value) else None
+    return value if math.isfinite(value) else None
 
 
 def _half_life_passes(m: Metrics, c: FilterContext) -> np.ndarray:
