@@ -144,8 +144,8 @@ def filter_reasons(
         else:
             passed = np.asarray(rule.check(metrics.values, context), dtype=bool)
             failed = np.flatnonzero(undecided & ~passed)
-            for i in failed.tolist():  # Python ints: no numpy scalar per failing pair
-                reasons[i] = f"{rule.code}: {rule.explain(metrics.values, context, i)}"
+            for row in failed.tolist():  # Python ints: no numpy scalar per failing pair
+                reasons[row] = f"{rule.code}: {rule.explain(metrics.values, context, row)}"
         undecided[failed] = False
     return reasons
 

@@ -183,7 +183,8 @@ def add_result(
 ) -> None:
     """Count a group's rejections, record every pair's verdict and serialise its survivors
     into ``outcome``."""
-    outcome.rejected.update(filter_code(r) for r in result.reasons if r)
+    codes = [filter_code(r) for r in result.reasons]  # once, for the counts and the log
+    outcome.rejected.update(code for code in codes if code)
     outcome.verdicts.add_judged(
         kinds(screen_filter, spec.screen_filter.thresholds),
         group.ia,
@@ -193,6 +194,7 @@ def add_result(
         result.metrics.values,
         result.survivors,
         result.scores,
+        codes,
     )
     n_pairs = len(result.reasons)
     outcome.tested += n_pairs

@@ -174,14 +174,18 @@ class VerdictLog:
         values: Mapping[str, np.ndarray],
         survivors: np.ndarray,
         scores: np.ndarray,
+        reason_codes: Sequence[str] | None = None,
     ) -> None:
         """A group the filter judged (matrix rows): each pair's reason as its kind and the
-        values that say it again; a reason no rule can say again is kept as text."""
+        values that say it again; a reason no rule can say again is kept as text.
+        ``reason_codes``, when given, are the reasons' codes (``filter_code``) already."""
         n = len(reasons)
         by_code = {k.code: i for i, k in enumerate(table) if k.how == "rule"}
         kind = np.full(n, AS_TEXT, dtype=np.uint8)
         texts: dict[int, str] = {}
-        codes = np.array([filter_code(r) for r in reasons], dtype=object)
+        if reason_codes is None:
+            reason_codes = [filter_code(r) for r in reasons]
+        codes = np.array(reason_codes, dtype=object)
         kind[codes == ""] = SURVIVOR
         for code in set(codes.tolist()) - {""}:
             rows = np.flatnonzero(codes == code)
