@@ -312,3 +312,32 @@ def test_migration_19_gives_an_old_database_the_table_and_its_screens_still_page
         assert ScreenPageBlock.select().count() == 0
         run_screen(runtime, processes=1)
         assert ScreenPageBlock.select().count() > 0
+
+
+def test_a_live_server_answers_a_new_screens_first_pages_without_its_payload(
+    client: ContractClient, keys, runtime: Runtime, database_url: str
+) -> None:
+    """``pairscreen serve`` in its own process, as deployed: its first pages of a screen
+    whose payload says nothing are those of the in-process app that read the real one, and
+    it answers ``304`` to the screen's ``ETag``."""
+    import httpx
+
+    from tests.support.live_server import serving
+
+    publish_crafted_screen(runtime, copies=24)
+    firsts = ("zone=bottom&limit=100", "limit=100")
+    asked = [f"{path}?{query}" for path in VIEWS for query in firsts]
+    expected = {name: client.get(f"{BASE}{name}", keys.personal) for name in asked}
+    with database.connection_context():
+        Screen.update(payload="{}").where(Screen.id == latest_id()).execute()
+    database.close()
+    auth = {"Authorization": f"Bearer {keys.personal}"}
+    with serving(database_url) as server:
+        for name, want in expected.items():
+            r = httpx.get(f"{server.base}{name}", headers=auth, timeout=30)
+            assert r.status_code == 200 and r.content == want.content, (name, server.log())
+            assert r.headers["etag"] == want.headers["etag"]
+            again = httpx.get(
+                f"{server.base}{name}", headers={**auth, "If-None-Match": r.headers["etag"]}
+            )
+            assert again.status_code == 304

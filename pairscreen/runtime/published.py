@@ -56,6 +56,10 @@ class PublishedScreen:
             self._objects.setdefault(name, build())
         return cast(_T, self._objects[name])  # what build() returned for this name
 
+    def has(self, name: str) -> bool:
+        """Whether ``memo(name, ...)`` has been computed for this screen."""
+        return name in self._objects
+
     def variant(self, name: str, key: str, build: Callable[[], str]) -> str:
         """``build()``, a variant ``key`` of the view ``name`` (the screen judged stale since it
         was published, say). One is kept per name: a new key replaces the old variant and

@@ -30,6 +30,7 @@ from pairscreen.screening.stored_pages import stored_fields
 from pairscreen.universe import Universe
 
 TAIL_MARKER = '],"data_source":'  # where the survivors end and the payload's tail begins
+FACTS = "staleness_facts"  # a screen's facts among its memos
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,16 @@ def latest_facts(screen: PublishedScreen) -> ScreenFacts:
     return screen_facts(screen.payload) if fields is None else _facts(fields, fields)
 
 
+def facts_of(screen: PublishedScreen) -> ScreenFacts:
+    """The facts of ``screen``, read once per screen (a database read the first time: call
+    it off the event loop until :func:`facts_known`)."""
+    return screen.memo(FACTS, lambda: latest_facts(screen))
+
+
+def facts_known(screen: PublishedScreen) -> bool:
+    return screen.has(FACTS)
+
+
 def _facts(head: dict[str, Any], tail: dict[str, Any]) -> ScreenFacts:
     """The facts from the payload's fields before its survivors (``head``) and after."""
     data_time = tail.get("data_time") or {}
@@ -141,7 +152,7 @@ def serve_latest(universe: Universe, screen: PublishedScreen, at: datetime) -> S
     """``screen`` judged at ``at``: the stored body when the judgement has not changed since
     it was published, else a variant with the fields of now (and its own entity tag, so a
     client holding the old body gets the new one)."""
-    facts = screen.memo("staleness_facts", lambda: latest_facts(screen))
+    facts = facts_of(screen)
     now = judge_at(universe, facts, at)
     if facts.stored == now:
         return ServedScreen(now, lambda: screen.payload, screen.etag, "screen")
