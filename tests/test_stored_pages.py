@@ -204,6 +204,23 @@ def test_a_stored_index_goes_with_its_screen(runtime: Runtime) -> None:
         assert not ScreenPageBlock.select().where(ScreenPageBlock.screen == first).exists()
 
 
+def test_only_the_newest_screens_keep_their_blocks(
+    client: ContractClient, keys, runtime: Runtime
+) -> None:
+    """Pages are served of the latest screen only: publishing drops the blocks of the screens
+    before the one it replaces; a screen that lost them still pages, from its payload."""
+    with database.connection_context():
+        screens = [run_screen(runtime, processes=1).screen_id for _ in range(3)]
+        blocked = {row.screen_id for row in ScreenPageBlock.select(ScreenPageBlock.screen)}
+        assert blocked == set(screens[-page_blocks.KEPT_SCREENS :])
+        indexed = {row.screen_id for row in ScreenPageIndex.select(ScreenPageIndex.screen)}
+        assert set(screens) <= indexed
+        Screen.delete().where(Screen.id.in_(screens[1:])).execute()
+    runtime.published.forget()
+    r = client.get(f"{BASE}/screen/latest?limit=2", keys.personal)
+    assert r.status_code == 200 and r.json()["next_cursor"] == f"{screens[0]}.2"
+
+
 def test_migration_17_gives_an_old_database_the_table_and_its_screens_still_page(
     client: ContractClient, keys, runtime: Runtime, cli, parses: list[str]
 ) -> None:

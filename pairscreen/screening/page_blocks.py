@@ -8,6 +8,9 @@ payload, ``/pairs``'s compact form) in blocks of ``BLOCK_ITEMS`` survivors in th
 order (best score first), each block compressed on its own. A page reads the few blocks
 holding its items in one query and decompresses only those; the payload is not read.
 
+Only the newest screens keep their blocks (``KEPT_SCREENS``): pages are served of the latest
+screen only, and an older one without blocks still pages from its payload.
+
 A block is ``zlib`` of: the item count (uint32), each item's length in characters (uint32
 each), then the items' text, UTF-8. A server keeps the last ``CACHED_BLOCKS`` blocks it
 decoded per view, so paging on through a screen reads each block about once.
@@ -23,13 +26,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen.db.models import ScreenPageBlock
+from pairscreen.db.models import Screen, ScreenPageBlock
 from pairscreen.db.rows import tuples
 from pairscreen.errors import NotFound
 
 BLOCK_ITEMS = 64  # a page of 100 reads two or three blocks when its items are close together
 LEVEL = 6  # survivors' JSON is repetitive text; the level costs seconds only at publish
 CACHED_BLOCKS = 64  # decoded blocks a server keeps per view of a screen
+# Pages serve the latest screen only: the blocks of the newest screens are kept (the one
+# before the newest, for the servers that have not noticed the newest yet), the rest dropped.
+KEPT_SCREENS = 2
 INSERT_ROWS = 16  # blocks per INSERT statement: a few MB at most
 COLUMNS = {"survivors": ScreenPageBlock.survivors, "pairs": ScreenPageBlock.pairs}
 
@@ -69,6 +75,20 @@ class PreparedBlocks:
         ]
         for start in range(0, len(rows), INSERT_ROWS):
             ScreenPageBlock.insert_many(rows[start : start + INSERT_ROWS]).execute()
+        drop_old_blocks()
+
+
+def drop_old_blocks() -> None:
+    """Delete the blocks of all but the ``KEPT_SCREENS`` newest regular screens: no page of
+    an older screen is served (a cursor of one answers 404), and the items would add about a
+    quarter of each kept screen's payload to the database."""
+    newest = (
+        Screen.select(Screen.id)
+        .where(Screen.as_of.is_null())
+        .order_by(Screen.id.desc())
+        .limit(KEPT_SCREENS)
+    )
+    ScreenPageBlock.delete().where(ScreenPageBlock.screen.not_in(newest)).execute()
 
 
 def prepare_blocks(
