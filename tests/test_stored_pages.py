@@ -358,3 +358,34 @@ def test_a_live_server_answers_a_new_screens_first_pages_without_its_payload(
                 f"{server.base}{name}", headers={**auth, "If-None-Match": r.headers["etag"]}
             )
             assert again.status_code == 304
+
+
+def test_a_server_notices_a_newer_screen_without_reading_a_payload(
+    client: ContractClient,
+    keys,
+    runtime: Runtime,
+    database_url: str,
+    tmp_path,
+    statements: list[tuple[str, tuple]],
+) -> None:
+    """A screen published by another process (the worker) is served after at most a second,
+    found by one read of the newest row's id: no request reads a payload on the way."""
+    import time
+
+    from pairscreen.api.screen import RECHECK_SECONDS
+    from pairscreen.bootstrap import build_runtime
+    from pairscreen.config import load_settings
+
+    before = latest_id()
+    r = client.get(f"{BASE}/pairs?limit=1", keys.personal)
+    assert r.json()["next_cursor"] == f"{before}.1"
+    worker = build_runtime(load_settings(data_dir=tmp_path / "worker", database_url=database_url))
+    with database.connection_context():
+        newer = run_screen(worker, processes=1).screen_id  # this app's cache is not told
+    time.sleep(RECHECK_SECONDS + 0.2)
+    statements.clear()
+    for path in VIEWS:
+        for _ in range(3):
+            r = client.get(f"{BASE}{path}?limit=1", keys.personal)
+            assert r.json()["next_cursor"] == f"{newer}.1"
+    assert not [sql for sql, _ in statements if '"payload"' in sql]
