@@ -23,6 +23,7 @@ import operator
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from pairscreen_plugins._percentiles import lerp, percentile_neighbours
 
@@ -227,11 +228,15 @@ def _track_order_stats(order: np.ndarray, window: int, ranks: np.ndarray) -> np.
     history[0] = ptr  # flat indexes until the end, where the row bases come off at once
 
     flat_ptr = ptr.reshape(-1)
-    # One look ahead of _FIRST_BLOCK positions resolves nearly every move (a column past it
-    # always counts as found, so argmax says "not within reach" as _FIRST_BLOCK); the rare
-    # longer gap walks on in _walk.
-    reach = np.arange(1, _FIRST_BLOCK + 2, dtype=np.int32)
-    row_starts = np.arange(flat_ptr.size, dtype=np.intp) * reach.size
+    # One look ahead of _FIRST_BLOCK positions resolves nearly every move. The padded order
+    # and its reverse side by side give each pointer its positions in its own direction as
+    # one contiguous run (up from ``o``: ``o+1, o+2, ...`` at ``o+1``; down: ``o-1, o-2, ...``
+    # at ``2 size - o``), so one gather of whole runs serves both directions. A column past
+    # the lookahead always counts as found: argmax then says "not within reach", and the
+    # rare longer gap walks on in _walk.
+    size = padded_flat.size
+    ahead = sliding_window_view(np.concatenate([padded_flat, padded_flat[::-1]]), _FIRST_BLOCK + 1)
+    from_the_end = np.int32(2 * size)
     for s in range(1, n_windows):
         leaving = position_by_day[s - 1][:, None]
         entering = position_by_day[s + window - 1][:, None]
@@ -243,19 +248,19 @@ def _track_order_stats(order: np.ndarray, window: int, ranks: np.ndarray) -> np.
         moving = (toward * (ptr - leaving) >= 0).ravel().nonzero()[0]
         if moving.size:
             origin = flat_ptr[moving]
-            step = np.sign(toward.ravel()[moving])
-            target = step[:, None] * reach
-            target += origin[:, None]
-            element = padded_flat[target]
+            up = toward.ravel()[moving] > 0
+            element = ahead[np.where(up, origin + 1, from_the_end - origin)]
             element -= s  # a member when 0 <= element - s < window (a sentinel never is)
             element[:, -1] = 0
-            first = (element.view(np.uint32) < window).argmax(axis=1)
-            flat_ptr[moving] = target.ravel()[row_starts[: moving.size] + first]
-            beyond = first == _FIRST_BLOCK
+            steps = (element.view(np.uint32) < window).argmax(axis=1)
+            steps += 1
+            flat_ptr[moving] = origin + np.where(up, steps, -steps)
+            beyond = steps > _FIRST_BLOCK
             if beyond.any():
                 far = moving[beyond]
-                flat_ptr[far] = origin[beyond] + step[beyond] * _FIRST_BLOCK
-                _walk(flat_ptr, far, step[beyond], padded_flat, s, s + window)
+                sign = np.where(up[beyond], 1, -1).astype(np.int32)
+                flat_ptr[far] = origin[beyond] + sign * _FIRST_BLOCK
+                _walk(flat_ptr, far, sign, padded_flat, s, s + window)
         history[s] = ptr
     history -= base[None, :, :]
     return history
