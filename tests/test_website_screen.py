@@ -7,9 +7,11 @@ noticed by revalidating ``/screen/latest`` with its ETag (304s meanwhile) and sh
 with the reader's order kept; at 390 px the screen is cards and no owned page scrolls
 sideways, the staleness banner shows the API's sentence in the first screenful; axe passes
 on the map at both sizes; the map draws 100,000 survivors in under 2 s and a click on a point
-opens its pair; the Pegs page revalidates ``/assets`` (304s) and redraws on a new peg
-sample. "Draws" counts from the survivors in hand to the frame painted with every
-point; the time from the link (reading and parsing the 27 MB body included) is printed.
+opens its pair; a screen published while the map is open is offered (304s before it) and
+drawn on request with the reader's axis and zoom kept; the Pegs page revalidates
+``/assets`` (304s) and redraws on a new peg sample. "Draws" counts from the survivors in
+hand to the frame painted with every point; the time from the link (reading and parsing the
+27 MB body included) is printed.
 """
 
 from __future__ import annotations
