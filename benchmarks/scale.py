@@ -184,7 +184,9 @@ def screen_on_dask(base: list[str], env: dict[str, str], workers: int) -> tuple[
 def latest_two_screens_agree(folder: Path) -> bool:
     """Whether the two newest published screens hold the same result (time of day aside)."""
     with sqlite3.connect(folder / "bench.sqlite3") as db:
-        rows = db.execute("SELECT payload FROM screen ORDER BY id DESC LIMIT 2").fetchall()
+        rows = db.execute(
+            "SELECT payload FROM screen_payload ORDER BY screen_id DESC LIMIT 2"
+        ).fetchall()
     first, second = (json.loads(row[0]) for row in rows)
     for screen in (first, second):
         screen.pop("generated_at")

@@ -55,8 +55,9 @@ def publish_big_screen(url: str, folder: Path, survivors: int) -> Published:
     from pairscreen.bootstrap import build_runtime
     from pairscreen.config import load_settings
     from pairscreen.db.connection import database, write_transaction
-    from pairscreen.db.models import Screen
+    from pairscreen.db.models import Screen, ScreenPayload
     from pairscreen.screening.pages import payload_index
+    from pairscreen.screening.payload_parts import PayloadParts
     from pairscreen.screening.screen import latest_screen_json
     from pairscreen.screening.stored_pages import prepare_page_index
 
@@ -78,7 +79,7 @@ def publish_big_screen(url: str, folder: Path, survivors: int) -> Published:
         payload_index(payload)
         index_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        page_index = prepare_page_index(payload)
+        page_index = prepare_page_index(PayloadParts.of(screen))
         build_seconds = time.perf_counter() - started
         with write_transaction():
             row = Screen.create(
@@ -86,8 +87,8 @@ def publish_big_screen(url: str, folder: Path, survivors: int) -> Published:
                 n_pairs_screened=screen["n_pairs_screened"],
                 n_survivors=survivors,
                 data_source=screen["data_source"],
-                payload=payload,
             )
+            ScreenPayload.create(screen=row.id, payload=payload)
             started = time.perf_counter()
             page_index.store(row.id)
             store_seconds = time.perf_counter() - started
@@ -145,12 +146,12 @@ def payload_read_ms(url: str, screen_id: int) -> float:
     """Milliseconds to read the screen's payload from the database, as a server does before
     any answer about a new screen (the part of a first page no index saves)."""
     from pairscreen.db.connection import connect, database
-    from pairscreen.db.models import Screen
+    from pairscreen.runtime.published import stored_payload
 
     connect(url)
     with database.connection_context():
         started = time.perf_counter()
-        Screen.select(Screen.payload).where(Screen.id == screen_id).scalar()
+        stored_payload(screen_id)
         elapsed = (time.perf_counter() - started) * 1000
     database.close()
     return elapsed

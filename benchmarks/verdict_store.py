@@ -128,7 +128,6 @@ def main() -> None:
                 generated_at=datetime(2026, 11, 26, 18, tzinfo=UTC),
                 n_pairs_screened=pairs,
                 n_survivors=0,
-                payload="{}",
             )
             started = time.perf_counter()
             with database.atomic():

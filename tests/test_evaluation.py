@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from pairscreen import clock
-from pairscreen.db.models import Screen
 from pairscreen.evaluation.dates import as_of_dates
 from pairscreen.evaluation.rule_sets import rule_sets
 from pairscreen.evaluation.run import Evaluation, evaluate
 from pairscreen.evaluation.statistics import Observations, difference, holm
 from pairscreen.evaluation.verdicts import Market
 from pairscreen.pegs.status import active_depegs
+from pairscreen.runtime.published import stored_payload
 from pairscreen.screening.point_in_time import run_screen_as_of
 from pairscreen.types import Asset, Candles
 from pairscreen.universe import Universe
@@ -197,7 +197,7 @@ def test_evaluation_at_a_day_gives_the_survivors_of_screen_run_as_of(runtime):
     newest = date.fromisoformat(str(max(c.dates[-1] for c in candles.values())))
     day = newest - timedelta(days=120)
     summary = run_screen_as_of(runtime, day, processes=1)
-    payload = json.loads(Screen.get_by_id(summary.screen_id).payload)
+    payload = json.loads(stored_payload(summary.screen_id))
     expected = sorted(f"{s['pair'][0]}/{s['pair'][1]}" for s in payload["survivors"])
     assert expected, "a day without survivors proves little"
     market = Market.of(

@@ -27,6 +27,7 @@ from tests.series_factory import LAST_DAY, mean_reverting, random_walk
 from tests.test_evaluation import N_DAYS, no_depegs, universe_of
 
 from pairscreen_plugins.metrics.cointegration import engle_granger  # isort: skip
+from pairscreen.runtime.published import stored_payload
 
 WINDOW = 540
 LAST = date.fromisoformat(str(LAST_DAY))
@@ -116,7 +117,7 @@ def test_persistence_replay_counts_what_point_in_time_screens_survived(runtime, 
     for back in range(n, -1, -1):
         run_screen_as_of(runtime, day - timedelta(days=back), processes=1)
     with database.connection_context():
-        live = json.loads(Screen.get(Screen.as_of == day).payload)
+        live = json.loads(stored_payload(Screen.get(Screen.as_of == day).id))
     want = {"/".join(s["pair"]): s["survived_last"] for s in live["survivors"]}
     assert len(live["persistence_screens"]) == n
     assert max(want.values()) == n and min(want.values()) < n, want  # a real spread

@@ -22,6 +22,7 @@ from pairscreen.evaluation.verdicts import Market
 from pairscreen.market.cutoff import close_of
 from pairscreen.pegs.status import active_depegs
 from pairscreen.runtime import Runtime
+from pairscreen.runtime.published import stored_payload
 from pairscreen.screening import screen as screening
 from pairscreen.screening.point_in_time import run_screen_as_of
 from tests.conftest import make_client
@@ -49,7 +50,7 @@ def stored(day: date) -> tuple[dict, set[str], set[str]]:
     """The screen as of ``day``: its payload, its survivors' and its candidates' keys."""
     with database.connection_context():
         row = Screen.get(Screen.as_of == day)
-    payload = json.loads(row.payload)
+        payload = json.loads(stored_payload(row.id))
     survivors = {"/".join(s["pair"]) for s in payload["survivors"]}
     assert set(row.survivor_keys.splitlines()) == survivors
     return payload, survivors, set((row.candidate_keys or "").splitlines())

@@ -177,7 +177,9 @@ def test_demo_takes_a_universe_file(setup, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(data / "demo" / "pairscreen.sqlite3") as db:
-        (payload,) = db.execute("SELECT payload FROM screen ORDER BY id DESC LIMIT 1").fetchone()
+        (payload,) = db.execute(
+            "SELECT payload FROM screen_payload ORDER BY screen_id DESC LIMIT 1"
+        ).fetchone()
     screen = json.loads(payload)
     assert screen["filter"]["thresholds"]["hurst_below"] == 0.45
     assert all(s["metrics"]["hurst"] < 0.45 for s in screen["survivors"])

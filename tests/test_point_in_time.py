@@ -23,6 +23,7 @@ from pairscreen.db.models import (
 from pairscreen.errors import BadRequest
 from pairscreen.market.cutoff import candles_until, close_of
 from pairscreen.pegs.status import active_depegs
+from pairscreen.runtime.published import stored_payload as stored_text
 from pairscreen.screening import screen as screening
 from pairscreen.screening.history import parse_moment
 from pairscreen.screening.point_in_time import run_screen_as_of
@@ -39,7 +40,7 @@ def an_as_of_day(runtime) -> date:  # type: ignore[no-untyped-def]
 
 def stored_payload(screen_id: int) -> dict:
     with database.connection_context():
-        return json.loads(Screen.get_by_id(screen_id).payload)
+        return json.loads(stored_text(screen_id))
 
 
 def test_candles_until_cuts_every_asset_at_the_day(runtime):
@@ -65,7 +66,7 @@ def test_prices_after_the_day_do_not_change_the_screen(runtime):
     # stored as computed, with ``as_of`` last, in the compact form every screen is stored in
     computed = screening.compute_screen(runtime, close_of(day), processes=1, as_of=day)
     with database.connection_context():
-        text = Screen.get_by_id(before.screen_id).payload
+        text = stored_text(before.screen_id)
         keys = Screen.get_by_id(before.screen_id).survivor_keys
     assert text == json.dumps(
         {**computed, "as_of": day.isoformat()}, allow_nan=False, separators=(",", ":")

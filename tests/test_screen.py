@@ -14,6 +14,7 @@ import pytest
 from pairscreen import clock
 from pairscreen.db.connection import database
 from pairscreen.db.models import Screen
+from pairscreen.runtime.published import stored_payload
 from pairscreen.screening import publish
 from pairscreen.screening import screen as screening
 
@@ -117,7 +118,7 @@ def test_a_payload_written_in_slices_reads_back_as_the_same_text(runtime, monkey
         expected = screening.compute_screen(runtime, at, processes=1)
         summary = screening.run_screen(runtime, at=at, processes=1)
         text = screening.latest_screen_json(runtime)
-        stored = Screen.get_by_id(summary.screen_id).payload
+        stored = stored_payload(summary.screen_id)
     assert isinstance(text, str) and isinstance(stored, str)
     assert text == stored
     assert json.loads(text) == expected

@@ -24,6 +24,7 @@ from pairscreen.market.cutoff import close_of
 from pairscreen.market.freshness import asset_freshness, last_days
 from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
+from pairscreen.runtime.published import stored_payload
 from pairscreen.screening import screen as screening
 from pairscreen.screening.snapshot import aligned_pair, evaluate_pair
 from tests.conftest import make_client
@@ -160,7 +161,7 @@ def an_old_day(runtime: Runtime) -> date:
 
 def stored(day: date) -> dict:
     with database.connection_context():
-        return json.loads(Screen.get(Screen.as_of == day).payload)
+        return json.loads(stored_payload(Screen.get(Screen.as_of == day).id))
 
 
 def keys_of(payload: dict) -> set[str]:
@@ -207,11 +208,13 @@ def test_persistence_counts_point_in_time_screens(runtime, cli, tmp_path, keys):
     # The pair page's recent verdicts read the same stored screens, through the contract.
     with database.connection_context():
         latest = json.loads(
-            Screen.select()
-            .where(Screen.as_of.is_null())
-            .order_by(Screen.generated_at.desc())
-            .first()
-            .payload
+            stored_payload(
+                Screen.select()
+                .where(Screen.as_of.is_null())
+                .order_by(Screen.generated_at.desc())
+                .first()
+                .id
+            )
         )
     survivor = screen["survivors"][0]["pair"]
     c = make_client(runtime)

@@ -12,9 +12,10 @@ import pytest
 
 from pairscreen import clock
 from pairscreen.db.connection import database, write_transaction
-from pairscreen.db.models import Screen, ScreenPageBlock, ScreenPageIndex
+from pairscreen.db.models import Screen, ScreenPageBlock, ScreenPageIndex, ScreenPayload
 from pairscreen.runtime import Runtime
 from pairscreen.screening import json_items, page_blocks, pages, pairs_view
+from pairscreen.screening.payload_parts import PayloadParts
 from pairscreen.screening.screen import run_screen
 from pairscreen.screening.stored_pages import prepare_page_index
 from tests.conftest import ContractClient
@@ -118,9 +119,9 @@ def publish_crafted_screen(runtime: Runtime, copies: int = 3) -> dict:
                 n_pairs_screened=payload["n_pairs_screened"],
                 n_survivors=len(grown),
                 data_source=payload["data_source"],
-                payload=text,
             )
-            prepare_page_index(text).store(row.id)
+            ScreenPayload.create(screen=row.id, payload=text)
+            prepare_page_index(PayloadParts.of(payload)).store(row.id)
     runtime.published.forget()
     return payload
 
@@ -286,7 +287,7 @@ def test_the_first_pages_of_a_new_screen_read_their_blocks_and_never_the_payload
 
     # A payload that says nothing: the same first pages, byte for byte, from a fresh server.
     with database.connection_context():
-        Screen.update(payload="{}").where(Screen.id == screen_id).execute()
+        ScreenPayload.update(payload="{}").where(ScreenPayload.screen == screen_id).execute()
     runtime.published.forget()
     for name, body in first.items():
         r = client.get(f"{BASE}{name}", keys.personal)
@@ -346,7 +347,7 @@ def test_a_live_server_answers_a_new_screens_first_pages_without_its_payload(
     asked = [f"{path}?{query}" for path in VIEWS for query in firsts]
     expected = {name: client.get(f"{BASE}{name}", keys.personal) for name in asked}
     with database.connection_context():
-        Screen.update(payload="{}").where(Screen.id == latest_id()).execute()
+        ScreenPayload.update(payload="{}").where(ScreenPayload.screen == latest_id()).execute()
     database.close()
     auth = {"Authorization": f"Bearer {keys.personal}"}
     with serving(database_url) as server:

@@ -127,8 +127,9 @@ def _survivor_keys(db: peewee.Database) -> None:
     _add_missing_columns(db, [models.Screen.survivor_keys])
     rows = models.Screen.select(models.Screen.id).where(models.Screen.survivor_keys.is_null())
     for row in rows:
-        payload = models.Screen.select(models.Screen.payload).where(models.Screen.id == row.id)
-        survivors = json.loads(payload.scalar()).get("survivors", [])
+        # The payload was a column of ``screen`` until migration 20 moved it.
+        payload = db.execute_sql(f"SELECT payload FROM screen WHERE id = {db.param}", (row.id,))
+        survivors = json.loads(payload.fetchone()[0]).get("survivors", [])
         keys = models.survivor_keys([(s["pair"][0], s["pair"][1]) for s in survivors])
         models.Screen.update(survivor_keys=keys).where(models.Screen.id == row.id).execute()
 
@@ -170,6 +171,18 @@ def _screen_page_blocks(db: peewee.Database) -> None:
     db.create_tables([models.ScreenPageBlock], safe=True)
 
 
+def _screen_payloads(db: peewee.Database) -> None:
+    """Each screen's payload moves to a table of its own (``screen_payload``), as its last
+    column: SQLite then streams a new screen's text into it without a copy in memory."""
+    db.create_tables([models.ScreenPayload], safe=True)
+    table = models.Screen._meta.table_name
+    if "payload" not in {c.name for c in db.get_columns(table)}:
+        return  # created by migration 1 from the current models
+    target = models.ScreenPayload._meta.table_name
+    db.execute_sql(f"INSERT INTO {target} (screen_id, payload) SELECT id, payload FROM {table}")
+    db.execute_sql(f"ALTER TABLE {table} DROP COLUMN payload")
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -190,6 +203,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (17, "each screen's page index (/pairs and /screen/latest pages)", _screen_page_index),
     (18, "each screen's pairs that passed every rule but persistence", _candidate_keys),
     (19, "each screen's page items in compressed blocks (first pages)", _screen_page_blocks),
+    (20, "each screen's payload in a table of its own, as its last column", _screen_payloads),
 ]
 
 

@@ -124,7 +124,6 @@ class Screen(BaseModel):
     n_pairs_screened = peewee.IntegerField()
     n_survivors = peewee.IntegerField()
     data_source = peewee.CharField(max_length=200, default="")
-    payload = peewee.TextField()  # the whole published screen as JSON
     # A point-in-time screen (``screen run --as-of``, migration 6): the last day of candles it
     # read. Such a screen is history: it never becomes the latest nor is pruned with the rest.
     as_of = peewee.DateField(null=True, index=True)
@@ -135,6 +134,18 @@ class Screen(BaseModel):
     # the next screens' persistence counts, so that a screen with ``min_persistence`` on does
     # not feed on its own output. NULL in screens stored before it (their survivors count).
     candidate_keys = peewee.TextField(null=True)
+
+
+class ScreenPayload(BaseModel):
+    """A screen's whole published JSON (migration 20; before it, a column of ``screen``).
+
+    The text is the last column of its own table so that SQLite can insert a placeholder of
+    its size (``zeroblob``) without building it in memory and let it be written in slices:
+    in the middle of a row, a 440 MB placeholder was materialised twice while publishing.
+    Deleted with its screen."""
+
+    screen = peewee.ForeignKeyField(Screen, primary_key=True, on_delete="CASCADE")
+    payload = peewee.TextField()
 
 
 class ScreenVerdicts(BaseModel):

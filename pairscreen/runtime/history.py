@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from pairscreen.db.models import Screen
 from pairscreen.errors import NotFound
+from pairscreen.runtime.published import stored_payload
 
 KEPT_IN_MEMORY = 32  # payloads a runtime keeps in memory, the least recently used dropped
 
@@ -51,7 +52,7 @@ class ScreenHistory:
             if payload is not None:
                 self._payloads.move_to_end(row.id)
                 return payload
-        payload = Screen.select(Screen.payload).where(Screen.id == row.id).scalar()
+        payload = stored_payload(row.id)
         if payload is None:  # pruned in between: look again
             return self.at(moment)
         with self._lock:

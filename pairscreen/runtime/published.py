@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from pairscreen.db.models import Screen
+from pairscreen.db.models import Screen, ScreenPayload
 from pairscreen.db.proxy import database
 from pairscreen.errors import NotFound
 
@@ -100,10 +100,17 @@ class PublishedScreen:
 def read_payload(screen_id: int) -> str:
     """The payload of the screen ``screen_id``; NotFound when it has been pruned since (newer
     screens were published after this one was known to be the latest)."""
-    payload = Screen.select(Screen.payload).where(Screen.id == screen_id).scalar()
+    payload = stored_payload(screen_id)
     if payload is None:
         raise NotFound("A newer screen has been published meanwhile: ask again.")
-    return str(payload)
+    return payload
+
+
+def stored_payload(screen_id: int) -> str | None:
+    """The payload of the screen ``screen_id`` as stored, None when there is no such screen."""
+    query = ScreenPayload.select(ScreenPayload.payload).where(ScreenPayload.screen == screen_id)
+    payload = query.scalar()
+    return None if payload is None else str(payload)
 
 
 def gzip_text(text: str) -> bytes:

@@ -15,7 +15,7 @@ rather than silently mixing two screens.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -26,6 +26,7 @@ from pairscreen.errors import BadRequest, NotFound
 from pairscreen.runtime.published import PublishedScreen
 from pairscreen.screening.json_items import Field, walk
 from pairscreen.screening.pairs_view import pairs_json
+from pairscreen.screening.payload_parts import PayloadParts
 
 DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
 
@@ -86,24 +87,31 @@ class PageIndex:
         """The index of the view ``text``; ``each`` is given every item as decoded, in the
         text's order (what else publishing needs from the same walk)."""
         head: dict[str, Any] = {}
-        start, end, score, sector, zone = [], [], [], [], []
+        items: list[PlacedItem] = []
         for part in walk(text, items_key):  # one item decoded at a time
             if isinstance(part, Field):
                 head[part.name] = part.value
-                continue
-            item = part.value
-            if each is not None:
-                each(item)
-            start.append(part.start)
-            end.append(part.end)
-            score.append(item["score"])
-            sector.append(item["sector"])
-            zone.append(zone_of(item) or "")
-        head.pop("count", None)
+            else:
+                items.append(PlacedItem(part.start, part.end, _summary(part.value, zone_of, each)))
+        return cls.of_items(head, items_key, text, items)
+
+    @classmethod
+    def of_items(
+        cls, head: dict[str, Any], items_key: str, text: str, items: Iterable[PlacedItem]
+    ) -> PageIndex:
+        """The index of a view whose fields but its items are ``head`` and whose items lie
+        at the given places of ``text`` (``text`` may be "" when pages read them elsewhere)."""
+        start, end, score, sector, zone = [], [], [], [], []
+        for item in items:
+            start.append(item.start)
+            end.append(item.end)
+            score.append(item.summary[0])
+            sector.append(item.summary[1])
+            zone.append(item.summary[2])
         scores = np.array(score, dtype=float)
         order = np.argsort(-scores, kind="stable")  # ties keep the published order
         return cls(
-            head,
+            {k: v for k, v in head.items() if k != "count"},
             items_key,
             text,
             np.array(start, dtype=np.int64)[order],
@@ -112,6 +120,44 @@ class PageIndex:
             np.array(sector, dtype=str)[order],
             np.array(zone, dtype=str)[order],
         )
+
+
+@dataclass(frozen=True)
+class PlacedItem:
+    """Where an item lies in its view's text, and its score, sector and zone."""
+
+    start: int
+    end: int
+    summary: tuple[float, str, str]
+
+
+def _summary(
+    item: dict[str, Any],
+    zone_of: Callable[[dict[str, Any]], str | None],
+    each: Callable[[dict[str, Any]], None] | None,
+) -> tuple[float, str, str]:
+    if each is not None:
+        each(item)
+    return item["score"], item["sector"], zone_of(item) or ""
+
+
+def survivor_zone(survivor: dict[str, Any]) -> str | None:
+    """A survivor's zone, as ``/screen/latest`` lists it."""
+    zone: str | None = survivor["metrics"].get(ZONE.name)
+    return zone
+
+
+def placed_survivors(
+    payload: PayloadParts, each: Callable[[dict[str, Any]], None] | None = None
+) -> Iterator[PlacedItem]:
+    """Every survivor of ``payload`` with its place in the payload's text, decompressed and
+    decoded one at a time (``each`` is given each as decoded)."""
+    at = len(payload.opening)
+    for i in range(payload.n_survivors):
+        text = payload.survivor(i)
+        at += 1 if i else 0  # the comma between two survivors
+        yield PlacedItem(at, at + len(text), _summary(json.loads(text), survivor_zone, each))
+        at += len(text)
 
 
 def pair_index(screen: PublishedScreen) -> PageIndex:
@@ -127,7 +173,7 @@ def survivor_index(screen: PublishedScreen) -> PageIndex:
 def payload_index(payload: str, each: Callable[[dict[str, Any]], None] | None = None) -> PageIndex:
     """The page index of a screen's payload (its ``/screen/latest`` view); ``each`` is given
     every survivor as decoded."""
-    return PageIndex.of(payload, "survivors", lambda s: s["metrics"].get(ZONE.name), each)
+    return PageIndex.of(payload, "survivors", survivor_zone, each)
 
 
 @dataclass(frozen=True)

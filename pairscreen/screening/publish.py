@@ -16,7 +16,6 @@ nothing, stores no verdicts nor page index and never becomes the latest.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,8 +25,9 @@ from peewee import fn
 
 from pairscreen import clock
 from pairscreen.db.connection import database, is_sqlite, write_transaction
-from pairscreen.db.models import JobRun, Screen
+from pairscreen.db.models import JobRun, Screen, ScreenPayload
 from pairscreen.runtime import Runtime
+from pairscreen.screening.payload_parts import PayloadParts
 from pairscreen.screening.persistence import spaced_screens
 from pairscreen.screening.stored_pages import prepare_page_index
 from pairscreen.screening.verdict_store import EncodedVerdicts
@@ -42,7 +42,7 @@ class ComputedScreen:
     """A screen ready to publish: its JSON text and the counts the summary reports."""
 
     generated_at: datetime
-    text: str
+    payload: PayloadParts
     n_pairs: int
     n_survivors: int
     rejected: dict[str, int]
@@ -51,6 +51,11 @@ class ComputedScreen:
     candidate_keys: str = ""  # the pairs that passed every rule but persistence
     # Every screened pair's verdict, compact, encoded on demand (a regular screen's only).
     verdicts: Callable[[], EncodedVerdicts] | None = None
+
+    @property
+    def text(self) -> str:
+        """The payload's whole text (built on each call: a big screen's is hundreds of MB)."""
+        return self.payload.text()
 
 
 @dataclass(frozen=True)
@@ -73,12 +78,12 @@ def publish_screen(
     # stores beside its row (every pair's verdict, the page index and the pages' items).
     verdicts = screen.verdicts() if latest and screen.verdicts is not None else None
     started = time.perf_counter()  # publish_seconds: from the page index on
-    page_index = prepare_page_index(screen.text) if latest else None
-    text = screen.text if as_of is None else with_as_of(screen.text, as_of)
+    page_index = prepare_page_index(screen.payload) if latest else None
+    payload = screen.payload if as_of is None else screen.payload.with_as_of(as_of)
     with write_transaction():
         if as_of is not None:
             Screen.delete().where(Screen.as_of == as_of).execute()  # one answer per past day
-        row_id = _store_row(screen, text, as_of)
+        row_id = _store_row(screen, payload, as_of)
         if verdicts is not None:
             store_verdicts(row_id, verdicts)
         if page_index is not None:
@@ -98,23 +103,17 @@ def publish_screen(
     )
 
 
-def with_as_of(text: str, day: date) -> str:
-    """The payload ``text`` (a JSON object) with ``as_of`` as its last field."""
-    return f'{text[:-1]},"as_of":{json.dumps(day.isoformat())}}}'
-
-
-def _store_row(screen: ComputedScreen, text: str, as_of: date | None) -> int:
+def _store_row(screen: ComputedScreen, payload: PayloadParts, as_of: date | None) -> int:
     row = Screen.create(
         generated_at=screen.generated_at,
         n_pairs_screened=screen.n_pairs,
         n_survivors=screen.n_survivors,
         data_source=screen.data_source,
-        payload=_payload_value(text),
         as_of=as_of,
         survivor_keys=screen.survivor_keys,
         candidate_keys=screen.candidate_keys,
     )
-    _write_payload(row.id, text)
+    _store_payload(int(row.id), payload)
     return int(row.id)
 
 
@@ -133,26 +132,31 @@ def _prune(rt: Runtime, generated_at: datetime) -> None:
     Screen.delete().where(pruned).execute()
 
 
-def _streams_payload(text: str) -> bool:
-    """Whether the payload goes in through SQLite's incremental blob I/O.
+def _store_payload(screen_id: int, payload: PayloadParts) -> None:
+    """Store the payload's text; on SQLite, a big one streamed a slice at a time.
 
-    Bound as a parameter, SQLite copies a value twice (the binding, then the row record):
-    a 240 MB screen would cost 720 MB at the moment it is published. Inserted as a
-    placeholder of its size and written in slices, it costs nothing beyond the text itself.
+    Bound as a parameter, a value is copied twice (the binding, then the row record): a
+    440 MB screen would cost three times its size at the moment it is published. On SQLite
+    a placeholder of its size (``zeroblob``, the last column of its table, so never built in
+    memory) is written in slices of the survivors as they are decompressed, and the text
+    never exists whole.
     """
-    return is_sqlite() and text.isascii() and len(text) >= STREAMED_PAYLOAD_BYTES
-
-
-def _payload_value(text: str) -> object:
-    if _streams_payload(text):
-        return fn.zeroblob(len(text))
-    return text
-
-
-def _write_payload(screen_id: int, text: str) -> None:
-    if not _streams_payload(text):
+    if not is_sqlite():
+        ScreenPayload.create(screen=screen_id, payload=payload.text())
         return
-    table = Screen._meta.table_name  # peewee's model metadata
+    size = sum(len(piece.encode()) for piece in payload.pieces())
+    if size < STREAMED_PAYLOAD_BYTES:
+        ScreenPayload.create(screen=screen_id, payload=payload.text())
+        return
+    ScreenPayload.create(screen=screen_id, payload=fn.zeroblob(size))
+    table = ScreenPayload._meta.table_name  # peewee's model metadata
     with database.connection().blobopen(table, "payload", screen_id) as blob:
-        for start in range(0, len(text), PAYLOAD_SLICE):
-            blob.write(text[start : start + PAYLOAD_SLICE].encode("ascii"))
+        pending: list[bytes] = []
+        held = 0
+        for piece in payload.pieces():
+            pending.append(piece.encode())
+            held += len(pending[-1])
+            if held >= PAYLOAD_SLICE:
+                blob.write(b"".join(pending))
+                pending, held = [], 0
+        blob.write(b"".join(pending))

@@ -8,7 +8,6 @@ import functools
 import json
 import logging
 import os
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import date, datetime
 from typing import Any
@@ -43,6 +42,7 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
     pair_tasks,
 )
+from pairscreen.screening.payload_parts import PayloadParts
 from pairscreen.screening.persistence import candidate_sets, spaced_screens, survived_count
 from pairscreen.screening.publish import ComputedScreen, ScreenSummary, publish_screen
 from pairscreen.screening.staleness import ScreenFacts, judge_at
@@ -209,12 +209,12 @@ def screen_text(
         "pairs_tested": outcome.tested,
     }
     source = data_source_label(rt)
-    texts: list[str] = []
+    kept: list[tuple[bytes, str]] = []  # each survivor, still compressed, and its added fields
     keys: list[tuple[str, str]] = []
     wide: list[tuple[str, str, str, float | None]] = []  # screen-wide rejections
     candidates: list[tuple[str, str]] = []  # what the next screens' persistence counts
-    # Each survivor is decompressed as its compressed copy is dropped, so the two never
-    # coexist in full; the screen-wide rules decide here, with the whole screen known.
+    # The screen-wide rules decide here, with the whole screen known; survivors stay
+    # compressed until publishing writes them (:mod:`.payload_parts`).
     while survivors:
         k = len(survivors) - 1
         _, a, b, packed, _, _ = survivors.pop()
@@ -230,11 +230,10 @@ def screen_text(
             outcome.rejected[reason] += 1
             wide.append((a, b, reason, extra[_rule_field(reason)]))
             continue
-        text = zlib.decompress(packed).decode()
-        texts.append(f"{text[:-1]},{_json(extra)[1:]}")
+        kept.append((packed, _json(extra)[1:-1]))
         keys.append((a, b))
     rejected = {code: outcome.rejected.get(code, 0) for code in codes}
-    n_survivors = len(texts)
+    n_survivors = len(kept)
     head["n_survivors"] = n_survivors
     tail = {
         "data_source": source,
@@ -246,17 +245,15 @@ def screen_text(
         "qvalue_tests": {name: qvalues[name].tests for name in QVALUE_FIELDS},
         "persistence_screens": [clock.iso(p.generated_at) for p in previous],
     }
-    parts = [_json(head)[:-1], ',"survivors":[', ",".join(texts), "],", _json(tail)[1:]]
+    payload = PayloadParts(f'{_json(head)[:-1]},"survivors":[', kept, f"],{_json(tail)[1:]}")
     # encoded only for a screen that is published (not a point-in-time one, not a replay)
     verdicts = functools.partial(
         encode_screen, rt, outcome.verdicts, matrix.tickers, keys, wide, {**head, **tail}
     )
-    del outcome, texts
-    text = "".join(parts)
-    del parts
+    del outcome
     return ComputedScreen(
         generated_at,
-        text,
+        payload,
         total,
         n_survivors,
         rejected,

@@ -34,10 +34,11 @@ from pairscreen.screening.pages import (
     ItemSource,
     PageIndex,
     pair_index,
-    payload_index,
+    placed_survivors,
     survivor_index,
 )
 from pairscreen.screening.pairs_view import compact_pair, compact_pairs
+from pairscreen.screening.payload_parts import PayloadParts
 
 MEMO = "stored_page_index"  # the stored index's name among a screen's memos
 
@@ -83,13 +84,17 @@ class PreparedIndex:
         self.blocks.store(screen_id)
 
 
-def prepare_page_index(payload: str) -> PreparedIndex:
-    """The page index of the screen ``payload`` and its items in blocks, one walk of it."""
+def prepare_page_index(payload: PayloadParts) -> PreparedIndex:
+    """The page index of the screen ``payload`` and its items in blocks, decoding each
+    survivor once (and decompressing it again as its block is packed)."""
     compact: list[str] = []  # each survivor's /pairs item, in the payload's order
-    index = payload_index(payload, lambda s: compact.append(_compact_json(s)))
+    placed = placed_survivors(payload, lambda s: compact.append(_compact_json(s)))
+    index = PageIndex.of_items(payload.fields(), "survivors", "", placed)
     # The payload's order of each item of the index: the items' starts grow along the text.
     rank = np.searchsorted(np.sort(index.start), index.start).tolist()
-    blocks = prepare_blocks(len(rank), index.item, lambda i: compact[rank[i]])
+    blocks = prepare_blocks(
+        len(rank), lambda i: payload.survivor(rank[i]), lambda i: compact[rank[i]]
+    )
     return PreparedIndex(json.dumps(index.head, allow_nan=False), pack(index), blocks)
 
 

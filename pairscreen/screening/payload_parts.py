@@ -1,0 +1,78 @@
+"""A computed screen's JSON text, held in parts with its survivors still compressed.
+
+The payload of a screen of 2,000 assets is about 440 MB of JSON. Joining it into one string
+while the survivors' texts still existed, then handing it to SQLite, held it three to five
+times over at the moment of publishing (2.2 GB). Here each survivor stays as the compressed
+text its worker sent, with the few fields the screen adds to it once every chunk is in;
+publishing decompresses the survivors one at a time as it writes them and as it builds the
+page index, so the whole text never needs to exist in memory at once.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PayloadParts:
+    """``opening``, the survivors joined by commas, then ``closing``: the payload's text."""
+
+    opening: str  # the payload's fields before its survivors, up to and with '"survivors":['
+    # Each survivor's compressed JSON object and the fields the screen adds to it (JSON
+    # members without braces, "" for none).
+    survivors: Sequence[tuple[bytes, str]]
+    closing: str  # from the survivors' closing ']' to the end of the object
+
+    @classmethod
+    def of(cls, body: Mapping[str, Any]) -> PayloadParts:
+        """The parts of the payload ``body`` (with its ``survivors`` where the payload lists
+        them), whose text is ``body``'s compact JSON."""
+        names = list(body)
+        at = names.index("survivors")
+        before = _compact({name: body[name] for name in names[:at]})[:-1]
+        after = _compact({name: body[name] for name in names[at + 1 :]})[1:]
+        opening = f'{before}{"," if at else ""}"survivors":['
+        closing = f"],{after}" if at + 1 < len(names) else "]}"
+        survivors = [(zlib.compress(_compact(s).encode()), "") for s in body["survivors"]]
+        return cls(opening, survivors, closing)
+
+    @property
+    def n_survivors(self) -> int:
+        return len(self.survivors)
+
+    def survivor(self, i: int) -> str:
+        """Survivor ``i``'s JSON text, as the payload lists it."""
+        packed, added = self.survivors[i]
+        text = zlib.decompress(packed).decode()
+        return f"{text[:-1]},{added}}}" if added else text
+
+    def pieces(self) -> Iterator[str]:
+        """The payload's text in order, a survivor at a time."""
+        yield self.opening
+        for i in range(len(self.survivors)):
+            yield f",{self.survivor(i)}" if i else self.survivor(i)
+        yield self.closing
+
+    def text(self) -> str:
+        """The whole payload as one string (for the callers that need it whole)."""
+        return "".join(self.pieces())
+
+    def fields(self) -> dict[str, object]:
+        """Every field of the payload but its survivors."""
+        body: dict[str, object] = json.loads(self.opening + self.closing)
+        body.pop("survivors")
+        return body
+
+    def with_as_of(self, day: date) -> PayloadParts:
+        """The same payload with ``as_of`` as its last field."""
+        closing = f'{self.closing[:-1]},"as_of":{json.dumps(day.isoformat())}}}'
+        return PayloadParts(self.opening, self.survivors, closing)
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, allow_nan=False, separators=(",", ":"))
