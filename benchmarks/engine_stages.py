@@ -168,7 +168,7 @@ def _measure(n_assets: int, n_blocks: int, repeat: int, folder: Path) -> dict[st
     from pairscreen.screening.screen import CHUNK_PAIRS, SCREEN_BT_DAYS
 
     settings = load_settings()
-    plugins, universe = check_setup(settings)
+    plugins, universe = check_setup(settings)[:2]  # newer checkouts add the filter choice
     assets = tuple(universe.assets)
     matrix = CandleMatrix.of(candles, [a.ticker for a in assets])
     spec = ScreenSpec(
