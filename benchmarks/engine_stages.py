@@ -126,7 +126,7 @@ def report(commit: str, before: dict[str, Any], after: dict[str, Any]) -> None:
         side["digest"] = whole.hexdigest()
     only = sorted(set(before["fields"]) ^ set(after["fields"]))
     if only:
-        print(f"for every pair in one checkout only (survivors' values compared): {', '.join(only)}")
+        print(f"every pair's in one checkout only (survivors' compared): {', '.join(only)}")
     same = before["digest"] == after["digest"]
     print(f"bit-identical to the baseline: {'yes' if same else 'NO'} ({after['digest'][:16]})")
     if not same:

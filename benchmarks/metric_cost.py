@@ -15,8 +15,8 @@ legs of each built-in strategy over 360 days, in microseconds per pair.
 Then the cointegration tests alone, per pair, on the same panel: one Engle-Granger order (the
 metric before it was symmetric), both orders, the Johansen trace test (its own metric, run on
 the survivors alone), and the whole ``cointegration`` metric (both orders, run on every tested
-pair since its p-value gets a q-value); and the Benjamini-Hochberg q-values of 2,000,000 p-values (the
-screen's second stage).
+pair since its p-value gets a q-value); and the Benjamini-Hochberg q-values of 2,000,000
+p-values (the screen's second stage).
 
 ``--calendar trading`` keeps only the weekdays of the 900 calendar days (about 643 closes),
 as for crypto x equity pairs: every window is then a calendar span holding fewer closes than
