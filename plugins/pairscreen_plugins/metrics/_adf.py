@@ -154,17 +154,26 @@ class _Products:
         lev = level[:, k : k + nobs]
         first_row = np.einsum("pt,pht->ph", current, lagged)
         level_row = np.einsum("pt,pht->ph", lev, lagged)
-        shifted = _diagonal_updates(diffs, k)
+        size = k + 2
+        gram = np.empty((n_pairs, size, size))
+        shifted = _diagonal_updates(diffs, k, scratch=gram)  # gram is written after
 
-        i_idx, h_idx = np.nonzero(np.add.outer(np.arange(k + 1), np.arange(k + 1)) <= k)
-        values = first_row[:, h_idx] + np.where(
-            i_idx > 0, shifted[:, np.maximum(i_idx - 1, 0), h_idx], 0.0
-        )
-        # Design order: level, lag 1..k, regressand (lag 0): lag j sits at 1 + position[j].
-        position = np.array([k, *range(k)]) + 1
-        gram = np.empty((n_pairs, k + 2, k + 2))
-        gram[:, position[i_idx], position[i_idx + h_idx]] = values
-        gram[:, position[i_idx + h_idx], position[i_idx]] = values
+        # Design order: level, lag 1..k, regressand (lag 0): lag j sits at position[j].
+        position = np.array([k + 1, *range(1, k + 1)])
+        # D[0, h], the regressand's row and column: the dots (plus the zero change of no shift).
+        top = first_row + 0.0
+        gram[:, size - 1, position] = top
+        gram[:, position, size - 1] = top
+        # D[i, i + h] = dots[h] + the change after i shifts, for lags i >= 1: written down the
+        # lag block's diagonals through strided views of the flat matrices, no gathers.
+        np.add(first_row[:, None, :], shifted, out=shifted)
+        flat = gram.reshape(n_pairs, size * size)
+        for h in range(k):
+            down = shifted[:, : k - h, h]  # i = 1..k-h
+            span = (k - h) * (size + 1)
+            upper, lower = size + 1 + h, size + 1 + h * size  # (1, 1 + h) and (1 + h, 1)
+            flat[:, upper : upper + span : size + 1] = down
+            flat[:, lower : lower + span : size + 1] = down
         order = [*range(1, k + 1), 0]
         gram[:, 0, 0] = np.einsum("pt,pt->p", lev, lev)
         gram[:, 0, 1:] = level_row[:, order]
@@ -184,18 +193,23 @@ class _Products:
             return self.gram
         if self.sums is None:
             raise ValueError("products kept without their column sums cannot be centred")
-        outer = self.sums[:, :, None] * self.sums[:, None, :]
-        # numpy types ufuncs on untyped-dtype arrays as Any
-        return cast(np.ndarray, self.gram - outer / self.nobs[:, None, None])
+        # gram - sums sums' / nobs, computed in one buffer: every fresh (pairs, k, k) array
+        # costs page faults that take longer than its arithmetic.
+        centred: np.ndarray = self.sums[:, :, None] * self.sums[:, None, :]
+        np.divide(centred, self.nobs[:, None, None], out=centred)
+        np.subtract(self.gram, centred, out=centred)
+        return centred
 
 
-def _diagonal_updates(diffs: np.ndarray, k: int) -> np.ndarray:
+def _diagonal_updates(diffs: np.ndarray, k: int, scratch: np.ndarray) -> np.ndarray:
     """``[:, i - 1, h]``: the total change of the lag block's diagonal ``h`` after ``i`` shifts
     (see :meth:`_Products.of`), a running sum of the rank-one terms
     ``dx[K-1-r] dx[K-1-r-h] - dx[N-1-r] dx[N-1-r-h]`` (the first zero where ``K-1-r < h``).
 
     Both factors of each term are read through sliding-window views of the first and last
-    ``2k`` differences, not gathered index by index.
+    ``2k`` differences, not gathered index by index. ``scratch`` (at least pairs x k x
+    (k + 1) doubles, contiguous) holds a temporary: a fresh array would cost more in page
+    faults than its arithmetic.
     """
     n_pairs, n_diffs = diffs.shape
     front = diffs[:, :k]
@@ -207,7 +221,8 @@ def _diagonal_updates(diffs: np.ndarray, k: int) -> np.ndarray:
     back = diffs[:, n_diffs - 2 * k :][:, ::-1]  # [:, q] = dx[N-1-q]
     after = sliding_window_view(back, k + 1, axis=1)[:, :k]
     corrections = front[:, ::-1, None] * before
-    corrections -= back[:, :k, None] * after
+    leaving = scratch.reshape(-1)[: corrections.size].reshape(corrections.shape)
+    corrections -= np.multiply(back[:, :k, None], after, out=leaving)
     r = np.arange(k)[:, None]
     corrections *= k - 1 - r - np.arange(k + 1)[None, :] >= 0
     for i in range(1, k):
@@ -302,7 +317,8 @@ def _final_tstat(
     are the search's plus those few rows'. Lags beyond a pair's choice are decoupled (unit
     diagonal, zero elsewhere): one batched factorisation serves every lag length. With the
     level ordered just before the regressand, its t-statistic is ``L[y, level] sqrt(df) /
-    L[y, y]``: no inversion.
+    L[y, y]``: no inversion. ``search``'s Gram buffer is reused for the re-fit's: ``search``
+    is spent after this.
     """
     n_pairs = level.shape[0]
     rows = np.arange(maxlag)
@@ -312,18 +328,29 @@ def _final_tstat(
         extra[:, j, j:] = diffs[:, : maxlag - j]
     extra[:, maxlag + 1] = diffs[:, :maxlag]
     extra *= rows[None, None, :] >= lags[:, None, None]  # only rows t >= the pair's lags
+    gram = extra @ np.swapaxes(extra, 1, 2)
+    np.add(search.gram, gram, out=gram)  # search.gram + extra extra', in place
     full = _Products(
-        search.gram + extra @ np.swapaxes(extra, 1, 2),
+        gram,
         None if search.sums is None else search.sums + extra.sum(axis=2),
         search.nobs + (maxlag - lags),
     )
     order = np.array([*range(1, maxlag + 1), 0, maxlag + 1])  # lags, level, regressand
-    gram = full.design(constant)[:, order[:, None], order[None, :]]
+    size = maxlag + 2
+    # Reordered into the search's own buffer, which nothing reads any more: one fresh
+    # (pairs, k, k) array fewer (each costs page faults longer than its arithmetic).
+    gram = search.gram
+    np.take(
+        full.design(constant).reshape(n_pairs, size * size),
+        (order[:, None] * size + order[None, :]).ravel(),
+        axis=1,
+        out=gram.reshape(n_pairs, size * size),
+        mode="clip",  # the indices are in range; "raise" would buffer the output
+    )
     dropped = np.arange(1, maxlag + 1)[None, :] > lags[:, None]
     keep = np.concatenate([~dropped, np.ones((n_pairs, 2), dtype=bool)], axis=1)
     # Multiplied by the boolean mask itself (1.0 or 0.0 per element, no float copy of it).
     gram *= keep[:, :, None] & keep[:, None, :]
-    size = maxlag + 2
     lag_diagonal = gram.reshape(n_pairs, size * size)[:, : maxlag * (size + 1) : size + 1]
     lag_diagonal += dropped  # a view of the lag block's diagonal, not a gather and scatter
     chol, bad = _cholesky(gram)

@@ -67,13 +67,16 @@ def _engle_granger(
     usable = (sxx > 0) & (syy > 0) & np.isfinite(sxx + syy) & (y.shape[1] >= MIN_DAYS)
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = np.where(usable, sxy / sxx, np.nan)
-        resid = y - slope[:, None] * x
+        resid = slope[:, None] * x
+        np.subtract(y, resid, out=resid)  # y - slope x, in one buffer
         r_squared = 1.0 - (resid * resid).sum(axis=1) / syy
     collinear = usable & (r_squared >= _COLLINEAR_R2)
     tested = usable & ~collinear
     tstat = np.full(y.shape[0], np.nan)
     tstat[collinear] = -np.inf
-    if tested.any():
+    if tested.all():  # the usual case: the residuals as they are, no copy
+        tstat = adf_statistics(resid, constant=False)
+    elif tested.any():
         tstat[tested] = adf_statistics(resid[tested], constant=False)
     return mackinnon_pvalue(tstat, n_series=2), slope
 
