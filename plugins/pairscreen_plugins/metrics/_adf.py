@@ -84,21 +84,26 @@ def adf_pvalues(x: np.ndarray) -> np.ndarray:
     ~1e-14); the constant-row convention is pairscan-rmr's ``adf_pvalue``.
     """
     x = np.ascontiguousarray(x, dtype=float)
-    out = mackinnon_pvalue(adf_statistics(x, constant=True))
-    out[x.max(axis=1) == x.min(axis=1)] = 1.0
+    constant_row = x.max(axis=1) == x.min(axis=1)
+    out = mackinnon_pvalue(adf_statistics(x, constant=True, constant_row=constant_row))
+    out[constant_row] = 1.0
     return out
 
 
-def adf_statistics(x: np.ndarray, *, constant: bool) -> np.ndarray:
+def adf_statistics(
+    x: np.ndarray, *, constant: bool, constant_row: np.ndarray | None = None
+) -> np.ndarray:
     """ADF t-statistic of every row of ``x`` (pairs, days), AIC lag search.
 
     Equal to ``adfuller(row, regression="c" if constant else "n", autolag="AIC")[0]``; NaN
     for a constant row or one with a non-finite value (statsmodels refuses both).
+    ``constant_row`` (``max == min`` per row), when the caller has it, is not computed again.
     """
     x = np.ascontiguousarray(x, dtype=float)
     n_pairs, n = x.shape
     out = np.full(n_pairs, np.nan)
-    constant_row = x.max(axis=1) == x.min(axis=1)
+    if constant_row is None:
+        constant_row = x.max(axis=1) == x.min(axis=1)
     todo = np.flatnonzero(~constant_row & np.isfinite(x).all(axis=1))
     if n < 8:  # too short for any lag search; let statsmodels say what it says
         out[todo] = [_statsmodels_tstat(x[i], constant) for i in todo]
@@ -242,12 +247,15 @@ def _prefix_sums(diffs: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     back = np.empty((n_pairs, k + 1))
     running = np.zeros(n_pairs)
     front[:, 0] = running
-    for m in range(1, n_diffs + 1):
-        running += diffs[:, m - 1]
-        if m <= k:
-            front[:, m] = running
-        if m >= n_diffs - k:
-            back[:, m - (n_diffs - k)] = running
+    for m in range(k):  # running = prefix[m + 1]
+        running += diffs[:, m]
+        front[:, m + 1] = running
+    for m in range(k, n_diffs - k):
+        running += diffs[:, m]
+    back[:, 0] = running  # prefix[N - k]
+    for m in range(n_diffs - k, n_diffs):
+        running += diffs[:, m]
+        back[:, m + 1 - (n_diffs - k)] = running
     return front, back
 
 
