@@ -171,7 +171,7 @@ class _Products:
         gram[:, position, size - 1] = top
         # D[i, i + h] = dots[h] + the change after i shifts, for lags i >= 1: written down the
         # lag block's diagonals through strided views of the flat matrices, no gathers.
-        np.add(first_row[:, None, :], shifted, out=shifted)
+        shifted += first_row[:, None, :]  # the same sum as dots + change (addition commutes)
         flat = gram.reshape(n_pairs, size * size)
         for h in range(k):
             down = shifted[:, : k - h, h]  # i = 1..k-h
@@ -198,11 +198,11 @@ class _Products:
             return self.gram
         if self.sums is None:
             raise ValueError("products kept without their column sums cannot be centred")
-        # gram - sums sums' / nobs, computed in one buffer: every fresh (pairs, k, k) array
-        # costs page faults that take longer than its arithmetic.
-        centred: np.ndarray = self.sums[:, :, None] * self.sums[:, None, :]
-        np.divide(centred, self.nobs[:, None, None], out=centred)
-        np.subtract(self.gram, centred, out=centred)
+        # gram - sums sums' / nobs with the quotient in place (subtracting into the
+        # subtrahend's own buffer measured three times slower than a fresh result).
+        correction = self.sums[:, :, None] * self.sums[:, None, :]
+        np.divide(correction, self.nobs[:, None, None], out=correction)
+        centred: np.ndarray = self.gram - correction
         return centred
 
 
@@ -337,7 +337,7 @@ def _final_tstat(
     extra[:, maxlag + 1] = diffs[:, :maxlag]
     extra *= rows[None, None, :] >= lags[:, None, None]  # only rows t >= the pair's lags
     gram = extra @ np.swapaxes(extra, 1, 2)
-    np.add(search.gram, gram, out=gram)  # search.gram + extra extra', in place
+    gram += search.gram  # extra extra' + search.gram: the same sum (addition commutes)
     full = _Products(
         gram,
         None if search.sums is None else search.sums + extra.sum(axis=2),

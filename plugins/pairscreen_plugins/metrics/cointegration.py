@@ -67,8 +67,7 @@ def _engle_granger(
     usable = (sxx > 0) & (syy > 0) & np.isfinite(sxx + syy) & (y.shape[1] >= MIN_DAYS)
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = np.where(usable, sxy / sxx, np.nan)
-        resid = slope[:, None] * x
-        np.subtract(y, resid, out=resid)  # y - slope x, in one buffer
+        resid = y - slope[:, None] * x
         r_squared = 1.0 - (resid * resid).sum(axis=1) / syy
     collinear = usable & (r_squared >= _COLLINEAR_R2)
     tested = usable & ~collinear
