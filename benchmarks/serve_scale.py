@@ -8,10 +8,13 @@ the same server: the median and p90 latency of ``/pairs?limit=100``, of a filter
 their sizes compressed and not), of a ``304`` answer to ``If-None-Match``, the first
 ``/pair`` after start-up, and the server's memory (PSS) after the run.
 
-First it prints what the page index stored at publish costs and saves: the time to build
-and store it (as ``screen run`` does in its publishing transaction), then the first filtered
-page of ``/pairs`` and of ``/screen/latest``, each from a fresh server process, with the
-stored index and without it (a screen published before it existed: the view is parsed).
+First it prints what the page index and the page items stored at publish cost and save: the
+time to build and store them (as ``screen run`` does in its publishing transaction; the
+index alone, as built before the items were stored, timed apart), then the first filtered
+page and the first ``?limit=100`` page of ``/pairs`` and of ``/screen/latest``, each from a
+fresh server process: with the stored index and items (read from their blocks), with the
+index but no items (a screen published before they were stored: cut from the payload), and
+with neither (published before the index: the view is parsed).
 
     .venv/bin/python benchmarks/serve_scale.py [--survivors 100000] [--repeat 100]
     .venv/bin/python benchmarks/serve_scale.py --first-only   # the first pages, no table
@@ -31,15 +34,18 @@ import psutil
 from _harness import demo_database, live_server, summary
 
 FILTERED = "zone=bottom&min_score=0&limit=100"  # the first filtered page asked of each view
+FIRST_PAGES = (FILTERED, "limit=100")
 
 
 @dataclass(frozen=True)
 class Published:
     screen_id: int
     size: int  # characters of the payload
-    build_seconds: float  # building its page index (before the publishing transaction)
-    store_seconds: float  # storing it (inside)
+    build_seconds: float  # building its page index and items (before the transaction)
+    index_seconds: float  # building the index alone, as before the items were stored
+    store_seconds: float  # storing them (inside)
     index_bytes: int
+    blocks_bytes: int
 
 
 def publish_big_screen(url: str, folder: Path, survivors: int) -> Published:
@@ -50,6 +56,7 @@ def publish_big_screen(url: str, folder: Path, survivors: int) -> Published:
     from pairscreen.config import load_settings
     from pairscreen.db.connection import database, write_transaction
     from pairscreen.db.models import Screen
+    from pairscreen.screening.pages import payload_index
     from pairscreen.screening.screen import latest_screen_json
     from pairscreen.screening.stored_pages import prepare_page_index
 
@@ -68,6 +75,9 @@ def publish_big_screen(url: str, folder: Path, survivors: int) -> Published:
         screen.update(survivors=grown, n_survivors=survivors)
         payload = json.dumps(screen, allow_nan=False, separators=(",", ":"))
         started = time.perf_counter()
+        payload_index(payload)
+        index_seconds = time.perf_counter() - started
+        started = time.perf_counter()
         page_index = prepare_page_index(payload)
         build_seconds = time.perf_counter() - started
         with write_transaction():
@@ -83,36 +93,51 @@ def publish_big_screen(url: str, folder: Path, survivors: int) -> Published:
             store_seconds = time.perf_counter() - started
     database.close()
     size = len(payload)
-    return Published(row.id, size, build_seconds, store_seconds, len(page_index.arrays))
+    return Published(
+        row.id,
+        size,
+        build_seconds,
+        index_seconds,
+        store_seconds,
+        len(page_index.arrays),
+        page_index.blocks.stored_bytes,
+    )
 
 
-def drop_page_index(url: str, screen_id: int) -> None:
-    """Make the screen one published before screens stored their page index."""
+def drop_stored(url: str, screen_id: int, index: bool) -> None:
+    """Make the screen one published before screens stored their page items (and, with
+    ``index``, their page index)."""
     from pairscreen.db.connection import connect, database
-    from pairscreen.db.models import ScreenPageIndex
+    from pairscreen.db.models import ScreenPageBlock, ScreenPageIndex
 
     connect(url)
     with database.connection_context():
-        ScreenPageIndex.delete().where(ScreenPageIndex.screen == screen_id).execute()
+        ScreenPageBlock.delete().where(ScreenPageBlock.screen == screen_id).execute()
+        if index:
+            ScreenPageIndex.delete().where(ScreenPageIndex.screen == screen_id).execute()
     database.close()
 
 
 def first_pages(url: str, key: str) -> dict[str, tuple[float, float]]:
-    """The first filtered page of each view, each from a fresh server (the first request of
-    a process: it reads the screen and its index, or parses it): milliseconds of wall time
-    and of the server's CPU."""
+    """The first page of each of ``FIRST_PAGES`` of each view, each from a fresh server (the
+    first request of a process: it reads the screen's index and items, or the payload, or
+    parses it): milliseconds of wall time and of the server's CPU, by request."""
     out = {}
-    for path in ("/pairs", "/screen/latest"):
-        with live_server(url) as (base, pid):
-            server = psutil.Process(pid)
-            cpu = server_cpu_ms(server)
-            started = time.perf_counter()
-            r = httpx.get(
-                f"{base}{path}?{FILTERED}", headers={"Authorization": f"Bearer {key}"}, timeout=120
-            )
-            out[path] = ((time.perf_counter() - started) * 1000, server_cpu_ms(server) - cpu)
-            if r.status_code != 200 or r.json()["count"] != 100:
-                raise SystemExit(f"{path} answered {r.status_code}: {r.text[:200]}")
+    for query in FIRST_PAGES:
+        for path in ("/pairs", "/screen/latest"):
+            with live_server(url) as (base, pid):
+                server = psutil.Process(pid)
+                cpu = server_cpu_ms(server)
+                started = time.perf_counter()
+                r = httpx.get(
+                    f"{base}{path}?{query}",
+                    headers={"Authorization": f"Bearer {key}"},
+                    timeout=120,
+                )
+                wall = (time.perf_counter() - started) * 1000
+                out[f"{path}?{query}"] = (wall, server_cpu_ms(server) - cpu)
+                if r.status_code != 200 or r.json()["count"] != 100:
+                    raise SystemExit(f"{path} answered {r.status_code}: {r.text[:200]}")
     return out
 
 
@@ -162,23 +187,29 @@ def main() -> None:
         published = publish_big_screen(url, folder, args.survivors)
         print(
             f"published a screen of {args.survivors:,} survivors "
-            f"({published.size / 1e6:.1f} MB of JSON); its page index: built in "
-            f"{published.build_seconds:.2f} s, stored in {published.store_seconds * 1000:.0f} ms "
-            f"({published.index_bytes / 1e6:.2f} MB)"
+            f"({published.size / 1e6:.1f} MB of JSON); its page index and items: built in "
+            f"{published.build_seconds:.2f} s (the index alone: "
+            f"{published.index_seconds:.2f} s), stored in "
+            f"{published.store_seconds * 1000:.0f} ms (index {published.index_bytes / 1e6:.2f} "
+            f"MB, items {published.blocks_bytes / 1e6:.2f} MB)"
         )
         stored = first_pages(url, key)
         if not args.first_only:
             serve(url, key, args.repeat)
-        drop_page_index(url, published.screen_id)
+        drop_stored(url, published.screen_id, index=False)
+        cut = first_pages(url, key)
+        drop_stored(url, published.screen_id, index=True)
         parsed = first_pages(url, key)
         read = payload_read_ms(url, published.screen_id)
-        print(f"first ?{FILTERED} of a fresh server (reading the payload alone: {read:.0f} ms):")
-        for path, (wall, cpu) in stored.items():
-            print(
-                f"  {path:<16} stored index {wall:>7.0f} ms (server CPU {cpu:>6.0f} ms)   "
-                f"parsed, no stored index {parsed[path][0]:>7.0f} ms "
-                f"(server CPU {parsed[path][1]:>6.0f} ms)"
-            )
+        print(
+            "first page of a fresh server, wall ms (server CPU ms); "
+            f"reading the payload alone: {read:.0f} ms"
+        )
+        columns = ("stored index+items", "stored index only", "parsed, neither")
+        print(f"  {'request':<52}" + "".join(f"{c:>22}" for c in columns))
+        for name in stored:
+            cells = [f"{run[name][0]:.0f} ({run[name][1]:.0f})" for run in (stored, cut, parsed)]
+            print(f"  {name:<52}" + "".join(f"{c:>22}" for c in cells))
 
 
 def serve(url: str, key: str, repeat: int) -> None:

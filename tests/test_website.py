@@ -323,7 +323,20 @@ def test_the_screen_page_says_whether_the_screen_works(site):
         assert warning in site.text("#evidence .evidence-warnings")
 
 
-def test_a_screen_of_1000_survivors_renders_in_under_two_seconds_and_sorts_in_one(site):
+def _in_accessibility_tree(driver: Any, selector: str) -> bool:
+    """Whether the first match of ``selector`` is exposed to assistive technology (Chromium's
+    accessibility tree holds it and does not ignore it)."""
+    root = driver.execute_cdp_cmd("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    node = driver.execute_cdp_cmd("DOM.querySelector", {"nodeId": root, "selector": selector})
+    if not node.get("nodeId"):
+        return False
+    tree = driver.execute_cdp_cmd(
+        "Accessibility.getPartialAXTree", {"nodeId": node["nodeId"], "fetchRelatives": False}
+    )
+    return not tree["nodes"][0].get("ignored", True)
+
+
+def test_a_screen_of_1000_survivors_renders_and_sorts_in_under_a_second(site):
     from selenium.webdriver.support.ui import WebDriverWait
 
     site.open("assets", "Assets")
@@ -344,9 +357,15 @@ def test_a_screen_of_1000_survivors_renders_in_under_two_seconds_and_sorts_in_on
     print(
         f"screen of 1000 survivors: rendered in {rendered_ms:.0f} ms, sorted in {sorted_ms:.0f} ms"
     )
-    # Budget 2 s: since the cards, rule labels and decisive digits (issue 25) the render takes
-    # 1.4 s on the idle 2-core CI machine (was under 1 s); bringing it back is open work.
-    assert rendered_ms < 2000 and sorted_ms < 1000
+    assert rendered_ms < 1000 and sorted_ms < 1000
+    # The rows out of view, skipped for the first frame, are laid out in the background: the
+    # last one is soon read by a screen reader like the first.
+    last = "#survivors tbody tr:last-child a"
+    site.wait(lambda d: _in_accessibility_tree(d, last))
+    assert site.text(last) == site.driver.execute_script(
+        "const rows = document.querySelectorAll('#survivors tbody tr');"
+        "return rows[rows.length - 1].querySelector('a').textContent;"
+    )
 
 
 # The snapshot answered with one more metric field, as a metric plugin the page does not know

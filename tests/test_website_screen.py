@@ -7,9 +7,11 @@ noticed by revalidating ``/screen/latest`` with its ETag (304s meanwhile) and sh
 with the reader's order kept; at 390 px the screen is cards and no owned page scrolls
 sideways, the staleness banner shows the API's sentence in the first screenful; axe passes
 on the map at both sizes; the map draws 100,000 survivors in under 2 s and a click on a point
-opens its pair; the Pegs page revalidates ``/assets`` (304s) and redraws on a new peg
-sample. "Draws" counts from the survivors in hand to the frame painted with every
-point; the time from the link (reading and parsing the 27 MB body included) is printed.
+opens its pair; a screen published while the map is open is offered (304s before it) and
+drawn on request with the reader's axis and zoom kept; the Pegs page revalidates
+``/assets`` (304s) and redraws on a new peg sample. "Draws" counts from the survivors in
+hand to the frame painted with every point; the time from the link (reading and parsing the
+27 MB body included) is printed.
 """
 
 from __future__ import annotations
@@ -342,6 +344,74 @@ def test_the_map_opens_a_pair_on_click_and_draws_100000_points_in_under_2_s(site
     )
     assert count == 100_000
     assert drawn_ms < 2000, drawn_ms
+
+
+def test_the_map_offers_a_newer_screen_and_keeps_the_axis_and_the_zoom(site: Site) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    from pairscreen.cli import main
+
+    _signed_in(site)
+    site.driver.set_window_size(1366, 844)
+    before = site.get("/pairs", site.personal).json()["generated_at"]
+    # revalidate every 300 ms instead of every minute; count the answers /pairs gives
+    site.driver.execute_script(
+        "window.pairscreenRefreshMs = 300; window.pairsAnswers = [];"
+        "window.realFetch ??= window.fetch;"
+        "window.fetch = async (url, options) => {"
+        "  const r = await window.realFetch(url, options);"
+        "  if (String(url).endsWith('/pairs')) window.pairsAnswers.push("
+        "    [r.status, (options.headers || {})['If-None-Match'] || null]);"
+        "  return r; };"
+        "location.hash = '#/map?x=halflife';"
+    )
+    drawn = "return document.getElementById('map')?.dataset.drawnAt ?? null"
+    site.wait(lambda d: site.text("main h1") == "Map" and d.execute_script(drawn))
+    answers = lambda: site.driver.execute_script("return window.pairsAnswers")  # noqa: E731
+    site.wait(lambda d: sum(1 for status, tag in answers() if status == 304 and tag) >= 2)
+    assert site.text("#new-screen") == ""
+    # the reader zooms in: a box dragged across the plot
+    plot = site.driver.find_element("css selector", "#map .nsewdrag")
+    ActionChains(site.driver).move_to_element_with_offset(
+        plot, -150, -80
+    ).click_and_hold().move_by_offset(200, 120).release().perform()
+    x_range = "return document.getElementById('map').layout.xaxis.range ?? null"
+    y_range = "return document.getElementById('map').layout.yaxis.range ?? null"
+    zoomed = site.wait(
+        lambda d: (
+            d.execute_script(x_range) and (d.execute_script(x_range), d.execute_script(y_range))
+        )
+    )
+    first_draw = site.driver.execute_script(drawn)
+
+    assert main(["--database-url", site.database_url, "--quiet", "screen", "run"]) == 0
+    latest = lambda: site.get("/pairs", site.personal).json()  # noqa: E731
+    after = site.wait(lambda d: (s := latest())["generated_at"] != before and s)
+    site.wait(lambda d: d.find_elements("id", "show-newer"))
+    assert site.driver.execute_script(drawn) == first_draw  # offered, not forced
+    assert before[:16].replace("T", " ") in site.text("#map-facts")
+    site.driver.find_element("id", "show-newer").click()
+    site.wait(lambda d: after["generated_at"][:16].replace("T", " ") in site.text("#map-facts"))
+    site.wait(lambda d: d.execute_script(drawn) != first_draw)
+    plotted = site.driver.execute_script(
+        "return document.getElementById('map').data"
+        ".map(t => [t.text, Array.from(t.x), Array.from(t.y)])"
+    )
+    points = {
+        text: (x, y) for texts, xs, ys in plotted for text, x, y in zip(texts, xs, ys, strict=True)
+    }
+    assert points == {
+        p["pair"]: (p["half_life_days"], p["position"])
+        for p in after["pairs"]
+        if p["half_life_days"] is not None
+    }
+    assert site.driver.current_url.endswith("#/map?x=halflife")
+    assert site.driver.find_element("css selector", "#map-axis input[value=halflife]").is_selected()
+    assert (site.driver.execute_script(x_range), site.driver.execute_script(y_range)) == zoomed
+    assert site.text("#new-screen") == ""
+    statuses = [status for status, _ in answers()]
+    assert statuses.count(200) == 2 and set(statuses) <= {200, 304}, statuses
+    site.driver.execute_script("window.fetch = window.realFetch; window.pairscreenRefreshMs = 0;")
 
 
 def test_the_pegs_page_redraws_when_a_peg_sample_arrives(site: Site) -> None:

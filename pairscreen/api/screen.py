@@ -30,7 +30,7 @@ from pairscreen.runtime.published import PublishedScreen
 from pairscreen.screening.history import parse_moment
 from pairscreen.screening.pages import PageIndex, PageQuery, page
 from pairscreen.screening.pairs_view import pairs_json
-from pairscreen.screening.staleness import serve_latest
+from pairscreen.screening.staleness import facts_known, facts_of, serve_latest
 from pairscreen.screening.stored_pages import pair_page_index, survivor_page_index
 
 # Every answer of the two operations depends on ``Accept`` (JSON or CSV) and on
@@ -83,6 +83,8 @@ async def _view(
         return await _csv(screen, query)
     served = None
     if name == "screen":
+        if not facts_known(screen):  # read once per screen, from the database: off the loop
+            await service().in_thread(facts_of, screen)
         served = serve_latest(service().runtime.universe, screen, clock.now())
     if query.is_plain:
         if served is not None:
@@ -132,7 +134,8 @@ async def _answer(
     if not_modified(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)
     svc = service()
-    text = body() if name.startswith("screen") else await svc.in_thread(body)
+    # On a thread: the first answer of a screen reads its payload (and /pairs is built from it).
+    text = await svc.in_thread(body)
     slot = gzip_slot(request_scope)
     if slot is not None:  # the client takes gzip: the middleware sends this copy instead
         slot["body"] = await svc.in_thread(screen.gzipped, name, text)

@@ -164,6 +164,12 @@ def _screen_page_index(db: peewee.Database) -> None:
     db.create_tables([models.ScreenPageIndex], safe=True)
 
 
+def _screen_page_blocks(db: peewee.Database) -> None:
+    """Screens published from now on store their page items in blocks; older ones have none
+    and their pages are cut from the payload, as before."""
+    db.create_tables([models.ScreenPageBlock], safe=True)
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -183,6 +189,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (16, "every screened pair's verdict, compact, beside its screen", _screen_verdicts),
     (17, "each screen's page index (/pairs and /screen/latest pages)", _screen_page_index),
     (18, "each screen's pairs that passed every rule but persistence", _candidate_keys),
+    (19, "each screen's page items in compressed blocks (first pages)", _screen_page_blocks),
 ]
 
 

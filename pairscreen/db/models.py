@@ -170,6 +170,21 @@ class ScreenPageIndex(BaseModel):
     arrays = peewee.BlobField()  # the index's arrays, a compressed .npz
 
 
+class ScreenPageBlock(BaseModel):
+    """A block of a screen's page items (migration 19), written with its page index: the
+    text each view lists for ``BLOCK_ITEMS`` survivors in a row of the index's order, so the
+    first page of a new screen reads a few blocks instead of the whole payload. Deleted with
+    its screen (:mod:`pairscreen.screening.page_blocks`)."""
+
+    screen = peewee.ForeignKeyField(Screen, on_delete="CASCADE")
+    block = peewee.IntegerField()
+    survivors = peewee.BlobField()  # the /screen/latest items, compressed
+    pairs = peewee.BlobField()  # the /pairs items, compressed
+
+    class Meta:
+        primary_key = peewee.CompositeKey("screen", "block")
+
+
 def survivor_keys(pairs: list[tuple[str, str]]) -> str:
     """The ``survivor_keys`` text of a screen's survivors."""
     return "".join(f"{a}/{b}\n" for a, b in pairs)

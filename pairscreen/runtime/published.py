@@ -2,12 +2,15 @@
 
 ``/screen/latest`` and ``/pairs`` answer from it: one indexed read of the latest row's id
 tells whether the screen in memory is still the latest, instead of reading and parsing the
-whole payload on every request. The cache belongs to a :class:`~pairscreen.runtime.Runtime`
+whole payload on every request. A new screen's payload (218 MB for 100,000 survivors) is
+read only when an answer needs it (the whole view, the CSV): the pages of a screen published
+with its page items in blocks never do. The cache belongs to a :class:`~pairscreen.runtime.Runtime`
 (not to this module) so that each runtime, bound to its own database, serves its own screen.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from collections.abc import Callable
@@ -30,18 +33,32 @@ class PublishedScreen:
 
     database: object
     key: tuple[int, str]  # (id, generated_at) of the row
-    payload: str  # the /screen/latest body
     checked_at: float  # time.monotonic() when it was last known to be the latest
+    _payload: str | None = field(default=None, repr=False)  # read on first use
+    _reading: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _views: dict[str, str] = field(default_factory=dict, repr=False)
     _gzipped: dict[str, bytes] = field(default_factory=dict, repr=False)
     _objects: dict[str, object] = field(default_factory=dict, repr=False)
     _variants: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False)
+
+    @property
+    def payload(self) -> str:
+        """The ``/screen/latest`` body as stored, read once (by one thread) on first use."""
+        if self._payload is None:
+            with self._reading:
+                if self._payload is None:
+                    self._payload = read_payload(self.key[0])
+        return self._payload
 
     def memo(self, name: str, build: Callable[[], _T]) -> _T:
         """``build()``, computed once per screen and kept under ``name``."""
         if name not in self._objects:
             self._objects.setdefault(name, build())
         return cast(_T, self._objects[name])  # what build() returned for this name
+
+    def has(self, name: str) -> bool:
+        """Whether ``memo(name, ...)`` has been computed for this screen."""
+        return name in self._objects
 
     def variant(self, name: str, key: str, build: Callable[[], str]) -> str:
         """``build()``, a variant ``key`` of the view ``name`` (the screen judged stale since it
@@ -80,6 +97,15 @@ class PublishedScreen:
         return text
 
 
+def read_payload(screen_id: int) -> str:
+    """The payload of the screen ``screen_id``; NotFound when it has been pruned since (newer
+    screens were published after this one was known to be the latest)."""
+    payload = Screen.select(Screen.payload).where(Screen.id == screen_id).scalar()
+    if payload is None:
+        raise NotFound("A newer screen has been published meanwhile: ask again.")
+    return str(payload)
+
+
 def gzip_text(text: str) -> bytes:
     """``text`` UTF-8 encoded and gzip-compressed a slice at a time, so a 100 MB body never
     exists a second time as bytes."""
@@ -113,10 +139,7 @@ class PublishedScreenCache:
         if cached is not None and cached.database is db and cached.key == key:
             cached.checked_at = now
             return cached
-        payload = Screen.select(Screen.payload).where(Screen.id == row[0]).scalar()
-        if payload is None:  # pruned in between by newer screens: look again
-            return self.latest()
-        screen = PublishedScreen(db, key, payload, now)
+        screen = PublishedScreen(db, key, now)  # its payload is read when first needed
         self._screen = screen
         return screen
 

@@ -4,7 +4,8 @@ A screen of 100,000 survivors makes a 3 MB ``/pairs`` and a far bigger ``/screen
 a client after the top 100 of one sector should download neither. Each view is indexed by a
 :class:`PageIndex` (where each item lies in the view's text, best score first, and arrays of
 score, sector and zone), so a filtered page costs one vectorised mask and the join of the
-page's slices. A screen's index is built when it is published and stored beside it
+page's slices (or, for a screen published with its items in blocks, of the items read from
+them). A screen's index is built when it is published and stored beside it
 (:mod:`pairscreen.screening.stored_pages`); the functions here parse a view instead, for the
 screens published before that. A cursor names the screen it belongs to and the offset
 of the next page, so paging through a screen that has been replaced meanwhile answers 404
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -29,6 +30,13 @@ from pairscreen.screening.pairs_view import pairs_json
 DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
 
 
+class ItemSource(Protocol):
+    """Where the items of a view are read from when the index does not hold its text: the
+    blocks stored at publish (:class:`~pairscreen.screening.page_blocks.BlockItems`)."""
+
+    def texts(self, positions: np.ndarray) -> list[str]: ...
+
+
 @dataclass(frozen=True, eq=False)
 class PageIndex:
     """One view of a screen (``/pairs`` or ``/screen/latest``) ready to be paged: the body's
@@ -38,7 +46,7 @@ class PageIndex:
 
     head: dict[str, Any]  # every field of the body but the items and their count
     items_key: str  # "pairs" or "survivors"
-    text: str  # the whole view, as served without parameters
+    text: str  # the whole view, as served without parameters ("" when ``source`` is given)
     start: np.ndarray  # int, where each item's JSON text starts in ``text``
     end: np.ndarray  # int, where it ends
     score: np.ndarray  # float
@@ -47,6 +55,8 @@ class PageIndex:
     # How an item's text is made from its slice of ``text``; None: the slice is the item (an
     # index that points into another view's text renders each item of a page from it).
     render: Callable[[str], str] | None = None
+    # Where the items' text is read instead, each as the view lists it (no ``text`` held).
+    source: ItemSource | None = None
     # The items rendered so far, by position: each is rendered once, as a page first shows it.
     _rendered: dict[int, str] = field(default_factory=dict, repr=False)
 
@@ -59,10 +69,22 @@ class PageIndex:
             text = self._rendered.setdefault(i, self.render(self.text[self.start[i] : self.end[i]]))
         return text
 
+    def texts(self, positions: np.ndarray) -> list[str]:
+        """The JSON text of the items at ``positions``, as the view lists them."""
+        if self.source is not None:
+            return self.source.texts(positions)
+        return [self.item(i) for i in positions]
+
     @classmethod
     def of(
-        cls, text: str, items_key: str, zone_of: Callable[[dict[str, Any]], str | None]
+        cls,
+        text: str,
+        items_key: str,
+        zone_of: Callable[[dict[str, Any]], str | None],
+        each: Callable[[dict[str, Any]], None] | None = None,
     ) -> PageIndex:
+        """The index of the view ``text``; ``each`` is given every item as decoded, in the
+        text's order (what else publishing needs from the same walk)."""
         head: dict[str, Any] = {}
         start, end, score, sector, zone = [], [], [], [], []
         for part in walk(text, items_key):  # one item decoded at a time
@@ -70,6 +92,8 @@ class PageIndex:
                 head[part.name] = part.value
                 continue
             item = part.value
+            if each is not None:
+                each(item)
             start.append(part.start)
             end.append(part.end)
             score.append(item["score"])
@@ -100,9 +124,10 @@ def survivor_index(screen: PublishedScreen) -> PageIndex:
     return payload_index(screen.payload)
 
 
-def payload_index(payload: str) -> PageIndex:
-    """The page index of a screen's payload (its ``/screen/latest`` view)."""
-    return PageIndex.of(payload, "survivors", lambda s: s["metrics"].get(ZONE.name))
+def payload_index(payload: str, each: Callable[[dict[str, Any]], None] | None = None) -> PageIndex:
+    """The page index of a screen's payload (its ``/screen/latest`` view); ``each`` is given
+    every survivor as decoded."""
+    return PageIndex.of(payload, "survivors", lambda s: s["metrics"].get(ZONE.name), each)
 
 
 @dataclass(frozen=True)
@@ -145,7 +170,7 @@ def page(
     more = ""
     if offset + limit < matching.shape[0]:
         more = f', "next_cursor": "{screen.key[0]}.{offset + limit}"'
-    items = ", ".join(index.item(i) for i in chosen)
+    items = ", ".join(index.texts(chosen))
     return f'{text[:-1]}, "{index.items_key}": [{items}]{more}}}'
 
 

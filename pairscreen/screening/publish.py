@@ -6,8 +6,8 @@ written again), in one transaction: a crash mid-publish leaves the previous scre
 :func:`publish_screen` lists each step as one call; a step that must happen at publish time
 (something stored beside the row, say) is one more call there.
 
-A regular screen becomes the latest one: its pairs' verdicts and its ``/pairs`` page index
-are stored beside its row (prepared before the transaction), old regular screens beyond
+A regular screen becomes the latest one: its pairs' verdicts and its page index with the
+pages' items are stored beside its row (prepared before the transaction), old regular screens beyond
 ``screens_kept`` go (but not those the next screen's persistence reads), the ``screen`` job
 time is set and the runtime's published-screen cache drops what it holds. A point-in-time
 screen (``as_of``) is history: it replaces an earlier screen as of the same day, prunes
@@ -70,7 +70,7 @@ def publish_screen(
     ``as_of`` (history)."""
     latest = as_of is None
     # Prepared before the transaction opens, so that it stays short: what the latest screen
-    # stores beside its row (every pair's verdict, the /pairs page index).
+    # stores beside its row (every pair's verdict, the page index and the pages' items).
     verdicts = screen.verdicts() if latest and screen.verdicts is not None else None
     started = time.perf_counter()  # publish_seconds: from the page index on
     page_index = prepare_page_index(screen.text) if latest else None

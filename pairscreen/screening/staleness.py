@@ -9,14 +9,16 @@ judge the screen they serve now, while the stored payload carries the judgement 
 it was computed (what ``/screens?at=`` shows for a past screen).
 
 The facts needed (the pairs screened, how many were stale, the newest close) are read from
-the head and the tail of the payload, never from its survivors, so judging a screen of any
-size costs microseconds.
+the fields stored with the screen's page index, or (a screen published before) from the head
+and the tail of the payload, never from its survivors, so judging a screen of any size costs
+microseconds, and the latest screen is judged without reading its payload.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -24,9 +26,11 @@ from typing import Any
 from pairscreen import clock
 from pairscreen.market.freshness import STALE
 from pairscreen.runtime.published import PublishedScreen
+from pairscreen.screening.stored_pages import stored_fields
 from pairscreen.universe import Universe
 
 TAIL_MARKER = '],"data_source":'  # where the survivors end and the payload's tail begins
+FACTS = "staleness_facts"  # a screen's facts among its memos
 
 
 @dataclass(frozen=True)
@@ -86,8 +90,28 @@ def judge_at(universe: Universe, facts: ScreenFacts, at: datetime) -> Staleness:
 
 def screen_facts(payload: str) -> ScreenFacts:
     """The facts of a screen payload, from its first fields and its tail only."""
-    head = _head(payload)
-    tail = _tail(payload)
+    return _facts(_head(payload), _tail(payload))
+
+
+def latest_facts(screen: PublishedScreen) -> ScreenFacts:
+    """The facts of ``screen``: from the fields stored with its page index (its payload is
+    not read), else from its payload's head and tail (a screen published before)."""
+    fields = stored_fields(screen)
+    return screen_facts(screen.payload) if fields is None else _facts(fields, fields)
+
+
+def facts_of(screen: PublishedScreen) -> ScreenFacts:
+    """The facts of ``screen``, read once per screen (a database read the first time: call
+    it off the event loop until :func:`facts_known`)."""
+    return screen.memo(FACTS, lambda: latest_facts(screen))
+
+
+def facts_known(screen: PublishedScreen) -> bool:
+    return screen.has(FACTS)
+
+
+def _facts(head: dict[str, Any], tail: dict[str, Any]) -> ScreenFacts:
+    """The facts from the payload's fields before its survivors (``head``) and after."""
     data_time = tail.get("data_time") or {}
     newest = data_time.get("newest") if isinstance(data_time, dict) else None
     stored = None
@@ -115,21 +139,28 @@ class ServedScreen:
     """The latest screen as served now: its staleness, its body text and its entity tag."""
 
     staleness: Staleness
-    text: str
+    body: Callable[[], str]  # the text, made (and the payload read) only when asked
     etag: str
     name: str  # the body's name for its compressed copy
+
+    @property
+    def text(self) -> str:
+        return self.body()
 
 
 def serve_latest(universe: Universe, screen: PublishedScreen, at: datetime) -> ServedScreen:
     """``screen`` judged at ``at``: the stored body when the judgement has not changed since
     it was published, else a variant with the fields of now (and its own entity tag, so a
     client holding the old body gets the new one)."""
-    facts = screen.memo("staleness_facts", lambda: screen_facts(screen.payload))
+    facts = facts_of(screen)
     now = judge_at(universe, facts, at)
     if facts.stored == now:
-        return ServedScreen(now, screen.payload, screen.etag, "screen")
+        return ServedScreen(now, lambda: screen.payload, screen.etag, "screen")
     key = hashlib.blake2b(now.prefix().encode(), digest_size=6).hexdigest()
-    text = screen.variant("screen", key, lambda: served_text(screen.payload, facts, now))
+
+    def text() -> str:
+        return screen.variant("screen", key, lambda: served_text(screen.payload, facts, now))
+
     return ServedScreen(now, text, f'W/"screen-{screen.key[0]}-{key}"', f"screen:{key}")
 
 

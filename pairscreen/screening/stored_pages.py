@@ -5,13 +5,16 @@ The screen is published by one process (``screen run``, the worker) and served b
 seconds, so doing it on a server's first filtered request made that request seconds long.
 Publishing builds the index once instead (one walk of the payload) and stores its arrays,
 compressed, in ``screen_page_index`` (migration 17), in the transaction that publishes the
-screen; a server reads them (under a MB) on its first filtered request.
+screen; a server reads them (under a MB) on its first filtered request. The items the pages
+show are stored with it, in compressed blocks (:mod:`.page_blocks`, migration 19), so that a
+server answers a new screen's first pages without reading its payload at all.
 
 One index serves both views: ``/pairs`` lists the same survivors in the same order (best
 score first, ties in published order) with the same score, sector and zone; its page shows
 each chosen survivor compacted from its place in the payload, the same text the whole
 ``/pairs`` body holds for it. A screen published before the table existed has no row: its
-views are parsed on their first filtered request, as before (:mod:`.pages`).
+views are parsed on their first filtered request, as before (:mod:`.pages`); one published
+with an index but before the blocks existed has its pages cut from its payload.
 """
 
 from __future__ import annotations
@@ -26,7 +29,14 @@ import numpy as np
 
 from pairscreen.db.models import ScreenPageIndex
 from pairscreen.runtime.published import PublishedScreen
-from pairscreen.screening.pages import PageIndex, pair_index, payload_index, survivor_index
+from pairscreen.screening.page_blocks import BlockItems, PreparedBlocks, has_blocks, prepare_blocks
+from pairscreen.screening.pages import (
+    ItemSource,
+    PageIndex,
+    pair_index,
+    payload_index,
+    survivor_index,
+)
 from pairscreen.screening.pairs_view import compact_pair, compact_pairs
 
 MEMO = "stored_page_index"  # the stored index's name among a screen's memos
@@ -42,6 +52,7 @@ class StoredIndex:
     score: np.ndarray
     sector: np.ndarray
     zone: np.ndarray
+    blocks: bool  # the items are stored in blocks too (published after migration 19)
 
     def view(
         self,
@@ -49,10 +60,12 @@ class StoredIndex:
         head: dict[str, Any],
         text: str,
         render: Callable[[str], str] | None,
+        source: ItemSource | None = None,
     ) -> PageIndex:
-        """The index of one view whose items lie in ``text`` (rendered by ``render``)."""
+        """The index of one view whose items lie in ``text`` (rendered by ``render``), or are
+        read from ``source``."""
         arrays = (self.start, self.end, self.score, self.sector, self.zone)
-        return PageIndex(head, items_key, text, *arrays, render=render)
+        return PageIndex(head, items_key, text, *arrays, render=render, source=source)
 
 
 @dataclass(frozen=True)
@@ -63,39 +76,63 @@ class PreparedIndex:
 
     head: str  # JSON
     arrays: bytes  # a compressed .npz
+    blocks: PreparedBlocks  # the items of both views
 
     def store(self, screen_id: int) -> None:
         ScreenPageIndex.insert(screen=screen_id, head=self.head, arrays=self.arrays).execute()
+        self.blocks.store(screen_id)
 
 
 def prepare_page_index(payload: str) -> PreparedIndex:
-    """The page index of the screen ``payload``, one walk of it."""
-    index = payload_index(payload)
-    return PreparedIndex(json.dumps(index.head, allow_nan=False), pack(index))
+    """The page index of the screen ``payload`` and its items in blocks, one walk of it."""
+    compact: list[str] = []  # each survivor's /pairs item, in the payload's order
+    index = payload_index(payload, lambda s: compact.append(_compact_json(s)))
+    # The payload's order of each item of the index: the items' starts grow along the text.
+    rank = np.searchsorted(np.sort(index.start), index.start).tolist()
+    blocks = prepare_blocks(len(rank), index.item, lambda i: compact[rank[i]])
+    return PreparedIndex(json.dumps(index.head, allow_nan=False), pack(index), blocks)
 
 
 def survivor_page_index(screen: PublishedScreen) -> PageIndex:
-    """The page index of ``screen``'s ``/screen/latest``: the stored one, else parsed."""
+    """The page index of ``screen``'s ``/screen/latest``: the stored one, its items read
+    from their blocks (or cut from the payload when it has none), else parsed."""
     stored = _stored(screen)
     if stored is None:
         return survivor_index(screen)
+    if stored.blocks:
+        items = BlockItems(screen.key[0], "survivors")
+        return stored.view("survivors", stored.head, "", None, items)
     return stored.view("survivors", stored.head, screen.payload, None)
 
 
 def pair_page_index(screen: PublishedScreen) -> PageIndex:
-    """The page index of ``screen``'s ``/pairs``: the stored one, pointing into the payload
-    and compacting each item of a page, else parsed from the ``/pairs`` body."""
+    """The page index of ``screen``'s ``/pairs``: the stored one, its items read from their
+    blocks (or compacted from the payload, each as a page first shows it, when it has
+    none), else parsed from the ``/pairs`` body."""
     stored = _stored(screen)
     if stored is None:
         return pair_index(screen)
     body = compact_pairs(stored.head["generated_at"], [])
     head = {k: v for k, v in body.items() if k not in ("count", "pairs")}
+    if stored.blocks:
+        return stored.view("pairs", head, "", None, BlockItems(screen.key[0], "pairs"))
     return stored.view("pairs", head, screen.payload, compact_text)
+
+
+def stored_fields(screen: PublishedScreen) -> dict[str, Any] | None:
+    """The fields of ``screen``'s payload but its survivors, from its stored index (no read
+    of the payload); None for a screen published before screens stored one."""
+    stored = _stored(screen)
+    return stored.head if stored is not None else None
 
 
 def compact_text(survivor: str) -> str:
     """A survivor's JSON text as ``/pairs`` lists it."""
-    return json.dumps(compact_pair(json.loads(survivor)), allow_nan=False)
+    return _compact_json(json.loads(survivor))
+
+
+def _compact_json(survivor: dict[str, Any]) -> str:
+    return json.dumps(compact_pair(survivor), allow_nan=False)
 
 
 def pack(index: PageIndex) -> bytes:
@@ -117,7 +154,7 @@ def pack(index: PageIndex) -> bytes:
     return buffer.getvalue()
 
 
-def unpack(head: str, blob: bytes) -> StoredIndex:
+def unpack(head: str, blob: bytes, blocks: bool) -> StoredIndex:
     with np.load(io.BytesIO(blob), allow_pickle=False) as arrays:
         start = arrays["start"]
         return StoredIndex(
@@ -127,6 +164,7 @@ def unpack(head: str, blob: bytes) -> StoredIndex:
             arrays["score"],
             arrays["sectors"][arrays["sector_code"]],
             arrays["zones"][arrays["zone_code"]],
+            blocks,
         )
 
 
@@ -146,4 +184,5 @@ def _read(screen_id: int) -> StoredIndex | None:
     if row is None:
         return None
     head, blob = row
-    return unpack(head, bytes(blob))  # PostgreSQL's driver gives a memoryview
+    # PostgreSQL's driver gives a memoryview
+    return unpack(head, bytes(blob), has_blocks(screen_id))

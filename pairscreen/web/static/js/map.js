@@ -1,11 +1,13 @@
 // Map: every survivor of the latest screen as one point, its position in its range against
 // its Hurst exponent or its half-life, coloured by zone; hovering names the pair, a click
 // opens it. Read from /pairs (a few fields per survivor, so 100,000 of them stay small) and
-// drawn by plotly.js in WebGL (scattergl).
+// drawn by plotly.js in WebGL (scattergl). A newer screen (/pairs revalidated with its ETag
+// every minute) is offered and drawn on request, the reader's axis and zoom kept.
 
 import { apiIfChanged } from "./api.js";
 import { plotly } from "./chart.js";
 import { EDGE_ZONES, esc, num, utc, ZONE_WORDS } from "./format.js";
+import { keepChecking } from "./live.js";
 
 const AXES = {
   hurst: {
@@ -89,30 +91,43 @@ function layout(axis, narrow) {
         ? [{ type: "line", yref: "paper", x0: 0.5, x1: 0.5, y0: 0, y1: 1, line: { color: "#888", width: 1, dash: "dash" } }]
         : []),
     ],
+    // Zoom, pan and hidden zones survive a redraw with new points (a newer screen), not a
+    // change of axis (its scale is another).
+    uirevision: axis,
     font: { family: "system-ui, sans-serif", color: "#1d1d1f" },
     paper_bgcolor: "#fff",
     plot_bgcolor: "#fff",
   };
 }
 
-export async function renderMap(main, args = [], query = new URLSearchParams()) {
-  let axis = AXES[query.get("x")] ? query.get("x") : "hurst";
-  const [{ body: list }, Plotly] = await Promise.all([apiIfChanged("/pairs", null), plotly()]);
-  const pairs = list.pairs;
+// The screen's time, survivors and zones above the map.
+function facts(list) {
+  const counts = zoneCounts(list.pairs);
+  const edges = list.pairs.filter((p) => EDGE_ZONES.has(p.zone)).length;
+  return `
+      <li><span class="fact-k">Screened</span> <span class="fact-v">${utc(list.generated_at)}</span></li>
+      <li><span class="fact-k">Survivors</span> <span class="fact-v">${num(list.pairs.length, 0)} (${num(edges, 0)} at an edge)</span></li>
+      ${Object.entries(counts).map(([z, n]) =>
+        `<li><span class="fact-k">${ZONE_WORDS[z]} zone</span> <span class="fact-v">${num(n, 0)}</span></li>`).join("")}`;
+}
+
+function zoneCounts(pairs) {
   const counts = Object.fromEntries(Object.keys(STYLE).map((z) => [z, 0]));
   for (const p of pairs) if (p.zone in counts) counts[p.zone] += 1;
-  const edges = pairs.filter((p) => EDGE_ZONES.has(p.zone)).length;
+  return counts;
+}
+
+export async function renderMap(main, args = [], query = new URLSearchParams()) {
+  let axis = AXES[query.get("x")] ? query.get("x") : "hurst";
+  const [answer, Plotly] = await Promise.all([apiIfChanged("/pairs", null), plotly()]);
+  let list = answer.body; // the screen drawn
   main.innerHTML = `
     <h1>Map</h1>
     <p class="lede">Every survivor of the latest screen as one point: where its ratio sits in its
       range (up: toward its p95, down: toward its p5) against how strongly it reverts. Hover a
       point for the pair; click it to open the pair.</p>
-    <ul class="facts">
-      <li><span class="fact-k">Screened</span> <span class="fact-v">${utc(list.generated_at)}</span></li>
-      <li><span class="fact-k">Survivors</span> <span class="fact-v">${num(pairs.length, 0)} (${num(edges, 0)} at an edge)</span></li>
-      ${Object.entries(counts).map(([z, n]) =>
-        `<li><span class="fact-k">${ZONE_WORDS[z]} zone</span> <span class="fact-v">${num(n, 0)}</span></li>`).join("")}
-    </ul>
+    <ul class="facts" id="map-facts">${facts(list)}</ul>
+    <div id="new-screen" class="new-screen" role="status"></div>
     <fieldset class="windows" id="map-axis"><legend>Across</legend>
       ${Object.entries(AXES).map(([key, a]) => `<label class="switch"><input type="radio" name="x"
         value="${key}"${key === axis ? " checked" : ""}> ${esc(a.words)}</label>`).join("")}
@@ -128,6 +143,7 @@ export async function renderMap(main, args = [], query = new URLSearchParams()) 
   let index = [];
   const draw = async () => {
     const started = performance.now();
+    const pairs = list.pairs;
     const { data, missing, index: behind } = traces(pairs, axis);
     index = behind;
     missingNote.textContent = missing
@@ -141,6 +157,7 @@ export async function renderMap(main, args = [], query = new URLSearchParams()) 
       Plotly.purge(element);
       await plot(data.map((trace) => ({ ...trace, type: "scatter" })));
     }
+    const counts = zoneCounts(pairs);
     element.setAttribute("aria-label",
       `Map of ${pairs.length} survivors: position against ${AXES[axis].words}; ` +
       `${counts.bottom} in the bottom zone, ${counts.mid} mid, ${counts.top} in the top zone.`);
@@ -153,12 +170,40 @@ export async function renderMap(main, args = [], query = new URLSearchParams()) 
   await draw();
   element.on("plotly_click", (event) => {
     const point = event.points?.[0];
-    const pair = point && pairs[index[point.curveNumber]?.[point.pointNumber]];
+    const pair = point && list.pairs[index[point.curveNumber]?.[point.pointNumber]];
     if (pair) location.hash = `#/pair/${encodeURIComponent(pair.a)}/${encodeURIComponent(pair.b)}`;
   });
   main.querySelector("#map-axis").addEventListener("change", (event) => {
     axis = event.target.value;
     history.replaceState(history.state, "", `#/map${axis === "hurst" ? "" : `?x=${axis}`}`);
     draw();
+  });
+  offerNewer(main, element, answer.etag, () => list, async (newer) => {
+    list = newer;
+    main.querySelector("#map-facts").innerHTML = facts(list);
+    await draw();
+  });
+}
+
+// Every minute, /pairs with the ETag of the screen drawn: a 304 costs nothing. A newer screen
+// is offered, not forced (the reader may be hovering a point); showing it keeps the axis and
+// the zoom.
+function offerNewer(main, anchor, etag, drawn, show) {
+  let held = etag;
+  keepChecking(anchor, async () => {
+    const answer = await apiIfChanged("/pairs", held);
+    if (answer === null) return;
+    held = answer.etag;
+    const newer = answer.body;
+    if (newer.generated_at === drawn().generated_at) return;
+    const notice = main.querySelector("#new-screen");
+    notice.innerHTML = `<p>A newer screen was published ${utc(newer.generated_at)}:
+      ${num(newer.pairs.length, 0)} survivors. <button type="button" id="show-newer">Show it on the map</button>
+      <span class="hint">(your axis and zoom stay)</span></p>`;
+    notice.querySelector("#show-newer").addEventListener("click", async () => {
+      notice.innerHTML = "";
+      main.querySelector("h1").focus();
+      await show(newer);
+    });
   });
 }

@@ -238,6 +238,7 @@ export async function renderScreen(main, args = [], query = new URLSearchParams(
       .map((s) => `<tr>${COLUMNS.map((c, i) =>
         `<td${cellClass(c)} data-label="${labels[i]}">${c.cell(s, rules, now)}</td>`).join("")}</tr>`)
       .join("");
+    layOutTheRest(body);
     for (const th of table.querySelectorAll("th")) {
       if (th.dataset.key === state.sort) {
         th.setAttribute("aria-sort", state.descending ? "descending" : "ascending");
@@ -292,6 +293,28 @@ export async function renderScreen(main, args = [], query = new URLSearchParams(
   showStaleness(screen);
   fillEvidence(main.querySelector("#evidence"), main.querySelector("#evidence-summary"));
   offerNewer(main, table, answer.etag, screen, state);
+}
+
+// The rows out of view are skipped at first (site.css: content-visibility), so the first frame
+// comes fast; after it they are laid out a hundred at a time while the browser is idle, so soon
+// every row is in the accessibility tree and the scrollbar is exact. A newer draw of the same
+// body (a sort, a filter) stops the previous pass.
+const BATCH = 100;
+const idle = (step) => (window.requestIdleCallback ? requestIdleCallback(step) : setTimeout(step, 16));
+
+function layOutTheRest(body) {
+  const pass = {};
+  body.pass = pass;
+  const rows = [...body.rows];
+  let next = 0;
+  const step = () => {
+    if (body.pass !== pass || !body.isConnected) return;
+    for (const end = Math.min(rows.length, next + BATCH); next < end; next += 1) {
+      rows[next].classList.add("laid");
+    }
+    if (next < rows.length) idle(step);
+  };
+  requestAnimationFrame(() => idle(step));
 }
 
 // The banner at the top of every page, in the API's words, from the screen this page shows.
