@@ -213,8 +213,7 @@ def _diagonal_updates(diffs: np.ndarray, k: int, scratch: np.ndarray) -> np.ndar
 
     Both factors of each term are read through sliding-window views of the first and last
     ``2k`` differences, not gathered index by index. ``scratch`` (at least pairs x k x
-    (k + 1) doubles, contiguous) holds a temporary: a fresh array would cost more in page
-    faults than its arithmetic.
+    (k + 1) doubles, contiguous) holds a temporary, so no fresh array of that size is taken.
     """
     n_pairs, n_diffs = diffs.shape
     front = diffs[:, :k]
@@ -346,7 +345,7 @@ def _final_tstat(
     order = np.array([*range(1, maxlag + 1), 0, maxlag + 1])  # lags, level, regressand
     size = maxlag + 2
     # Reordered into the search's own buffer, which nothing reads any more: one fresh
-    # (pairs, k, k) array fewer (each costs page faults longer than its arithmetic).
+    # (pairs, k, k) array fewer.
     gram = search.gram
     np.take(
         full.design(constant).reshape(n_pairs, size * size),
