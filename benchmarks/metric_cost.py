@@ -13,10 +13,10 @@ Then each metric alone on every pair (its ``compute`` over the same chunks), and
 legs of each built-in strategy over 360 days, in microseconds per pair.
 
 Then the cointegration tests alone, per pair, on the same panel: one Engle-Granger order (the
-metric before it was symmetric), both orders, the Johansen trace test, and the whole
-``cointegration`` metric (both orders and Johansen, run on every tested pair since its
-p-value gets a q-value); and the Benjamini-Hochberg q-values of 2,000,000 p-values (the
-screen's second stage).
+metric before it was symmetric), both orders, the Johansen trace test (its own metric, run on
+the survivors alone), and the whole ``cointegration`` metric (both orders, run on every tested
+pair since its p-value gets a q-value); and the Benjamini-Hochberg q-values of 2,000,000
+p-values (the screen's second stage).
 
 ``--calendar trading`` keeps only the weekdays of the 900 calendar days (about 643 closes),
 as for crypto x equity pairs: every window is then a calendar span holding fewer closes than
@@ -182,11 +182,8 @@ def per_strategy(plugins: Plugins, panel: PairPanel, repeat: int) -> None:
 
 def cointegration_cost(panel: PairPanel, repeat: int) -> None:
     """Per-pair cost of the cointegration tests, in chunks of ``CHUNK`` as the screen runs them."""
-    from pairscreen_plugins.metrics.cointegration import (
-        CointegrationMetric,
-        engle_granger,
-        window_logs,
-    )
+    from pairscreen_plugins.metrics._log_prices import window_logs
+    from pairscreen_plugins.metrics.cointegration import CointegrationMetric, engle_granger
     from pairscreen_plugins.metrics.johansen import johansen_trace
 
     from pairscreen.engine.fdr import QValues

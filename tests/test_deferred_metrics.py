@@ -18,6 +18,7 @@ DESCRIBING = {
     "hurst_rs",
     "volume",
     "half_life",
+    "johansen",
     "return_correlation",
     "ou",
     "ou_bands",

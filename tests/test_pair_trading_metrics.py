@@ -33,12 +33,13 @@ from tests.series_factory import (
     trending,
 )
 
-from pairscreen_plugins.metrics import cointegration, correlation, half_life  # isort: skip
+from pairscreen_plugins.metrics import cointegration, correlation, half_life, johansen  # isort: skip
 
 WINDOW = 540
 METRICS = (
     half_life.HalfLifeMetric(),
     cointegration.CointegrationMetric(),
+    johansen.JohansenMetric(),
     correlation.ReturnCorrelationMetric(),
 )
 

@@ -37,6 +37,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pairscreen_plugins.metrics.volume",
     "pairscreen_plugins.metrics.half_life",
     "pairscreen_plugins.metrics.cointegration",
+    "pairscreen_plugins.metrics.johansen",
     "pairscreen_plugins.metrics.correlation",
     "pairscreen_plugins.metrics.ou",
     "pairscreen_plugins.metrics.breakeven",

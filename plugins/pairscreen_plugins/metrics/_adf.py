@@ -84,27 +84,33 @@ def adf_pvalues(x: np.ndarray) -> np.ndarray:
     ~1e-14); the constant-row convention is pairscan-rmr's ``adf_pvalue``.
     """
     x = np.ascontiguousarray(x, dtype=float)
-    out = mackinnon_pvalue(adf_statistics(x, constant=True))
-    out[x.max(axis=1) == x.min(axis=1)] = 1.0
+    constant_row = x.max(axis=1) == x.min(axis=1)
+    out = mackinnon_pvalue(adf_statistics(x, constant=True, constant_row=constant_row))
+    out[constant_row] = 1.0
     return out
 
 
-def adf_statistics(x: np.ndarray, *, constant: bool) -> np.ndarray:
+def adf_statistics(
+    x: np.ndarray, *, constant: bool, constant_row: np.ndarray | None = None
+) -> np.ndarray:
     """ADF t-statistic of every row of ``x`` (pairs, days), AIC lag search.
 
     Equal to ``adfuller(row, regression="c" if constant else "n", autolag="AIC")[0]``; NaN
     for a constant row or one with a non-finite value (statsmodels refuses both).
+    ``constant_row`` (``max == min`` per row), when the caller has it, is not computed again.
     """
     x = np.ascontiguousarray(x, dtype=float)
     n_pairs, n = x.shape
     out = np.full(n_pairs, np.nan)
-    constant_row = x.max(axis=1) == x.min(axis=1)
+    if constant_row is None:
+        constant_row = x.max(axis=1) == x.min(axis=1)
     todo = np.flatnonzero(~constant_row & np.isfinite(x).all(axis=1))
     if n < 8:  # too short for any lag search; let statsmodels say what it says
         out[todo] = [_statsmodels_tstat(x[i], constant) for i in todo]
         return out
+    every = todo.size == n_pairs  # then a chunk's rows are a slice: a view, not a copy
     for start in range(0, todo.size, _CHUNK):
-        rows = todo[start : start + _CHUNK]
+        rows = slice(start, start + _CHUNK) if every else todo[start : start + _CHUNK]
         out[rows] = _adf_chunk(x[rows], constant)
     return out
 
@@ -118,7 +124,7 @@ def _adf_chunk(x: np.ndarray, constant: bool) -> np.ndarray:
     diffs = np.diff(x, axis=1)
     if constant:
         diffs -= diffs.mean(axis=1, keepdims=True)
-    search = _Products.of(level, diffs, maxlag)
+    search = _Products.of(level, diffs, maxlag, constant)
     bestlag, unsure = _search_lags(search, maxlag, constant)
     tstat, bad = _final_tstat(search, level, diffs, maxlag, bestlag, constant)
     unsure |= bad
@@ -131,12 +137,13 @@ class _Products:
     """Uncentred cross products ``z z'``, column sums and row counts of the design
     ``z = [level x[t], dx[t-1], ..., dx[t-maxlag], dx[t]]`` over a sample of rows."""
 
-    def __init__(self, gram: np.ndarray, sums: np.ndarray, nobs: np.ndarray) -> None:
+    def __init__(self, gram: np.ndarray, sums: np.ndarray | None, nobs: np.ndarray) -> None:
         self.gram, self.sums, self.nobs = gram, sums, nobs
 
     @classmethod
-    def of(cls, level: np.ndarray, diffs: np.ndarray, maxlag: int) -> _Products:
-        """The products over the search sample, rows ``t >= maxlag``.
+    def of(cls, level: np.ndarray, diffs: np.ndarray, maxlag: int, constant: bool) -> _Products:
+        """The products over the search sample, rows ``t >= maxlag`` (the column sums only
+        with a ``constant``, the one design that centres the columns).
 
         The lag columns are shifted copies of one series, so their cross products form a
         near-Toeplitz block: one row of dot products (``sum dx[t] dx[t-h]``) plus, down each
@@ -152,34 +159,35 @@ class _Products:
         lev = level[:, k : k + nobs]
         first_row = np.einsum("pt,pht->ph", current, lagged)
         level_row = np.einsum("pt,pht->ph", lev, lagged)
+        size = k + 2
+        gram = np.empty((n_pairs, size, size))
+        shifted = _diagonal_updates(diffs, k, scratch=gram)  # gram is written after
 
-        r = np.arange(k)[:, None]
-        h = np.arange(k + 1)[None, :]
-        head, tail = k - 1 - r, n_diffs - 1 - r  # the row entering / leaving at shift r + 1
-        corrections = (
-            diffs[:, head] * diffs[:, np.maximum(head - h, 0)] - diffs[:, tail] * diffs[:, tail - h]
-        )
-        corrections *= head - h >= 0
-        shifted = corrections  # [:, i - 1, h]: total change after i shifts (a running sum)
-        for i in range(1, k):
-            shifted[:, i] += shifted[:, i - 1]
-
-        i_idx, h_idx = np.nonzero(np.add.outer(np.arange(k + 1), np.arange(k + 1)) <= k)
-        values = first_row[:, h_idx] + np.where(
-            i_idx > 0, shifted[:, np.maximum(i_idx - 1, 0), h_idx], 0.0
-        )
-        # Design order: level, lag 1..k, regressand (lag 0): lag j sits at 1 + position[j].
-        position = np.array([k, *range(k)]) + 1
-        gram = np.empty((n_pairs, k + 2, k + 2))
-        gram[:, position[i_idx], position[i_idx + h_idx]] = values
-        gram[:, position[i_idx + h_idx], position[i_idx]] = values
+        # Design order: level, lag 1..k, regressand (lag 0): lag j sits at position[j].
+        position = np.array([k + 1, *range(1, k + 1)])
+        # D[0, h], the regressand's row and column: the dots (plus the zero change of no shift).
+        top = first_row + 0.0
+        gram[:, size - 1, position] = top
+        gram[:, position, size - 1] = top
+        # D[i, i + h] = dots[h] + the change after i shifts, for lags i >= 1: written down the
+        # lag block's diagonals through strided views of the flat matrices, no gathers.
+        shifted += first_row[:, None, :]  # the same sum as dots + change (addition commutes)
+        flat = gram.reshape(n_pairs, size * size)
+        for h in range(k):
+            down = shifted[:, : k - h, h]  # i = 1..k-h
+            span = (k - h) * (size + 1)
+            upper, lower = size + 1 + h, size + 1 + h * size  # (1, 1 + h) and (1 + h, 1)
+            flat[:, upper : upper + span : size + 1] = down
+            flat[:, lower : lower + span : size + 1] = down
         order = [*range(1, k + 1), 0]
         gram[:, 0, 0] = np.einsum("pt,pt->p", lev, lev)
         gram[:, 0, 1:] = level_row[:, order]
         gram[:, 1:, 0] = level_row[:, order]
+        if not constant:  # the column sums serve only to centre the columns
+            return cls(gram, None, np.full(n_pairs, float(nobs)))
 
-        prefix = np.concatenate([np.zeros((n_pairs, 1)), np.cumsum(diffs, axis=1)], axis=1)
-        lag_sums = prefix[:, n_diffs - np.arange(k + 1)] - prefix[:, k - np.arange(k + 1)]
+        front, back = _prefix_sums(diffs, k)
+        lag_sums = back[:, ::-1] - front[:, ::-1]  # [:, h] = prefix[N - h] - prefix[K - h]
         sums = np.concatenate([lev.sum(axis=1)[:, None], lag_sums[:, order]], axis=1)
         return cls(gram, sums, np.full(n_pairs, float(nobs)))
 
@@ -188,9 +196,66 @@ class _Products:
         over the sample (the constant partialled out, Frisch-Waugh-Lovell)."""
         if not constant:
             return self.gram
-        outer = self.sums[:, :, None] * self.sums[:, None, :]
-        # numpy types ufuncs on untyped-dtype arrays as Any
-        return cast(np.ndarray, self.gram - outer / self.nobs[:, None, None])
+        if self.sums is None:
+            raise ValueError("products kept without their column sums cannot be centred")
+        # gram - sums sums' / nobs with the quotient in place (subtracting into the
+        # subtrahend's own buffer measured three times slower than a fresh result).
+        correction = self.sums[:, :, None] * self.sums[:, None, :]
+        np.divide(correction, self.nobs[:, None, None], out=correction)
+        centred: np.ndarray = self.gram - correction
+        return centred
+
+
+def _diagonal_updates(diffs: np.ndarray, k: int, scratch: np.ndarray) -> np.ndarray:
+    """``[:, i - 1, h]``: the total change of the lag block's diagonal ``h`` after ``i`` shifts
+    (see :meth:`_Products.of`), a running sum of the rank-one terms
+    ``dx[K-1-r] dx[K-1-r-h] - dx[N-1-r] dx[N-1-r-h]`` (the first zero where ``K-1-r < h``).
+
+    Both factors of each term are read through sliding-window views of the first and last
+    ``2k`` differences, not gathered index by index. ``scratch`` (at least pairs x k x
+    (k + 1) doubles, contiguous) holds a temporary, so no fresh array of that size is taken.
+    """
+    n_pairs, n_diffs = diffs.shape
+    front = diffs[:, :k]
+    padded = np.empty((n_pairs, 2 * k))  # [:, q] = dx[max(q - k, 0)]
+    padded[:, :k] = front[:, :1]
+    padded[:, k:] = front
+    # [:, r, h] = dx[max(K-1-r-h, 0)] and dx[N-1-r-h]
+    before = sliding_window_view(padded[:, ::-1], k + 1, axis=1)[:, :k]
+    back = diffs[:, n_diffs - 2 * k :][:, ::-1]  # [:, q] = dx[N-1-q]
+    after = sliding_window_view(back, k + 1, axis=1)[:, :k]
+    corrections = front[:, ::-1, None] * before
+    leaving = scratch.reshape(-1)[: corrections.size].reshape(corrections.shape)
+    corrections -= np.multiply(back[:, :k, None], after, out=leaving)
+    r = np.arange(k)[:, None]
+    corrections *= k - 1 - r - np.arange(k + 1)[None, :] >= 0
+    for i in range(1, k):
+        corrections[:, i] += corrections[:, i - 1]
+    return corrections
+
+
+def _prefix_sums(diffs: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The running sums ``prefix[m] = dx[0] + ... + dx[m-1]`` (added in that order) at
+    ``m = 0..k`` and ``m = N-k..N``, each (pairs, k + 1).
+
+    One vector add per day across the pairs: the same additions as a ``cumsum`` along each
+    row, several times faster than numpy's accumulate there, and only the sums needed kept.
+    """
+    n_pairs, n_diffs = diffs.shape
+    front = np.empty((n_pairs, k + 1))
+    back = np.empty((n_pairs, k + 1))
+    running = np.zeros(n_pairs)
+    front[:, 0] = running
+    for m in range(k):  # running = prefix[m + 1]
+        running += diffs[:, m]
+        front[:, m + 1] = running
+    for m in range(k, n_diffs - k):
+        running += diffs[:, m]
+    back[:, 0] = running  # prefix[N - k]
+    for m in range(n_diffs - k, n_diffs):
+        running += diffs[:, m]
+        back[:, m + 1 - (n_diffs - k)] = running
+    return front, back
 
 
 def _cholesky(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -259,7 +324,8 @@ def _final_tstat(
     are the search's plus those few rows'. Lags beyond a pair's choice are decoupled (unit
     diagonal, zero elsewhere): one batched factorisation serves every lag length. With the
     level ordered just before the regressand, its t-statistic is ``L[y, level] sqrt(df) /
-    L[y, y]``: no inversion.
+    L[y, y]``: no inversion. ``search``'s Gram buffer is reused for the re-fit's: ``search``
+    is spent after this.
     """
     n_pairs = level.shape[0]
     rows = np.arange(maxlag)
@@ -269,17 +335,31 @@ def _final_tstat(
         extra[:, j, j:] = diffs[:, : maxlag - j]
     extra[:, maxlag + 1] = diffs[:, :maxlag]
     extra *= rows[None, None, :] >= lags[:, None, None]  # only rows t >= the pair's lags
+    gram = extra @ np.swapaxes(extra, 1, 2)
+    gram += search.gram  # extra extra' + search.gram: the same sum (addition commutes)
     full = _Products(
-        search.gram + extra @ np.swapaxes(extra, 1, 2),
-        search.sums + extra.sum(axis=2),
+        gram,
+        None if search.sums is None else search.sums + extra.sum(axis=2),
         search.nobs + (maxlag - lags),
     )
     order = np.array([*range(1, maxlag + 1), 0, maxlag + 1])  # lags, level, regressand
-    gram = full.design(constant)[:, order[:, None], order[None, :]]
+    size = maxlag + 2
+    # Reordered into the search's own buffer, which nothing reads any more: one fresh
+    # (pairs, k, k) array fewer.
+    gram = search.gram
+    np.take(
+        full.design(constant).reshape(n_pairs, size * size),
+        (order[:, None] * size + order[None, :]).ravel(),
+        axis=1,
+        out=gram.reshape(n_pairs, size * size),
+        mode="clip",  # the indices are in range; "raise" would buffer the output
+    )
     dropped = np.arange(1, maxlag + 1)[None, :] > lags[:, None]
     keep = np.concatenate([~dropped, np.ones((n_pairs, 2), dtype=bool)], axis=1)
-    gram *= (keep[:, :, None] & keep[:, None, :]).astype(float)
-    gram[:, np.arange(maxlag), np.arange(maxlag)] += dropped
+    # Multiplied by the boolean mask itself (1.0 or 0.0 per element, no float copy of it).
+    gram *= keep[:, :, None] & keep[:, None, :]
+    lag_diagonal = gram.reshape(n_pairs, size * size)[:, : maxlag * (size + 1) : size + 1]
+    lag_diagonal += dropped  # a view of the lag block's diagonal, not a gather and scatter
     chol, bad = _cholesky(gram)
     df = full.nobs - (lags + 1 + constant)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -14,7 +14,9 @@ leg (its regression is singular; statsmodels' pseudo-inverse returns an arbitrar
 a window too short for the lag search. Two legs whose log prices are (almost) exactly
 collinear get statsmodels' own answer: p-value 0 (``res_adf = -inf``).
 
-The Johansen trace test (``johansen.py``) is symmetric by construction and comes with it.
+The Johansen trace test of the same log prices is a metric of its own (``johansen.py``): its
+numbers decide nothing in the default screen, so it runs on the survivors alone, while this
+metric's p-value gets a q-value over every tested pair and so runs on every pair.
 """
 
 from __future__ import annotations
@@ -25,20 +27,12 @@ import numpy as np
 
 from pairscreen import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._adf import adf_statistics, mackinnon_pvalue
-from pairscreen_plugins.metrics._log_prices import window_log_closes
-from pairscreen_plugins.metrics.johansen import JOHANSEN_FIELDS, johansen_trace
+from pairscreen_plugins.metrics._log_prices import window_logs
 
 # statsmodels' ``coint`` skips the ADF and reports -inf when R^2 >= 1 - 100 sqrt(eps).
 _COLLINEAR_R2 = 1.0 - 100.0 * float(np.sqrt(np.finfo(np.double).eps))
 # Fewer days than this leave the lag search almost nothing to choose from.
 MIN_DAYS = 20
-
-
-def window_logs(panel: PairPanel) -> tuple[np.ndarray, np.ndarray]:
-    """``log A`` and ``log B`` over the closes of ``W``, each shape (pairs, closes)."""
-    closes = panel.metric_window.observations
-    log_a, log_b = window_log_closes(panel)
-    return log_a[:, log_a.shape[1] - closes :], log_b[:, log_b.shape[1] - closes :]
 
 
 def engle_granger(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -79,7 +73,9 @@ def _engle_granger(
     tested = usable & ~collinear
     tstat = np.full(y.shape[0], np.nan)
     tstat[collinear] = -np.inf
-    if tested.any():
+    if tested.all():  # the usual case: the residuals as they are, no copy
+        tstat = adf_statistics(resid, constant=False)
+    elif tested.any():
         tstat[tested] = adf_statistics(resid[tested], constant=False)
     return mackinnon_pvalue(tstat, n_series=2), slope
 
@@ -89,8 +85,8 @@ _NULL_FLAT = " Null for a flat leg or a window under 20 days."
 
 @dataclass(frozen=True)
 class CointegrationMetric:
-    """Engle-Granger both ways (``coint_pvalue`` the larger p-value, each order's p-value and
-    hedge ratio) and the Johansen trace test of log A and log B over ``W``."""
+    """Engle-Granger both ways over ``W``: ``coint_pvalue`` the larger p-value, each order's
+    p-value and hedge ratio."""
 
     name: str = "cointegration"
     fields: tuple[MetricField, ...] = (
@@ -124,25 +120,21 @@ class CointegrationMetric:
             "of B's in the B-on-A spread." + _NULL_FLAT,
             nullable=True,
         ),
-        *JOHANSEN_FIELDS,
     )
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
         log_a, log_b = window_logs(panel)
         (p_ab, slope_ab), (p_ba, slope_ba) = engle_granger_both(log_a, log_b)
-        trace, crit95 = johansen_trace(log_a, log_b)
         return {
             "coint_pvalue": np.maximum(p_ab, p_ba),
             "coint_pvalue_ab": p_ab,
             "coint_pvalue_ba": p_ba,
             "hedge_ratio": slope_ab,
             "hedge_ratio_ba": slope_ba,
-            "johansen_trace": trace,
-            "johansen_trace_crit95": crit95,
         }
 
 
 @hookimpl
 def pairscreen_register_metrics() -> list[Metric]:
-    """The cointegration metric (Engle-Granger both ways, Johansen trace)."""
+    """The cointegration metric (Engle-Granger both ways)."""
     return [CointegrationMetric()]

@@ -8,20 +8,27 @@ eigenvalues ``a`` of ``S_kk^-1 S_k0 S_00^-1 S_0k`` from the residuals' moment ma
 trace statistic is ``-T sum(log(1 - a))``, and the sum of the logs is the log of
 ``det(I - S_kk^-1 S_k0 S_00^-1 S_0k)``: for two series a closed form in 2 x 2 matrices, so
 every pair of a panel is done at once, without an eigen-decomposition.
+
+A metric of its own (``johansen``), apart from the Engle-Granger ``cointegration`` metric:
+no default rule reads it and it gets no q-value, so the screen computes it for the survivors
+alone (a pair's numbers are the same in any panel).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from pairscreen import MetricField
+from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen_plugins.metrics._log_prices import window_logs
 
 MIN_DAYS = 20  # as the Engle-Granger test: fewer leave the regressions almost no freedom
 # statsmodels' ``c_sjt(2, 0)[1]`` (Osterwald-Lenum's table: two series, a constant, 95 %),
 # kept as a number so that no worker imports statsmodels for it; the parity tests compare it.
 TRACE_CRIT95 = 15.4943
 
-JOHANSEN_FIELDS: tuple[MetricField, ...] = (
+_FIELDS: tuple[MetricField, ...] = (
     MetricField(
         "johansen_trace",
         description="Johansen trace statistic of log A and log B over W (statsmodels "
@@ -37,6 +44,18 @@ JOHANSEN_FIELDS: tuple[MetricField, ...] = (
         nullable=True,
     ),
 )
+
+
+@dataclass(frozen=True)
+class JohansenMetric:
+    """``johansen_trace`` and its 95 % critical value, of log A and log B over ``W``."""
+
+    name: str = "johansen"
+    fields: tuple[MetricField, ...] = _FIELDS
+
+    def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
+        trace, crit95 = johansen_trace(*window_logs(panel))
+        return {"johansen_trace": trace, "johansen_trace_crit95": crit95}
 
 
 def johansen_trace(log_a: np.ndarray, log_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -108,3 +127,9 @@ def _well_conditioned(m: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         ok: np.ndarray = (diag > 0) & (_det(m) / np.where(diag > 0, diag, 1.0) > 1e-10)
     return ok
+
+
+@hookimpl
+def pairscreen_register_metrics() -> list[Metric]:
+    """The Johansen trace metric."""
+    return [JohansenMetric()]
