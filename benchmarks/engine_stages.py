@@ -172,11 +172,13 @@ def _measure(n_assets: int, n_blocks: int, repeat: int, folder: Path) -> dict[st
     import pairscreen
     from pairscreen.bootstrap import check_setup
     from pairscreen.config import load_settings
+    from pairscreen.engine.allocator import reuse_large_blocks
     from pairscreen.engine.calendar import CandleMatrix
     from pairscreen.engine.filtering import choose_filter
     from pairscreen.screening.pair_chunks import ScreenSpec, evaluate_pairs
     from pairscreen.screening.screen import CHUNK_PAIRS, SCREEN_BT_DAYS
 
+    reuse_large_blocks()  # as every screen worker does before its first chunk (both checkouts)
     settings = load_settings()
     plugins, universe = check_setup(settings)[:2]  # later checkouts add the filter choice
     assets = tuple(universe.assets)
