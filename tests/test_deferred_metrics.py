@@ -15,6 +15,8 @@ from tests.series_factory import all_series, by_length, panel
 from tests.test_screen_filters import DEFAULT_THRESHOLDS, runtime_for
 
 DESCRIBING = {
+    "variance_ratio_test",
+    "trend",
     "hurst_rs",
     "volume",
     "half_life",

@@ -1,11 +1,12 @@
 """Mean-reversion metrics of the filter window ``W``, batched over pairs.
 
-Three metrics, so that one failing leaves the others in the response:
+Four metrics, so that one failing leaves the others in the response:
 
 * ``variance_ratio``: ``hurst`` = 0.5 + ln(VR) / (2 ln 20) with VR the debiased, overlapping
   Lo-MacKinlay variance ratio at 20 days (arch's ``VarianceRatio(W, lags=20, trend="c")``),
-  plus ``variance_ratio`` and its heteroskedasticity-robust ``variance_ratio_pvalue``. This is
-  the ``hurst`` the filter uses: a random walk scores 0.5 on average, mean reversion less.
+  plus ``variance_ratio`` itself. This is the ``hurst`` the filter uses: a random walk scores
+  0.5 on average, mean reversion less.
+* ``variance_ratio_test``: its heteroskedasticity-robust ``variance_ratio_pvalue``.
 * ``hurst_rs``: pairscan-rmr's rescaled-range Hurst exponent, kept for comparison (it reads
   about 1.0 on log-ratio levels whatever the dynamics, which is why the filter does not use it).
 * ``adf``: statsmodels' ADF p-value with the AIC lag search (see ``_adf``).
@@ -65,18 +66,32 @@ def variance_ratio(y: np.ndarray, q: int = VR_LAGS) -> tuple[np.ndarray, np.ndar
     robust=True)``; a constant row has an undefined ratio (NaN), as in arch. Rows go in
     blocks so the temporaries stay cache-sized.
     """
+    return _in_blocks(y, q, with_pvalue=True)
+
+
+def variance_ratio_only(y: np.ndarray, q: int = VR_LAGS) -> np.ndarray:
+    """:func:`variance_ratio`'s ratio alone (the same bits), without the robust variance its
+    p-value needs: that is most of the work, and the screen's filter reads the ratio only."""
+    return _in_blocks(y, q, with_pvalue=False)[0]
+
+
+def _in_blocks(y: np.ndarray, q: int, *, with_pvalue: bool) -> tuple[np.ndarray, np.ndarray]:
     y = np.asarray(y, dtype=float)
     vr = np.empty(y.shape[0])
-    pvalue = np.empty(y.shape[0])
+    pvalue = np.full(y.shape[0], np.nan)
     for start in range(0, y.shape[0], _BLOCK):
         rows = slice(start, start + _BLOCK)
         block = y[rows]
-        block_vr, block_p = _variance_ratio_block(_at_least_two_rows(block), q)
-        vr[rows], pvalue[rows] = block_vr[: len(block)], block_p[: len(block)]
+        block_vr, block_p = _variance_ratio_block(_at_least_two_rows(block), q, with_pvalue)
+        vr[rows] = block_vr[: len(block)]
+        if block_p is not None:
+            pvalue[rows] = block_p[: len(block)]
     return vr, pvalue
 
 
-def _variance_ratio_block(y: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray]:
+def _variance_ratio_block(
+    y: np.ndarray, q: int, with_pvalue: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
     # Days down the first axis: each sum adds the days one after another, across all pairs at
     # once, in Python's ``sum`` order, so the ratio is arch's to the bit.
     days = np.ascontiguousarray(y.T)
@@ -93,13 +108,15 @@ def _variance_ratio_block(y: np.ndarray, q: int) -> tuple[np.ndarray, np.ndarray
         sigma2_1 = sigma2_1 * (nq / (nq - 1))
         m = q * (nq - q + 1) * (1 - (q / nq))
         sigma2_q = sigma2_q * ((nq * q) / m)
+        vr = sigma2_q / sigma2_1
+        if not with_pvalue:
+            return vr, None
         scale = total**2.0
         theta = np.zeros(days.shape[1])
         scaled = nq * z2
         for k in range(1, q):
             delta = np.einsum("tp,tp->p", scaled[k:], z2[:-k]) / scale
             theta = theta + 4 * (1 - k / q) ** 2.0 * delta
-        vr = sigma2_q / sigma2_1
         stat = math.sqrt(nq) * (vr - 1) / np.sqrt(theta)
     from scipy.special import ndtr  # imported when computed: start-up stays light
 
@@ -266,7 +283,7 @@ def _hurst_rs_row(row: np.ndarray, lags: list[int]) -> float:
 
 @dataclass(frozen=True)
 class VarianceRatioMetric:
-    """``hurst``, ``variance_ratio`` and ``variance_ratio_pvalue`` of ``W``."""
+    """``hurst`` and ``variance_ratio`` of ``W``: what the filter reads, on every pair."""
 
     name: str = "variance_ratio"
     fields: tuple[MetricField, ...] = (
@@ -281,6 +298,21 @@ class VarianceRatioMetric:
             description="Debiased overlapping Lo-MacKinlay variance ratio of W at 20 days.",
             nullable=True,
         ),
+    )
+
+    def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
+        vr = variance_ratio_only(panel.window)
+        return {"hurst": hurst_from_vr(vr), "variance_ratio": vr}
+
+
+@dataclass(frozen=True)
+class VarianceRatioTestMetric:
+    """``variance_ratio_pvalue``: the robust test of ``variance_ratio`` = 1. A metric of its
+    own so that the screen computes it for its survivors only (no rule reads it, and its
+    robust variance is most of the variance ratio's cost)."""
+
+    name: str = "variance_ratio_test"
+    fields: tuple[MetricField, ...] = (
         MetricField(
             "variance_ratio_pvalue",
             description="Heteroskedasticity-robust two-sided p-value of VR = 1.",
@@ -289,8 +321,7 @@ class VarianceRatioMetric:
     )
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
-        vr, pvalue = variance_ratio(panel.window)
-        return {"hurst": hurst_from_vr(vr), "variance_ratio": vr, "variance_ratio_pvalue": pvalue}
+        return {"variance_ratio_pvalue": variance_ratio(panel.window)[1]}
 
 
 @dataclass(frozen=True)
@@ -329,5 +360,5 @@ class ADFMetric:
 
 @hookimpl
 def pairscreen_register_metrics() -> list[Metric]:
-    """The variance-ratio Hurst, the R/S Hurst and the ADF p-value."""
-    return [VarianceRatioMetric(), HurstRSMetric(), ADFMetric()]
+    """The variance-ratio Hurst and its test, the R/S Hurst and the ADF p-value."""
+    return [VarianceRatioMetric(), VarianceRatioTestMetric(), HurstRSMetric(), ADFMetric()]

@@ -117,7 +117,7 @@ def trend_slope(series: np.ndarray, days_back: np.ndarray | None = None) -> np.n
 
 @dataclass(frozen=True)
 class RangeStatsMetric:
-    """``range_width``(``_pct``), ``touches_low``/``touches_high`` and ``trend_slope`` of W."""
+    """``range_width``(``_pct``) and ``touches_low``/``touches_high`` of W."""
 
     name: str = "range_stats"
     fields: tuple[MetricField, ...] = (
@@ -139,10 +139,6 @@ class RangeStatsMetric:
         MetricField(
             "touches_high", type="integer", description="Alternating touches of W's 95th pct."
         ),
-        MetricField(
-            "trend_slope",
-            description="Least-squares slope of W on the calendar day, log units per day.",
-        ),
     )
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
@@ -156,11 +152,28 @@ class RangeStatsMetric:
             "range_width_pct": 100.0 * width,
             "touches_low": touches_low,
             "touches_high": touches_high,
-            "trend_slope": trend_slope(w, panel.day_offsets[panel.metric_window.columns]),
         }
+
+
+@dataclass(frozen=True)
+class TrendMetric:
+    """``trend_slope`` of ``W``: a metric of its own so that the screen, whose filter does
+    not read it, computes it for its survivors only."""
+
+    name: str = "trend"
+    fields: tuple[MetricField, ...] = (
+        MetricField(
+            "trend_slope",
+            description="Least-squares slope of W on the calendar day, log units per day.",
+        ),
+    )
+
+    def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
+        offsets = panel.day_offsets[panel.metric_window.columns]
+        return {"trend_slope": trend_slope(panel.window, offsets)}
 
 
 @hookimpl
 def pairscreen_register_metrics() -> list[Metric]:
-    """The range metric."""
-    return [RangeStatsMetric()]
+    """The range metric and the trend."""
+    return [RangeStatsMetric(), TrendMetric()]
