@@ -84,8 +84,9 @@ def adf_pvalues(x: np.ndarray) -> np.ndarray:
     ~1e-14); the constant-row convention is pairscan-rmr's ``adf_pvalue``.
     """
     x = np.ascontiguousarray(x, dtype=float)
-    constant_row = x.max(axis=1) == x.min(axis=1)
-    out = mackinnon_pvalue(adf_statistics(x, constant=True, constant_row=constant_row))
+    high, low = x.max(axis=1), x.min(axis=1)
+    constant_row = high == low
+    out = mackinnon_pvalue(_statistics(x, True, constant_row, _finite(high, low)))
     out[constant_row] = 1.0
     return out
 
@@ -100,11 +101,26 @@ def adf_statistics(
     ``constant_row`` (``max == min`` per row), when the caller has it, is not computed again.
     """
     x = np.ascontiguousarray(x, dtype=float)
+    if constant_row is None:
+        high, low = x.max(axis=1), x.min(axis=1)
+        return _statistics(x, constant, high == low, _finite(high, low))
+    return _statistics(x, constant, constant_row, np.isfinite(x).all(axis=1))
+
+
+def _finite(high: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """Whether every value of a row is finite, from its max and min alone: numpy's max and
+    min propagate a NaN, and an infinity is the max or the min."""
+    finite: np.ndarray = np.isfinite(high) & np.isfinite(low)
+    return finite
+
+
+def _statistics(
+    x: np.ndarray, constant: bool, constant_row: np.ndarray, finite: np.ndarray
+) -> np.ndarray:
+    """:func:`adf_statistics` of contiguous ``x`` with its rows' flags at hand."""
     n_pairs, n = x.shape
     out = np.full(n_pairs, np.nan)
-    if constant_row is None:
-        constant_row = x.max(axis=1) == x.min(axis=1)
-    todo = np.flatnonzero(~constant_row & np.isfinite(x).all(axis=1))
+    todo = np.flatnonzero(~constant_row & finite)
     if n < 8:  # too short for any lag search; let statsmodels say what it says
         out[todo] = [_statsmodels_tstat(x[i], constant) for i in todo]
         return out
@@ -163,32 +179,36 @@ class _Products:
         gram = np.empty((n_pairs, size, size))
         shifted = _diagonal_updates(diffs, k, scratch=gram)  # gram is written after
 
-        # Design order: level, lag 1..k, regressand (lag 0): lag j sits at position[j].
-        position = np.array([k + 1, *range(1, k + 1)])
+        # Design order: level, lag 1..k, regressand (lag 0): lag j >= 1 sits at j, lag 0 last.
         # D[0, h], the regressand's row and column: the dots (plus the zero change of no shift).
         top = first_row + 0.0
-        gram[:, size - 1, position] = top
-        gram[:, position, size - 1] = top
-        # D[i, i + h] = dots[h] + the change after i shifts, for lags i >= 1: written down the
-        # lag block's diagonals through strided views of the flat matrices, no gathers.
-        shifted += first_row[:, None, :]  # the same sum as dots + change (addition commutes)
+        gram[:, size - 1, 1 : size - 1] = top[:, 1:]
+        gram[:, 1 : size - 1, size - 1] = top[:, 1:]
+        gram[:, size - 1, size - 1] = top[:, 0]
+        # D[i, i + h] = dots[h] + the change after i shifts, for lags i >= 1: summed straight
+        # into the lag block's diagonals (strided views of the flat matrices, no gathers) and
+        # mirrored; the same sum as dots + change (addition commutes).
         flat = gram.reshape(n_pairs, size * size)
         for h in range(k):
-            down = shifted[:, : k - h, h]  # i = 1..k-h
             span = (k - h) * (size + 1)
             upper, lower = size + 1 + h, size + 1 + h * size  # (1, 1 + h) and (1 + h, 1)
-            flat[:, upper : upper + span : size + 1] = down
+            down = flat[:, upper : upper + span : size + 1]  # i = 1..k-h
+            np.add(shifted[:, : k - h, h], first_row[:, h, None], out=down)
             flat[:, lower : lower + span : size + 1] = down
-        order = [*range(1, k + 1), 0]
         gram[:, 0, 0] = np.einsum("pt,pt->p", lev, lev)
-        gram[:, 0, 1:] = level_row[:, order]
-        gram[:, 1:, 0] = level_row[:, order]
+        gram[:, 0, 1 : size - 1] = level_row[:, 1:]
+        gram[:, 1 : size - 1, 0] = level_row[:, 1:]
+        gram[:, 0, size - 1] = level_row[:, 0]
+        gram[:, size - 1, 0] = level_row[:, 0]
         if not constant:  # the column sums serve only to centre the columns
             return cls(gram, None, np.full(n_pairs, float(nobs)))
 
         front, back = _prefix_sums(diffs, k)
         lag_sums = back[:, ::-1] - front[:, ::-1]  # [:, h] = prefix[N - h] - prefix[K - h]
-        sums = np.concatenate([lev.sum(axis=1)[:, None], lag_sums[:, order]], axis=1)
+        sums = np.empty((n_pairs, size))
+        sums[:, 0] = lev.sum(axis=1)
+        sums[:, 1 : size - 1] = lag_sums[:, 1:]
+        sums[:, size - 1] = lag_sums[:, 0]
         return cls(gram, sums, np.full(n_pairs, float(nobs)))
 
     def design(self, constant: bool) -> np.ndarray:
@@ -209,7 +229,9 @@ class _Products:
 def _diagonal_updates(diffs: np.ndarray, k: int, scratch: np.ndarray) -> np.ndarray:
     """``[:, i - 1, h]``: the total change of the lag block's diagonal ``h`` after ``i`` shifts
     (see :meth:`_Products.of`), a running sum of the rank-one terms
-    ``dx[K-1-r] dx[K-1-r-h] - dx[N-1-r] dx[N-1-r-h]`` (the first zero where ``K-1-r < h``).
+    ``dx[K-1-r] dx[K-1-r-h] - dx[N-1-r] dx[N-1-r-h]``, for ``h < K - i + 1`` only: the lag
+    block has no diagonal ``h`` at row ``i`` beyond that, so the entries there (whose terms
+    would read before ``dx[0]``) are left as they fall and must not be read.
 
     Both factors of each term are read through sliding-window views of the first and last
     ``2k`` differences, not gathered index by index. ``scratch`` (at least pairs x k x
@@ -227,10 +249,8 @@ def _diagonal_updates(diffs: np.ndarray, k: int, scratch: np.ndarray) -> np.ndar
     corrections = front[:, ::-1, None] * before
     leaving = scratch.reshape(-1)[: corrections.size].reshape(corrections.shape)
     corrections -= np.multiply(back[:, :k, None], after, out=leaving)
-    r = np.arange(k)[:, None]
-    corrections *= k - 1 - r - np.arange(k + 1)[None, :] >= 0
-    for i in range(1, k):
-        corrections[:, i] += corrections[:, i - 1]
+    for i in range(1, k):  # the sums a diagonal of the lag block reads, no further
+        corrections[:, i, : k - i] += corrections[:, i - 1, : k - i]
     return corrections
 
 
@@ -328,13 +348,13 @@ def _final_tstat(
     is spent after this.
     """
     n_pairs = level.shape[0]
-    rows = np.arange(maxlag)
+    masks = _LagMasks.of(maxlag)
     extra = np.zeros((n_pairs, maxlag + 2, maxlag))  # the rows t < maxlag of the design
     extra[:, 0] = level[:, :maxlag]
     for j in range(1, maxlag + 1):
         extra[:, j, j:] = diffs[:, : maxlag - j]
     extra[:, maxlag + 1] = diffs[:, :maxlag]
-    extra *= rows[None, None, :] >= lags[:, None, None]  # only rows t >= the pair's lags
+    extra *= masks.rows[lags][:, None, :]  # only rows t >= the pair's lags
     gram = extra @ np.swapaxes(extra, 1, 2)
     gram += search.gram  # extra extra' + search.gram: the same sum (addition commutes)
     full = _Products(
@@ -354,17 +374,36 @@ def _final_tstat(
         out=gram.reshape(n_pairs, size * size),
         mode="clip",  # the indices are in range; "raise" would buffer the output
     )
-    dropped = np.arange(1, maxlag + 1)[None, :] > lags[:, None]
-    keep = np.concatenate([~dropped, np.ones((n_pairs, 2), dtype=bool)], axis=1)
-    # Multiplied by the boolean mask itself (1.0 or 0.0 per element, no float copy of it).
-    gram *= keep[:, :, None] & keep[:, None, :]
-    lag_diagonal = gram.reshape(n_pairs, size * size)[:, : maxlag * (size + 1) : size + 1]
-    lag_diagonal += dropped  # a view of the lag block's diagonal, not a gather and scatter
+    flat = gram.reshape(n_pairs, size * size)
+    flat *= masks.keep[lags]
+    lag_diagonal = flat[:, : maxlag * (size + 1) : size + 1]
+    lag_diagonal += masks.dropped[lags]  # a view of the lag block's diagonal, no scatter
     chol, bad = _cholesky(gram)
     df = full.nobs - (lags + 1 + constant)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = chol[:, -1, -2] * np.sqrt(df) / chol[:, -1, -1]
     return t, bad | ~np.isfinite(t)
+
+
+class _LagMasks:
+    """Per chosen lag ``L`` (row ``L``), the re-fit's masks as 1.0 / 0.0 factors: one row
+    gather per pair instead of broadcasting boolean comparisons, and multiplying by them
+    gives the very bits multiplying by the booleans did."""
+
+    def __init__(self, rows: np.ndarray, keep: np.ndarray, dropped: np.ndarray) -> None:
+        self.rows, self.keep, self.dropped = rows, keep, dropped
+
+    @classmethod
+    def of(cls, maxlag: int) -> _LagMasks:
+        """``rows``: the design rows ``t < maxlag`` the re-fit adds (``t >= L``); ``dropped``:
+        the lags beyond ``L``; ``keep``: the flat re-fit Gram matrix (lags, level,
+        regressand) without the dropped lags' rows and columns."""
+        choice = np.arange(maxlag + 1)[:, None]
+        dropped = np.arange(1, maxlag + 1)[None, :] > choice
+        keep = np.concatenate([~dropped, np.ones((maxlag + 1, 2), dtype=bool)], axis=1)
+        both = (keep[:, :, None] & keep[:, None, :]).reshape(maxlag + 1, -1)
+        rows = np.arange(maxlag)[None, :] >= choice
+        return cls(rows.astype(float), both.astype(float), dropped.astype(float))
 
 
 def _statsmodels_tstat(row: np.ndarray, constant: bool) -> float:
