@@ -179,27 +179,24 @@ class _Products:
         gram = np.empty((n_pairs, size, size))
         shifted = _diagonal_updates(diffs, k, scratch=gram)  # gram is written after
 
-        # Design order: level, lag 1..k, regressand (lag 0): lag j >= 1 sits at j, lag 0 last.
+        # Every distinct entry once, in one row per pair (see _gram_layout), then gathered
+        # into the design order (level, lag 1..k, regressand) in one take.
+        parts = np.empty((n_pairs, k * (k + 1) + 2 * (k + 1) + 1))
+        # D[i, i + h] = dots[h] + the change after i shifts, for lags i >= 1 (the same sum as
+        # dots + change: addition commutes). A reshape that splits the contiguous row: a view.
+        lag_block = parts[:, : k * (k + 1)].reshape(n_pairs, k, k + 1)
+        np.add(shifted, first_row[:, None, :], out=lag_block)
         # D[0, h], the regressand's row and column: the dots (plus the zero change of no shift).
-        top = first_row + 0.0
-        gram[:, size - 1, 1 : size - 1] = top[:, 1:]
-        gram[:, 1 : size - 1, size - 1] = top[:, 1:]
-        gram[:, size - 1, size - 1] = top[:, 0]
-        # D[i, i + h] = dots[h] + the change after i shifts, for lags i >= 1: summed straight
-        # into the lag block's diagonals (strided views of the flat matrices, no gathers) and
-        # mirrored; the same sum as dots + change (addition commutes).
-        flat = gram.reshape(n_pairs, size * size)
-        for h in range(k):
-            span = (k - h) * (size + 1)
-            upper, lower = size + 1 + h, size + 1 + h * size  # (1, 1 + h) and (1 + h, 1)
-            down = flat[:, upper : upper + span : size + 1]  # i = 1..k-h
-            np.add(shifted[:, : k - h, h], first_row[:, h, None], out=down)
-            flat[:, lower : lower + span : size + 1] = down
-        gram[:, 0, 0] = np.einsum("pt,pt->p", lev, lev)
-        gram[:, 0, 1 : size - 1] = level_row[:, 1:]
-        gram[:, 1 : size - 1, 0] = level_row[:, 1:]
-        gram[:, 0, size - 1] = level_row[:, 0]
-        gram[:, size - 1, 0] = level_row[:, 0]
+        np.add(first_row, 0.0, out=parts[:, k * (k + 1) : (k + 1) ** 2])
+        parts[:, (k + 1) ** 2 : (k + 1) * (k + 2)] = level_row
+        parts[:, -1] = np.einsum("pt,pt->p", lev, lev)
+        np.take(
+            parts,
+            _gram_layout(k),
+            axis=1,
+            out=gram.reshape(n_pairs, size * size),
+            mode="clip",  # the indices are in range; "raise" would buffer the output
+        )
         if not constant:  # the column sums serve only to centre the columns
             return cls(gram, None, np.full(n_pairs, float(nobs)))
 
@@ -224,6 +221,23 @@ class _Products:
         np.divide(correction, self.nobs[:, None, None], out=correction)
         centred: np.ndarray = self.gram - correction
         return centred
+
+
+def _gram_layout(k: int) -> np.ndarray:
+    """Where each entry of the flat search Gram matrix (level, lag 1..k, regressand) sits in
+    the row :meth:`_Products.of` assembles: the lag block's diagonal sums (``k`` rows of
+    ``k + 1``, ``[i - 1, h]`` for entry ``(i, i + h)``), the regressand's dots (lag 0..k),
+    the level's dots (lag 0..k), the level's square."""
+    size = k + 2
+    i, j = np.arange(size)[:, None], np.arange(size)[None, :]
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    lag_block = (lo - 1) * (k + 1) + (hi - lo)
+    regressand = k * (k + 1) + np.where(lo == size - 1, 0, lo)  # the other column's lag
+    level = (k + 1) ** 2 + np.where(hi == size - 1, 0, hi)
+    square = (k + 1) * (k + 2)
+    at = np.where(hi == size - 1, regressand, lag_block)
+    at = np.where(lo == 0, np.where(hi == 0, square, level), at)
+    return at.ravel()
 
 
 def _diagonal_updates(diffs: np.ndarray, k: int, scratch: np.ndarray) -> np.ndarray:
