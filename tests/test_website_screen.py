@@ -113,21 +113,28 @@ def test_numbers_say_what_they_are(site: Site) -> None:
     # digits that decide the rule, not 0.50 for both
     site.driver.execute_script(NEAR_THRESHOLD)
     site.wait(lambda d: site.text("#survivors tbody tr") and _rows(site)[0] == name_of(best))
-    hurst_cells = site.driver.execute_script(
-        "const i = [...document.querySelectorAll('#survivors thead th')]"
-        ".findIndex(th => th.dataset.key === 'hurst');"
-        "return [...document.querySelectorAll('#survivors tbody tr')].slice(0, 3)"
-        ".map(tr => tr.cells[i].textContent)"
+    hurst_cells, adf_cells = (
+        site.driver.execute_script(
+            "const i = [...document.querySelectorAll('#survivors thead th')]"
+            ".findIndex(th => th.dataset.key === arguments[0]);"
+            "return [...document.querySelectorAll('#survivors tbody tr')].slice(0, 3)"
+            ".map(tr => tr.cells[i].textContent)",
+            key,
+        )
+        for key in ("hurst", "adf")
     )
     site.driver.execute_script("window.fetch = window.realFetch;")
     assert hurst_cells[:2] == ["0.496", "0.5004"], hurst_cells
+    # a p-value under the smallest figure shown is "< 0.001", never "0.000"
+    assert adf_cells == ["<\u00a00.001", "<\u00a00.001", "0.012"], adf_cells
 
 
 def name_of(survivor: dict) -> str:  # type: ignore[type-arg]
     return "/".join(survivor["pair"])
 
 
-# The screen with its first two survivors' Hurst set near the rule's 0.5 (the network edge).
+# The screen with its first two survivors' Hurst set near the rule's 0.5 and tiny ADF p-values
+# (the network edge).
 NEAR_THRESHOLD = """
 window.realFetch ??= window.fetch;
 window.fetch = async (url, options) => {
@@ -136,6 +143,7 @@ window.fetch = async (url, options) => {
   const body = await r.json();
   body.survivors[0].metrics.hurst = 0.49612;
   body.survivors[1].metrics.hurst = 0.5004;
+  [0.00002, 0.0, 0.0123].forEach((p, i) => { body.survivors[i].metrics.adf_pvalue = p; });
   return new Response(JSON.stringify(body), {headers: {'Content-Type': 'application/json'}});
 };
 location.hash = '#/screen?sort=score&q=';

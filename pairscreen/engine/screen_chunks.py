@@ -98,11 +98,14 @@ def deciding_metrics(plugins: Plugins, panel: PairPanel, deciding: list[Metric])
     pair the same numbers in any panel, so the slices' values simply follow each other)."""
     if panel.n_pairs <= DECIDE_ROWS:
         return compute_metrics(plugins, panel, deciding, strict=True)
-    slices = [
-        row_slice(panel, start, start + DECIDE_ROWS)
+    # One slice at a time: each slice's cache (its log-ratios, sorts, percentiles) goes as
+    # soon as its metrics are computed, so a job's peak memory does not grow with its slices.
+    parts = [
+        compute_metrics(
+            plugins, row_slice(panel, start, start + DECIDE_ROWS), deciding, strict=True
+        )
         for start in range(0, panel.n_pairs, DECIDE_ROWS)
     ]
-    parts = [compute_metrics(plugins, part, deciding, strict=True) for part in slices]
     values = {name: np.concatenate([p.values[name] for p in parts]) for name in parts[0].values}
     return MetricValues(values, parts[0].fields, parts[0].missing)
 

@@ -35,6 +35,15 @@ export function decisive(x, digits, threshold) {
   return num(x, d);
 }
 
+// A p- or q-value: below the smallest figure `digits` decimals show, "< 0.001" (never
+// "0.000", which reads as impossible), unless a rule's threshold that small needs the digits.
+export function pvalue(x, digits = 3, threshold) {
+  if (x === null || x === undefined || Number.isNaN(x)) return DASH;
+  const floor = 10 ** -digits;
+  if (x < floor && !(threshold < 10 * floor)) return `&lt;&nbsp;${num(floor, digits)}`;
+  return decisive(x, digits, threshold);
+}
+
 // A range width in log units (ln of max/min) as the ratio's move: 1.10 is "×3.0". Two
 // significant decimals below ×10 so the small widths a rule decides on stay apart.
 export function ratioMove(logWidth, threshold) {

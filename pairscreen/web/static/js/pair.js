@@ -3,7 +3,7 @@
 
 import { api, ApiError, pairPath } from "./api.js";
 import { drawChart } from "./chart.js";
-import { day, esc, num, pct, pegWords, positionBar, tableWrap, utc, zoneBadge } from "./format.js";
+import { day, esc, num, pct, pegWords, positionBar, pvalue, tableWrap, utc, zoneBadge } from "./format.js";
 
 // The metrics, with their unit and what they mean (docs/methodology.md in one line each).
 const GLOSSARY = [
@@ -17,18 +17,18 @@ const GLOSSARY = [
   ["z_score", "std devs", (v) => num(v), "Distance of today's log-ratio from the window mean."],
   ["hurst", "", (v) => num(v, 3), "Below 0.5 the ratio tends to revert; above, to trend."],
   ["variance_ratio", "", (v) => num(v, 3), "Lo-MacKinlay variance ratio at 20 days: below 1 the ratio reverts."],
-  ["variance_ratio_pvalue", "", (v) => num(v, 3), "Robust p-value of a variance ratio of 1 (a random walk)."],
+  ["variance_ratio_pvalue", "", (v) => pvalue(v), "Robust p-value of a variance ratio of 1 (a random walk)."],
   ["hurst_rs", "", (v) => num(v, 3), "Rescaled-range Hurst exponent, kept for comparison; the filter does not use it."],
-  ["adf_pvalue", "", (v) => num(v, 3), "Augmented Dickey-Fuller p-value: small means stationary."],
+  ["adf_pvalue", "", (v) => pvalue(v), "Augmented Dickey-Fuller p-value: small means stationary."],
   ["trend_slope", "log units / day", (v) => num(v, 5), "Least-squares slope of the log-ratio."],
   ["range_width", "log units", (v) => num(v, 3), "Max minus min of the window's log-ratio."],
   ["range_width_pct", "%", (v) => num(v, 1), "The range width times 100."],
   ["touches_low", "times", (v) => v ?? "—", "Visits of the p5 band in the window."],
   ["touches_high", "times", (v) => v ?? "—", "Visits of the p95 band in the window."],
   ["half_life_days", "days", (v) => num(v, 1), "Days for a deviation of the log-ratio from its mean to halve (AR(1) fit); — when it does not revert."],
-  ["coint_pvalue", "", (v) => num(v, 3), "Engle-Granger cointegration p-value, the larger of the two orders: below 0.05 reads as cointegrated both ways."],
-  ["coint_pvalue_ab", "", (v) => num(v, 3), "Engle-Granger p-value of log A on log B."],
-  ["coint_pvalue_ba", "", (v) => num(v, 3), "Engle-Granger p-value of log B on log A."],
+  ["coint_pvalue", "", (v) => pvalue(v), "Engle-Granger cointegration p-value, the larger of the two orders: below 0.05 reads as cointegrated both ways."],
+  ["coint_pvalue_ab", "", (v) => pvalue(v), "Engle-Granger p-value of log A on log B."],
+  ["coint_pvalue_ba", "", (v) => pvalue(v), "Engle-Granger p-value of log B on log A."],
   ["hedge_ratio", "", (v) => num(v, 3), "OLS slope of log A on log B, the spread the A-on-B test checks; the log-ratio assumes 1."],
   ["hedge_ratio_ba", "", (v) => num(v, 3), "OLS slope of log B on log A, the spread the B-on-A test checks."],
   ["johansen_trace", "", (v) => num(v, 2), "Johansen trace statistic (rank 0 against 1 or more): above its 95 % critical value reads as cointegrated."],

@@ -6,8 +6,8 @@ import { ApiError, apiIfChanged, apiText } from "./api.js";
 import { fileStamp, saveText } from "./download.js";
 import { EVIDENCE_PLACEHOLDER, fillEvidence } from "./evidence.js";
 import {
-  ageDays, ago, closedAgo, day, days, decisive, EDGE_ZONES, esc, num, pct, positionBar, ratioMove,
-  tableWrap, utc, zoneBadge, ZONE_WORDS,
+  ageDays, ago, closedAgo, day, days, decisive, EDGE_ZONES, esc, num, pct, positionBar, pvalue,
+  ratioMove, tableWrap, utc, zoneBadge, ZONE_WORDS,
 } from "./format.js";
 import { keepChecking } from "./live.js";
 
@@ -49,14 +49,13 @@ const COLUMNS = [
     sort: (s) => s.metrics.half_life_days, cell: (s, l) => days(s.metrics.half_life_days, 1, l.halflife) },
   { key: "cointq", label: "Coint q", num: true, low: true, rule: (l) => rule("<", l.cointq),
     sort: (s) => s.coint_qvalue,
-    cell: (s, l) => (s.coint_qvalue > 0 && s.coint_qvalue < 0.001 && !(l.cointq < 0.01)
-      ? "&lt;&nbsp;0.001" : decisive(s.coint_qvalue, 3, l.cointq)) },
+    cell: (s, l) => pvalue(s.coint_qvalue, 3, l.cointq) },
   { key: "hurst", label: "Hurst", num: true, low: true, rule: (l) => rule("<", l.hurst),
     sort: (s) => s.metrics.hurst, cell: (s, l) => decisive(s.metrics.hurst, 2, l.hurst) },
   { key: "adf", label: "ADF p", num: true, low: true, wide: true, rule: (l) => rule("<", l.adf),
-    sort: (s) => s.metrics.adf_pvalue, cell: (s, l) => decisive(s.metrics.adf_pvalue, 3, l.adf) },
+    sort: (s) => s.metrics.adf_pvalue, cell: (s, l) => pvalue(s.metrics.adf_pvalue, 3, l.adf) },
   { key: "coint", label: "Coint p", num: true, low: true, wide: true, rule: (l) => rule("<", l.coint),
-    sort: (s) => s.metrics.coint_pvalue, cell: (s, l) => decisive(s.metrics.coint_pvalue, 3, l.coint) },
+    sort: (s) => s.metrics.coint_pvalue, cell: (s, l) => pvalue(s.metrics.coint_pvalue, 3, l.coint) },
   { key: "corr", label: "Return corr", num: true, wide: true, rule: (l) => rule("≥", l.corr),
     sort: (s) => s.metrics.return_correlation,
     cell: (s, l) => decisive(s.metrics.return_correlation, 2, l.corr) },
