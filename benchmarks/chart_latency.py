@@ -52,7 +52,7 @@ def in_process(
     with database.connection_context():
         data = Timings()
         for a, b in pairs:
-            data.run(partial(chart_data, rt, a, b, 360), each)
+            data.run(partial(chart_data, rt, *rt.universe.pair(a, b), 360), each)
         print(f"  chart data (metrics, both legs, bands)   {data}")
         charts = [chart_data(rt, *rt.universe.pair(a, b), 360) for a, b in pairs]
         for size in SIZES:
@@ -60,7 +60,7 @@ def in_process(
             render, total = Timings(), Timings()
             for (a, b), chart in zip(pairs, charts, strict=True):
                 render.run(partial(renderer.render, chart, width_px=width, height_px=height), each)
-                total.run(partial(chart_png, rt, a, b, 360, size=size), each)
+                total.run(partial(chart_png, rt, *rt.universe.pair(a, b), 360, size=size), each)
             print(f"  render only, {size:7s}                   {render}")
             print(f"  chart_png, {size:7s}                     {total}")
             medians[size] = statistics.median(total.wall)

@@ -42,7 +42,7 @@ def _quality(ranges: list[tuple[str, float]], media: str) -> tuple[float, bool]:
 
 def prefers_csv(accept: str | None) -> bool:
     """True when the ``Accept`` header asks for CSV rather than JSON."""
-    if not accept:
+    if not accept or "csv" not in accept.lower():  # the usual case, decided at once
         return False
     ranges = _ranges(accept)
     csv_q, csv_named = _quality(ranges, CSV)

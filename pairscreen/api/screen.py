@@ -118,11 +118,14 @@ async def _page(
     headers = {"ETag": etag, "Vary": VARY, "Cache-Control": "no-cache"}
     if not_modified(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)
-    # On a thread, off the event loop: reading the stored index, or parsing 100,000 pairs.
-    index = await service().in_thread(screen.memo, name, lambda: build(screen))
-    return Response(
-        page(screen, index, query, head), media_type="application/json", headers=headers
-    )
+
+    def cut() -> str:
+        return page(screen, screen.memo(name, lambda: build(screen)), query, head)
+
+    # On a thread, off the event loop: reading the stored index (or parsing 100,000 pairs)
+    # and the blocks of the page's items.
+    body = await service().in_thread(cut)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 async def _answer(
@@ -134,11 +137,15 @@ async def _answer(
     if not_modified(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)
     svc = service()
-    # On a thread: the first answer of a screen reads its payload (and /pairs is built from it).
-    text = await svc.in_thread(body)
+    # Built already (every answer but a screen's first): on the loop. Else on a thread: the
+    # first answer of a screen reads its payload (and /pairs is built from it).
+    text = screen.built(name)
+    if text is None:
+        text = await svc.in_thread(body)
     slot = gzip_slot(request_scope)
     if slot is not None:  # the client takes gzip: the middleware sends this copy instead
-        slot["body"] = await svc.in_thread(screen.gzipped, name, text)
+        blob = screen.gzipped_built(name)
+        slot["body"] = blob if blob is not None else await svc.in_thread(screen.gzipped, name, text)
     # Not kept encoded: a second copy of a big screen would double the worker's memory for
     # the few clients that take no gzip.
     return Response(text, media_type="application/json", headers=headers)

@@ -79,6 +79,22 @@ class PublishedScreen:
         (weak, so that the gzip and identity encodings of a body share it)."""
         return f'W/"screen-{self.key[0]}"'
 
+    def built(self, name: str) -> str | None:
+        """The text of the view ``name`` when it is built already, else None: a request can
+        then answer on the event loop, without a thread for a read or a render. ``name`` is
+        ``screen`` (the payload), a view's name (``pairs``) or ``screen:KEY`` (a variant)."""
+        if name == "screen":
+            return self._payload
+        view, _, key = name.partition(":")
+        if key:
+            held = self._variants.get(view)
+            return held[1] if held is not None and held[0] == key else None
+        return self._views.get(name)
+
+    def gzipped_built(self, name: str) -> bytes | None:
+        """The compressed copy of the view ``name`` when it exists already, else None."""
+        return self._gzipped.get(name)
+
     def gzipped(self, name: str, text: str) -> bytes:
         """``text`` (the view ``name``) gzip-compressed, once per screen."""
         blob = self._gzipped.get(name)
