@@ -192,6 +192,11 @@ def _shown(value: float | None, digits: int) -> str:
     return "\u2014" if value is None else f"{value:,.{digits}f}"
 
 
+def _shown_p(value: float | None) -> str:
+    """A p-value as the page writes it: under 0.001, "< 0.001" (never "0.000")."""
+    return "<\u00a00.001" if value is not None and value < 0.001 else _shown(value, 3)
+
+
 def test_the_screen_table_shows_and_sorts_half_life_cointegration_and_correlation(site):
     survivors = site.get("/screen/latest", site.personal).json()["survivors"]
     site.open("screen", "Screen")
@@ -208,8 +213,9 @@ def test_the_screen_table_shows_and_sorts_half_life_cointegration_and_correlatio
     for key, (field, digits) in fields.items():
         cells = dict(site.driver.execute_script(read, columns.index(key)))
         unit = "\u00a0d" if key == "halflife" else ""  # half-lives carry their unit
+        show = _shown_p if key == "coint" else lambda v, d=digits: _shown(v, d)
         assert cells == {
-            "/".join(s["pair"]): _shown(s["metrics"].get(field), digits)
+            "/".join(s["pair"]): show(s["metrics"].get(field))
             + (unit if s["metrics"].get(field) is not None else "")
             for s in survivors
         }
@@ -398,15 +404,16 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     m = snapshot["metrics"]
     cell = lambda name: site.text(f"td[data-metric={name}]")  # noqa: E731
     assert cell("hurst") == f"{m['hurst']:.3f}"
-    assert cell("adf_pvalue") == f"{m['adf_pvalue']:.3f}"
+    assert cell("adf_pvalue") == _shown_p(m["adf_pvalue"])
     assert cell("r_current") == f"{m['r_current']:.4f}"
     assert cell("position").endswith(f"{m['position']:.2f}")
     assert cell("half_life_days") == _shown(m["half_life_days"], 1)
-    assert cell("coint_pvalue") == _shown(m["coint_pvalue"], 3)
+    assert cell("coint_pvalue") == _shown_p(m["coint_pvalue"])
     assert cell("hedge_ratio") == _shown(m["hedge_ratio"], 3)
     assert cell("return_correlation") == _shown(m["return_correlation"], 2)
-    for name, digits in (("coint_pvalue_ab", 3), ("coint_pvalue_ba", 3), ("hedge_ratio_ba", 3)):
-        assert cell(name) == _shown(m[name], digits)
+    for name in ("coint_pvalue_ab", "coint_pvalue_ba"):
+        assert cell(name) == _shown_p(m[name])
+    assert cell("hedge_ratio_ba") == _shown(m["hedge_ratio_ba"], 3)
     assert cell("johansen_trace") == _shown(m["johansen_trace"], 2)
     assert cell("johansen_trace_crit95") == _shown(m["johansen_trace_crit95"], 2)
     shown = site.driver.find_elements("css selector", "td[data-survived]")

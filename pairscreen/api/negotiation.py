@@ -42,9 +42,10 @@ def _quality(ranges: list[tuple[str, float]], media: str) -> tuple[float, bool]:
 
 def prefers_csv(accept: str | None) -> bool:
     """True when the ``Accept`` header asks for CSV rather than JSON."""
-    if not accept or "csv" not in accept.lower():  # the usual case, decided at once
-        return False
-    ranges = _ranges(accept)
+    lowered = (accept or "").lower()
+    if "csv" not in lowered and "text/*" not in lowered:  # JSON at once (the usual case):
+        return False  # only a range naming text/csv or text/* can rank CSV above JSON
+    ranges = _ranges(lowered)
     csv_q, csv_named = _quality(ranges, CSV)
     json_q, json_named = _quality(ranges, JSON)
     if csv_q <= 0:
