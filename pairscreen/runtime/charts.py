@@ -1,6 +1,6 @@
 """Rendered charts kept by content: the same pair, window, size and data draw once.
 
-A chart costs about 120 ms of a core to draw and a few ms to compute. Clients ask for the
+A chart costs about 60 ms of a core to draw (more on a slow machine) and a few ms to compute. Clients ask for the
 same chart again and again (a page reload, a shared link), so a runtime keeps the last
 :data:`CHARTS_KEPT` PNGs keyed by a digest of everything the renderer would draw (the
 renderer, the size and every field of :class:`~pairscreen.types.ChartData`): new candles, a
