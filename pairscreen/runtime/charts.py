@@ -1,11 +1,12 @@
 """Rendered charts kept by content: the same pair, window, size and data draw once.
 
-A chart costs about 60 ms of a core to draw (more on a slow machine) and a few ms to compute. Clients ask for the
-same chart again and again (a page reload, a shared link), so a runtime keeps the last
-:data:`CHARTS_KEPT` PNGs keyed by a digest of everything the renderer would draw (the
-renderer, the size and every field of :class:`~pairscreen.types.ChartData`): new candles, a
-new depeg note or another backtest window change the digest, so a stale image is never
-served. Each request still consumes its quota unit; only the drawing is saved.
+A chart costs about 60 ms of a core to draw (more on a slow machine) and a few ms to
+compute. Clients ask for the same chart again and again (a page reload, a shared link), so
+a runtime keeps the last :data:`CHARTS_KEPT` PNGs keyed by a digest of everything the
+renderer would draw (the renderer, the size and every field of
+:class:`~pairscreen.types.ChartData`): new candles, a new depeg note or another backtest
+window change the digest, so a stale image is never served. Each request still consumes its
+quota unit; only the drawing is saved.
 """
 
 from __future__ import annotations
