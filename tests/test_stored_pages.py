@@ -222,17 +222,23 @@ def test_only_the_newest_screens_keep_their_blocks(
     assert r.status_code == 200 and r.json()["next_cursor"] == f"{screens[0]}.2"
 
 
+def upgraded_from_before(cli, version: int, table: type) -> None:  # type: ignore[no-untyped-def]
+    """Make the database one from before migration ``version`` (which created ``table``),
+    then ``db upgrade`` it: that migration, and only it, is applied again."""
+    from pairscreen.db.models import SchemaVersion
+
+    with database.connection_context():
+        database.drop_tables([table])
+        SchemaVersion.delete().where(SchemaVersion.version == version).execute()
+    database.close()
+    code, out, _ = cli("db", "upgrade")
+    assert code == 0 and out.endswith(f"applied migrations [{version}]\n")
+
+
 def test_migration_17_gives_an_old_database_the_table_and_its_screens_still_page(
     client: ContractClient, keys, runtime: Runtime, cli, parses: list[str]
 ) -> None:
-    from pairscreen.db.models import SchemaVersion
-
-    with database.connection_context():  # a database from before migration 17
-        database.drop_tables([ScreenPageIndex])
-        SchemaVersion.delete().where(SchemaVersion.version == 17).execute()
-    database.close()
-    code, out, _ = cli("db", "upgrade")
-    assert code == 0 and out.endswith("applied migrations [17]\n")
+    upgraded_from_before(cli, 17, ScreenPageIndex)
     runtime.published.forget()
     parses.clear()
     r = client.get(f"{BASE}/screen/latest?limit=2", keys.personal)
@@ -311,14 +317,7 @@ def test_the_first_pages_of_a_new_screen_read_their_blocks_and_never_the_payload
 def test_migration_19_gives_an_old_database_the_table_and_its_screens_still_page(
     client: ContractClient, keys, runtime: Runtime, cli, statements: list[tuple[str, tuple]]
 ) -> None:
-    from pairscreen.db.models import SchemaVersion
-
-    with database.connection_context():  # a database from before migration 19
-        database.drop_tables([ScreenPageBlock])
-        SchemaVersion.delete().where(SchemaVersion.version == 19).execute()
-    database.close()
-    code, out, _ = cli("db", "upgrade")
-    assert code == 0 and out.endswith("applied migrations [19]\n")
+    upgraded_from_before(cli, 19, ScreenPageBlock)
     runtime.published.forget()
     statements.clear()
     whole = client.get(f"{BASE}/pairs", keys.personal).json()["pairs"]

@@ -2,6 +2,8 @@
 // own element is the anchor: once the router replaced it, the chain of timers stops, so no
 // page leaves a poller behind. Tests shorten the minute with `window.pairscreenRefreshMs`.
 
+import { apiIfChanged } from "./api.js";
+
 const MINUTE = 60000;
 
 export function refreshMs() {
@@ -24,4 +26,16 @@ export function keepChecking(anchor, check) {
     if (anchor.isConnected) setTimeout(tick, refreshMs());
   };
   setTimeout(tick, refreshMs());
+}
+
+// Every `refreshMs()` while `anchor` is shown, `path` revalidated with the ETag of what the
+// page shows (a 304 costs nothing); each changed answer goes to `onChanged(body, answer)`.
+export function keepRevalidating(anchor, path, etag, onChanged) {
+  let held = etag;
+  keepChecking(anchor, async () => {
+    const answer = await apiIfChanged(path, held);
+    if (answer === null) return;
+    held = answer.etag;
+    await onChanged(answer.body, answer);
+  });
 }

@@ -7,7 +7,7 @@
 import { apiIfChanged } from "./api.js";
 import { plotly } from "./chart.js";
 import { EDGE_ZONES, esc, num, utc, ZONE_WORDS } from "./format.js";
-import { keepChecking } from "./live.js";
+import { keepRevalidating } from "./live.js";
 
 const AXES = {
   hurst: {
@@ -189,12 +189,7 @@ export async function renderMap(main, args = [], query = new URLSearchParams()) 
 // is offered, not forced (the reader may be hovering a point); showing it keeps the axis and
 // the zoom.
 function offerNewer(main, anchor, etag, drawn, show) {
-  let held = etag;
-  keepChecking(anchor, async () => {
-    const answer = await apiIfChanged("/pairs", held);
-    if (answer === null) return;
-    held = answer.etag;
-    const newer = answer.body;
+  keepRevalidating(anchor, "/pairs", etag, async (newer) => {
     if (newer.generated_at === drawn().generated_at) return;
     const notice = main.querySelector("#new-screen");
     notice.innerHTML = `<p>A newer screen was published ${utc(newer.generated_at)}:

@@ -9,7 +9,7 @@ import {
   ageDays, ago, closedAgo, day, days, decisive, EDGE_ZONES, esc, num, pct, positionBar, pvalue,
   ratioMove, tableWrap, utc, zoneBadge, ZONE_WORDS,
 } from "./format.js";
-import { keepChecking } from "./live.js";
+import { keepRevalidating } from "./live.js";
 
 const growth = (leg) =>
   `<span class="growth">${pct(leg.growth_pct)}</span>` +
@@ -327,12 +327,7 @@ function showStaleness(screen) {
 // Every minute, `/screen/latest` with the ETag of the screen shown: a 304 costs nothing. A
 // newer screen is offered, not forced: the reader's order and filters (in the URL) stay.
 function offerNewer(main, anchor, etag, shown, state) {
-  let held = etag;
-  keepChecking(anchor, async () => {
-    const answer = await apiIfChanged("/screen/latest", held);
-    if (answer === null) return;
-    held = answer.etag;
-    const screen = answer.body;
+  keepRevalidating(anchor, "/screen/latest", etag, async (screen, answer) => {
     if (screen.generated_at === shown.generated_at) {
       showStaleness(screen); // the same screen judged again (it turned stale): no new rows
       return;
