@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from pairscreen.engine.filtering import filter_code, rule_inputs
+from pairscreen.engine.filtering import rule_inputs
 from pairscreen.engine.guarantees import CORE_CODES
 from pairscreen.engine.screen_rules import SCREEN_RULES
 from pairscreen.market.freshness import AssetFreshness
@@ -174,17 +174,16 @@ class VerdictLog:
         values: Mapping[str, np.ndarray],
         survivors: np.ndarray,
         scores: np.ndarray,
-        reason_codes: Sequence[str] | None = None,
+        reason_codes: Sequence[str],
     ) -> None:
         """A group the filter judged (matrix rows): each pair's reason as its kind and the
         values that say it again; a reason no rule can say again is kept as text.
-        ``reason_codes``, when given, are the reasons' codes (``filter_code``) already."""
+        ``reason_codes`` are the reasons' codes (``filter_code``), computed once by the
+        caller, which counts them too."""
         n = len(reasons)
         by_code = {k.code: i for i, k in enumerate(table) if k.how == "rule"}
         kind = np.full(n, AS_TEXT, dtype=np.uint8)
         texts: dict[int, str] = {}
-        if reason_codes is None:
-            reason_codes = [filter_code(r) for r in reasons]
         codes = np.array(reason_codes, dtype=object)
         kind[codes == ""] = SURVIVOR
         for code in set(codes.tolist()) - {""}:

@@ -92,20 +92,15 @@ def adf_pvalues(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def adf_statistics(
-    x: np.ndarray, *, constant: bool, constant_row: np.ndarray | None = None
-) -> np.ndarray:
+def adf_statistics(x: np.ndarray, *, constant: bool) -> np.ndarray:
     """ADF t-statistic of every row of ``x`` (pairs, days), AIC lag search.
 
     Equal to ``adfuller(row, regression="c" if constant else "n", autolag="AIC")[0]``; NaN
     for a constant row or one with a non-finite value (statsmodels refuses both).
-    ``constant_row`` (``max == min`` per row), when the caller has it, is not computed again.
     """
     x = np.ascontiguousarray(x, dtype=float)
-    if constant_row is None:
-        high, low = x.max(axis=1), x.min(axis=1)
-        return _statistics(x, constant, high == low, _finite(high, low))
-    return _statistics(x, constant, constant_row, np.isfinite(x).all(axis=1))
+    high, low = x.max(axis=1), x.min(axis=1)
+    return _statistics(x, constant, high == low, _finite(high, low))
 
 
 def _finite(high: np.ndarray, low: np.ndarray) -> np.ndarray:
