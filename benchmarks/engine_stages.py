@@ -221,7 +221,9 @@ def _measure(n_assets: int, n_blocks: int, repeat: int, folder: Path) -> dict[st
         family = np.concatenate([part for o in outcomes for part in o.pvalues[name]])
         digest.update(name.encode() + np.sort(family).tobytes())
     for entry in sorted(entry for o in outcomes for entry in o.survivors):
-        digest.update(zlib.decompress(entry[3]) + repr(entry[:3] + entry[4:]).encode())
+        digest.update(
+            same_spelling(zlib.decompress(entry[3])) + repr(entry[:3] + entry[4:]).encode()
+        )
     stages: dict[str, float] = {}
     best_stages: dict[str, float] = {}
     per_pair: dict[str, list[tuple[int, int, bytes]]] = {}
@@ -250,6 +252,14 @@ def _measure(n_assets: int, n_blocks: int, repeat: int, folder: Path) -> dict[st
         "digest": digest.hexdigest(),
         "fields": fields,
     }
+
+
+def same_spelling(text: bytes) -> bytes:
+    """A survivor's JSON as ``json.dumps`` spells it: every number parsed back to its double
+    and written again, so two checkouts whose encoders spell a float differently (``1e-05``
+    and ``0.00001``) compare equal exactly when every number is the same double."""
+    value = json.loads(text)
+    return json.dumps(value, allow_nan=False, separators=(",", ":")).encode()
 
 
 def stage_pass(plugins, spec, tasks, seconds, values) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,6 @@ chunking gives the same screen.
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections import Counter
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import orjson
 
 from pairscreen import clock
 from pairscreen.engine.calendar import CandleMatrix
@@ -215,9 +215,14 @@ def add_result(
     leg_a, leg_b = result.legs["A"], result.legs["B"]
     history = np.asarray(leg_a.history_days).tolist()
     observations = np.asarray(leg_a.simulated_closes()).tolist()
-    scores = np.asarray(result.scores, dtype=float).tolist()
+    score_column = np.asarray(result.scores, dtype=float)
+    refuse_non_finite(
+        score=score_column,
+        growth_pct=np.concatenate([leg_a.growth_pct, leg_b.growth_pct]),
+        max_drawdown_pct=np.concatenate([leg_a.max_drawdown_pct, leg_b.max_drawdown_pct]),
+    )
+    scores = score_column.tolist()
     days = {day: day_iso(day) for day in np.unique(group.last_day[kept])}
-    encode = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode  # json.dumps's
     for j, i in enumerate(kept.tolist()):
         a = spec.assets[group.ia[i]]
         b = spec.assets[group.ib[i]]
@@ -236,11 +241,21 @@ def add_result(
                 "B": screen_leg(leg_b, j, b.ticker),
             },
         }
-        text = encode(survivor)
-        packed = zlib.compress(text.encode(), SURVIVOR_ZLIB_LEVEL)
+        # orjson: the numbers json.dumps writes (each float's shortest round-trip digits),
+        # about 25 times faster on a survivor's ~45 floats; only the spelling of floats
+        # under 1e-4 (0.00001 for 1e-05) and of non-ASCII text (raw UTF-8) differs.
+        packed = zlib.compress(orjson.dumps(survivor), SURVIVOR_ZLIB_LEVEL)
         outcome.survivors.append(
             (-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]))
         )
+
+
+def refuse_non_finite(**columns: np.ndarray) -> None:
+    """Raise for a NaN or an infinity in a survivor's numeric columns, as ``json.dumps(...,
+    allow_nan=False)`` did value by value: orjson would write it as null without a word."""
+    for name, column in columns.items():
+        if not np.isfinite(column).all():
+            raise ValueError(f"a survivor's {name} is not a finite number; JSON has no NaN")
 
 
 def pair_tasks(ra: np.ndarray, rb: np.ndarray, chunk_rows: int) -> Iterator[PairTask]:
