@@ -217,13 +217,12 @@ def _measure(n_assets: int, n_blocks: int, repeat: int, folder: Path) -> dict[st
     for outcome in outcomes:
         rejected.update(outcome.rejected)
     digest.update(json.dumps(sorted(rejected.items())).encode())
+    unpack = survivor_unpacker()
     for name in sorted(outcomes[0].pvalues):
         family = np.concatenate([part for o in outcomes for part in o.pvalues[name]])
         digest.update(name.encode() + np.sort(family).tobytes())
     for entry in sorted(entry for o in outcomes for entry in o.survivors):
-        digest.update(
-            same_spelling(zlib.decompress(entry[3])) + repr(entry[:3] + entry[4:]).encode()
-        )
+        digest.update(same_spelling(unpack(entry[3])) + repr(entry[:3] + entry[4:]).encode())
     stages: dict[str, float] = {}
     best_stages: dict[str, float] = {}
     per_pair: dict[str, list[tuple[int, int, bytes]]] = {}
@@ -252,6 +251,17 @@ def _measure(n_assets: int, n_blocks: int, repeat: int, folder: Path) -> dict[st
         "digest": digest.hexdigest(),
         "fields": fields,
     }
+
+
+def survivor_unpacker() -> Callable[[bytes], bytes]:
+    """How the checkout under measure packs a survivor, undone: zstd since issue 26's
+    serialisation work, zlib before."""
+    try:
+        from pairscreen.screening.survivor_blobs import SurvivorCodec
+    except ImportError:
+        return zlib.decompress
+    codec = SurvivorCodec()
+    return lambda blob: codec.unpack(blob).encode()
 
 
 def same_spelling(text: bytes) -> bytes:

@@ -19,7 +19,7 @@ from tests.conftest import ContractClient
 BASE = "/api/v1"
 
 PUBLISH_BIG_SCREEN = """
-import json, random, resource, sys, zlib
+import json, random, resource, sys
 from datetime import date
 from pairscreen import clock
 from pairscreen.bootstrap import build_runtime
@@ -28,12 +28,14 @@ from pairscreen.db.connection import database
 from pairscreen.runtime.published import stored_payload
 from pairscreen.screening.payload_parts import PayloadParts
 from pairscreen.screening.publish import ComputedScreen, publish_screen
+from pairscreen.screening.survivor_blobs import SurvivorCodec
 
 rng = random.Random(7)
+codec = SurvivorCodec()
 def survivor(i):  # compressed as it is made, as a screen's workers send survivors
     metrics = {f"m{k}": rng.random() for k in range(60)}
     text = json.dumps({"pair": [f"A{i}", f"B{i}"], "score": rng.random(), "metrics": metrics})
-    return zlib.compress(text.encode()), ""
+    return codec.pack(text.encode()), ""
 survivors = [survivor(i) for i in range(int(sys.argv[1]))]
 parts = PayloadParts('{"generated_at":"2026-11-27T00:00:00+00:00","survivors":[', survivors, "]}")
 rt = build_runtime(load_settings(), migrate=True)

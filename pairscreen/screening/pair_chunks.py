@@ -12,7 +12,6 @@ chunking gives the same screen.
 
 from __future__ import annotations
 
-import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chun
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.engine.windows import windows_of_rows
 from pairscreen.plugin_system.registry import Plugins
+from pairscreen.screening.survivor_blobs import SurvivorCodec
 from pairscreen.screening.verdicts import SHORT, VerdictLog, kinds
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, Filter
 from pairscreen.universe import SwapCosts, pair_sector
@@ -39,7 +39,6 @@ from pairscreen.universe import SwapCosts, pair_sector
 # settings' ``min_history_days``, or no candles); counted before the filter's own codes.
 TOO_SHORT = "insufficient_history"
 
-SURVIVOR_ZLIB_LEVEL = 1  # the fastest: about 10 µs per survivor
 PairTask = tuple[np.ndarray, np.ndarray]  # (pairs,) row indices into the matrix: legs A and B
 
 
@@ -75,8 +74,8 @@ class PairsOutcome:
 
     pairs: int = 0
     rejected: Counter[str] = field(default_factory=Counter)
-    # (-score, A, B, the survivor's JSON object, zlib-compressed): sorted, they give the
-    # published order. Compressed, a survivor holds about a third of its 1.2 KB of JSON
+    # (-score, A, B, the survivor's JSON object packed by ``survivor_blobs``): sorted, they
+    # give the published order. Compressed, a survivor holds about a third of its 1.2 KB of JSON
     # while the screen runs (200,000 survivors: 80 MB instead of 240).
     # Each survivor's p-values (``QVALUE_FIELDS`` order) follow; ties in the first three never
     # reach them, since a pair appears once.
@@ -223,6 +222,7 @@ def add_result(
     )
     scores = score_column.tolist()
     days = {day: day_iso(day) for day in np.unique(group.last_day[kept])}
+    codec = SurvivorCodec()
     for j, i in enumerate(kept.tolist()):
         a = spec.assets[group.ia[i]]
         b = spec.assets[group.ib[i]]
@@ -244,7 +244,7 @@ def add_result(
         # orjson: the numbers json.dumps writes (each float's shortest round-trip digits),
         # about 25 times faster on a survivor's ~45 floats; only the spelling of floats
         # under 1e-4 (0.00001 for 1e-05) and of non-ASCII text (raw UTF-8) differs.
-        packed = zlib.compress(orjson.dumps(survivor), SURVIVOR_ZLIB_LEVEL)
+        packed = codec.pack(orjson.dumps(survivor))
         outcome.survivors.append(
             (-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]))
         )

@@ -11,11 +11,12 @@ page index, so the whole text never needs to exist in memory at once.
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
+
+from pairscreen.screening.survivor_blobs import SurvivorCodec
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class PayloadParts:
     # members without braces, "" for none).
     survivors: Sequence[tuple[bytes, str]]
     closing: str  # from the survivors' closing ']' to the end of the object
+    codec: SurvivorCodec = field(default_factory=SurvivorCodec, compare=False, repr=False)
 
     @classmethod
     def of(cls, body: Mapping[str, Any]) -> PayloadParts:
@@ -38,8 +40,9 @@ class PayloadParts:
         after = _compact({name: body[name] for name in names[at + 1 :]})[1:]
         opening = f'{before}{"," if at else ""}"survivors":['
         closing = f"],{after}" if at + 1 < len(names) else "]}"
-        survivors = [(zlib.compress(_compact(s).encode()), "") for s in body["survivors"]]
-        return cls(opening, survivors, closing)
+        codec = SurvivorCodec()
+        survivors = [(codec.pack(_compact(s).encode()), "") for s in body["survivors"]]
+        return cls(opening, survivors, closing, codec)
 
     @property
     def n_survivors(self) -> int:
@@ -48,7 +51,7 @@ class PayloadParts:
     def survivor(self, i: int) -> str:
         """Survivor ``i``'s JSON text, as the payload lists it."""
         packed, added = self.survivors[i]
-        text = zlib.decompress(packed).decode()
+        text = self.codec.unpack(packed)
         return f"{text[:-1]},{added}}}" if added else text
 
     def pieces(self) -> Iterator[str]:
@@ -71,7 +74,7 @@ class PayloadParts:
     def with_as_of(self, day: date) -> PayloadParts:
         """The same payload with ``as_of`` as its last field."""
         closing = f'{self.closing[:-1]},"as_of":{json.dumps(day.isoformat())}}}'
-        return PayloadParts(self.opening, self.survivors, closing)
+        return PayloadParts(self.opening, self.survivors, closing, self.codec)
 
 
 def _compact(value: object) -> str:
