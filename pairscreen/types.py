@@ -212,6 +212,10 @@ class PairPanel:
     # (pairs, days) float64: what a swap costs on each day on top of the strategy's fee
     # (slippage and impact, as a fraction of the amount swapped); None when nothing is set.
     slippage: np.ndarray | None = None
+    # (pairs,) int per leg (A, B): rows whose legs carry the same id hold the same asset's
+    # closes and volumes, column for column (a screen's panel: the asset's row of its
+    # calendar matrix); None when nothing says so. Lets :meth:`each_leg` compute per asset.
+    leg_ids: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_pairs(self) -> int:
@@ -226,6 +230,22 @@ class PairPanel:
         """``ln(close_A / close_B)``, shape (pairs, days)."""
         # numpy types ufuncs on untyped-dtype arrays as Any
         return cast(np.ndarray, np.log(self.close_a / self.close_b))
+
+    @cached_property
+    def _recent_log_ratio(self) -> tuple[int, np.ndarray]:
+        """The log-ratios from ``H``'s first column on, and that column: all the window metrics
+        read. A screen's panel also holds its backtest's older days, which only the survivors
+        need, so every pair's metrics take the logarithm of ~540 of its ~900 days only (the
+        same floats: a logarithm is taken value by value)."""
+        start = min(self.band_window.start, self.metric_window.start)
+        if "log_ratio" in self.__dict__:  # already taken whole: a view of it
+            return start, self.log_ratio[:, start:]
+        recent = np.log(self.close_a[:, start:] / self.close_b[:, start:])
+        return start, cast(np.ndarray, recent)
+
+    def _log_ratio_of(self, span: CalendarWindow) -> np.ndarray:
+        start, recent = self._recent_log_ratio
+        return recent[:, span.start - start : span.stop - start]
 
     @cached_property
     def day_offsets(self) -> np.ndarray:
@@ -278,16 +298,16 @@ class PairPanel:
     def window(self) -> np.ndarray:
         """``W``: the log-ratios of the ``window_days`` calendar days ending at the last close,
         the current one included (the last ``window_days`` values for daily closes)."""
-        return self.log_ratio[:, self.metric_window.columns]
+        return self._log_ratio_of(self.metric_window)
 
     @property
     def band_history(self) -> np.ndarray:
         """``H``: the log-ratios of the ``window_days`` calendar days before the last close."""
-        return self.log_ratio[:, self.band_window.columns]
+        return self._log_ratio_of(self.band_window)
 
     @property
     def r_current(self) -> np.ndarray:
-        return self.log_ratio[:, -1]
+        return self._recent_log_ratio[1][:, -1]
 
     @property
     def swap_slippage(self) -> np.ndarray:
@@ -309,6 +329,42 @@ class PairPanel:
             self.cache[key] = compute()
         return cast(_T, self.cache[key])  # what compute() returned for this key
 
+    def each_leg(
+        self, compute: Callable[[np.ndarray], tuple[np.ndarray, ...]], columns: slice
+    ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """``compute(close_a[:, columns])`` and ``compute(close_b[:, columns])``, each a tuple
+        of arrays with one row per pair, computed once per distinct asset of the panel.
+
+        ``compute`` must work row by row (a row's results depend on that row alone), so each
+        distinct asset's closes give every row naming it the very same floats. A screen's
+        panel is a few assets against many (pairs ``(i, j)`` in order), so about half its
+        legs repeat; where :attr:`leg_ids` is unknown every row is computed. Results may be
+        read-only views shared between rows (a leg common to every row is broadcast).
+        """
+        close_a, close_b = self.close_a[:, columns], self.close_b[:, columns]
+        if self.leg_ids is None:
+            return compute(close_a), compute(close_b)
+        ids = np.concatenate(self.leg_ids)
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        n = self.n_pairs
+        if first.size == ids.size:
+            return compute(close_a), compute(close_b)
+        # Each distinct asset's closes from the first row naming it, in the order of the ids.
+        distinct = np.empty((first.size, close_a.shape[1]))
+        in_a = first < n
+        distinct[in_a] = close_a[first[in_a]]
+        distinct[~in_a] = close_b[first[~in_a] - n]
+        results = compute(distinct)
+
+        def expand(rows: np.ndarray) -> tuple[np.ndarray, ...]:
+            if rows.size and (rows == rows[0]).all():  # one asset: every row is the same
+                return tuple(
+                    np.broadcast_to(r[rows[0]], (rows.size, *r.shape[1:])) for r in results
+                )
+            return tuple(r[rows] for r in results)
+
+        return expand(inverse[:n]), expand(inverse[n:])
+
     def flipped(self) -> PairPanel:
         """The same pairs in the other orientation (B/A), for the mirror backtest leg."""
         return replace(
@@ -319,6 +375,7 @@ class PairPanel:
             close_b=self.close_a,
             volume_a=self.volume_b,
             volume_b=self.volume_a,
+            leg_ids=None if self.leg_ids is None else self.leg_ids[::-1],
             cache={},
         )
 
@@ -336,6 +393,7 @@ class PairPanel:
             volume_a=self.volume_a[idx],
             volume_b=self.volume_b[idx],
             slippage=None if self.slippage is None else self.slippage[idx],
+            leg_ids=None if self.leg_ids is None else (self.leg_ids[0][idx], self.leg_ids[1][idx]),
             cache={},
         )
 

@@ -79,6 +79,7 @@ class CandleMatrix:
                 volume_a=self.volume[:, cut][ia],
                 volume_b=self.volume[:, cut][ib],
                 window_days=window_days,
+                leg_ids=(ia, ib),
             )
         after = np.cumsum(common[:, ::-1], axis=1, dtype=np.int32)[:, ::-1]
         _, flat = np.nonzero(common & (after <= days))
@@ -93,6 +94,7 @@ class CandleMatrix:
             volume_a=self.volume[rows_a, cols],
             volume_b=self.volume[rows_b, cols],
             window_days=window_days,
+            leg_ids=(ia, ib),
         )
 
     def _names(self, rows: np.ndarray) -> tuple[str, ...]:

@@ -22,9 +22,36 @@ def window_log_closes(panel: PairPanel) -> tuple[np.ndarray, np.ndarray]:
 
     def compute() -> tuple[np.ndarray, np.ndarray]:
         first = max(panel.metric_window.start - 1, 0)
-        return np.log(panel.close_a[:, first:]), np.log(panel.close_b[:, first:])
+        (log_a,), (log_b,) = panel.each_leg(_logs, slice(first, None))
+        return log_a, log_b
 
     return panel.cached("window_log_closes", compute)
+
+
+def centred_window_logs(
+    panel: PairPanel,
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Per leg: its log closes over ``W`` minus their mean, and their sum of squares (what
+    both Engle-Granger regressions share), each computed once per distinct asset."""
+
+    def compute() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        closes = panel.metric_window.observations
+        (centred_a, squares_a), (centred_b, squares_b) = panel.each_leg(
+            _centred_logs, slice(panel.n_days - closes, None)
+        )
+        return (centred_a, squares_a), (centred_b, squares_b)
+
+    return panel.cached("centred_window_logs", compute)
+
+
+def _logs(closes: np.ndarray) -> tuple[np.ndarray]:
+    return (np.log(closes),)
+
+
+def _centred_logs(closes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    logs = np.log(closes)
+    centred = logs - logs.mean(axis=1, keepdims=True)
+    return centred, (centred * centred).sum(axis=1)
 
 
 def window_logs(panel: PairPanel) -> tuple[np.ndarray, np.ndarray]:

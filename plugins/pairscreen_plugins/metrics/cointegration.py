@@ -27,7 +27,7 @@ import numpy as np
 
 from pairscreen import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._adf import adf_statistics, mackinnon_pvalue
-from pairscreen_plugins.metrics._log_prices import window_logs
+from pairscreen_plugins.metrics._log_prices import centred_window_logs
 
 # statsmodels' ``coint`` skips the ADF and reports -inf when R^2 >= 1 - 100 sqrt(eps).
 _COLLINEAR_R2 = 1.0 - 100.0 * float(np.sqrt(np.finfo(np.double).eps))
@@ -53,6 +53,15 @@ def engle_granger_both(
     centred_b = log_b - log_b.mean(axis=1, keepdims=True)
     saa = (centred_a * centred_a).sum(axis=1)
     sbb = (centred_b * centred_b).sum(axis=1)
+    return engle_granger_centred((centred_a, saa), (centred_b, sbb))
+
+
+def engle_granger_centred(
+    leg_a: tuple[np.ndarray, np.ndarray], leg_b: tuple[np.ndarray, np.ndarray]
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """:func:`engle_granger_both` from each leg's centred log prices and their sum of
+    squares (which a panel computes once per asset: ``centred_window_logs``)."""
+    (centred_a, saa), (centred_b, sbb) = leg_a, leg_b
     sab = (centred_b * centred_a).sum(axis=1)
     return (
         _engle_granger(centred_a, centred_b, sbb, saa, sab),
@@ -123,8 +132,7 @@ class CointegrationMetric:
     )
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
-        log_a, log_b = window_logs(panel)
-        (p_ab, slope_ab), (p_ba, slope_ba) = engle_granger_both(log_a, log_b)
+        (p_ab, slope_ab), (p_ba, slope_ba) = engle_granger_centred(*centred_window_logs(panel))
         return {
             "coint_pvalue": np.maximum(p_ab, p_ba),
             "coint_pvalue_ab": p_ab,
