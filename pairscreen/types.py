@@ -284,12 +284,12 @@ class PairPanel:
         offsets = self.day_offsets
         return float(offsets[span.start] - offsets[span.stop - 1]) / (span.observations - 1)
 
-    @property
+    @cached_property
     def metric_window(self) -> CalendarWindow:
         """``W``'s span: the ``window_days`` calendar days ending at the last close."""
         return self.calendar_window(self.window_days)
 
-    @property
+    @cached_property
     def band_window(self) -> CalendarWindow:
         """``H``'s span: the ``window_days`` calendar days before the last close."""
         return self.calendar_window(self.window_days, before=1)

@@ -74,10 +74,10 @@ class CandleMatrix:
                 a=self._names(ia),
                 b=self._names(ib),
                 dates=np.broadcast_to(self.calendar[cut], (n, days)),
-                close_a=self.close[:, cut][ia],
-                close_b=self.close[:, cut][ib],
-                volume_a=self.volume[:, cut][ia],
-                volume_b=self.volume[:, cut][ib],
+                close_a=_leg_rows(self.close, ia, cut),
+                close_b=_leg_rows(self.close, ib, cut),
+                volume_a=_leg_rows(self.volume, ia, cut),
+                volume_b=_leg_rows(self.volume, ib, cut),
                 window_days=window_days,
                 leg_ids=(ia, ib),
             )
@@ -152,6 +152,16 @@ class CandleMatrix:
             _, inverse = np.unique(key, axis=0, return_inverse=True)
             group[other] = inverse.reshape(-1) + 1  # group 0: the full rows
         return Spans(history, last_day, keep, group, closes)
+
+
+def _leg_rows(values: np.ndarray, rows: np.ndarray, cut: slice) -> np.ndarray:
+    """``values[rows, cut]``: a copy, or, when every pair names the same asset, its one row
+    broadcast (read-only, nothing copied)."""
+    if rows.size > 1 and bool((rows == rows[0]).all()):
+        row = values[rows[0], cut]
+        return np.broadcast_to(row, (rows.size, row.shape[0]))
+    gathered: np.ndarray = values[:, cut][rows]
+    return gathered
 
 
 @dataclass(frozen=True, eq=False)

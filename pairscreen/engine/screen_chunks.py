@@ -13,6 +13,7 @@ import numpy as np
 
 from pairscreen.engine.evaluate import MetricValues, compute_metrics, run_legs
 from pairscreen.engine.filtering import FilterChoice, filter_fields, filter_reasons
+from pairscreen.engine.panel_rows import PairRows
 from pairscreen.engine.required_fields import CORE_FIELDS
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.plugin_system.registry import OutOfContract, Plugins, blamed
@@ -33,7 +34,8 @@ DECIDE_ROWS = 500
 
 @dataclass(frozen=True)
 class ChunkJob:
-    panel: PairPanel
+    # The chunk's pairs: a panel, or a screen's group whose panels are cut when needed.
+    panel: PairRows
     history_days: np.ndarray  # (pairs,) full common history of each row
     depegged: np.ndarray  # (pairs,) bool
     screen_filter: FilterChoice
@@ -50,6 +52,7 @@ class ChunkResult:
     survivors: np.ndarray  # row indices into the chunk
     scores: np.ndarray  # per survivor
     legs: dict[str, BacktestBatch]  # per survivor
+    survivor_panel: PairPanel | None = None  # the survivors' rows (None without any)
 
 
 def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
@@ -90,14 +93,15 @@ def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
     strategy = plugins.strategies.get(job.strategy)
     with blamed(plugins.strategies.owner(job.strategy), f"strategy {job.strategy!r}"):
         legs = run_legs(strategy, survivors, job.bt_days)
-    return ChunkResult(metrics, reasons, keep, scores, legs)
+    return ChunkResult(metrics, reasons, keep, scores, legs, survivors)
 
 
-def deciding_metrics(plugins: Plugins, panel: PairPanel, deciding: list[Metric]) -> MetricValues:
+def deciding_metrics(plugins: Plugins, panel: PairRows, deciding: list[Metric]) -> MetricValues:
     """``deciding`` on the panel, :data:`DECIDE_ROWS` rows at a time (a metric gives each
     pair the same numbers in any panel, so the slices' values simply follow each other)."""
     if panel.n_pairs <= DECIDE_ROWS:
-        return compute_metrics(plugins, panel, deciding, strict=True)
+        whole = panel if isinstance(panel, PairPanel) else panel.rows(slice(None))
+        return compute_metrics(plugins, whole, deciding, strict=True)
     # One slice at a time: each slice's cache (its log-ratios, sorts, percentiles) goes as
     # soon as its metrics are computed, so a job's peak memory does not grow with its slices.
     parts = [
@@ -110,8 +114,9 @@ def deciding_metrics(plugins: Plugins, panel: PairPanel, deciding: list[Metric])
     return MetricValues(values, parts[0].fields, parts[0].missing)
 
 
-def row_slice(panel: PairPanel, start: int, stop: int) -> PairPanel:
-    """Rows ``start:stop`` of the panel as views (no copy), with a cache of their own."""
+def row_slice(panel: PairRows, start: int, stop: int) -> PairPanel:
+    """Rows ``start:stop`` of the panel (of a panel: views, no copy), with a cache of their
+    own."""
     return panel.rows(slice(start, stop))
 
 

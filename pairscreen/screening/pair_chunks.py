@@ -23,9 +23,10 @@ import orjson
 
 from pairscreen import clock
 from pairscreen.engine.calendar import CandleMatrix
-from pairscreen.engine.costs import leg_slippage, with_costs
+from pairscreen.engine.costs import leg_slippage
 from pairscreen.engine.evaluate import leg_breakeven_fee
 from pairscreen.engine.filtering import FilterChoice, filter_code
+from pairscreen.engine.panel_rows import PanelRows
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.engine.windows import windows_of_rows
@@ -149,10 +150,22 @@ def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[Gro
         rows = np.flatnonzero(group == g)
         ga, gb = ia[rows], ib[rows]
         days = int(closes[rows[0]])
-        panel = spec.matrix.panel(ga, gb, keep[rows], days, spec.window_days)
-        if not spec.costs.is_zero:
-            slippage = leg_slippage(spec.costs, spec.assets)
-            panel = with_costs(panel, spec.costs, slippage[ga], slippage[gb])
+        slippage = (
+            np.zeros(len(spec.assets))
+            if spec.costs.is_zero
+            else leg_slippage(spec.costs, spec.assets)
+        )
+        panel = PanelRows(
+            spec.matrix,
+            ga,
+            gb,
+            keep[rows],
+            days,
+            spec.window_days,
+            spec.costs,
+            slippage[ga],
+            slippage[gb],
+        )
         if spec.any_depeg:
             legs = tuple(spec.depegs[a] + spec.depegs[b] for a, b in zip(ga, gb, strict=True))
         else:  # the usual case, without a loop over the pairs
@@ -210,7 +223,9 @@ def add_result(
     # Column by column, then one dict per survivor: the same JSON as a survivor at a time.
     entries = np.arange(kept.size)
     metrics = result.metrics.rows(kept)
-    windows = windows_of_rows(group.job.panel, kept, result.legs["A"], entries)
+    if result.survivor_panel is None:
+        raise ValueError("a chunk with survivors came back without their panel")
+    windows = windows_of_rows(result.survivor_panel, entries, result.legs["A"], entries)
     leg_a, leg_b = result.legs["A"], result.legs["B"]
     history = np.asarray(leg_a.history_days).tolist()
     observations = np.asarray(leg_a.simulated_closes()).tolist()

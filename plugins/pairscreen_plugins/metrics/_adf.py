@@ -92,13 +92,20 @@ def adf_pvalues(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def adf_statistics(x: np.ndarray, *, constant: bool) -> np.ndarray:
+def adf_statistics(
+    x: np.ndarray, *, constant: bool, finite_and_varying: bool = False
+) -> np.ndarray:
     """ADF t-statistic of every row of ``x`` (pairs, days), AIC lag search.
 
     Equal to ``adfuller(row, regression="c" if constant else "n", autolag="AIC")[0]``; NaN
-    for a constant row or one with a non-finite value (statsmodels refuses both).
+    for a constant row or one with a non-finite value (statsmodels refuses both). A caller
+    that knows every row to be finite and not constant says so, and the check (two passes
+    over ``x``) is skipped.
     """
     x = np.ascontiguousarray(x, dtype=float)
+    if finite_and_varying:
+        everything = np.ones(x.shape[0], dtype=bool)
+        return _statistics(x, constant, ~everything, everything)
     high, low = x.max(axis=1), x.min(axis=1)
     return _statistics(x, constant, high == low, _finite(high, low))
 

@@ -82,10 +82,12 @@ def _engle_granger(
     tested = usable & ~collinear
     tstat = np.full(y.shape[0], np.nan)
     tstat[collinear] = -np.inf
+    # A tested row's residuals are finite (both legs and the slope are) and vary (constant
+    # residuals would make R^2 one, a collinear row): the ADF need not check.
     if tested.all():  # the usual case: the residuals as they are, no copy
-        tstat = adf_statistics(resid, constant=False)
+        tstat = adf_statistics(resid, constant=False, finite_and_varying=True)
     elif tested.any():
-        tstat[tested] = adf_statistics(resid[tested], constant=False)
+        tstat[tested] = adf_statistics(resid[tested], constant=False, finite_and_varying=True)
     return mackinnon_pvalue(tstat, n_series=2), slope
 
 
