@@ -51,14 +51,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "91d0fd2"  # main before the engine work of issue 26
-BLOCK = 2000  # pairs sampled together (the largest task of either checkout)
+BLOCK = 4000  # pairs sampled together (the largest task of either checkout)
 DAYS = 1100
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assets", type=int, default=1000)
-    parser.add_argument("--blocks", type=int, default=5, help="blocks of 2,000 pairs timed")
+    parser.add_argument("--blocks", type=int, default=5, help="blocks of 4,000 pairs timed")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--rounds",

@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 
 SCREEN_BT_DAYS = 360
 EXECUTORS = ("local", "dask")
-CHUNK_PAIRS = 2000  # pairs a worker takes at a time at most: bounds each worker's memory
+CHUNK_PAIRS = 4000  # pairs a worker takes at a time at most: bounds each worker's memory
 TASKS_PER_WORKER = 4  # a small screen is cut finer, so that every worker has work to the end
 
 
