@@ -228,8 +228,18 @@ class PairPanel:
     @cached_property
     def log_ratio(self) -> np.ndarray:
         """``ln(close_A / close_B)``, shape (pairs, days)."""
-        # numpy types ufuncs on untyped-dtype arrays as Any
-        return cast(np.ndarray, np.log(self.close_a / self.close_b))
+        recent = self.__dict__.get("_recent_log_ratio")
+        if recent is None:
+            # numpy types ufuncs on untyped-dtype arrays as Any
+            return cast(np.ndarray, np.log(self.close_a / self.close_b))
+        # The windows' log-ratios are taken already: only the older days are added, and the
+        # windows become views of the whole array, so the panel holds one copy, not two.
+        start, tail = recent
+        whole = np.empty(self.close_a.shape)
+        whole[:, start:] = tail
+        whole[:, :start] = np.log(self.close_a[:, :start] / self.close_b[:, :start])
+        self.__dict__["_recent_log_ratio"] = (start, whole[:, start:])
+        return whole
 
     @cached_property
     def _recent_log_ratio(self) -> tuple[int, np.ndarray]:

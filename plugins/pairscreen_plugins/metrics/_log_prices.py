@@ -32,16 +32,13 @@ def centred_window_logs(
     panel: PairPanel,
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Per leg: its log closes over ``W`` minus their mean, and their sum of squares (what
-    both Engle-Granger regressions share), each computed once per distinct asset."""
-
-    def compute() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-        closes = panel.metric_window.observations
-        (centred_a, squares_a), (centred_b, squares_b) = panel.each_leg(
-            _centred_logs, slice(panel.n_days - closes, None)
-        )
-        return (centred_a, squares_a), (centred_b, squares_b)
-
-    return panel.cached("centred_window_logs", compute)
+    both Engle-Granger regressions share), each computed once per distinct asset. Not kept
+    on the panel: the cointegration metric alone reads them, once."""
+    closes = panel.metric_window.observations
+    (centred_a, squares_a), (centred_b, squares_b) = panel.each_leg(
+        _centred_logs, slice(panel.n_days - closes, None)
+    )
+    return (centred_a, squares_a), (centred_b, squares_b)
 
 
 def _logs(closes: np.ndarray) -> tuple[np.ndarray]:
