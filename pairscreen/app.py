@@ -27,7 +27,9 @@ from pairscreen.api.contract import SpecDocuments, SpecMiddleware
 from pairscreen.api.guards import GuardMiddleware
 from pairscreen.api.ops import OpsMiddleware, RouteMiddleware
 from pairscreen.api.parameters import NamedParameterValidator
+from pairscreen.api.security import bearer_info
 from pairscreen.api.service import Service, ServiceMiddleware
+from pairscreen.api.signatures import SignatureFixingResolver, fix_signature
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
 from pairscreen.db.connection import UNAVAILABLE_ERRORS, database
@@ -97,8 +99,10 @@ def create_app(
     )
     # The website at / and /static/, inside the error handlers (a missing file is a plain 404).
     app.add_middleware(WebsiteMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER)
+    fix_signature(bearer_info)  # read twice a request by connexion's security check
     app.add_api(
         spec_file,
+        resolver=SignatureFixingResolver(),
         strict_validation=True,
         validator_map={"parameter": NamedParameterValidator, "body": body_validators()},
         validate_responses=validate_responses,
