@@ -146,15 +146,13 @@ def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[Gro
     group, closes, keep = spans.group[usable], spans.closes[usable], spans.keep[usable]
     outcome.saw_days(last_day)
     groups: list[GroupJob] = []
+    slippage = (  # each asset's, once for every group of the chunk
+        np.zeros(len(spec.assets)) if spec.costs.is_zero else leg_slippage(spec.costs, spec.assets)
+    )
     for g in np.unique(group):
         rows = np.flatnonzero(group == g)
         ga, gb = ia[rows], ib[rows]
         days = int(closes[rows[0]])
-        slippage = (
-            np.zeros(len(spec.assets))
-            if spec.costs.is_zero
-            else leg_slippage(spec.costs, spec.assets)
-        )
         panel = PanelRows(
             spec.matrix,
             ga,

@@ -46,8 +46,12 @@ def _logs(closes: np.ndarray) -> tuple[np.ndarray]:
 
 
 def _centred_logs(closes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    logs = np.log(closes)
-    centred = logs - logs.mean(axis=1, keepdims=True)
+    return centred_rows(np.log(closes))
+
+
+def centred_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row minus its mean, and the sum of squares of the result (per row)."""
+    centred = values - values.mean(axis=1, keepdims=True)
     return centred, (centred * centred).sum(axis=1)
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from pairscreen import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._adf import adf_statistics, mackinnon_pvalue
-from pairscreen_plugins.metrics._log_prices import centred_window_logs
+from pairscreen_plugins.metrics._log_prices import centred_rows, centred_window_logs
 
 # statsmodels' ``coint`` skips the ADF and reports -inf when R^2 >= 1 - 100 sqrt(eps).
 _COLLINEAR_R2 = 1.0 - 100.0 * float(np.sqrt(np.finfo(np.double).eps))
@@ -49,11 +49,7 @@ def engle_granger_both(
     The two orders share the centred legs and their sums of squares and cross products
     (a product and its mirror are the same float), so those are computed once.
     """
-    centred_a = log_a - log_a.mean(axis=1, keepdims=True)
-    centred_b = log_b - log_b.mean(axis=1, keepdims=True)
-    saa = (centred_a * centred_a).sum(axis=1)
-    sbb = (centred_b * centred_b).sum(axis=1)
-    return engle_granger_centred((centred_a, saa), (centred_b, sbb))
+    return engle_granger_centred(centred_rows(log_a), centred_rows(log_b))
 
 
 def engle_granger_centred(
