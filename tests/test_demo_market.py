@@ -20,7 +20,7 @@ from pairscreen_plugins.market import demo
 from pairscreen import Asset, clock
 from pairscreen.universe import load_demo_universe
 
-TODAY = datetime.now(UTC).date()
+TODAY = clock.today()
 LAST_CLOSED = TODAY - timedelta(days=1)  # today's candle is still forming: never served
 REASONS = ("insufficient_history", "hurst", "adf", "range_width", "touches")
 
@@ -117,7 +117,7 @@ def test_deterministic_and_stable_when_a_day_is_added(universe, monkeypatch):
 
     first, again = fetch(TODAY), fetch(TODAY)
     other_seed = fetch(TODAY, seed=12345)
-    a_day_later = datetime.now(UTC) + timedelta(days=1)
+    a_day_later = clock.now() + timedelta(days=1)
     monkeypatch.setattr(clock, "now", lambda: a_day_later)  # today's candle has closed
     tomorrow = fetch(TODAY + timedelta(days=1))
     for ticker, c in first.items():
