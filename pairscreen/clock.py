@@ -17,25 +17,29 @@ from datetime import UTC, date, datetime, timedelta
 SHIFT_VARIABLE = "PAIRSCREEN_CLOCK_SHIFT"
 
 
-def shift() -> timedelta:
-    """How far ``PAIRSCREEN_CLOCK_SHIFT`` moves the clock (zero when unset or empty).
+def seconds_of(text: str) -> float:
+    """A shift's text as seconds; :class:`ValueError` unless it is a finite number."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
 
-    Raises :class:`ValueError` naming the variable when its value is not a finite number of
-    seconds: a clock that silently ignored a typo would date everything wrongly.
+
+def shift() -> timedelta:
+    """How far ``PAIRSCREEN_CLOCK_SHIFT`` moves the clock (zero when unset).
+
+    The one variable read outside ``pairscreen.config``: the clock sits below every layer
+    (row timestamps included) and must follow the environment a process was started with.
+    A bad value raises :class:`ValueError` naming it (``load_settings`` reports it first):
+    a clock that ignored a typo would date everything wrongly.
     """
     text = os.environ.get(SHIFT_VARIABLE, "").strip()
     if not text:
         return timedelta(0)
     try:
-        seconds = float(text)
+        return timedelta(seconds=seconds_of(text))
     except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds):
-        raise ValueError(
-            f"{SHIFT_VARIABLE}={text!r} is not a number of seconds (e.g. -86400 for one day "
-            "earlier); unset it to use the system clock"
-        )
-    return timedelta(seconds=seconds)
+        raise ValueError(f"{SHIFT_VARIABLE} must be a number of seconds, got {text!r}") from None
 
 
 def shift_to(moment: datetime, *, system_now: datetime | None = None) -> str:
