@@ -54,6 +54,12 @@ def now() -> datetime:
     return datetime.now(UTC) + shift()
 
 
+def on_system_clock(moment: datetime) -> datetime:
+    """``moment`` of the service's clock as the system clock reads it, for timers that wait
+    on the system clock (the worker's scheduler)."""
+    return moment - shift()
+
+
 def today(at: datetime | None = None) -> date:
     return (at or now()).astimezone(UTC).date()
 

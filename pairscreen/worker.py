@@ -286,7 +286,7 @@ class Worker:
             "interval",
             seconds=o.deliver_every,
             id="deliver",
-            next_run_time=now,
+            next_run_time=clock.on_system_clock(now),
         )
 
     def _periodic(
@@ -308,7 +308,7 @@ class Worker:
             "interval",
             seconds=every.total_seconds(),
             id=job_id or name,
-            next_run_time=first,
+            next_run_time=clock.on_system_clock(first),
         )
 
     def _job(
@@ -399,7 +399,7 @@ class Worker:
 
     def _wake_delivery(self) -> None:
         with contextlib.suppress(Exception):  # the scheduler may be stopping
-            self.scheduler.modify_job("deliver", next_run_time=clock.now())
+            self.scheduler.modify_job("deliver", next_run_time=clock.on_system_clock(clock.now()))
 
 
 def _hours(every: timedelta) -> str:
