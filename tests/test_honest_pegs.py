@@ -75,7 +75,7 @@ def test_a_token_price_years_old_is_unknown_with_its_age_and_opens_no_event(tmp_
     assert PegSample.select().count() == 73
     assert PegEvent.select().count() == 0
     expected = f"PAXG: token price {(now - observed).days:,} days old (the close of {LAST_CLOSE}"
-    status = peg_status(PAXG)
+    status = peg_status(PAXG, rt.universe)
     assert status["status"] == "unknown" and status["reason"].startswith(expected)
     assert status["active_event"] is False and status["unhealthy_since"] is None
     assert reports[-1].unknown_reasons() == [reports[-1].readings[0].reason]
@@ -113,7 +113,7 @@ def test_a_reference_observed_hours_from_the_token_close_is_unknown(tmp_path, mo
     sample_pegs(rt, at)
     (row,) = PegSample.select()
     assert row.status == "unknown" and "3.0 h apart" in row.reason
-    assert "3.0 h apart" in peg_status(PAXG)["reason"]
+    assert "3.0 h apart" in peg_status(PAXG, rt.universe)["reason"]
 
 
 def test_a_market_close_time_makes_a_close_comparable_with_a_quote_of_that_time(

@@ -57,7 +57,7 @@ def test_a_weekend_of_stale_equity_references_never_raises_a_depeg(tmp_path):
     statuses = {s.status for s in PegSample.select()}
     assert statuses == {"unknown"}
     assert PegEvent.select().count() == 0 and unhealthy_since("AAPLx") is None
-    assert peg_status(AAPLX)["status"] == "unknown"
+    assert peg_status(AAPLX, rt.universe)["status"] == "unknown"
     # Monday: the market price is Sunday's close (+8 %), the reference fresh in the session
     monday = read_peg(rt, AAPLX, datetime(2025, 3, 10, 16, tzinfo=UTC), candles)
     assert monday.status == "unhealthy" and monday.drift_pct > 1.5
