@@ -79,7 +79,9 @@ def test_one_sample_per_ticker_and_time_the_first_one_stays(tmp_path):
 
 
 def test_retention_deletes_old_samples(tmp_path, monkeypatch):
-    rt = peg_runtime(tmp_path, equity_universe())
+    monkeypatch.setattr(clock, "now", lambda: datetime(2025, 3, 5, 16, tzinfo=UTC))
+    candles = {"AAPLx": daily("AAPLx", "2025-03-05", [240.0, 241.0])}
+    rt = peg_runtime(tmp_path, equity_universe(), candles=candles)
     old = clock.now() - timedelta(days=3)
     PegSample.create(ticker="AAPLx", sampled_at=old, status="healthy", threshold_pct=1.5)
     monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "2")

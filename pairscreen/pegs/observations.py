@@ -44,15 +44,16 @@ class Observed:
         self, ticker: str, reference: str, sampled_at: datetime, limit: timedelta, at: datetime
     ) -> str:
         """Which price is older than ``limit`` at ``at``, one sentence naming the asset:
-        ``PAXG: reference XAU last observed 2023-12-29T21:00:00+00:00, 700 days ago (its
-        class allows 5 days)``; "" when neither is."""
+        ``PAXG: reference XAU last observed 2023-12-30T00:00:00+00:00, 700 days ago (its
+        class allows 5 days)``; "" when none is. A price the sample did not have is not named;
+        a sample stored without its moments says when it was compared."""
+        moments = [("token price", self.token), (f"reference {reference}", self.reference)]
+        if self.token is None and self.reference is None:
+            moments = [("prices compared", sampled_at)]
         parts = [
             f"{what} last observed {clock.iso(moment)}, {age_text(at - moment)} ago"
-            for what, moment in (
-                ("token price", self.token or sampled_at),
-                (f"reference {reference}", self.reference or sampled_at),
-            )
-            if at - moment > limit
+            for what, moment in moments
+            if moment is not None and at - moment > limit
         ]
         if not parts:
             return ""
