@@ -51,9 +51,7 @@ def quotes(path: Path, rows: list[tuple[datetime, float]]) -> None:
     write(path, "timestamp,price\n" + "".join(f"{t.isoformat()},{p}\n" for t, p in rows))
 
 
-def test_a_token_price_years_old_is_unknown_with_its_age_and_opens_no_event(
-    tmp_path, monkeypatch
-):
+def test_a_token_price_years_old_is_unknown_with_its_age_and_opens_no_event(tmp_path, monkeypatch):
     """The last PAXG close (2023-06-30) against a fresh hourly gold quote 28 % away: before,
     that read as an unhealthy drift and three days of it opened a depeg event. The close is
     one observation: it is stored once, not once an hour."""

@@ -293,7 +293,12 @@ def _reconcile(
             if run.ended == "stale":
                 last = run.unhealthy[-1]
                 row.end_reason = last.observed.stale_reason(
-                    watched.ticker, watched.reference, last.sampled_at, watched.limit, at
+                    watched.ticker,
+                    watched.reference,
+                    last.sampled_at,
+                    watched.limit,
+                    at,
+                    newest_observed(samples),
                 )
             changes.append(_change(row, "closed"))
         if row.is_dirty():
@@ -307,6 +312,13 @@ def _reconcile(
             row.save()
             changes.append(_change(row, "closed"))
     return changes
+
+
+def newest_observed(samples: Iterable[Sample]) -> Observed:
+    """The newest token and reference observations among ``samples``."""
+    tokens = [s.token_observed_at for s in samples if s.token_observed_at is not None]
+    references = [s.reference_observed_at for s in samples if s.reference_observed_at]
+    return Observed(max(tokens, default=None), max(references, default=None))
 
 
 def _match(

@@ -41,24 +41,41 @@ class Observed:
         return (min(known) if known else sampled_at) + limit
 
     def stale_reason(
-        self, ticker: str, reference: str, sampled_at: datetime, limit: timedelta, at: datetime
+        self,
+        ticker: str,
+        reference: str,
+        sampled_at: datetime,
+        limit: timedelta,
+        at: datetime,
+        newest: Observed | None = None,
     ) -> str:
-        """Which price is older than ``limit`` at ``at``, one sentence naming the asset:
-        ``PAXG: reference XAU last observed 2023-12-30T00:00:00+00:00, 700 days ago (its
-        class allows 5 days)``; "" when none is. A price the sample did not have is not named;
-        a sample stored without its moments says when it was compared."""
-        moments = [("token price", self.token), (f"reference {reference}", self.reference)]
-        if self.token is None and self.reference is None:
-            moments = [("prices compared", sampled_at)]
-        parts = [
-            f"{what} last observed {clock.iso(moment)}, {age_text(at - moment)} ago"
-            for what, moment in moments
-            if moment is not None and at - moment > limit
-        ]
-        if not parts:
+        """Why a sample of these prices no longer holds at ``at``, one sentence naming the
+        asset and the price that stopped: ``PAXG: reference XAU last observed
+        2023-12-30T00:00:00+00:00, 700 days ago (its class allows 5 days)``; "" while it
+        holds. ``newest`` (the newest observations since) leaves out a price observed again
+        after the sample; when both were, the two were not comparable since."""
+        if at <= self.stale_at(sampled_at, limit):
             return ""
         days = limit // timedelta(days=1)
-        return f"{ticker}: {'; '.join(parts)} (its class allows {days} day{_s(days)})"
+        allows = f"(its class allows {days} day{_s(days)})"
+        newest = newest or self
+        stopped = [
+            (what, moment)
+            for what, moment, since in (
+                ("token price", self.token, newest.token),
+                (f"reference {reference}", self.reference, newest.reference),
+            )
+            if moment is not None and not _later(since, moment) and at - moment > limit
+        ]
+        if not stopped:
+            return (
+                f"{ticker}: token and reference last compared {clock.iso(sampled_at)}, "
+                f"{age_text(at - sampled_at)} ago {allows}"
+            )
+        parts = [
+            f"{what} last observed {clock.iso(t)}, {age_text(at - t)} ago" for what, t in stopped
+        ]
+        return f"{ticker}: {'; '.join(parts)} {allows}"
 
 
 def _later(new: datetime | None, old: datetime | None) -> bool:

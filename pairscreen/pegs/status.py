@@ -93,23 +93,22 @@ def last_observed(ticker: str) -> Observed:
 def stale_reason(
     universe: Universe, ticker: str, asset_class: str, at: datetime, *, compared: bool = True
 ) -> str:
-    """Why ``ticker``'s newest comparison (``compared=False``: its newest sample) no longer
-    holds at ``at``: a price it had is past the class's staleness limit; one sentence, ""
-    when it holds or there is no such sample."""
+    """Why ``ticker``'s newest comparison no longer holds at ``at`` (a price it compared is
+    past the class's staleness limit and was not observed since); one sentence, "" when it
+    holds. ``compared=False``: without a comparison, its newest sample's prices are judged."""
     query = PegSample.select().where(PegSample.ticker == ticker)
-    if compared:
-        query = query.where(PegSample.status.in_(["healthy", "unhealthy"]))
-    sample = query.order_by(PegSample.sampled_at.desc()).first()
+    comparisons = query.where(PegSample.status.in_(["healthy", "unhealthy"]))
+    sample = comparisons.order_by(PegSample.sampled_at.desc()).first()
+    if sample is None and not compared:
+        sample = query.order_by(PegSample.sampled_at.desc()).first()
     if sample is None:
         return ""
     observed = Observed(sample.token_observed_at, sample.reference_observed_at)
     limit = staleness_limit(universe, asset_class)
     reference = reference_symbol(universe, ticker)
-    return observed.stale_reason(ticker, reference, sample.sampled_at, limit, at)
-
-
-def _event_stale(universe: Universe, asset: Asset, at: datetime) -> bool:
-    return bool(stale_reason(universe, asset.ticker, asset.asset_class, at))
+    return observed.stale_reason(
+        ticker, reference, sample.sampled_at, limit, at, last_observed(ticker)
+    )
 
 
 def observed_json(observed: Observed) -> dict[str, str | None]:
@@ -150,7 +149,6 @@ def peg_status(
             "reference_observed_at": None,
         }
     stale = stale_reason(universe, asset.ticker, asset.asset_class, at, compared=False)
-    event_stale = bool(stale) if sample.status != "unknown" else _event_stale(universe, asset, at)
     since = None if stale else unhealthy_since(asset.ticker)
     return {
         "status": "unknown" if stale else sample.status,
@@ -161,7 +159,7 @@ def peg_status(
         "threshold_pct": sample.threshold_pct,
         "checked_at": clock.iso(sample.sampled_at),
         "unhealthy_since": clock.iso(since) if since else None,
-        "active_event": active and not event_stale,
+        "active_event": active and not stale,
         "reason": stale or sample.reason or None,
         **observed_json(last_observed(asset.ticker)),
     }
