@@ -277,3 +277,37 @@ def test_a_backfill_says_how_many_samples_it_wrote(cli, database_url, monkeypatc
     assert f"{tokens} tokenized assets (" in out and ", 0 new samples, 0 expired" in out
     assert stored() == before + written
     assert (count(1, "new sample"), count(2, "sample")) == ("1 new sample", "2 samples")
+
+
+def test_migration_21_adds_the_moments_and_an_older_sample_counts_as_observed_when_taken(
+    tmp_path, monkeypatch
+):
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    from pairscreen.db.migrations import upgrade
+    from pairscreen.db.models import SchemaVersion
+
+    rt = gold_runtime(tmp_path, gld_reference(tmp_path / "refs"), paxg_closes())
+    migrator = SchemaMigrator.from_database(database.obj)
+    added = {
+        PegSample._meta.table_name: ["token_observed_at", "reference_observed_at"],
+        PegEvent._meta.table_name: ["ended", "end_reason"],
+    }
+    for table, columns in added.items():  # a database from before migration 21
+        for column in columns:
+            migrate(migrator.drop_column(table, column))
+    SchemaVersion.delete().where(SchemaVersion.version == 21).execute()
+    assert upgrade() == [21]
+    for table, columns in added.items():
+        assert set(columns) <= {c.name for c in database.get_columns(table)}
+
+    # A sample stored before the migration has no moments: it counts as observed when taken,
+    # so the close it already compared (2023-09-25's, final at 09-26 00:00) is not new.
+    PegSample.create(
+        ticker="PAXG", sampled_at=at("2023-09-26T05:00"), status="healthy", threshold_pct=1.0
+    )
+    monkeypatch.setattr(clock, "now", lambda: at("2023-09-26T06:00"))
+    assert sample_pegs(rt, at("2023-09-26T06:00")).inserted == 0
+    monkeypatch.setattr(clock, "now", lambda: at("2023-09-27T00:00"))
+    assert sample_pegs(rt, at("2023-09-27T00:00")).inserted == 1
+    assert PegSample.select().count() == 2

@@ -28,8 +28,12 @@ For each tokenized asset at the sampling time ``at``:
   (the detector skips unknown samples). An unknown sample keeps its ``reason``
   ("XAUT: token price 1,426 days old (...)").
 
-The samples are stored (one per ticker and time: sampling the same time again keeps the
-first), samples older than the retention (``Settings.peg_retention_days``, default 90) are
+A reading is stored as a sample only when it is a new observation: its token price or its
+reference (the newest answer that counted) was observed after the ticker's previous
+sample's, both moments being stored with it (:mod:`pairscreen.pegs.observations`). Reading
+the same daily closes every hour adds nothing, so the detector's "6 samples" are 6
+observations. One sample per ticker and time: sampling the same time again keeps the first.
+Samples older than the retention (``Settings.peg_retention_days``, default 90) are
 deleted, the detector reconciles the depeg events, and the ``peg_sample`` job time, which
 ``/peg-events`` reports as ``checked_at``, is set, all in one transaction. The reference
 sources are asked before it opens, since some of them are remote. A sampling time (or a
