@@ -808,3 +808,8 @@ class PegEventChange:
     median_drift_pct: float
     sample_count: int
     reference_source: str
+    # Why a closed event ended: "recovered" (a healthy sample) or "stale" (its token or
+    # reference price was no longer observed within the asset class's staleness limit:
+    # nobody knows whether it recovered); "" for an opened event.
+    ended: Literal["", "recovered", "stale"] = ""
+    end_reason: str = ""  # the stale end's sentence ("PAXG: reference XAU last observed ...")

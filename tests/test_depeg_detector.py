@@ -1,10 +1,13 @@
 """The depeg detector against the rule of docs/api.md, on its own SQLite file.
 
 The rule, read directly: at any time, a ticker is in an active event when, since its last
-healthy sample, it has unhealthy samples that number at least 6 and span at least 12 hours
-(unknown samples count for nothing either way). The property tests compare the detector with
-a brute-force reading of exactly that, over random sample sequences fed in order, in any
-order, and again after a "restart".
+healthy sample and since its data last went stale, it has unhealthy samples that number at
+least 6 and span at least 12 hours (unknown samples count for nothing either way). Data goes
+stale when the asset class's staleness limit (5 days for PAXG) passes after an unhealthy
+sample with no later sample (these samples carry no observation times: each counts as
+observed when taken). The property tests compare the detector with a brute-force reading of
+exactly that, over random sample sequences fed in order, in any order, and again after a
+"restart"; each detection runs at the newest sample's time (the present of that moment).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from peewee import fn
 
 from pairscreen import hookimpl
 from pairscreen.config import Settings
@@ -32,6 +36,7 @@ from pairscreen.universe import Universe
 
 T0 = datetime(2025, 1, 6, tzinfo=UTC)  # a Monday
 H = timedelta(hours=1)
+LIMIT = timedelta(days=5)  # tokenized_metal's staleness limit
 PAXG = Asset("PAXG", "gold", "tokenized_metal", peg=PegConfig("XAU", ("demo",), 1.0, 1.0))
 AAPLX = Asset("AAPLx", "equities", "tokenized_equity", peg=PegConfig("AAPL", ("demo",), 1.0, 1.5))
 UNIVERSE = Universe(assets=(PAXG, AAPLX), market_source="demo")
@@ -119,23 +124,26 @@ def active_rows(ticker: str = "PAXG") -> list[PegEvent]:
 # ---------------------------------------------------------------------------
 
 
-def oracle_active(prefix: list[S]) -> tuple[datetime, datetime, int, float] | None:
-    """(first, last, count, median drift) of the active event at the end of ``prefix``."""
-    for i, s in enumerate(prefix):
-        if s.status != "unhealthy":
-            continue
-        if any(x.status == "healthy" for x in prefix[i:]):
-            continue
-        unhealthy = [x for x in prefix[i:] if x.status == "unhealthy"]
-        span = unhealthy[-1].t - unhealthy[0].t
-        if len(unhealthy) >= 6 and span >= timedelta(hours=12):
-            return (
-                s.t,
-                unhealthy[-1].t,
-                len(unhealthy),
-                statistics.median(x.drift for x in unhealthy),
-            )
-        return None  # the earliest start since the last healthy sample is the best one
+def oracle_active(
+    prefix: list[S], at: datetime | None = None
+) -> tuple[datetime, datetime, int, float] | None:
+    """(first, last, count, median drift) of the active event at ``at`` (default: the newest
+    sample's time) given the samples of ``prefix``."""
+    ordered = sorted(prefix, key=lambda s: s.t)
+    at = at or ordered[-1].t
+    run: list[S] = []
+    for s in ordered:
+        if run and s.t > run[-1].t + LIMIT:
+            run = []  # the run's data went stale before this sample
+        if s.status == "unhealthy":
+            run.append(s)
+        elif s.status == "healthy":
+            run = []
+    if not run or at > run[-1].t + LIMIT:
+        return None
+    span = run[-1].t - run[0].t
+    if len(run) >= 6 and span >= timedelta(hours=12):
+        return (run[0].t, run[-1].t, len(run), statistics.median(x.drift for x in run))
     return None
 
 
@@ -196,7 +204,7 @@ def test_in_order_samples_follow_the_rule_at_every_step(draw):
     plugins = plugins_with(recorder)
     for k, s in enumerate(samples):
         store([s])
-        detect_events(plugins, UNIVERSE, ["PAXG"])
+        detect_events(plugins, UNIVERSE, ["PAXG"], at=s.t)
         expected = oracle_active(samples[: k + 1])
         rows = active_rows()
         assert len(rows) == (1 if expected else 0)
@@ -217,7 +225,7 @@ def test_in_order_samples_follow_the_rule_at_every_step(draw):
         f for f, v in expected_events.items() if not v[3]
     )
     # a restart changes nothing and announces nothing
-    assert detect_events(plugins, UNIVERSE) == []
+    assert detect_events(plugins, UNIVERSE, at=samples[-1].t) == []
 
 
 @PROPERTY
@@ -231,7 +239,8 @@ def test_late_and_out_of_order_samples_end_in_the_same_events(draw, rnd: random.
     plugins = plugins_with(recorder)
     for start in range(0, len(shuffled), batch):
         store(shuffled[start : start + batch])
-        detect_events(plugins, UNIVERSE, ["PAXG"])
+        newest = max(s.t for s in shuffled[: start + batch])
+        detect_events(plugins, UNIVERSE, ["PAXG"], at=newest)
     expected = oracle_events(samples)
     stored = stored_events()
     # every real event is there with the right numbers; the active one is the right one
@@ -245,7 +254,7 @@ def test_late_and_out_of_order_samples_end_in_the_same_events(draw, rnd: random.
     rows = list(PegEvent.select())
     assert len(recorder.of("opened")) == len(rows)
     assert len(recorder.of("closed")) == sum(not r.active for r in rows)
-    assert detect_events(plugins, UNIVERSE) == []
+    assert detect_events(plugins, UNIVERSE, at=samples[-1].t) == []
 
 
 # ---------------------------------------------------------------------------
@@ -253,8 +262,17 @@ def test_late_and_out_of_order_samples_end_in_the_same_events(draw, rnd: random.
 # ---------------------------------------------------------------------------
 
 
-def run_detector(recorder: EventRecorder | None = None) -> list[PegEventChange]:
-    return detect_events(plugins_with(recorder or EventRecorder()), UNIVERSE)
+def newest_sample() -> datetime:
+    return PegSample.select(fn.MAX(PegSample.sampled_at)).scalar()
+
+
+def run_detector(
+    recorder: EventRecorder | None = None, at: datetime | None = None
+) -> list[PegEventChange]:
+    """The detector as of ``at``, by default the newest sample's time."""
+    return detect_events(
+        plugins_with(recorder or EventRecorder()), UNIVERSE, at=at or newest_sample()
+    )
 
 
 def test_exactly_12_hours_and_exactly_6_samples_is_an_event():
@@ -349,7 +367,7 @@ def test_a_weekend_of_stale_equity_references_raises_nothing():
     store(samples, ticker="AAPLx")
     assert run_detector() == []
     assert unhealthy_since("AAPLx") is None
-    status = peg_status(AAPLX)
+    status = peg_status(AAPLX, UNIVERSE, T0 + timedelta(days=4, hours=15 + 77))
     assert status["status"] == "healthy" and status["active_event"] is False
 
 
@@ -416,6 +434,6 @@ def test_one_failing_plugin_does_not_stop_the_others():
     pm.register(Broken())
     pm.register(recorder)
     store(unhealthy_hours(*range(0, 13)))
-    detect_events(Plugins(pm, Settings()), UNIVERSE)
+    detect_events(Plugins(pm, Settings()), UNIVERSE, at=T0 + 12 * H)
     assert [c.change for c in recorder.calls] == ["opened"]
     assert len(active_rows()) == 1

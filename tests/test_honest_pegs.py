@@ -51,10 +51,12 @@ def quotes(path: Path, rows: list[tuple[datetime, float]]) -> None:
     write(path, "timestamp,price\n" + "".join(f"{t.isoformat()},{p}\n" for t, p in rows))
 
 
-def test_a_token_price_years_old_is_unknown_with_its_age_and_opens_no_event(tmp_path):
+def test_a_token_price_years_old_is_unknown_with_its_age_and_opens_no_event(tmp_path, monkeypatch):
     """The last PAXG close (2023-06-30) against a fresh hourly gold quote 28 % away: before,
-    that read as an unhealthy drift and three days of it opened a depeg event."""
-    now = clock.now().replace(minute=0, second=0, microsecond=0)
+    that read as an unhealthy drift and three days of it opened a depeg event. The close is
+    one observation: it is stored once, not once an hour."""
+    now = datetime(2026, 11, 20, 9, tzinfo=UTC)
+    monkeypatch.setattr(clock, "now", lambda: now)
     hours = [now - timedelta(hours=h) for h in range(80, -1, -1)]
     quotes(tmp_path / "refs" / "XAU.csv", [(t, 2650.0) for t in hours])
     candles = {"PAXG": real_closes("PAXG")}
@@ -69,14 +71,21 @@ def test_a_token_price_years_old_is_unknown_with_its_age_and_opens_no_event(tmp_
         expected = f"PAXG: token price {age:,} days old (the close of {LAST_CLOSE}"
         assert reading.status == "unknown" and reading.drift_pct is None
         assert reading.market_price == 1902.0  # the real close, shown but never compared
+        assert reading.token_observed_at == observed
         assert reading.reason.startswith(expected), reading.reason
         assert "its class allows 5 days" in reading.reason
-    assert {s.status for s in PegSample.select()} == {"unknown"}
-    assert PegSample.select().count() == 73
+    assert [r.inserted for r in reports] == [1] + [0] * 72  # the same close, 73 times
+    (row,) = PegSample.select()
+    assert row.status == "unknown" and row.sampled_at == now - timedelta(hours=72)
+    assert row.token_observed_at == observed and row.reference_observed_at is None
     assert PegEvent.select().count() == 0
-    expected = f"PAXG: token price {(now - observed).days:,} days old (the close of {LAST_CLOSE}"
-    status = peg_status(PAXG)
-    assert status["status"] == "unknown" and status["reason"].startswith(expected)
+    status = peg_status(PAXG, rt.universe)
+    assert status["status"] == "unknown" and status["reason"] == (
+        f"PAXG: token price last observed 2023-07-01T00:00:00+00:00, "
+        f"{(now - observed).days:,} days ago (its class allows 5 days)"
+    )
+    assert status["token_observed_at"] == "2023-07-01T00:00:00+00:00"
+    assert status["reference_observed_at"] is None
     assert status["active_event"] is False and status["unhealthy_since"] is None
     assert reports[-1].unknown_reasons() == [reports[-1].readings[0].reason]
 
@@ -88,6 +97,7 @@ def test_a_reference_observed_hours_from_the_token_close_is_unknown(tmp_path, mo
     candles = {"PAXG": real_closes("PAXG")}
     close_moment = datetime(2023, 7, 1, tzinfo=UTC)
     at = close_moment + timedelta(hours=2)
+    monkeypatch.setattr(clock, "now", lambda: at)
     refs = tmp_path / "refs"
     quotes(refs / "XAU.csv", [(close_moment - timedelta(hours=3), 1880.0)])
     rt = peg_runtime(tmp_path, gold_universe(refs), candles=candles)
@@ -113,7 +123,7 @@ def test_a_reference_observed_hours_from_the_token_close_is_unknown(tmp_path, mo
     sample_pegs(rt, at)
     (row,) = PegSample.select()
     assert row.status == "unknown" and "3.0 h apart" in row.reason
-    assert "3.0 h apart" in peg_status(PAXG)["reason"]
+    assert "3.0 h apart" in peg_status(PAXG, rt.universe)["reason"]
 
 
 def test_a_market_close_time_makes_a_close_comparable_with_a_quote_of_that_time(
@@ -136,8 +146,9 @@ def test_a_market_close_time_makes_a_close_comparable_with_a_quote_of_that_time(
     assert reading.status == "unhealthy" and reading.reason == ""
 
 
-def test_a_backfill_beyond_the_retention_is_refused_and_samples_nothing(tmp_path):
-    now = clock.now()
+def test_a_backfill_beyond_the_retention_is_refused_and_samples_nothing(tmp_path, monkeypatch):
+    now = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
+    monkeypatch.setattr(clock, "now", lambda: now)
     quotes(tmp_path / "refs" / "XAU.csv", [(now, 2650.0)])
     rt = peg_runtime(
         tmp_path, gold_universe(tmp_path / "refs"), candles={"PAXG": real_closes("PAXG")}
@@ -152,7 +163,7 @@ def test_a_backfill_beyond_the_retention_is_refused_and_samples_nothing(tmp_path
     report = sample_pegs(rt, now - timedelta(days=89))
     assert (report.inserted, report.expired) == (1, 0)
     assert PegSample.select().count() == 1
-    assert "1 new samples, 0 expired" in report.summary()
+    assert "1 new sample, 0 expired" in report.summary()
 
 
 def test_the_backfill_refusal_is_one_line_on_the_command_line(cli):

@@ -57,7 +57,7 @@ def test_a_weekend_of_stale_equity_references_never_raises_a_depeg(tmp_path):
     statuses = {s.status for s in PegSample.select()}
     assert statuses == {"unknown"}
     assert PegEvent.select().count() == 0 and unhealthy_since("AAPLx") is None
-    assert peg_status(AAPLX)["status"] == "unknown"
+    assert peg_status(AAPLX, rt.universe)["status"] == "unknown"
     # Monday: the market price is Sunday's close (+8 %), the reference fresh in the session
     monday = read_peg(rt, AAPLX, datetime(2025, 3, 10, 16, tzinfo=UTC), candles)
     assert monday.status == "unhealthy" and monday.drift_pct > 1.5
@@ -79,7 +79,9 @@ def test_one_sample_per_ticker_and_time_the_first_one_stays(tmp_path):
 
 
 def test_retention_deletes_old_samples(tmp_path, monkeypatch):
-    rt = peg_runtime(tmp_path, equity_universe())
+    monkeypatch.setattr(clock, "now", lambda: datetime(2025, 3, 5, 16, tzinfo=UTC))
+    candles = {"AAPLx": daily("AAPLx", "2025-03-05", [240.0, 241.0])}
+    rt = peg_runtime(tmp_path, equity_universe(), candles=candles)
     old = clock.now() - timedelta(days=3)
     PegSample.create(ticker="AAPLx", sampled_at=old, status="healthy", threshold_pct=1.5)
     monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "2")

@@ -110,8 +110,20 @@ def test_csv_answers_the_last_row_at_or_before_the_time(tmp_path):
     assert quote.as_of == datetime(2025, 3, 3, 15, tzinfo=UTC)
     later = source.reference_price("XAU", datetime(2025, 3, 4, 12, tzinfo=UTC), options)
     assert (later.price, later.as_of) == (2910.0, datetime(2025, 3, 4, 10, tzinfo=UTC))
-    assert source.reference_price("XAU", datetime(2025, 3, 5, tzinfo=UTC), options).price == 2920
+    # A bare date is a daily bar, observed at its close (24:00 UTC): not before the day ends.
+    today = source.reference_price("XAU", datetime(2025, 3, 5, 23, 59, tzinfo=UTC), options)
+    assert today.price == 2910
+    closed = source.reference_price("XAU", datetime(2025, 3, 6, tzinfo=UTC), options)
+    assert (closed.price, closed.as_of) == (2920, datetime(2025, 3, 6, tzinfo=UTC))
     assert source.reference_price("XAU", datetime(2025, 3, 1, tzinfo=UTC), options) is None
+    # With close_time the bar is final at that time of its own day.
+    at_close = {**options, "close_time": "21:00"}
+    quote = source.reference_price("XAU", datetime(2025, 3, 5, 21, tzinfo=UTC), at_close)
+    assert (quote.price, quote.as_of) == (2920, datetime(2025, 3, 5, 21, tzinfo=UTC))
+    with pytest.raises(ValueError, match='close_time must be a UTC time of day such as "21:00"'):
+        source.reference_price(
+            "XAU", datetime(2025, 3, 6, tzinfo=UTC), {**options, "close_time": "9pm"}
+        )
 
 
 def test_csv_skips_bad_rows_rejects_a_bad_header_and_a_bad_name(tmp_path, caplog):
@@ -414,8 +426,10 @@ def test_demo_market_price_wobbles_below_every_threshold_outside_the_script():
 
 
 def demo_rt(tmp_path: Path, anchor: datetime, monkeypatch: pytest.MonkeyPatch) -> Runtime:
-    """The demo universe with its script anchored at ``anchor`` (long ago: keep the samples)."""
+    """The demo universe with its script anchored at ``anchor`` (long ago: keep the samples),
+    the clock at the anchor."""
     monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "36500")
+    monkeypatch.setattr(clock, "now", lambda: anchor)
     options = {"demo": {"scenario_anchor": anchor.isoformat()}}
     return peg_runtime(tmp_path, replace(load_demo_universe(), peg_source_options=options))
 

@@ -6,6 +6,8 @@ Tagged with an ``ETag`` of its text: the website's Pegs page, checking every min
 
 from __future__ import annotations
 
+import functools
+
 from connexion import request
 from starlette.responses import Response
 
@@ -19,7 +21,8 @@ async def list_assets(token_info: TokenInfo) -> Response:
     caller(token_info).require_tier("personal")
     svc = service()
     rt = svc.runtime
-    body, etag = await svc.in_thread(rt.assets.tagged, rt.universe, rt.candles, peg_status)
+    peg_of = functools.partial(peg_status, universe=rt.universe)
+    body, etag = await svc.in_thread(rt.assets.tagged, rt.universe, rt.candles, peg_of)
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
     if not_modified(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)

@@ -14,14 +14,14 @@ from starlette.responses import Response
 
 from pairscreen.api.http_cache import not_modified
 from pairscreen.api.security import TokenInfo
-from pairscreen.api.support import caller, with_database
+from pairscreen.api.support import caller, service, with_database
 from pairscreen.pegs.status import active_events
 
 
 @with_database
 def active_peg_events(token_info: TokenInfo) -> Response:
     caller(token_info).require_tier("pro")
-    body = json.dumps(active_events(), allow_nan=False)
+    body = json.dumps(active_events(service().runtime.universe), allow_nan=False)
     etag = f'W/"peg-events-{zlib.crc32(body.encode()):08x}"'
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
     if not_modified(request.headers.get("if-none-match", ""), etag):

@@ -38,6 +38,7 @@ def _sample(args: argparse.Namespace) -> None:
     from pairscreen.pegs.sampling import (
         SamplingReport,
         backfill_pegs,
+        backfill_summary,
         refuse_beyond_retention,
         sample_pegs,
     )
@@ -68,7 +69,11 @@ def _sample(args: argparse.Namespace) -> None:
     if reports:
         for report in reports[:-1]:
             for change in report.changes:
-                print(f"{report.sampled_at.isoformat()}: event {change.change}: {change.ticker}")
+                stale = " (stale)" if change.ended == "stale" else ""
+                print(
+                    f"{report.sampled_at.isoformat()}: event {change.change}: "
+                    f"{change.ticker}{stale}"
+                )
         report = reports[-1]
     else:
         report = sample_pegs(rt, at)
@@ -80,7 +85,10 @@ def _sample(args: argparse.Namespace) -> None:
         )
     for reason in report.unknown_reasons():
         print(f"unknown: {reason}")
-    print(report.summary())
+    for change in report.changes:
+        if change.end_reason:
+            print(f"event closed as stale: {change.end_reason}")
+    print(backfill_summary(reports) if reports else report.summary())
 
 
 def _moment(text: str) -> datetime:

@@ -151,6 +151,14 @@ def _peg_sample_reason(db: peewee.Database) -> None:
     _add_missing_columns(db, [models.PegSample.reason])
 
 
+def _peg_observations(db: peewee.Database) -> None:
+    sample, event = models.PegSample, models.PegEvent
+    _add_missing_columns(
+        db,
+        [sample.token_observed_at, sample.reference_observed_at, event.ended, event.end_reason],
+    )
+
+
 def _evidence(db: peewee.Database) -> None:
     db.create_tables([models.Evidence], safe=True)
 
@@ -204,6 +212,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (18, "each screen's pairs that passed every rule but persistence", _candidate_keys),
     (19, "each screen's page items in compressed blocks (first pages)", _screen_page_blocks),
     (20, "each screen's payload in a table of its own, as its last column", _screen_payloads),
+    (21, "when a peg sample's prices were observed; why a depeg event ended", _peg_observations),
 ]
 
 

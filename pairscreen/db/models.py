@@ -257,6 +257,11 @@ class PegSample(BaseModel):
     threshold_pct = peewee.DoubleField()
     # why the status is ``unknown`` ("PAXG: token price 1,060 days old"); "" otherwise
     reason = peewee.TextField(default="")
+    # When the compared prices were observed: a sample is stored only when one of them is
+    # newer than in the ticker's previous sample (null: no such price, or a sample stored
+    # before migration 21)
+    token_observed_at = UTCDateTimeField(null=True)
+    reference_observed_at = UTCDateTimeField(null=True)
 
     class Meta:
         indexes = ((("ticker", "sampled_at"), True),)
@@ -273,6 +278,11 @@ class PegEvent(BaseModel):
     reference_source = peewee.CharField(max_length=200, default="")
     active = peewee.BooleanField(default=True, index=True)
     closed_at = UTCDateTimeField(null=True)
+    # why a closed event ended: "recovered" (a healthy sample) or "stale" (its inputs were
+    # no longer observed within the asset class's staleness limit); "" while active
+    ended = peewee.CharField(max_length=10, default="")
+    # the sentence of a stale end ("PAXG: reference XAU last observed ..."); "" otherwise
+    end_reason = peewee.TextField(default="")
 
 
 class JobRun(BaseModel):

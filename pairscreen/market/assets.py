@@ -2,8 +2,9 @@
 
 The list is what a client needs before asking for a pair: which tickers exist, from which
 day to which day they have closes, whether the latest is stale, and for a tokenized asset
-its peg status. It is rendered once and kept until the candles, the UTC day or the latest
-peg sample change, so a request costs one indexed read. The peg column is the caller's
+its peg status. It is rendered once and kept until the candles, the UTC hour or the latest
+peg sample change, so a request costs one indexed read (the hour: a peg whose data went
+stale turns ``unknown`` without a new sample). The peg column is the caller's
 (``pegs.status.peg_status``): the peg package reads market data, not the other way round.
 """
 
@@ -13,7 +14,7 @@ import json
 import threading
 import zlib
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import peewee
@@ -62,9 +63,9 @@ class AssetListCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         # What the text was rendered from: the universe and candles (compared by identity:
-        # the candle cache hands out a new dict when it reloads), the UTC day, the last sample.
+        # the candle cache hands out a new dict when it reloads), the UTC hour, the last sample.
         self._sources: tuple[object, ...] = ()
-        self._key: tuple[date, int | None] | None = None
+        self._key: tuple[datetime, int | None] | None = None
         self._text = ""
         self._etag = ""
 
@@ -77,7 +78,8 @@ class AssetListCache:
         ``304`` until something it shows changed)."""
         current = candles.get()
         latest_sample = PegSample.select(peewee.fn.MAX(PegSample.id)).scalar()
-        key = (clock.today(), latest_sample)
+        hour = clock.now().astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+        key = (hour, latest_sample)
         with self._lock:
             same = len(self._sources) == 2 and all(
                 a is b for a, b in zip(self._sources, (universe, current), strict=True)

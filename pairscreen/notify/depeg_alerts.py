@@ -122,6 +122,15 @@ def depeg_message(event: PegEventChange, pairs: list[str]) -> dict[str, Any]:
             f"median drift {event.median_drift_pct:+.2f} % over {event.sample_count} samples."
         )
         screen = "Pairs with it are excluded from the screen while the event is active."
+    elif event.ended == "stale":
+        title = f"{event.ticker}'s depeg can no longer be checked"
+        lead = (
+            f"The depeg event of {event.ticker} ({event.asset_class}) is over after "
+            f"{hours:.1f} h of data (median drift {event.median_drift_pct:+.2f} %, "
+            f"{event.sample_count} samples) because its prices stopped: {event.end_reason}. "
+            f"Whether it is back on its peg is unknown."
+        )
+        screen = "Pairs with it are no longer excluded for this event; its peg is unknown."
     else:
         title = f"{event.ticker} is back on its peg"
         lead = (
@@ -133,7 +142,7 @@ def depeg_message(event: PegEventChange, pairs: list[str]) -> dict[str, Any]:
     subject = f"Depeg alert: {title} ({event.median_drift_pct:+.2f} %)"
     rows = [
         ("Asset", f"{event.ticker} ({event.asset_class})"),
-        ("Event", event.change),
+        ("Event", f"{event.change} ({event.ended})" if event.ended else event.change),
         ("First unhealthy", clock.iso(event.first_unhealthy)),
         ("Last unhealthy", clock.iso(event.last_unhealthy)),
         ("Median drift", f"{event.median_drift_pct:+.2f} %"),
@@ -158,6 +167,8 @@ def depeg_message(event: PegEventChange, pairs: list[str]) -> dict[str, Any]:
         "median_drift_pct": event.median_drift_pct,
         "sample_count": event.sample_count,
         "reference_source": event.reference_source,
+        "ended": event.ended or None,
+        "end_reason": event.end_reason or None,
         "pairs": pairs,
     }
     return {"subject": subject, "text": text, "html": html_body, "payload": payload}

@@ -1,10 +1,14 @@
 """The depeg detector: depeg events rebuilt from the stored peg samples (docs/api.md).
 
 The rule: a tokenized asset is in an active depeg event while it has been continuously
-unhealthy for at least 12 hours with at least 6 samples. An ``unknown`` sample (no fresh
-reference) neither extends nor breaks an unhealthy run; the first healthy sample ends it.
-``first_unhealthy`` / ``last_unhealthy`` are the run's first and last unhealthy samples,
-``median_drift_pct`` the median drift of its unhealthy samples.
+unhealthy for at least 12 hours with at least 6 samples. Each sample is one new observation
+(the sampler stores none while neither price has a newer one), so daily closes need six days
+of drift. An ``unknown`` sample (no fresh reference) neither extends nor breaks an unhealthy
+run; the first healthy sample ends it (``recovered``). So does time: once the older price of
+the run's last unhealthy sample is older than the asset class's staleness limit, the run
+ended then (``stale``, with the sentence saying which price stopped), and a later unhealthy
+sample starts a new run. ``first_unhealthy`` / ``last_unhealthy`` are the run's first and
+last unhealthy samples, ``median_drift_pct`` the median drift of its unhealthy samples.
 
 Events are not kept as a state machine fed by the latest sample: every run recomputes the
 runs from the samples themselves and reconciles the ``peg_event`` rows with them, so the
@@ -44,6 +48,7 @@ from pairscreen import clock
 from pairscreen.db import rows
 from pairscreen.db.connection import database, is_sqlite, write_transaction
 from pairscreen.db.models import AssetRow, PegEvent, PegSample
+from pairscreen.pegs.observations import Observed, reference_symbol, staleness_limit
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.types import PegEventChange
 from pairscreen.universe import Universe
@@ -62,14 +67,27 @@ class Sample:
     status: str  # healthy | unhealthy | unknown
     drift_pct: float | None = None
     reference_source: str = ""
+    token_observed_at: datetime | None = None
+    reference_observed_at: datetime | None = None
+
+    @property
+    def observed(self) -> Observed:
+        return Observed(self.token_observed_at, self.reference_observed_at)
+
+    def stale_at(self, limit: timedelta) -> datetime:
+        return self.observed.stale_at(self.sampled_at, limit)
 
 
 @dataclass(frozen=True)
 class Run:
-    """A maximal run of unhealthy samples with no healthy sample in between."""
+    """A maximal run of unhealthy samples with no healthy sample in between and no gap in
+    which its data went stale."""
 
     unhealthy: tuple[Sample, ...]
-    ended_at: datetime | None  # the healthy sample that ended it; None while it goes on
+    # The healthy sample that ended it, or the moment its data went stale; None while it
+    # goes on
+    ended_at: datetime | None
+    ended: Literal["", "recovered", "stale"] = ""
 
     @property
     def first(self) -> datetime:
@@ -100,26 +118,45 @@ class Run:
         return "+".join(names)
 
 
-def unhealthy_runs(samples: Iterable[Sample]) -> list[Run]:
-    """The unhealthy runs of a ticker's samples (any order; unknown samples are skipped)."""
+def unhealthy_runs(
+    samples: Iterable[Sample], limit: timedelta | None = None, at: datetime | None = None
+) -> list[Run]:
+    """The unhealthy runs of a ticker's samples (any order; unknown samples are skipped).
+
+    With a staleness ``limit``, a run also ends where its last unhealthy sample's data goes
+    stale before the next sample is taken, or before ``at`` (the present) for the last run.
+    """
     runs: list[Run] = []
     current: list[Sample] = []
     for s in sorted(samples, key=lambda s: s.sampled_at):
+        if current and limit is not None and s.sampled_at > current[-1].stale_at(limit):
+            runs.append(Run(tuple(current), current[-1].stale_at(limit), "stale"))
+            current = []
         if s.status == "unhealthy":
             current.append(s)
         elif s.status == "healthy" and current:
-            runs.append(Run(tuple(current), s.sampled_at))
+            runs.append(Run(tuple(current), s.sampled_at, "recovered"))
             current = []
     if current:
-        runs.append(Run(tuple(current), None))
+        went_stale = current[-1].stale_at(limit) if limit is not None else None
+        if went_stale is not None and at is not None and at > went_stale:
+            runs.append(Run(tuple(current), went_stale, "stale"))
+        else:
+            runs.append(Run(tuple(current), None))
     return runs
 
 
 def detect_events(
-    plugins: Plugins, universe: Universe, tickers: Iterable[str] | None = None
+    plugins: Plugins,
+    universe: Universe,
+    tickers: Iterable[str] | None = None,
+    *,
+    at: datetime | None = None,
 ) -> list[PegEventChange]:
     """Reconcile the event rows of ``tickers`` (default: every sampled ticker) with their
-    samples; returns the changes, each already announced through the hook."""
+    samples as of ``at`` (default now: whether a run's data has gone stale depends on the
+    present); returns the changes, each already announced through the hook."""
+    at = at or clock.now()
     changes: list[PegEventChange] = []
     with write_transaction():
         if not is_sqlite():
@@ -128,12 +165,18 @@ def detect_events(
         samples, horizons = _load_samples(wanted)
         events = _load_events(wanted)
         for ticker in sorted(set(samples) | set(events)):
+            asset_class = _asset_class(universe, ticker)
             found = _reconcile(
-                ticker,
+                Watched(
+                    ticker,
+                    asset_class,
+                    reference_symbol(universe, ticker),
+                    staleness_limit(universe, asset_class),
+                ),
                 samples.get(ticker, []),
                 events.get(ticker, []),
                 horizons.get(ticker),
-                _asset_class(universe, ticker),
+                at,
             )
             for change in found:
                 plugins.peg_event_changed(change)
@@ -148,6 +191,16 @@ def _asset_class(universe: Universe, ticker: str) -> str:
     # a ticker since removed from the universe: the class it was synced with
     row = AssetRow.get_or_none(AssetRow.ticker == ticker)
     return row.asset_class if row else "tokenized_metal"
+
+
+@dataclass(frozen=True)
+class Watched:
+    """What the detector needs to know of a ticker besides its samples."""
+
+    ticker: str
+    asset_class: str
+    reference: str  # the reference symbol, for a stale end's sentence
+    limit: timedelta  # the asset class's staleness limit
 
 
 def _load_samples(
@@ -191,6 +244,8 @@ def _load_samples(
         PegSample.status,
         PegSample.drift_pct,
         PegSample.reference_source,
+        PegSample.token_observed_at,
+        PegSample.reference_observed_at,
     ).where(since_horizon)
     samples: dict[str, list[Sample]] = {}
     for ticker, *values in rows.tuples(query.order_by(PegSample.ticker, PegSample.sampled_at)):
@@ -209,31 +264,42 @@ def _load_events(tickers: list[str] | None) -> dict[str, list[PegEvent]]:
 
 
 def _reconcile(
-    ticker: str,
+    watched: Watched,
     samples: Sequence[Sample],
     stored_rows: Sequence[PegEvent],
     horizon: datetime | None,
-    asset_class: str,
+    at: datetime,
 ) -> list[PegEventChange]:
     if horizon is not None:  # closed events before the horizon are final
         stored_rows = [r for r in stored_rows if r.active or r.last_unhealthy >= horizon]
-    runs = [r for r in unhealthy_runs(samples) if r.is_event]
+    runs = [r for r in unhealthy_runs(samples, watched.limit, at) if r.is_event]
     claimed: set[int] = set()
     changes: list[PegEventChange] = []
     for run in runs:
         ongoing = run.ended_at is None
         row = _match(run, stored_rows, claimed, active_only=ongoing)
         if row is None:
-            row = PegEvent(ticker=ticker, active=True)
-            _copy(run, row, asset_class)
+            row = PegEvent(ticker=watched.ticker, active=True)
+            _copy(run, row, watched.asset_class)
             row.save()
             changes.append(_change(row, "opened"))
         else:
             claimed.add(row.id)
-            _copy(run, row, asset_class)
+            _copy(run, row, watched.asset_class)
         if not ongoing and row.active:
             row.active = False
             row.closed_at = run.ended_at
+            row.ended = run.ended
+            if run.ended == "stale":
+                last = run.unhealthy[-1]
+                row.end_reason = last.observed.stale_reason(
+                    watched.ticker,
+                    watched.reference,
+                    last.sampled_at,
+                    watched.limit,
+                    at,
+                    newest_observed(samples),
+                )
             changes.append(_change(row, "closed"))
         if row.is_dirty():
             row.save()
@@ -241,10 +307,18 @@ def _reconcile(
         if row.active and row.id not in claimed:
             # No run supports this event any more (a late healthy sample split it).
             row.active = False
-            row.closed_at = clock.now()
+            row.closed_at = at
+            row.ended = "recovered"
             row.save()
             changes.append(_change(row, "closed"))
     return changes
+
+
+def newest_observed(samples: Iterable[Sample]) -> Observed:
+    """The newest token and reference observations among ``samples``."""
+    tokens = [s.token_observed_at for s in samples if s.token_observed_at is not None]
+    references = [s.reference_observed_at for s in samples if s.reference_observed_at]
+    return Observed(max(tokens, default=None), max(references, default=None))
 
 
 def _match(
@@ -274,6 +348,10 @@ def _copy(run: Run, row: PegEvent, asset_class: str) -> None:
             setattr(row, name, value)
 
 
+def _recovered(change: str) -> Literal["", "recovered"]:
+    return "recovered" if change == "closed" else ""
+
+
 def _change(row: PegEvent, change: Literal["opened", "closed"]) -> PegEventChange:
     return PegEventChange(
         ticker=row.ticker,
@@ -284,4 +362,6 @@ def _change(row: PegEvent, change: Literal["opened", "closed"]) -> PegEventChang
         median_drift_pct=row.median_drift_pct,
         sample_count=row.sample_count,
         reference_source=row.reference_source,
+        ended="stale" if change == "closed" and row.ended == "stale" else _recovered(change),
+        end_reason=row.end_reason if change == "closed" else "",
     )

@@ -28,8 +28,12 @@ For each tokenized asset at the sampling time ``at``:
   (the detector skips unknown samples). An unknown sample keeps its ``reason``
   ("XAUT: token price 1,426 days old (...)").
 
-The samples are stored (one per ticker and time: sampling the same time again keeps the
-first), samples older than the retention (``Settings.peg_retention_days``, default 90) are
+A reading is stored as a sample only when it is a new observation: its token price or its
+reference (the newest answer that counted) was observed after the ticker's previous
+sample's, both moments being stored with it (:mod:`pairscreen.pegs.observations`). Reading
+the same daily closes every hour adds nothing, so the detector's "6 samples" are 6
+observations. One sample per ticker and time: sampling the same time again keeps the first.
+Samples older than the retention (``Settings.peg_retention_days``, default 90) are
 deleted, the detector reconciles the depeg events, and the ``peg_sample`` job time, which
 ``/peg-events`` reports as ``checked_at``, is set, all in one transaction. The reference
 sources are asked before it opens, since some of them are remote. A sampling time (or a
@@ -41,7 +45,7 @@ from __future__ import annotations
 import logging
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, TypeGuard
@@ -53,6 +57,7 @@ from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
 from pairscreen.market.freshness import day_of
 from pairscreen.pegs.detector import detect_events
+from pairscreen.pegs.observations import Observed, age_text
 from pairscreen.pegs.status import PEG_JOB, depegged_tickers, threshold_pct
 from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
@@ -80,13 +85,20 @@ class PegReading:
     drift_pct: float | None
     threshold_pct: float
     reason: str = ""  # why the status is unknown; "" otherwise
+    # when the token price and the reference (the newest answer that counted) were observed
+    token_observed_at: datetime | None = None
+    reference_observed_at: datetime | None = None
+
+    @property
+    def observed(self) -> Observed:
+        return Observed(self.token_observed_at, self.reference_observed_at)
 
 
 @dataclass(frozen=True)
 class SamplingReport:
     sampled_at: datetime
     readings: tuple[PegReading, ...]
-    inserted: int  # new samples (a time already sampled keeps its first sample)
+    inserted: int  # samples written: readings with a new observation, at a time not sampled
     expired: int  # samples deleted by the retention
     changes: tuple[PegEventChange, ...]  # events opened or closed by this run
     active_events: tuple[str, ...]  # tickers in an active event afterwards
@@ -97,17 +109,45 @@ class SamplingReport:
             for s in ("healthy", "unhealthy", "unknown")
         }
         text = (
-            f"peg sample at {clock.iso(self.sampled_at)}: {len(self.readings)} tokenized "
-            f"assets ({', '.join(f'{n} {s}' for s, n in counts.items())}), "
-            f"{self.inserted} new samples, {self.expired} expired"
+            f"peg sample at {clock.iso(self.sampled_at)}: "
+            f"{count(len(self.readings), 'tokenized asset')} "
+            f"({', '.join(f'{n} {s}' for s, n in counts.items())}), "
+            f"{count(self.inserted, 'new sample')}, {self.expired} expired"
         )
-        for change in self.changes:
-            text += f"; event {change.change}: {change.ticker}"
-        return text + f"; active depeg events: {', '.join(self.active_events) or 'none'}"
+        return text + _events_text(self.changes, self.active_events)
 
     def unknown_reasons(self) -> list[str]:
         """Why each unknown asset is unknown, one sentence each."""
         return [r.reason for r in self.readings if r.status == "unknown" and r.reason]
+
+
+def backfill_summary(reports: Sequence[SamplingReport]) -> str:
+    """One line for a whole backfill: the samples every run wrote and expired, the events
+    every run opened or closed, and the active events at its end."""
+    first, last = reports[0], reports[-1]
+    written = sum(r.inserted for r in reports)
+    expired = sum(r.expired for r in reports)
+    changes = tuple(c for r in reports for c in r.changes)
+    text = (
+        f"peg backfill of {count(len(reports), 'sampling time')} from "
+        f"{clock.iso(first.sampled_at)} to {clock.iso(last.sampled_at)}: "
+        f"{count(written, 'new sample')}, {expired} expired"
+    )
+    return text + _events_text(changes, last.active_events)
+
+
+def _events_text(changes: Sequence[PegEventChange], active: Sequence[str]) -> str:
+    text = ""
+    for change in changes:
+        text += f"; event {change.change}: {change.ticker}"
+        if change.ended == "stale":
+            text += " (stale)"
+    return text + f"; active depeg events: {', '.join(active) or 'none'}"
+
+
+def count(n: int, noun: str) -> str:
+    """``1 new sample``, ``2 new samples``, ``0 new samples``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 class BeyondRetention(ValueError):
@@ -146,19 +186,22 @@ def sample_pegs(
     refuse_beyond_retention(rt, at, f"sampling at {clock.iso(at)}")
     candles = rt.candles.get()
     readings = tuple(read_peg(rt, a, at, candles) for a in rt.universe.assets if a.is_tokenized)
-    rows = [{**asdict(r), "sampled_at": at} for r in readings]
     cutoff = min(retention_cutoff(rt), keep_from or at, at)
     tickers = [r.ticker for r in readings]
     with write_transaction():
+        new = [r for r in readings if r.observed.is_newer_than(previous_observed(r.ticker, at))]
+        rows = [{**asdict(r), "sampled_at": at} for r in new]
         already = (
             PegSample.select()
-            .where((PegSample.sampled_at == at) & PegSample.ticker.in_(tickers))
+            .where((PegSample.sampled_at == at) & PegSample.ticker.in_([r.ticker for r in new]))
             .count()
         )
         if rows:
             PegSample.insert_many(rows).on_conflict_ignore().execute()
         expired = PegSample.delete().where(PegSample.sampled_at < cutoff).execute()
-        changes = detect_events(rt.plugins, rt.universe, tickers)
+        # Whether an event's data has gone stale is a question about the present; a test or
+        # a clock behind the sampled time asks it at the sampled time at least.
+        changes = detect_events(rt.plugins, rt.universe, tickers, at=max(at, clock.now()))
         finished = clock.now()
         JobRun.insert(name=PEG_JOB, finished_at=finished).on_conflict(
             conflict_target=[JobRun.name], update={JobRun.finished_at: finished}
@@ -171,6 +214,24 @@ def sample_pegs(
         changes=tuple(changes),
         active_events=tuple(sorted(depegged_tickers())),
     )
+
+
+def previous_observed(ticker: str, at: datetime) -> Observed | None:
+    """When the prices of ``ticker``'s last sample at or before ``at`` were observed (None:
+    no sample yet). A sample stored without those moments counts as observed when taken."""
+    row = (
+        PegSample.select(
+            PegSample.sampled_at, PegSample.token_observed_at, PegSample.reference_observed_at
+        )
+        .where((PegSample.ticker == ticker) & (PegSample.sampled_at <= at))
+        .order_by(PegSample.sampled_at.desc())
+        .first()
+    )
+    if row is None:
+        return None
+    if row.token_observed_at is None and row.reference_observed_at is None:
+        return Observed(row.sampled_at, row.sampled_at)
+    return Observed(row.token_observed_at, row.reference_observed_at)
 
 
 def backfill_pegs(
@@ -208,6 +269,7 @@ def read_peg(rt: Runtime, asset: Asset, at: datetime, candles: Mapping[str, Cand
     problem = _token_problem(token, at, limit)
     names: list[str] = []
     prices: list[float] = []
+    observed: list[datetime] = []
     problems: list[str] = []
     for name in peg.sources if peg and not problem else ():
         quote = _ask(rt, name, asset, at)
@@ -229,6 +291,7 @@ def read_peg(rt: Runtime, asset: Asset, at: datetime, candles: Mapping[str, Cand
             continue
         names.append(name)
         prices.append(quote.price)
+        observed.append(_aware(quote.as_of))
     reference = float(statistics.median(prices)) * peg.units_per_token if prices and peg else None
     market = token.price if token else None
     drift = 100.0 * (market / reference - 1.0) if market and reference else None
@@ -244,6 +307,8 @@ def read_peg(rt: Runtime, asset: Asset, at: datetime, candles: Mapping[str, Cand
         drift_pct=drift,
         threshold_pct=threshold,
         reason=reason,
+        token_observed_at=token.observed_at if token else None,
+        reference_observed_at=max(observed) if observed else None,
     )
 
 
@@ -253,9 +318,7 @@ def _token_problem(token: TokenPrice | None, at: datetime, limit: timedelta) -> 
         return "no token price (no close stored before the sampling time)"
     age = at - token.observed_at
     if age > limit:
-        return (
-            f"token price {_age_text(age)} old ({token.what}; its class allows {limit.days} days)"
-        )
+        return f"token price {age_text(age)} old ({token.what}; its class allows {limit.days} days)"
     return ""
 
 
@@ -263,16 +326,6 @@ def _no_reference(asset: Asset, problems: list[str]) -> str:
     if asset.peg is None or not asset.peg.sources:
         return "no reference source configured (peg.sources in the universe file)"
     return f"no comparable reference price for {asset.peg.reference} ({'; '.join(problems)})"
-
-
-def _age_text(age: timedelta) -> str:
-    """``1,426 days`` from a day on, else hours or minutes."""
-    if age >= timedelta(days=1):
-        days = age // timedelta(days=1)
-        return f"{days:,} day{'s' if days != 1 else ''}"
-    if age >= timedelta(hours=1):
-        return f"{age / timedelta(hours=1):.1f} h"
-    return f"{age / timedelta(minutes=1):.0f} min"
 
 
 def peg_health(drift_pct: float | None, threshold_pct: float) -> str:
@@ -379,14 +432,14 @@ def _problem(
     """Why an answer does not count ("" when it does)."""
     if not _positive(quote.price):
         return f"price {quote.price!r} is not a positive number"
-    as_of = quote.as_of if quote.as_of.tzinfo else quote.as_of.replace(tzinfo=UTC)
+    as_of = _aware(quote.as_of)
     if as_of > at + FUTURE_TOLERANCE:
         return f"the answer is dated {clock.iso(as_of)}, after the sampling time"
     options = _options(rt, name)
     source = rt.plugins.peg_sources.get(name)
     max_age = min(_hours_option(options, "max_age_hours", source.max_age), class_limit)
     if at - as_of > max_age:
-        return f"stale: reference price {_age_text(at - as_of)} old (as of {clock.iso(as_of)})"
+        return f"stale: reference price {age_text(at - as_of)} old (as of {clock.iso(as_of)})"
     deviation = abs(100.0 * (token.price / (quote.price * units_per_token) - 1.0))
     limit = float(options.get("max_deviation_pct", DEFAULT_MAX_DEVIATION_PCT))
     if deviation > limit:
@@ -396,10 +449,15 @@ def _problem(
     if skew > max_skew:
         return (
             f"reference price as of {clock.iso(as_of)} and token price ({token.what}, "
-            f"{clock.iso(token.observed_at)}) are {_age_text(skew)} apart "
-            f"(at most {_age_text(max_skew)})"
+            f"{clock.iso(token.observed_at)}) are {age_text(skew)} apart "
+            f"(at most {age_text(max_skew)})"
         )
     return ""
+
+
+def _aware(moment: datetime) -> datetime:
+    """A source's naive answer time is UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _hours_option(options: Mapping[str, Any], key: str, default: timedelta) -> timedelta:

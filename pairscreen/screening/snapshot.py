@@ -129,7 +129,7 @@ def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> di
             "A": snapshot_leg(legs["A"], asset_a.ticker),
             "B": snapshot_leg(legs["B"], asset_b.ticker),
         },
-        "peg": {"A": peg_status(asset_a), "B": peg_status(asset_b)},
+        "peg": {"A": peg_status(asset_a, rt.universe), "B": peg_status(asset_b, rt.universe)},
         "recent_verdicts": recent_verdicts(
             asset_a.ticker, asset_b.ticker, rt.settings.persistence_screens
         ),

@@ -2,13 +2,17 @@
 
 Options (the universe's ``[peg_sources.csv]`` table): ``folder`` (or ``path``), the folder of
 files, relative to the universe file; ``max_age_hours`` overrides the default maximum age of
-an answer (26 hours, made for one price a day: Friday's fix is stale by Sunday).
+an answer (26 hours, made for one price a day: Friday's fix is stale by Sunday);
+``close_time`` (``"HH:MM"`` UTC, e.g. ``"21:00"`` for a New York close) says when a daily
+row's price is final, by default at the end of its UTC day.
 
 Each file is named after the reference symbol (``XAU.csv``, ``AAPL.csv``) and has the header
 ``timestamp,price`` (column order free, extra columns ignored). A timestamp is ISO 8601; one
-without an offset is UTC, and a bare date means 00:00 UTC of that day, so write the time of
-a close when you have it. The answer for a sampling time is the last row at or before it,
-with that row's timestamp as ``as_of``.
+without an offset is UTC. A bare date is a daily bar: its price is the day's close, final
+only once the day has closed, so it is observed at the ``close_time`` of that day (24:00 UTC
+unless set). A row dated today is therefore not used before today's close: a file written
+during the day holds a price that may still move. The answer for a sampling time is the
+last row observed at or before it, with that moment as ``as_of``.
 
 Like the csv market source, the reader is tolerant and says what it skipped: a row with a bad
 timestamp or a non-numeric price is dropped with a warning naming the file and line (absurd
@@ -27,7 +31,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +44,16 @@ REQUIRED_COLUMNS = ("timestamp", "price")
 REFERENCE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 
-def parse_timestamp(text: str) -> datetime:
-    """An ISO 8601 date or timestamp as an aware UTC datetime (naive means UTC)."""
+DAY = timedelta(days=1)
+
+
+def parse_timestamp(text: str, close: timedelta = DAY) -> datetime:
+    """When a row's price was observed, as an aware UTC datetime: an ISO 8601 timestamp as
+    written (naive means UTC), a bare date at its close (``close`` after 00:00 UTC)."""
     text = text.strip()
     if len(text) == 10:
         day = date.fromisoformat(text)
-        return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        return datetime(day.year, day.month, day.day, tzinfo=UTC) + close
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
@@ -67,8 +75,23 @@ class ReferenceSeries:
         return self.prices[i], self.times[i]
 
 
-def read_reference_csv(path: Path) -> ReferenceSeries:
-    """Read one ``timestamp,price`` file; a repeated timestamp keeps the later row."""
+def close_offset(options: Mapping[str, Any]) -> timedelta:
+    """The ``close_time`` option as a time after 00:00 UTC (default 24:00: the day's end)."""
+    text = options.get("close_time")
+    if not text:
+        return DAY
+    try:
+        moment = time.fromisoformat(str(text))
+    except ValueError:
+        raise ValueError(
+            f'csv peg source: close_time must be a UTC time of day such as "21:00", got {text!r}'
+        ) from None
+    return timedelta(hours=moment.hour, minutes=moment.minute, seconds=moment.second)
+
+
+def read_reference_csv(path: Path, close: timedelta = DAY) -> ReferenceSeries:
+    """Read one ``timestamp,price`` file (a bare date observed ``close`` after its 00:00
+    UTC); a repeated moment keeps the later row."""
     rows: dict[datetime, float] = {}
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle)
@@ -86,7 +109,7 @@ def read_reference_csv(path: Path) -> ReferenceSeries:
             if not record or all(not cell.strip() for cell in record):
                 continue
             try:
-                moment = parse_timestamp(record[i_time])
+                moment = parse_timestamp(record[i_time], close)
                 price = float(record[i_price])
             except (IndexError, ValueError):
                 log.warning(
@@ -108,8 +131,9 @@ class CsvPegSource:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        # path -> ((mtime_ns, size), series): a file is parsed again only when it changed
-        self._cache: dict[Path, tuple[tuple[int, int], ReferenceSeries]] = {}
+        # path -> ((mtime_ns, size, close), series): a file is parsed again only when it
+        # changed, or when its rows' close time did
+        self._cache: dict[Path, tuple[tuple[int, int, timedelta], ReferenceSeries]] = {}
 
     def reference_price(
         self, reference: str, at: datetime, options: Mapping[str, Any]
@@ -120,7 +144,7 @@ class CsvPegSource:
         if not REFERENCE_PATTERN.match(reference):
             raise ValueError(f"csv peg source: {reference!r} cannot name a file")
         path = Path(folder) / f"{reference}.csv"
-        series = self._series(path)
+        series = self._series(path, close_offset(options))
         if series is None:
             return None
         found = series.at(at.astimezone(UTC))
@@ -129,18 +153,18 @@ class CsvPegSource:
         price, as_of = found
         return ReferenceQuote(source=self.name, reference=reference, price=price, as_of=as_of)
 
-    def _series(self, path: Path) -> ReferenceSeries | None:
+    def _series(self, path: Path, close: timedelta) -> ReferenceSeries | None:
         try:
             stat = path.stat()
         except FileNotFoundError:
             log.info("csv peg source: no file %s", path.name)
             return None
-        version = (stat.st_mtime_ns, stat.st_size)
+        version = (stat.st_mtime_ns, stat.st_size, close)
         with self._lock:
             cached = self._cache.get(path)
             if cached is not None and cached[0] == version:
                 return cached[1]
-        series = read_reference_csv(path)
+        series = read_reference_csv(path, close)
         with self._lock:
             self._cache[path] = (version, series)
         return series
