@@ -5,7 +5,14 @@ on: the last :data:`~pairscreen.market.reconcile.OVERLAP_DAYS` stored days (the 
 history with ``verify``). The overlap is compared with what is stored; an asset whose
 stored history the source contradicts is a conflict and gets nothing written (appending
 would splice two histories), the others get their new days. ``replace`` names the assets
-whose stored candles are replaced by the source's whole history instead. Fetching happens
+whose stored candles are replaced by the source's whole history instead.
+
+Nothing partial is stored: an asset whose rows the source could not all read
+(:mod:`~pairscreen.market.row_checks`, ``RowIssues.refuses``) gets nothing written, and so
+does an asset whose new closes move implausibly (:mod:`~pairscreen.market.jumps`) until a
+person accepts each such move (``accept``, ``BTC:2023-10-01``) or replaces the asset's
+history; either is named in the report, which the caller (``data sync``) turns into exit 7.
+Fetching happens
 before the write transaction (a source may be slow or remote); the candles, the asset rows
 and the ``candles`` data version are then written in one transaction, so a reader sees
 either the old data with the old version or the new data with the new one. Users, keys,
@@ -35,9 +42,16 @@ from pairscreen.db import rows
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion
 from pairscreen.market.freshness import AssetFreshness, asset_freshness, describe, last_closed_day
+from pairscreen.market.jumps import (
+    Acceptance,
+    Hold,
+    exceeds_limit,
+    implausible,
+    typical_move,
+)
 from pairscreen.market.reconcile import OVERLAP_DAYS, Change, Conflict, change, first_conflict
 from pairscreen.market.row_checks import BigMoves, big_moves, checked
-from pairscreen.market.sync_report import SyncReport
+from pairscreen.market.sync_report import SyncReport, describe_refusal
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.progress import Progress, no_progress
 from pairscreen.types import Candles, RowIssues
@@ -64,6 +78,9 @@ class _Plan:
     replaced: list[Change] = field(default_factory=list)
     moves: list[BigMoves] = field(default_factory=list)
     issues: dict[str, RowIssues] = field(default_factory=dict)
+    holds: list[Hold] = field(default_factory=list)
+    accepted: list[Acceptance] = field(default_factory=list)
+    matched: set[str] = field(default_factory=set)  # the accepted moves found held
 
 
 def sync_candles(
@@ -73,14 +90,16 @@ def sync_candles(
     until: date | None = None,
     verify: bool = False,
     replace: Collection[str] = (),
+    accept: Collection[str] = (),
     on_progress: Progress = no_progress,
 ) -> SyncReport:
     """Check the overlap of every asset with the source and store the new days.
 
     ``until`` (by default the last closed day) never reaches past the last closed day;
     ``verify`` compares every stored day, not only the last ones; ``replace`` names tickers
-    whose stored candles become the source's whole history (what a first sync would store);
-    ``on_progress`` hears of each ticker fetched.
+    whose stored candles become the source's whole history (what a first sync would store,
+    its implausible moves accepted); ``accept`` names implausible moves a person has reviewed
+    (``BTC:2023-10-01``, the move into that day); ``on_progress`` hears of each ticker fetched.
     """
     closed = last_closed_day()
     until = min(until or closed, closed)
@@ -127,6 +146,8 @@ def sync_candles(
                 continue
             if got.issues:
                 plan.issues[t] = got.issues
+            if got.issues.refuses:
+                continue  # rows the source could not all read: nothing of them is written
             mine = stored.get(t)
             limit = universe.move_limit_pct(asset)
             if t in replacing and mine is not None and len(mine.dates):
@@ -136,13 +157,12 @@ def sync_candles(
                 plan.replace.append(got)
                 plan.replaced.append(change(mine, got))
                 plan.inserted[t] = int((got.dates > mine.dates[-1]).sum())
-                _note_moves(plan, t, got.close, got.dates, limit)
+                _adopt_replaced(plan, got, limit)
                 continue
             if mine is None or not len(mine.dates):
-                if len(got.dates):
+                if len(got.dates) and _plausible(plan, got, None, limit, set(accept)):
                     plan.append.append(got)
                     plan.inserted[t] = len(got.dates)
-                    _note_moves(plan, t, got.close, got.dates, limit)
                 continue
             # Stored days after ``until`` (a sync told to stop earlier) were not asked for.
             end = min(_day(mine.dates[-1]), until)
@@ -153,15 +173,9 @@ def sync_candles(
             new = got.dates > mine.dates[-1]
             if new.any():
                 fresh = Candles(t, got.dates[new], got.close[new], got.volume[new])
-                plan.append.append(fresh)
-                plan.inserted[t] = int(new.sum())
-                _note_moves(
-                    plan,
-                    t,
-                    np.concatenate([mine.close[-1:], fresh.close]),
-                    np.concatenate([mine.dates[-1:], fresh.dates]),
-                    limit,
-                )
+                if _plausible(plan, fresh, mine, limit, set(accept)):
+                    plan.append.append(fresh)
+                    plan.inserted[t] = int(new.sum())
 
         version: int | None = None
         with write_transaction():
@@ -181,6 +195,13 @@ def sync_candles(
         log.warning("market source %s has no candles for %s", source.name, ", ".join(missing))
     for conflict in plan.conflicts:
         log.warning("sync conflict: %s", conflict.describe())
+    for ticker, issues in plan.issues.items():
+        if issues.refuses:
+            log.warning("sync refused %s: %s", ticker, describe_refusal(ticker, issues))
+    for hold in plan.holds:
+        log.warning("sync held: %s", hold.describe())
+    for acceptance in plan.accepted:
+        log.warning("sync accepted after review: %s", acceptance.describe())
     return SyncReport(
         source=source.name,
         until=until,
@@ -195,13 +216,66 @@ def sync_candles(
         issues=plan.issues,
         unanswered=tuple(unanswered),
         verified=verify,
+        holds=tuple(plan.holds),
+        accepted=tuple(plan.accepted),
+        unmatched=tuple(sorted(set(accept) - plan.matched)),
+    )
+
+
+def _plausible(
+    plan: _Plan, new: Candles, stored: Candles | None, limit: float, accept: set[str]
+) -> bool:
+    """Whether ``new`` (the days after ``stored``, whose tail it continues) may be written:
+    no implausible move, or each one in ``accept``. A held asset goes in ``plan.holds``; the
+    moves above the class limit that are written are noted."""
+    ticker = new.ticker
+    close, dates = new.close, new.dates
+    if stored is not None and len(stored.dates):
+        close = np.concatenate([stored.close[-1:], close])
+        dates = np.concatenate([stored.dates[-1:], dates])
+    if not exceeds_limit(close, limit):
+        return True
+    history = _load_whole([ticker]).get(ticker) if stored is not None else None
+    known = history.close if history is not None else np.array([], dtype=np.float64)
+    typical = typical_move(known, new.close)
+    jumps = implausible(ticker, close, dates, limit, typical)
+    accepted = tuple(j for j in jumps if j.key in accept)
+    held = tuple(j for j in jumps if j.key not in accept)
+    plan.matched.update(j.key for j in accepted)
+    if held:
+        plan.holds.append(Hold(ticker, held, len(new.dates), limit, typical, accepted))
+        return False
+    if accepted:
+        plan.accepted.append(Acceptance(ticker, accepted, "--accept"))
+    _note_moves(plan, ticker, close, dates, limit, frozenset(j.day for j in jumps))
+    return True
+
+
+def _adopt_replaced(plan: _Plan, history: Candles, limit: float) -> None:
+    """A replacing history is written whole: its implausible moves are accepted, and named."""
+    jumps = implausible(
+        history.ticker,
+        history.close,
+        history.dates,
+        limit,
+        typical_move(np.array([], dtype=np.float64), history.close),
+    )
+    if jumps:
+        plan.accepted.append(Acceptance(history.ticker, tuple(jumps), "--replace"))
+    _note_moves(
+        plan, history.ticker, history.close, history.dates, limit, frozenset(j.day for j in jumps)
     )
 
 
 def _note_moves(
-    plan: _Plan, ticker: str, close: np.ndarray, dates: np.ndarray, limit: float
+    plan: _Plan,
+    ticker: str,
+    close: np.ndarray,
+    dates: np.ndarray,
+    limit: float,
+    skip: frozenset[date],
 ) -> None:
-    found = big_moves(ticker, close, dates, limit)
+    found = big_moves(ticker, close, dates, limit, skip)
     if found is not None:
         plan.moves.append(found)
 
