@@ -160,9 +160,14 @@ def sync_candles(
                 _adopt_replaced(plan, got, limit)
                 continue
             if mine is None or not len(mine.dates):
-                if len(got.dates) and _plausible(plan, got, None, limit, set(accept)):
-                    plan.append.append(got)
-                    plan.inserted[t] = len(got.dates)
+                if not len(got.dates):
+                    continue
+                if t in replacing:
+                    _adopt_replaced(plan, got, limit)
+                elif not _plausible(plan, got, None, limit, set(accept)):
+                    continue
+                plan.append.append(got)
+                plan.inserted[t] = len(got.dates)
                 continue
             # Stored days after ``until`` (a sync told to stop earlier) were not asked for.
             end = min(_day(mine.dates[-1]), until)
@@ -197,7 +202,7 @@ def sync_candles(
         log.warning("sync conflict: %s", conflict.describe())
     for ticker, issues in plan.issues.items():
         if issues.refuses:
-            log.warning("sync refused %s: %s", ticker, describe_refusal(ticker, issues))
+            log.warning("sync refused: %s", describe_refusal(ticker, issues))
     for hold in plan.holds:
         log.warning("sync held: %s", hold.describe())
     for acceptance in plan.accepted:
@@ -246,7 +251,8 @@ def _plausible(
         plan.holds.append(Hold(ticker, held, len(new.dates), limit, typical, accepted))
         return False
     if accepted:
-        plan.accepted.append(Acceptance(ticker, accepted, "--accept"))
+        by = "--accept " + ",".join(j.key for j in accepted)
+        plan.accepted.append(Acceptance(ticker, accepted, by))
     _note_moves(plan, ticker, close, dates, limit, frozenset(j.day for j in jumps))
     return True
 

@@ -82,10 +82,8 @@ def layout(header: list[str]) -> Layout:
     if len(days) > 1:
         raise Unreadable(f"its header {shown!r} has both a date and a timestamp column; keep one")
     if not days or not closes:
-        missing = " and ".join(
-            what
-            for what, found in (("a date (or timestamp)", days), ("a close", closes))
-            if not found
+        missing = " and no ".join(
+            what for what, found in (("date (or timestamp)", days), ("close", closes)) if not found
         )
         raise Unreadable(
             f"its header {shown!r} names no {missing} column; the first line must name the "
