@@ -277,3 +277,33 @@ def test_screen_run_and_the_worker_go_on_with_a_held_asset(crypto):
         summary = worker._screen()
     assert "held: BTC: close moved" in summary and "screen #" in summary
     assert len(crypto.stored("BTC")) == len(real_rows("csv_rows", "BTC", through="2023-09-30"))
+
+
+def test_the_plugin_test_kit_stores_given_candles_as_given_and_names_unreadable_rows(tmp_path):
+    """A plugin author's candles are the market of the test: a crash in them is stored (no
+    person is there to accept it); a close that is not a number stops the kit by name."""
+    import numpy as np
+
+    from pairscreen import Candles
+    from pairscreen.market.sync import load_candles
+    from pairscreen.testing import plugin_service
+
+    days = np.datetime64("2024-01-01") + np.arange(60)
+    close = np.full(60, 100.0)
+    close[40:] = 20.0  # -80 % on day 40, beyond any class limit
+    steady = Candles("AAA", days, close, np.full(60, np.nan))
+    other = Candles("BBB", days, np.full(60, 50.0), np.full(60, np.nan))
+    (tmp_path / "kit").mkdir()
+    (tmp_path / "broken").mkdir()
+    with plugin_service(tmp_path / "kit", candles={"AAA": steady, "BBB": other}):
+        stored = load_candles(["AAA"])["AAA"]
+    np.testing.assert_array_equal(stored.close, close)
+
+    broken = close.copy()
+    broken[10] = np.nan
+    nan = Candles("AAA", days, broken, np.full(60, np.nan))
+    with (
+        pytest.raises(ValueError, match=r"refused: AAA: 1 row not understood: row 11 of the"),
+        plugin_service(tmp_path / "broken", candles={"AAA": nan, "BBB": other}),
+    ):
+        pass
