@@ -57,13 +57,18 @@ class Typical:
     moves: int
     basis: str  # what the moves were, "its {} stored moves" (a first sync: "the source's {} moves")
 
-    def describe(self) -> str:
+    def beyond(self, limit_pct: float) -> str:
+        """What a held move is beyond, for a person."""
+        limit = f"its class limit of {limit_pct:g} %"
         if self.median_log is None:
-            return f"its typical day unknown ({self.moves} moves, {MIN_HISTORY_MOVES} needed)"
+            return (
+                f"{limit} (its typical day is unknown: {self.basis.format(self.moves)}, "
+                f"{MIN_HISTORY_MOVES} needed)"
+            )
         pct = float(np.expm1(self.median_log)) * 100.0
         return (
             f"{JUMP_FACTOR:g} x its median daily move ({pct:.2f} % over "
-            f"{self.basis.format(self.moves)})"
+            f"{self.basis.format(self.moves)}) and {limit}"
         )
 
 
@@ -138,7 +143,7 @@ class Hold:
         )
         return (
             f"{self.ticker}: close moved {_listed(self.jumps)}{accepted}, beyond "
-            f"{self.typical.describe()} and its class limit of {self.limit_pct:g} %; its "
+            f"{self.typical.beyond(self.limit_pct)}; its "
             f"{self.waiting} new rows wait, none stored; after review "
             f"'pairscreen data sync --accept {keys}' adopts {them}"
         )

@@ -8,6 +8,7 @@ day, the close and the volume is decided from the names alone (:func:`layout`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,6 +20,7 @@ DayKind = Literal["date", "timestamp"]
 CLOSE_COLUMNS = ("adj close", "close")
 DAY_COLUMNS: tuple[DayKind, ...] = ("date", "timestamp")
 VOLUME_COLUMN = "volume"
+METATRADER_DAY = re.compile(r"[0-9]{4}\.[0-9]{2}\.[0-9]{2}")
 NUL_SCAN_BYTES = 4096  # UTF-16 without a byte-order mark shows NUL bytes at once
 
 
@@ -100,22 +102,17 @@ def layout(header: list[str]) -> Layout:
 
 
 def _looks_like_data(header: list[str]) -> bool:
-    """Whether the first line is a row rather than names (an MT4 or Binance export)."""
-    for cell in header[:1]:
+    """Whether the first line is a row rather than names: it starts with a day or a number
+    (MetaTrader's ``2024.01.01,00:00,…``, Binance's ``1704067200000,…``)."""
+    first = header[0].strip() if header else ""
+    if METATRADER_DAY.fullmatch(first):
+        return True
+    for read in (iso_day, lambda cell: plain_number(cell, "cell")):
         try:
-            iso_day(cell)
+            read(first)
         except CellError:
-            pass
-        else:
-            return True
-        try:
-            plain_number(cell, "cell")
-        except CellError:
-            pass
-        else:
-            return True
-        if "." in cell and cell.replace(".", "").strip().isascii():
-            return cell.replace(".", "").strip().isdigit()  # 2024.01.01 (MetaTrader)
+            continue
+        return True
     return False
 
 
