@@ -307,3 +307,15 @@ def test_the_plugin_test_kit_stores_given_candles_as_given_and_names_unreadable_
         plugin_service(tmp_path / "broken", candles={"AAA": nan, "BBB": other}),
     ):
         pass
+
+
+def test_with_too_little_history_the_class_limit_alone_holds_a_move(stocks):
+    stocks.write("DOGE", real_rows("sync_realdata", "DOGE", through="2021-01-10"))
+    code, out, _ = stocks.run("data", "sync")
+    assert code == exits.DATA_CONFLICT
+    (held,) = _held(out)
+    assert held.startswith("held: DOGE: close moved +85.3 % on 2021-01-02 (")
+    assert (
+        "beyond its class limit of 60 % (its typical day is unknown: the source's 9 moves, "
+        "30 needed); its 10 new rows wait" in held
+    )

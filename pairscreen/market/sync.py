@@ -31,7 +31,6 @@ import logging
 import math
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 import numpy as np
@@ -42,19 +41,13 @@ from pairscreen.db import rows
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion
 from pairscreen.market.freshness import AssetFreshness, asset_freshness, describe, last_closed_day
-from pairscreen.market.jumps import (
-    Acceptance,
-    Hold,
-    exceeds_limit,
-    implausible,
-    typical_move,
-)
-from pairscreen.market.reconcile import OVERLAP_DAYS, Change, Conflict, change, first_conflict
-from pairscreen.market.row_checks import BigMoves, big_moves, checked
+from pairscreen.market.reconcile import OVERLAP_DAYS
+from pairscreen.market.row_checks import checked
+from pairscreen.market.sync_plan import SyncPlan
 from pairscreen.market.sync_report import SyncReport, describe_refusal
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.progress import Progress, no_progress
-from pairscreen.types import Candles, RowIssues
+from pairscreen.types import Candles
 from pairscreen.universe import Universe
 
 log = logging.getLogger(__name__)
@@ -65,22 +58,6 @@ BATCH_ROWS = 2000
 LOAD_BATCH_TICKERS = 100  # tickers read per query when loading candles
 
 __all__ = ["SyncReport", "freshness_line", "load_candles", "sync_candles"]
-
-
-@dataclass
-class _Plan:
-    """What the write transaction does, decided asset by asset before it starts."""
-
-    append: list[Candles] = field(default_factory=list)  # new days after the stored ones
-    replace: list[Candles] = field(default_factory=list)  # whole histories replacing stored
-    inserted: dict[str, int] = field(default_factory=dict)
-    conflicts: list[Conflict] = field(default_factory=list)
-    replaced: list[Change] = field(default_factory=list)
-    moves: list[BigMoves] = field(default_factory=list)
-    issues: dict[str, RowIssues] = field(default_factory=dict)
-    holds: list[Hold] = field(default_factory=list)
-    accepted: list[Acceptance] = field(default_factory=list)
-    matched: set[str] = field(default_factory=set)  # the accepted moves found held
 
 
 def sync_candles(
@@ -135,52 +112,16 @@ def sync_candles(
             on_progress(min(len(fetched), total), total)
         on_progress(total, total)
 
-        plan = _Plan()
-        unanswered: list[str] = []
+        plan = SyncPlan(set(accept), _stored_closes)
         for asset in universe.assets:
             t = asset.ticker
             got = fetched.get(t)
             if got is None:
                 if t in last:
-                    unanswered.append(t)
+                    plan.unanswered.append(t)
                 continue
-            if got.issues:
-                plan.issues[t] = got.issues
-            if got.issues.refuses:
-                continue  # rows the source could not all read: nothing of them is written
-            mine = stored.get(t)
             limit = universe.move_limit_pct(asset)
-            if t in replacing and mine is not None and len(mine.dates):
-                if not len(got.dates):
-                    unanswered.append(t)
-                    continue
-                plan.replace.append(got)
-                plan.replaced.append(change(mine, got))
-                plan.inserted[t] = int((got.dates > mine.dates[-1]).sum())
-                _adopt_replaced(plan, got, limit)
-                continue
-            if mine is None or not len(mine.dates):
-                if not len(got.dates):
-                    continue
-                if t in replacing:
-                    _adopt_replaced(plan, got, limit)
-                elif not _plausible(plan, got, None, limit, set(accept)):
-                    continue
-                plan.append.append(got)
-                plan.inserted[t] = len(got.dates)
-                continue
-            # Stored days after ``until`` (a sync told to stop earlier) were not asked for.
-            end = min(_day(mine.dates[-1]), until)
-            conflict = first_conflict(mine, got, _day(mine.dates[0]), end)
-            if conflict is not None:
-                plan.conflicts.append(conflict)
-                continue
-            new = got.dates > mine.dates[-1]
-            if new.any():
-                fresh = Candles(t, got.dates[new], got.close[new], got.volume[new])
-                if _plausible(plan, fresh, mine, limit, set(accept)):
-                    plan.append.append(fresh)
-                    plan.inserted[t] = int(new.sum())
+            plan.add(asset, got, stored.get(t), limit, until, t in replacing)
 
         version: int | None = None
         with write_transaction():
@@ -219,71 +160,12 @@ def sync_candles(
         replaced=tuple(plan.replaced),
         moves=tuple(plan.moves),
         issues=plan.issues,
-        unanswered=tuple(unanswered),
+        unanswered=tuple(plan.unanswered),
         verified=verify,
         holds=tuple(plan.holds),
         accepted=tuple(plan.accepted),
-        unmatched=tuple(sorted(set(accept) - plan.matched)),
+        unmatched=plan.unmatched(),
     )
-
-
-def _plausible(
-    plan: _Plan, new: Candles, stored: Candles | None, limit: float, accept: set[str]
-) -> bool:
-    """Whether ``new`` (the days after ``stored``, whose tail it continues) may be written:
-    no implausible move, or each one in ``accept``. A held asset goes in ``plan.holds``; the
-    moves above the class limit that are written are noted."""
-    ticker = new.ticker
-    close, dates = new.close, new.dates
-    if stored is not None and len(stored.dates):
-        close = np.concatenate([stored.close[-1:], close])
-        dates = np.concatenate([stored.dates[-1:], dates])
-    if not exceeds_limit(close, limit):
-        return True
-    history = _load_whole([ticker]).get(ticker) if stored is not None else None
-    known = history.close if history is not None else np.array([], dtype=np.float64)
-    typical = typical_move(known, new.close)
-    jumps = implausible(ticker, close, dates, limit, typical)
-    accepted = tuple(j for j in jumps if j.key in accept)
-    held = tuple(j for j in jumps if j.key not in accept)
-    plan.matched.update(j.key for j in accepted)
-    if held:
-        plan.holds.append(Hold(ticker, held, len(new.dates), limit, typical, accepted))
-        return False
-    if accepted:
-        by = "--accept " + ",".join(j.key for j in accepted)
-        plan.accepted.append(Acceptance(ticker, accepted, by))
-    _note_moves(plan, ticker, close, dates, limit, frozenset(j.day for j in jumps))
-    return True
-
-
-def _adopt_replaced(plan: _Plan, history: Candles, limit: float) -> None:
-    """A replacing history is written whole: its implausible moves are accepted, and named."""
-    jumps = implausible(
-        history.ticker,
-        history.close,
-        history.dates,
-        limit,
-        typical_move(np.array([], dtype=np.float64), history.close),
-    )
-    if jumps:
-        plan.accepted.append(Acceptance(history.ticker, tuple(jumps), "--replace"))
-    _note_moves(
-        plan, history.ticker, history.close, history.dates, limit, frozenset(j.day for j in jumps)
-    )
-
-
-def _note_moves(
-    plan: _Plan,
-    ticker: str,
-    close: np.ndarray,
-    dates: np.ndarray,
-    limit: float,
-    skip: frozenset[date],
-) -> None:
-    found = big_moves(ticker, close, dates, limit, skip)
-    if found is not None:
-        plan.moves.append(found)
 
 
 def _day(value: np.datetime64) -> date:
@@ -424,6 +306,12 @@ def _stored_tails(tickers: Iterable[str], days: int) -> dict[str, Candles]:
         cursor.execute(sql, [ticker if p == sentinel else p for p in params])
         found.extend(reversed(cursor.fetchall()))
     return _as_candles(found)
+
+
+def _stored_closes(ticker: str) -> np.ndarray:
+    """Every stored close of ``ticker``, oldest first (what its typical day is measured on)."""
+    found = _load_whole([ticker]).get(ticker)
+    return found.close if found is not None else np.array([], dtype=np.float64)
 
 
 def _load_whole(tickers: Sequence[str]) -> dict[str, Candles]:
