@@ -157,10 +157,8 @@ def plugin_service(
                 runtime.universe, runtime.plugins, replace=runtime.universe.tickers
             )
             if report.needs_review:
-                problems = [
-                    line for line in report.lines() if line.startswith(("refused:", "conflict:"))
-                ]
-                raise ValueError("the market could not be synced: " + "; ".join(problems))
+                problems = "; ".join(report.review_lines())
+                raise ValueError(f"the market could not be synced: {problems}")
             email = "plugin-tests@pairscreen.invalid"
             accounts.create_user(email, "pro", lifetime=True)
             key = accounts.rotate_key(email)

@@ -255,7 +255,7 @@ def test_a_move_beyond_the_limit_but_within_the_assets_own_range_is_stored_and_n
     assert len(crypto.stored("BTC")) == 2191
 
 
-def test_screen_run_and_the_worker_go_on_with_a_held_asset(crypto):
+def test_screen_run_peg_sample_and_the_worker_go_on_with_a_held_asset(crypto):
     from pairscreen.worker import Worker, WorkerOptions
 
     crypto.write("BTC", real_rows("csv_rows", "BTC", through="2023-09-30"))
@@ -268,6 +268,9 @@ def test_screen_run_and_the_worker_go_on_with_a_held_asset(crypto):
     assert code == exits.OK, err
     assert "pairscreen: warning: sync held: BTC: close moved" in err
     assert out.startswith("screen #1: 1 pairs")
+    code, _, err = crypto.run("peg", "sample")
+    assert code == exits.OK, err
+    assert "pairscreen: warning: sync held: BTC: close moved" in err
 
     settings = load_settings(
         data_dir=crypto.data_dir, database_url=crypto.url, universe=crypto.universe

@@ -202,9 +202,8 @@ def _screen(args: argparse.Namespace) -> None:
             from pairscreen.market.sync import sync_candles
 
             synced = sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
-            for line in synced.lines():
-                if line.startswith(("conflict:", "refused:", "held:")):
-                    print(f"pairscreen: warning: sync {line}", file=sys.stderr)
+            for line in synced.review_lines():
+                print(f"pairscreen: warning: sync {line}", file=sys.stderr)
         started = time.perf_counter()
         if as_of is not None:
             from pairscreen.screening.point_in_time import run_screen_as_of

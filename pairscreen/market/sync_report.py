@@ -20,6 +20,8 @@ from pairscreen.market.reconcile import OVERLAP_DAYS, Change, Conflict
 from pairscreen.market.row_checks import BigMoves
 from pairscreen.types import RowIssues
 
+REVIEW_PREFIXES = ("conflict:", "refused:", "held:")
+
 
 def stale_headline(fresh: Mapping[str, AssetFreshness]) -> str:
     """How many assets are stale after the sync, and the oldest one."""
@@ -144,6 +146,11 @@ class SyncReport:
                 f"'pairscreen data sync --replace {names}' adopts the source's history"
             )
         return out
+
+    def review_lines(self) -> list[str]:
+        """The lines naming each asset left as stored for a person (conflict, refused, held):
+        what a command that syncs on the way (``screen run``, ``peg sample``) warns of."""
+        return [line for line in self.lines() if line.startswith(REVIEW_PREFIXES)]
 
     def summary(self) -> str:
         """The report on one line (the worker's log)."""
