@@ -106,7 +106,8 @@ UNDERSTOOD: list[tuple[str, bytes, str | None]] = [
     (
         "an_unfinished_bar",
         _text([HEADER, *_rows(), "2024-01-01,42452.49,1234.5"]),
-        "BTC: source rows left out (BTC.csv): 1 dated after the last closed day (not closed yet)",
+        "BTC: source rows left out (BTC.csv): 1 dated after the last closed day 2023-12-31 "
+        "(not closed yet)",
     ),
 ]
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pairscreen import clock
 from pairscreen.bootstrap import build_runtime
 from pairscreen.cli import exits, main
 from pairscreen.config import load_settings
@@ -276,7 +278,10 @@ def test_a_move_beyond_the_class_limit_and_the_assets_own_range_is_held(world):
     assert "implausible moves held for DOGE, AAPL" in err
 
 
-def test_future_and_repeated_rows_are_named_and_rows_not_understood_refuse_the_asset(world):
+def test_future_and_repeated_rows_are_named_and_rows_not_understood_refuse_the_asset(
+    world, monkeypatch
+):
+    monkeypatch.setattr(clock, "now", lambda: datetime(2024, 1, 1, 12, tzinfo=UTC))
     btc = _rows("BTC", through="2023-10-31")
     eth = _rows("ETH", through="2023-10-31")
     _write(
@@ -292,7 +297,7 @@ def test_future_and_repeated_rows_are_named_and_rows_not_understood_refuse_the_a
     lines = out.splitlines()
     assert (
         "warning: BTC: source rows left out (BTC.csv): 2 dated after the last closed day "
-        "(not closed yet), 2 repeating a day with the same values (stored once)" in lines
+        "2023-12-31 (not closed yet), 2 repeating a day with the same values (stored once)" in lines
     )
     assert (
         "refused: ETH: ETH.csv: 2 rows not understood: line 12: date '2023-13-01' is not a day "

@@ -38,12 +38,12 @@ def stale_headline(fresh: Mapping[str, AssetFreshness]) -> str:
     )
 
 
-def describe_issues(ticker: str, issues: RowIssues) -> str:
+def describe_issues(ticker: str, issues: RowIssues, until: date) -> str:
     """``BTC: source rows left out: 3 dated after the last closed day …``: the rows that do
     not refuse the asset."""
     parts = []
     if issues.future:
-        parts.append(f"{issues.future} dated after the last closed day (not closed yet)")
+        parts.append(f"{issues.future} dated after the last closed day {until} (not closed yet)")
     if issues.duplicate:
         parts.append(f"{issues.duplicate} repeating a day with the same values (stored once)")
     origin = f" ({issues.origin})" if issues.origin else ""
@@ -119,7 +119,7 @@ class SyncReport:
         ]
         out += [f"warning: {m.describe()}" for m in self.moves]
         out += [
-            f"warning: {describe_issues(t, i)}"
+            f"warning: {describe_issues(t, i, self.until)}"
             for t, i in self.issues.items()
             if i and not i.refuses
         ]
