@@ -232,7 +232,8 @@ def test_a_malformed_export_is_refused_naming_the_file_and_line(world, name, dat
     assert named in refused
     assert refused.endswith("; nothing written for BTC")
     assert err.strip() == (
-        "pairscreen: error: rows not understood for BTC: nothing was written for it (see above)"
+        "pairscreen: error: files or rows that could not be read for BTC: nothing was written "
+        "for it (see above)"
     )
     assert world.stored("BTC") == []  # nothing partial
     assert len(world.stored("ETH")) == 31  # the other asset synced
@@ -280,7 +281,7 @@ def test_an_empty_file_beside_good_ones_is_named_and_the_good_ones_sync(
         "refused: NEG: NEG.csv: 1 row not understood: line 5: close '-41980.98' is not a "
         "finite positive number; nothing written for NEG" in lines
     )
-    assert "rows not understood for EMPTY, NEG" in err
+    assert "files or rows that could not be read for EMPTY, NEG: nothing was written" in err
     assert world.stored("GOOD") == REAL
     assert world.stored("EMPTY") == [] and world.stored("NEG") == []
 

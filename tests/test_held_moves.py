@@ -1,7 +1,7 @@
 """Implausible jumps wait for a person: a spliced tail and a real crash are held (nothing of
 the asset's new rows stored, exit 7) until ``data sync --accept TICKER:DAY`` or ``--replace``
 adopts them, while real multi-year crypto histories, March 2020 included, sync with no hold.
-Real closes: tests/fixtures/csv_rows (Binance BTC and ETH 2018-2023, Apple 2000, see its
+Real closes: tests/fixtures/csv_rows (Binance BTC and ETH 2018-2023, LINK 2020, Apple 2000, see its
 README) and tests/fixtures/sync_realdata (DOGE, January to March 2021)."""
 
 from __future__ import annotations
@@ -61,6 +61,21 @@ def test_real_multi_year_crypto_histories_sync_with_no_hold(crypto):
     assert not _held(out) and "warning:" not in out
     assert len(crypto.stored("BTC")) == len(crypto.stored("ETH")) == 2191
     assert ("2020-03-12", _close("csv_rows", "ETH", "2020-03-12")) in crypto.stored("ETH")
+
+
+def test_the_largest_real_crypto_crash_is_stored_as_a_real_day(
+    empty_database_url, tmp_path, capsys, pinned
+):
+    """LINK's -47.8 % of 2020-03-12, the largest one-day fall of the 20 Binance majors of
+    2018-2023: beyond 8 x its typical day, within crypto's 60 %."""
+    world = csv_world(empty_database_url, tmp_path, capsys, universe_text(("LINK", "crypto")))
+    world.write("LINK", real_rows("csv_rows", "LINK"))
+    code, out, err = world.run("data", "sync")
+    assert code == exits.OK, out + err
+    assert not _held(out) and "warning:" not in out
+    stored = dict(world.stored("LINK"))
+    assert len(stored) == 182
+    assert stored["2020-03-12"] / stored["2020-03-11"] - 1 == pytest.approx(-0.478, abs=5e-4)
 
 
 def test_a_spliced_tail_is_held_and_the_pair_keeps_the_verified_history(crypto):

@@ -140,7 +140,7 @@ def _review_line(report: SyncReport) -> str:
             + ", ".join(c.ticker for c in report.conflicts)
         )
     if report.refused:
-        parts.append("rows not understood for " + ", ".join(report.refused))
+        parts.append("files or rows that could not be read for " + ", ".join(report.refused))
     if report.holds:
         parts.append("implausible moves held for " + ", ".join(h.ticker for h in report.holds))
     names = report.needs_review
