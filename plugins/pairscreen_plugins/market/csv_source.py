@@ -44,7 +44,6 @@ from typing import Any
 import numpy as np
 
 from pairscreen import Asset, Candles, RowIssues, hookimpl
-from pairscreen.types import ROW_EXAMPLES
 from pairscreen_plugins.market.csv_cells import (
     CellError,
     close_value,
@@ -57,6 +56,7 @@ from pairscreen_plugins.market.csv_layout import Layout, Unreadable, decode, lay
 log = logging.getLogger(__name__)
 
 VOLUME_UNITS = ("base", "quote")
+NAMED_ROWS = 3  # rows not understood named one by one with their line; the rest are counted
 
 
 @dataclass
@@ -74,7 +74,7 @@ class _Rows:
             self.conflicting += 1
         else:
             self.unparseable += 1
-        if len(self.examples) < ROW_EXAMPLES:
+        if len(self.examples) < NAMED_ROWS:
             self.examples.append(f"line {line}{why}")
 
     def add(self, line: int, day: date, close: float, volume: float) -> None:
