@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,6 +52,9 @@ from pairscreen_plugins.market.csv_cells import (
     volume_value,
 )
 from pairscreen_plugins.market.csv_layout import Layout, Unreadable, decode, layout
+
+if TYPE_CHECKING:
+    import _csv
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +160,7 @@ def read_csv_candles(
     )
 
 
-def _read_rows(reader: Any, columns: Layout) -> _Rows:
+def _read_rows(reader: _csv.Reader, columns: Layout) -> _Rows:
     """Every row after the header, understood or counted with its line."""
     rows = _Rows()
     read_day = iso_day if columns.day_kind == "date" else timestamp_day
