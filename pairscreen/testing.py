@@ -133,7 +133,8 @@ def plugin_service(
 
     The market is the demo market, or the ``universe`` file given, or ``candles`` (ticker ->
     :class:`~pairscreen.types.Candles`, all in one sector; only closed days are stored, and
-    candles that end long before yesterday make every pair ``stale``). ``settings``
+    candles that end long before yesterday make every pair ``stale``; its moves are stored as
+    given, and rows the sync cannot read raise :class:`ValueError`). ``settings``
     override :class:`~pairscreen.config.Settings` fields (``strategy="mine"``).
     """
     from pairscreen.access import accounts
@@ -150,7 +151,14 @@ def plugin_service(
     runtime = build_runtime(chosen, extra_plugins=extra)
     try:
         with database.connection_context():
-            sync_candles(runtime.universe, runtime.plugins)
+            # The market is what the test gave: its moves are adopted as given (no person
+            # is there to accept them), and rows the sync cannot read stop the kit by name.
+            report = sync_candles(
+                runtime.universe, runtime.plugins, replace=runtime.universe.tickers
+            )
+            if report.needs_review:
+                problems = "; ".join(report.review_lines())
+                raise ValueError(f"the market could not be synced: {problems}")
             email = "plugin-tests@pairscreen.invalid"
             accounts.create_user(email, "pro", lifetime=True)
             key = accounts.rotate_key(email)

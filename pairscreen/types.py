@@ -110,24 +110,54 @@ class Asset:
         return self.symbol or self.ticker
 
 
+ROW_EXAMPLES = 3  # rows not understood that RowIssues names one by one; the rest are counted
+
+
 @dataclass(frozen=True)
 class RowIssues:
     """Rows a market source read but could not use, counted per kind so that none is dropped
-    without a word (``data sync`` names them per asset)."""
+    without a word (``data sync`` names them per asset).
+
+    ``unparseable``, ``conflicting`` and ``unreadable`` refuse the asset: a sync writes none
+    of its rows, since a history with rows left out or chosen between is not the source's
+    history. ``future`` and ``duplicate`` rows are harmless: left out or stored once, and
+    named. A source that cannot say which rows it skipped leaves ``examples`` and ``origin``
+    empty; its counts still decide.
+    """
 
     future: int = 0  # dated after the last closed day asked for (not closed yet)
-    duplicate: int = 0  # a date given again (the later row is kept)
-    unparseable: int = 0  # a bad date, a missing or non-positive close, a short row
+    duplicate: int = 0  # a day given again with the same values (stored once)
+    unparseable: int = 0  # not understood: a bad date, close, volume or number of fields
+    conflicting: int = 0  # a day given again with other values: which one is right is unknown
+    unreadable: str = ""  # why nothing could be read (an empty file, its encoding, its header)
+    examples: tuple[str, ...] = ()  # the first rows not understood, each with its line and why
+    origin: str = ""  # where the rows came from, for a person (``BTC.csv``)
 
     def __add__(self, other: RowIssues) -> RowIssues:
         return RowIssues(
             self.future + other.future,
             self.duplicate + other.duplicate,
             self.unparseable + other.unparseable,
+            self.conflicting + other.conflicting,
+            self.unreadable or other.unreadable,
+            (self.examples + other.examples)[:ROW_EXAMPLES],
+            self.origin or other.origin,
         )
 
     def __bool__(self) -> bool:
-        return bool(self.future or self.duplicate or self.unparseable)
+        return bool(
+            self.future or self.duplicate or self.unparseable or self.conflicting or self.unreadable
+        )
+
+    @property
+    def refuses(self) -> bool:
+        """Whether the asset's rows cannot be stored as a whole (nothing of it is written)."""
+        return bool(self.unparseable or self.conflicting or self.unreadable)
+
+    @property
+    def not_understood(self) -> int:
+        """Rows that refuse the asset: not understood, or a day given twice otherwise."""
+        return self.unparseable + self.conflicting
 
 
 @dataclass(frozen=True)

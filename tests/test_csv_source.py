@@ -1,4 +1,4 @@
-"""The ``csv`` market source: tolerant of messy files, clear about what it skipped."""
+"""The ``csv`` market source: every row understood or counted with its line, nothing guessed."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_hook_registers_the_csv_source():
     assert source.name == "csv"
 
 
-def test_rows_sorted_duplicates_keep_last_bad_rows_dropped(tmp_path, caplog):
+def test_rows_come_back_sorted_and_every_row_not_understood_is_counted(tmp_path, caplog):
     _write(
         tmp_path,
         "BTC",
@@ -53,13 +53,14 @@ def test_rows_sorted_duplicates_keep_last_bad_rows_dropped(tmp_path, caplog):
             "2025-01-03,103,1000\n"
             "2025-01-01,101,1000\n"
             "2025-01-02,102,1000\n"
-            "2025-01-02,102.5,1500\n"  # line 5: a correction of line 4
+            "2025-01-02,102.5,1500\n"  # line 5: the day of line 4 with another close
             "2025-01-04,-1,1000\n"  # line 6: non-positive close
             "2025-01-05,nan,1000\n"  # line 7: NaN close
             "2025-01-06,,1000\n"  # line 8: empty close
             "yesterday,99,1000\n"  # line 9: bad date
             "2025-01-07,107,\n"  # line 10: empty volume is unknown, not 0
             "2025-01-08T00:00:00Z,108,800\n"  # a timestamp counts as its UTC day
+            "2025-01-08,108,800\n"  # line 12: the same row again, harmless
             "\n"
             "2025-02-01,999,1\n"  # after `until`
         ),
@@ -73,12 +74,22 @@ def test_rows_sorted_duplicates_keep_last_bad_rows_dropped(tmp_path, caplog):
         "2025-01-07",
         "2025-01-08",
     ]
-    np.testing.assert_array_equal(got.close, [101, 102.5, 103, 107, 108])
-    np.testing.assert_array_equal(got.volume, [1000, 1500, 1000, np.nan, 800])
-    for line in (6, 7, 8, 9):
-        assert f"BTC.csv line {line}" in caplog.text
-    assert "BTC.csv line 5: 2025-01-02 is given again" in caplog.text
-    assert got.issues == RowIssues(future=1, duplicate=1, unparseable=4)
+    np.testing.assert_array_equal(got.close, [101, 102, 103, 107, 108])
+    np.testing.assert_array_equal(got.volume, [1000, 1000, 1000, np.nan, 800])
+    assert got.issues == RowIssues(
+        future=1,
+        duplicate=1,
+        unparseable=4,
+        conflicting=1,
+        examples=(
+            "line 5 gives 2025-01-02 again with close 102.5 (line 4: 102)",
+            "line 6: close '-1' is not a finite positive number",
+            "line 7: close 'nan' is not a finite positive number",
+        ),
+        origin="BTC.csv",
+    )
+    assert got.issues.refuses and got.issues.not_understood == 5
+    assert caplog.text == ""  # counted for the sync's report, not logged row by row
 
 
 def test_header_order_is_free_and_symbols_come_from_the_asset(tmp_path):
@@ -96,22 +107,41 @@ def test_missing_file_is_skipped_with_a_warning(tmp_path, caplog):
     assert "BTC" in caplog.text and "BTC.csv" in caplog.text
 
 
-@pytest.mark.parametrize("header", ["day,close,volume", "date;close;volume", "", "date,volume"])
-def test_malformed_header_names_the_file(tmp_path, header):
+@pytest.mark.parametrize(
+    ("header", "why"),
+    [
+        ("day,close,volume", "its header 'day,close,volume' names no date (or timestamp) column"),
+        ("date;close;volume", "separated by semicolons? only commas are read"),
+        ("", "BTC.csv is empty"),
+        ("date,volume", "its header 'date,volume' names no close column"),
+        ("date,close,Close", "its header 'date,close,Close' names close more than once"),
+    ],
+)
+def test_a_file_without_a_usable_header_is_unreadable_and_named(tmp_path, header, why):
     _write(tmp_path, "BTC", f"{header}\n2025-01-01,1,1\n" if header else "")
-    with pytest.raises(ValueError, match=r"BTC\.csv.*date,close"):
-        _fetch(tmp_path, [Asset("BTC", "majors")])
+    _write(tmp_path, "ETH", "date,close\n2025-01-01,3000\n")
+    got = _fetch(tmp_path, [Asset("BTC", "majors"), Asset("ETH", "majors")])
+    assert len(got["BTC"].dates) == 0 and got["BTC"].issues.refuses
+    assert got["BTC"].issues.unreadable.startswith("BTC.csv ")
+    assert why in got["BTC"].issues.unreadable
+    assert len(got["ETH"].dates) == 1  # the next file is read all the same
 
 
 def test_a_file_without_volume_has_unknown_volumes_never_zero(tmp_path, caplog):
     _write(tmp_path, "BTC", "date,close\n2025-01-01,10\n2025-01-02,11\n")
-    _write(tmp_path, "ETH", "date,close,volume\n2025-01-01,1,5\n2025-01-02,2,-3\n")
+    _write(tmp_path, "ETH", "date,close,volume\n2025-01-01,1,5\n2025-01-02,2,\n")
+    _write(tmp_path, "SOL", "date,close,volume\n2025-01-01,1,5\n2025-01-02,2,-3\n")
+    assets = [Asset("BTC", "majors"), Asset("ETH", "majors"), Asset("SOL", "majors")]
     with caplog.at_level(logging.WARNING):
-        got = _fetch(tmp_path, [Asset("BTC", "majors"), Asset("ETH", "majors")])
+        got = _fetch(tmp_path, assets)
     np.testing.assert_array_equal(got["BTC"].close, [10, 11])
     assert np.isnan(got["BTC"].volume).all()
-    np.testing.assert_array_equal(got["ETH"].volume, [5, np.nan])  # a negative volume: unknown
-    assert "ETH.csv line 3" in caplog.text and "BTC.csv" not in caplog.text
+    np.testing.assert_array_equal(got["ETH"].volume, [5, np.nan])  # an empty cell: unknown
+    assert not got["BTC"].issues and not got["ETH"].issues
+    # A negative volume is not a volume: the row is not understood, never read as 0.
+    assert got["SOL"].issues.examples == (
+        "line 3: volume '-3' is not a finite number of at least 0",
+    )
 
 
 def test_bad_options_are_clear(tmp_path):
@@ -163,9 +193,11 @@ def test_incremental_sync_from_a_universe_file(tmp_path):
     try:
         first = sync_candles(universe, plugins, until=date(2025, 1, 31))
         assert first.inserted == {"BTC": 20, "ETH": 20}
-        with (prices / "BTC.csv").open("a", encoding="utf-8") as handle:
-            handle.write("2025-01-05,999,1\n")  # before the overlap: read again by --verify only
-            handle.write("2025-01-21,121,21000\n2025-01-22,122,22000\n")
+        text = (prices / "BTC.csv").read_text(encoding="utf-8")
+        # 2025-01-05 corrected before the overlap (read again by --verify only), two new days
+        text = text.replace("2025-01-05,105.0,5000", "2025-01-05,999,1")
+        text += "2025-01-21,121,21000\n2025-01-22,122,22000\n"
+        (prices / "BTC.csv").write_text(text, encoding="utf-8")
         second = sync_candles(universe, plugins, until=date(2025, 1, 31))
         assert second.inserted == {"BTC": 2}
         stored = load_candles()

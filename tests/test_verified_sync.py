@@ -9,11 +9,13 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pairscreen import clock
 from pairscreen.bootstrap import build_runtime
 from pairscreen.cli import exits, main
 from pairscreen.config import load_settings
@@ -247,7 +249,7 @@ def test_replace_all_on_an_unchanged_source_changes_nothing(world):
     assert world.version() == version
 
 
-def test_a_big_move_is_stored_and_named_with_the_class_limit(world):
+def test_a_move_beyond_the_class_limit_and_the_assets_own_range_is_held(world):
     world.universe.write_text(
         UNIVERSE.replace('ticker = "ETH"', 'ticker = "DOGE"')
         + '\n[[asset]]\nticker = "AAPL"\nsector = "stocks"\nasset_class = "equity"\n'
@@ -258,21 +260,28 @@ def test_a_big_move_is_stored_and_named_with_the_class_limit(world):
     _write(world.folder, "DOGE", _rows("DOGE"))
     _write(world.folder, "AAPL", _rows("AAPL"))
     code, out, err = world.run("data", "sync")
-    assert code == 0, err
-    warnings = [line for line in out.splitlines() if line.startswith("warning:")]
-    (doge,) = [w for w in warnings if "DOGE" in w]
+    assert code == exits.DATA_CONFLICT, err
+    held = [line for line in out.splitlines() if line.startswith("held:")]
+    (doge,) = [h for h in held if h.startswith("held: DOGE:")]
     # DOGE/USDT closed 0.0074124 on 2021-01-27 and 0.0364995 on 2021-01-28 (Binance).
-    assert doge.startswith(
-        "warning: DOGE: close moved +392.4 % on 2021-01-28 (0.0074124 -> 0.0364995) and "
+    assert doge.startswith("held: DOGE: close moved +85.3 % on 2021-01-02 (")
+    assert "; +392.4 % on 2021-01-28 (0.0074124 -> 0.0364995), beyond 8 x its median" in doge
+    assert "its class limit of 60 %; its 90 new rows wait, none stored" in doge
+    assert doge.endswith(
+        "'pairscreen data sync --accept DOGE:2021-01-02,DOGE:2021-01-28' adopts them"
     )
-    assert doge.endswith("above its limit of 60 %; stored")
-    (aapl,) = [w for w in warnings if "AAPL" in w]
-    assert "above its limit of 10 %" in aapl and "2020-03-16" in aapl  # -12.9 %
-    assert not [w for w in warnings if "BTC" in w]  # no BTC day moved 60 % in 2023
-    assert len(world.candles_of("DOGE")) == 90  # stored all the same
+    (aapl,) = [h for h in held if h.startswith("held: AAPL:")]
+    assert "-12.9 % on 2020-03-16" in aapl and "its class limit of 10 %" in aapl
+    assert not [line for line in out.splitlines() if "BTC" in line and "held" in line]
+    assert world.candles_of("DOGE") == [] and world.candles_of("AAPL") == []
+    assert len(world.candles_of("BTC")) == 214
+    assert "implausible moves held for DOGE, AAPL" in err
 
 
-def test_future_duplicate_and_unparseable_rows_are_counted_per_asset(world):
+def test_future_and_repeated_rows_are_named_and_rows_not_understood_refuse_the_asset(
+    world, monkeypatch
+):
+    monkeypatch.setattr(clock, "now", lambda: datetime(2024, 1, 1, 12, tzinfo=UTC))
     btc = _rows("BTC", through="2023-10-31")
     eth = _rows("ETH", through="2023-10-31")
     _write(
@@ -284,15 +293,19 @@ def test_future_duplicate_and_unparseable_rows_are_counted_per_asset(world):
         world.folder, "ETH", [*eth[:10], "2023-13-01,1800.0,1.0", "2023-06-11,n/a,1.0", *eth[10:]]
     )
     code, out, err = world.run("data", "sync")
-    assert code == 0, err
+    assert code == exits.DATA_CONFLICT, err
     lines = out.splitlines()
     assert (
-        "warning: BTC: source rows skipped: 2 dated after the last closed day, "
-        "2 repeating an earlier date (the later row kept)" in lines
+        "warning: BTC: source rows left out (BTC.csv): 2 dated after the last closed day "
+        "2023-12-31 (not closed yet), 2 repeating a day with the same values (stored once)" in lines
     )
-    assert "warning: ETH: source rows skipped: 2 unparseable (bad date, close or shape)" in lines
+    assert (
+        "refused: ETH: ETH.csv: 2 rows not understood: line 12: date '2023-13-01' is not a day "
+        "of the calendar; line 13: close 'n/a' is not a finite positive number; nothing "
+        "written for ETH" in lines
+    )
     assert len(world.candles_of("BTC")) == len(btc)
-    assert len(world.candles_of("ETH")) == len(eth)  # the bad rows skipped, the real kept
+    assert world.candles_of("ETH") == []  # nothing partial: not the real rows either
 
 
 def test_base_volume_is_stored_as_quote_volume(world):

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from datetime import date
+from typing import TYPE_CHECKING
 
 from pairscreen import clock
 from pairscreen.cli import exits
@@ -19,6 +20,9 @@ from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.db.connection import connect
 from pairscreen.db.migrations import upgrade
 from pairscreen.universe import Universe
+
+if TYPE_CHECKING:
+    from pairscreen.market.sync_report import SyncReport
 
 
 def past_day(text: str) -> date:
@@ -45,8 +49,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "sync",
         help="pull new daily candles from the universe's market source",
         description="Check the last stored days of every asset against the source and add "
-        "the new days. An asset whose stored history the source contradicts is left as "
-        f"stored and named; the command then exits with status {exits.DATA_CONFLICT}.",
+        "the new days. An asset whose stored history the source contradicts, whose rows the "
+        "source could not all read, or whose new closes move implausibly is left as stored "
+        f"and named; the command then exits with status {exits.DATA_CONFLICT}.",
     )
     sync.add_argument(
         "--verify",
@@ -63,6 +68,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--replace-all",
         action="store_true",
         help="replace the stored candles of every asset with the source's history (default: off)",
+    )
+    sync.add_argument(
+        "--accept",
+        metavar="TICKER:DAY[,TICKER:DAY...]",
+        action="append",
+        default=[],
+        help="adopt these held moves after review: the move of TICKER into DAY (YYYY-MM-DD), "
+        "as the sync names it; may be repeated (default: none)",
     )
     sync.set_defaults(handler=_sync)
 
@@ -102,23 +115,60 @@ def _sync(args: argparse.Namespace) -> None:
         replace: tuple[str, ...] = rt.universe.tickers
     else:
         replace = _tickers(rt.universe, args.replace) if args.replace is not None else ()
+    accept = _moves(rt.universe, args.accept)
     with ProgressDisplay(quiet=args.quiet) as display:
         report = sync_candles(
             rt.universe,
             rt.plugins,
             verify=args.verify,
             replace=replace,
+            accept=accept,
             on_progress=display.step("market data"),
         )
     for line in report.lines():
         print(line)
+    if report.needs_review:
+        raise CommandError(_review_line(report), exits.DATA_CONFLICT)
+
+
+def _review_line(report: SyncReport) -> str:
+    """The one-line error of a sync that left assets for a person (the report names why)."""
+    parts = []
     if report.conflicts:
-        names = ", ".join(c.ticker for c in report.conflicts)
-        raise CommandError(
-            f"the source contradicts the stored history of {names}: nothing was written for "
-            f"{'it' if len(report.conflicts) == 1 else 'them'} (see above)",
-            exits.DATA_CONFLICT,
+        parts.append(
+            "the source contradicts the stored history of "
+            + ", ".join(c.ticker for c in report.conflicts)
         )
+    if report.refused:
+        parts.append("files or rows that could not be read for " + ", ".join(report.refused))
+    if report.holds:
+        parts.append("implausible moves held for " + ", ".join(h.ticker for h in report.holds))
+    names = report.needs_review
+    return (
+        f"{'; '.join(parts)}: nothing was written for {'it' if len(names) == 1 else 'them'} "
+        "(see above)"
+    )
+
+
+def _moves(universe: Universe, given: list[str]) -> tuple[str, ...]:
+    """``--accept btc:2023-10-01``: moves as the sync names them (``BTC:2023-10-01``)."""
+    out: list[str] = []
+    for text in (part.strip() for item in given for part in item.split(",")):
+        if not text:
+            continue
+        ticker, _, day_text = text.rpartition(":")
+        asset = universe.resolve(ticker.strip()) if ticker else None
+        if asset is None:
+            what = f"{ticker!r} is not an asset of the universe" if ticker else "no ticker"
+            raise CommandError(f"--accept {text!r}: {what}; give TICKER:DAY, e.g. BTC:2023-10-01")
+        try:
+            day = date.fromisoformat(day_text.strip())
+        except ValueError:
+            raise CommandError(
+                f"--accept {text!r}: {day_text!r} is not a day (YYYY-MM-DD); give TICKER:DAY"
+            ) from None
+        out.append(f"{asset.ticker}:{day.isoformat()}")
+    return tuple(dict.fromkeys(out))
 
 
 def _tickers(universe: Universe, text: str) -> tuple[str, ...]:
@@ -152,8 +202,8 @@ def _screen(args: argparse.Namespace) -> None:
             from pairscreen.market.sync import sync_candles
 
             synced = sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
-            for conflict in synced.conflicts:
-                print(f"pairscreen: warning: sync conflict: {conflict.describe()}", file=sys.stderr)
+            for line in synced.review_lines():
+                print(f"pairscreen: warning: sync {line}", file=sys.stderr)
         started = time.perf_counter()
         if as_of is not None:
             from pairscreen.screening.point_in_time import run_screen_as_of

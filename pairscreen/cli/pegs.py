@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime, timedelta
 
 from pairscreen import clock
@@ -61,7 +62,9 @@ def _sample(args: argparse.Namespace) -> None:
         if not args.no_sync:
             from pairscreen.market.sync import sync_candles
 
-            sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
+            synced = sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
+            for line in synced.review_lines():
+                print(f"pairscreen: warning: sync {line}", file=sys.stderr)
         if args.backfill_hours:
             reports = backfill_pegs(
                 rt, args.backfill_hours, at, on_progress=display.step("peg samples")

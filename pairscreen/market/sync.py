@@ -5,7 +5,14 @@ on: the last :data:`~pairscreen.market.reconcile.OVERLAP_DAYS` stored days (the 
 history with ``verify``). The overlap is compared with what is stored; an asset whose
 stored history the source contradicts is a conflict and gets nothing written (appending
 would splice two histories), the others get their new days. ``replace`` names the assets
-whose stored candles are replaced by the source's whole history instead. Fetching happens
+whose stored candles are replaced by the source's whole history instead.
+
+Nothing partial is stored: an asset whose rows the source could not all read
+(:mod:`~pairscreen.market.row_checks`, ``RowIssues.refuses``) gets nothing written, and so
+does an asset whose new closes move implausibly (:mod:`~pairscreen.market.jumps`) until a
+person accepts each such move (``accept``, ``BTC:2023-10-01``) or replaces the asset's
+history; either is named in the report, which the caller (``data sync``) turns into exit 7.
+Fetching happens
 before the write transaction (a source may be slow or remote); the candles, the asset rows
 and the ``candles`` data version are then written in one transaction, so a reader sees
 either the old data with the old version or the new data with the new one. Users, keys,
@@ -24,7 +31,6 @@ import logging
 import math
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 import numpy as np
@@ -35,12 +41,13 @@ from pairscreen.db import rows
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion
 from pairscreen.market.freshness import AssetFreshness, asset_freshness, describe, last_closed_day
-from pairscreen.market.reconcile import OVERLAP_DAYS, Change, Conflict, change, first_conflict
-from pairscreen.market.row_checks import BigMoves, big_moves, checked
-from pairscreen.market.sync_report import SyncReport
+from pairscreen.market.reconcile import OVERLAP_DAYS
+from pairscreen.market.row_checks import checked
+from pairscreen.market.sync_plan import SyncPlan
+from pairscreen.market.sync_report import SyncReport, describe_refusal
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.progress import Progress, no_progress
-from pairscreen.types import Candles, RowIssues
+from pairscreen.types import Candles
 from pairscreen.universe import Universe
 
 log = logging.getLogger(__name__)
@@ -53,19 +60,6 @@ LOAD_BATCH_TICKERS = 100  # tickers read per query when loading candles
 __all__ = ["SyncReport", "freshness_line", "load_candles", "sync_candles"]
 
 
-@dataclass
-class _Plan:
-    """What the write transaction does, decided asset by asset before it starts."""
-
-    append: list[Candles] = field(default_factory=list)  # new days after the stored ones
-    replace: list[Candles] = field(default_factory=list)  # whole histories replacing stored
-    inserted: dict[str, int] = field(default_factory=dict)
-    conflicts: list[Conflict] = field(default_factory=list)
-    replaced: list[Change] = field(default_factory=list)
-    moves: list[BigMoves] = field(default_factory=list)
-    issues: dict[str, RowIssues] = field(default_factory=dict)
-
-
 def sync_candles(
     universe: Universe,
     plugins: Plugins,
@@ -73,14 +67,16 @@ def sync_candles(
     until: date | None = None,
     verify: bool = False,
     replace: Collection[str] = (),
+    accept: Collection[str] = (),
     on_progress: Progress = no_progress,
 ) -> SyncReport:
     """Check the overlap of every asset with the source and store the new days.
 
     ``until`` (by default the last closed day) never reaches past the last closed day;
     ``verify`` compares every stored day, not only the last ones; ``replace`` names tickers
-    whose stored candles become the source's whole history (what a first sync would store);
-    ``on_progress`` hears of each ticker fetched.
+    whose stored candles become the source's whole history (what a first sync would store,
+    its implausible moves accepted); ``accept`` names implausible moves a person has reviewed
+    (``BTC:2023-10-01``, the move into that day); ``on_progress`` hears of each ticker fetched.
     """
     closed = last_closed_day()
     until = min(until or closed, closed)
@@ -116,52 +112,16 @@ def sync_candles(
             on_progress(min(len(fetched), total), total)
         on_progress(total, total)
 
-        plan = _Plan()
-        unanswered: list[str] = []
+        plan = SyncPlan(set(accept), _stored_closes)
         for asset in universe.assets:
             t = asset.ticker
             got = fetched.get(t)
             if got is None:
                 if t in last:
-                    unanswered.append(t)
+                    plan.unanswered.append(t)
                 continue
-            if got.issues:
-                plan.issues[t] = got.issues
-            mine = stored.get(t)
             limit = universe.move_limit_pct(asset)
-            if t in replacing and mine is not None and len(mine.dates):
-                if not len(got.dates):
-                    unanswered.append(t)
-                    continue
-                plan.replace.append(got)
-                plan.replaced.append(change(mine, got))
-                plan.inserted[t] = int((got.dates > mine.dates[-1]).sum())
-                _note_moves(plan, t, got.close, got.dates, limit)
-                continue
-            if mine is None or not len(mine.dates):
-                if len(got.dates):
-                    plan.append.append(got)
-                    plan.inserted[t] = len(got.dates)
-                    _note_moves(plan, t, got.close, got.dates, limit)
-                continue
-            # Stored days after ``until`` (a sync told to stop earlier) were not asked for.
-            end = min(_day(mine.dates[-1]), until)
-            conflict = first_conflict(mine, got, _day(mine.dates[0]), end)
-            if conflict is not None:
-                plan.conflicts.append(conflict)
-                continue
-            new = got.dates > mine.dates[-1]
-            if new.any():
-                fresh = Candles(t, got.dates[new], got.close[new], got.volume[new])
-                plan.append.append(fresh)
-                plan.inserted[t] = int(new.sum())
-                _note_moves(
-                    plan,
-                    t,
-                    np.concatenate([mine.close[-1:], fresh.close]),
-                    np.concatenate([mine.dates[-1:], fresh.dates]),
-                    limit,
-                )
+            plan.add(asset, got, stored.get(t), limit, until, t in replacing)
 
         version: int | None = None
         with write_transaction():
@@ -181,6 +141,13 @@ def sync_candles(
         log.warning("market source %s has no candles for %s", source.name, ", ".join(missing))
     for conflict in plan.conflicts:
         log.warning("sync conflict: %s", conflict.describe())
+    for ticker, issues in plan.issues.items():
+        if issues.refuses:
+            log.warning("sync refused: %s", describe_refusal(ticker, issues))
+    for hold in plan.holds:
+        log.warning("sync held: %s", hold.describe())
+    for acceptance in plan.accepted:
+        log.warning("sync accepted after review: %s", acceptance.describe())
     return SyncReport(
         source=source.name,
         until=until,
@@ -193,17 +160,12 @@ def sync_candles(
         replaced=tuple(plan.replaced),
         moves=tuple(plan.moves),
         issues=plan.issues,
-        unanswered=tuple(unanswered),
+        unanswered=tuple(plan.unanswered),
         verified=verify,
+        holds=tuple(plan.holds),
+        accepted=tuple(plan.accepted),
+        unmatched=plan.unmatched(),
     )
-
-
-def _note_moves(
-    plan: _Plan, ticker: str, close: np.ndarray, dates: np.ndarray, limit: float
-) -> None:
-    found = big_moves(ticker, close, dates, limit)
-    if found is not None:
-        plan.moves.append(found)
 
 
 def _day(value: np.datetime64) -> date:
@@ -344,6 +306,12 @@ def _stored_tails(tickers: Iterable[str], days: int) -> dict[str, Candles]:
         cursor.execute(sql, [ticker if p == sentinel else p for p in params])
         found.extend(reversed(cursor.fetchall()))
     return _as_candles(found)
+
+
+def _stored_closes(ticker: str) -> np.ndarray:
+    """Every stored close of ``ticker``, oldest first (what its typical day is measured on)."""
+    found = _load_whole([ticker]).get(ticker)
+    return found.close if found is not None else np.array([], dtype=np.float64)
 
 
 def _load_whole(tickers: Sequence[str]) -> dict[str, Candles]:

@@ -2,60 +2,98 @@
 
 Universe options: ``path``, the folder (relative paths are resolved against the universe
 file), and ``volume_unit``, what the ``volume`` column counts: ``"base"`` (units of the asset,
-as exchanges such as Binance publish it) or ``"quote"`` (the quote currency). Each file has
-the header ``date,close`` and optionally ``volume`` (column order free, extra columns
-ignored) and one row per UTC day with an ISO date (``2025-01-31``; a timestamp such as
-``2025-01-31T00:00:00Z`` counts as its UTC day). pairscreen stores quote volume, so a base
-volume is multiplied by that day's close. A file with a volume column and no declared
-``volume_unit`` is an error: guessing the unit would make every volume wrong by the price.
-A file without the column, an empty cell or a value that is not a non-negative number is an
-unknown volume (NaN, served as ``null``), never 0: a made-up zero would read as a market
-nobody trades.
+as exchanges such as Binance publish it) or ``"quote"`` (the quote currency). pairscreen
+stores quote volume, so a base volume is multiplied by that day's close. A file with a volume
+column and no declared ``volume_unit`` is an error: guessing the unit would make every volume
+wrong by the price. A file without the column, or an empty cell, is an unknown volume (NaN,
+served as ``null``), never 0: a made-up zero would read as a market nobody trades.
 
-The reader is tolerant and counts what it skipped (:class:`~pairscreen.RowIssues`, which
-``data sync`` names per asset): rows come back sorted by date, a repeated date keeps the
-row nearest the end of the file (a later correction wins) and counts as a duplicate, a row
-dated after ``until`` counts as not closed yet, and a row with a bad date, a missing,
-non-numeric, non-positive or non-finite close counts as unparseable (each logged with the
-file and line). A missing file logs a warning and skips that asset; a file whose header
-lacks ``date`` or ``close`` is an error (:class:`ValueError` naming the file), because
-nothing in it can be trusted.
+A file is UTF-8 (with or without a byte-order mark, any line ends) and its first line names
+the columns (:mod:`~pairscreen_plugins.market.csv_layout`): ``date`` (an ISO day; a timestamp
+such as ``2025-01-31T00:00:00Z`` counts as its UTC day) or ``timestamp`` (seconds or
+milliseconds since 1970, told apart by size), ``close`` (or Yahoo's ``Adj Close``, which wins
+over its ``Close``), optionally ``volume``; column order is free, other columns are ignored.
 
-Reads are incremental in effect: only days after ``since[ticker]`` (and up to ``until``)
-are returned; an asset whose file has none of them comes back with no rows, so a sync can
-tell "the file no longer has these days" from "there is no file".
+Every row is understood or named. A row with another number of fields than the header, a
+date, close or volume that cannot be read (:mod:`~pairscreen_plugins.market.csv_cells`), or a
+day given again with other values is counted in :class:`~pairscreen.RowIssues` with its line,
+and ``data sync`` then stores nothing of that asset; so does a file that cannot be read at
+all (empty, not UTF-8, no usable header). A day given again with the same values is stored
+once, and a row dated after ``until`` (not closed yet) is left out; both are counted. Rows
+come back sorted by day. Nothing is logged per row: the counts and the first lines go to the
+sync's report. A missing file logs a warning and skips that asset.
+
+Reads are incremental in effect: only days after ``since[ticker]`` (and up to ``until``) are
+returned, though every row of the file is checked; an asset whose file has none of them
+comes back with no rows, so a sync can tell "the file no longer has these days" from "there
+is no file".
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, date, datetime
+from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pairscreen import Asset, Candles, RowIssues, hookimpl
+from pairscreen_plugins.market.csv_cells import (
+    CellError,
+    close_value,
+    iso_day,
+    timestamp_day,
+    volume_value,
+)
+from pairscreen_plugins.market.csv_layout import Layout, Unreadable, decode, layout
+
+if TYPE_CHECKING:
+    import _csv
 
 log = logging.getLogger(__name__)
 
-REQUIRED_COLUMNS = ("date", "close")
-VOLUME_COLUMN = "volume"  # optional: without it every volume is unknown (NaN)
 VOLUME_UNITS = ("base", "quote")
+NAMED_ROWS = 3  # rows not understood named one by one with their line; the rest are counted
 
 
-def _parse_day(text: str) -> date:
-    text = text.strip()
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        if moment.tzinfo is not None:
-            moment = moment.astimezone(UTC)
-        return moment.date()
+@dataclass
+class _Rows:
+    """What the rows of one file said so far: the understood days and the rest, counted."""
+
+    days: dict[date, tuple[float, float, int]] = field(default_factory=dict)  # close, vol, line
+    unparseable: int = 0
+    conflicting: int = 0
+    duplicate: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def refuse(self, line: int, why: str, *, conflict: bool = False) -> None:
+        if conflict:
+            self.conflicting += 1
+        else:
+            self.unparseable += 1
+        if len(self.examples) < NAMED_ROWS:
+            self.examples.append(f"line {line}{why}")
+
+    def add(self, line: int, day: date, close: float, volume: float) -> None:
+        seen = self.days.get(day)
+        if seen is None:
+            self.days[day] = (close, volume, line)
+            return
+        first_close, first_volume, first_line = seen
+        if first_close != close:
+            other = f"close {close:.10g} (line {first_line}: {first_close:.10g})"
+        elif not (first_volume == volume or (math.isnan(first_volume) and math.isnan(volume))):
+            other = f"volume {volume:.10g} (line {first_line}: {first_volume:.10g})"
+        else:
+            self.duplicate += 1  # the same row again: stored once
+            return
+        self.refuse(line, f" gives {day} again with {other}", conflict=True)
 
 
 def read_csv_candles(
@@ -69,109 +107,95 @@ def read_csv_candles(
     """Read one file into :class:`Candles` (days after ``after`` and up to ``until``), with
     volume in the quote currency (``volume_unit`` says what the file's column counts).
 
-    Raises :class:`ValueError` when the header lacks a required column, or has a volume
-    column while ``volume_unit`` is None (undeclared).
+    A file or row that cannot be read comes back counted in ``issues`` (no rows for an
+    unreadable file). Raises :class:`ValueError` only when the file has a volume column while
+    ``volume_unit`` is None (undeclared): that is the universe file's to fix.
     """
-    rows: dict[date, tuple[float, float]] = {}
-    unparseable = duplicate = future = 0
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        names = [h.strip().lower() for h in header or []]
-        missing = [c for c in REQUIRED_COLUMNS if c not in names]
-        if header is None or missing:
-            found = ",".join(header) if header else "nothing"
-            raise ValueError(
-                f"{path}: the first line must be the header 'date,close' or "
-                f"'date,close,volume' (found {found!r}; missing {', '.join(missing)})"
-            )
-        i_date, i_close = (names.index(c) for c in REQUIRED_COLUMNS)
-        i_volume = names.index(VOLUME_COLUMN) if VOLUME_COLUMN in names else None
-        if i_volume is not None and volume_unit not in VOLUME_UNITS:
-            raise ValueError(
-                f"{path} has a volume column: declare its unit in [market], "
-                'volume_unit = "base" (units of the asset, as exchanges publish it) or '
-                '"quote" (the quote currency)'
-            )
-        width = max(i_date, i_close, -1 if i_volume is None else i_volume) + 1
-        for line_no, record in enumerate(reader, start=2):
-            if not record or all(not cell.strip() for cell in record):
-                continue
-            if len(record) < width:
-                unparseable += 1
-                log.warning(
-                    "%s line %d: expected %d columns, got %d; row skipped",
-                    path,
-                    line_no,
-                    width,
-                    len(record),
-                )
-                continue
-            try:
-                day = _parse_day(record[i_date])
-            except ValueError:
-                unparseable += 1
-                log.warning(
-                    "%s line %d: %r is not an ISO date; row skipped", path, line_no, record[i_date]
-                )
-                continue
-            try:
-                close = float(record[i_close])
-            except ValueError:
-                close = math.nan
-            if not (math.isfinite(close) and close > 0):
-                unparseable += 1
-                log.warning(
-                    "%s line %d: close %r is not a positive number; row skipped",
-                    path,
-                    line_no,
-                    record[i_close].strip(),
-                )
-                continue
-            volume = _volume(path, line_no, "" if i_volume is None else record[i_volume])
-            if after is not None and day <= after:
-                continue
-            if until is not None and day > until:
-                future += 1
-                continue
-            if day in rows:
-                duplicate += 1
-                log.warning("%s line %d: %s is given again; the later row kept", path, line_no, day)
-            rows[day] = (close, volume)  # a later row for the same day replaces the earlier
-    days = sorted(rows)
-    close_array = np.array([rows[d][0] for d in days], dtype=np.float64)
-    volume_array = np.array([rows[d][1] for d in days], dtype=np.float64)
+    try:
+        text = decode(path.read_bytes())
+        reader = csv.reader(io.StringIO(text, newline=""))
+        columns = layout(next(reader))
+    except Unreadable as exc:
+        return _unreadable(path, ticker, str(exc))
+    except OSError as exc:
+        return _unreadable(path, ticker, f"cannot be read: {exc.strerror or exc}")
+    except csv.Error as exc:
+        return _unreadable(path, ticker, f"line 1 is not CSV: {exc}")
+    if columns.volume is not None and volume_unit not in VOLUME_UNITS:
+        raise ValueError(
+            f"{path} has a volume column: declare its unit in [market], "
+            'volume_unit = "base" (units of the asset, as exchanges publish it) or '
+            '"quote" (the quote currency)'
+        )
+    try:
+        rows = _read_rows(reader, columns)
+    except csv.Error as exc:
+        return _unreadable(path, ticker, f"line {reader.line_num} is not CSV: {exc}")
+    future = 0
+    kept: list[date] = []
+    for day in sorted(rows.days):
+        if after is not None and day <= after:
+            continue
+        if until is not None and day > until:
+            future += 1
+            continue
+        kept.append(day)
+    close_array = np.array([rows.days[d][0] for d in kept], dtype=np.float64)
+    volume_array = np.array([rows.days[d][1] for d in kept], dtype=np.float64)
     if volume_unit == "base":
         volume_array = volume_array * close_array  # quote volume: units times the close
-    if future:
-        log.warning("%s: %d rows dated after %s (not closed yet) skipped", path, future, until)
     return Candles(
         ticker=ticker,
-        dates=np.array(days, dtype="datetime64[D]"),
+        dates=np.array(kept, dtype="datetime64[D]"),
         close=close_array,
         volume=volume_array,
-        issues=RowIssues(future=future, duplicate=duplicate, unparseable=unparseable),
+        issues=RowIssues(
+            future=future,
+            duplicate=rows.duplicate,
+            unparseable=rows.unparseable,
+            conflicting=rows.conflicting,
+            examples=tuple(rows.examples),
+            origin=path.name,
+        ),
     )
 
 
-def _volume(path: Path, line_no: int, cell: str) -> float:
-    """The cell's volume, NaN when it is empty or unusable (unknown, never 0)."""
-    raw = cell.strip()
-    if not raw:
-        return math.nan
-    try:
-        volume = float(raw)
-    except ValueError:
-        volume = math.nan
-    if not (math.isfinite(volume) and volume >= 0):
-        log.warning(
-            "%s line %d: volume %r is not a non-negative number; read as unknown",
-            path,
-            line_no,
-            raw,
-        )
-        return math.nan
-    return volume
+def _read_rows(reader: _csv.Reader, columns: Layout) -> _Rows:
+    """Every row after the header, understood or counted with its line."""
+    rows = _Rows()
+    read_day = iso_day if columns.day_kind == "date" else timestamp_day
+    for record in reader:
+        line = reader.line_num
+        if not record or (len(record) == 1 and not record[0].strip()):
+            continue  # an empty line carries no row
+        if len(record) != columns.width:
+            hint = (
+                "a thousands separator in an unquoted number?"
+                if len(record) > columns.width
+                else "a cut-off row?"
+            )
+            rows.refuse(line, f" has {len(record)} fields, the header {columns.width} ({hint})")
+            continue
+        try:
+            day = read_day(record[columns.day])
+            close = close_value(record[columns.close])
+            volume = math.nan if columns.volume is None else volume_value(record[columns.volume])
+        except CellError as exc:
+            rows.refuse(line, f": {exc}")
+            continue
+        rows.add(line, day, close, volume)
+    return rows
+
+
+def _unreadable(path: Path, ticker: str, why: str) -> Candles:
+    empty = np.array([], dtype=np.float64)
+    return Candles(
+        ticker=ticker,
+        dates=np.array([], dtype="datetime64[D]"),
+        close=empty,
+        volume=empty.copy(),
+        issues=RowIssues(unreadable=f"{path.name} {why}", origin=path.name),
+    )
 
 
 class CsvMarketSource:
