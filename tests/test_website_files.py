@@ -80,6 +80,10 @@ def test_plotly_is_the_vendored_strict_build_with_its_licence_and_version(client
     # update that replaced one and not the other fails here.
     assert f"plotly.js (strict - minified) v{package['version']}\n" in served.text[:200]
     assert "MIT License" in (vendored / "LICENSE").read_text()
+    # Revalidated, not cached blind: an update of the file reaches the next page load.
+    assert served.headers["cache-control"] == "no-cache"
+    again = client.client.get(PLOTLY_PATH, headers={"If-None-Match": served.headers["etag"]})
+    assert again.status_code == 304 and not again.content
 
 
 def test_missing_files_and_other_methods_are_plain_text_with_the_sites_headers(client):
