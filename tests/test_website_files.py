@@ -6,7 +6,7 @@ licence and version: nothing comes from another host and nothing needs ``'unsafe
 Every file carries the site's security headers. The files are served the same from each
 layout an install leaves: the checkout itself (a regular editable install), a tree of
 symlinks to it (``editable_mode=strict``) and plain copies (a wheel or a regular install);
-tests/test_readme_install.py installs the first and the last for real. A path that leaves
+tests/test_readme_install.py installs the last two for real. A path that leaves
 ``static/`` or names no file is a plain-text 404 either way.
 """
 

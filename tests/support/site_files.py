@@ -15,10 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
-HTML_REFERENCE = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']+)["']""")
-MODULE_SCRIPT = re.compile(
-    r"""<script\b[^>]*\btype\s*=\s*["']module["'][^>]*\bsrc\s*=\s*["']([^"']+)"""
-)
+# An attribute's value, quoted or not (a URL holds no space).
+HTML_REFERENCE = re.compile(r"""\b(?:src|href)\s*=\s*["']?([^"'\s>]+)""", re.IGNORECASE)
+SCRIPT_TAG = re.compile(r"<script\b([^>]*)>", re.IGNORECASE)
+MODULE_TYPE = re.compile(r"""\btype\s*=\s*["']?module\b""", re.IGNORECASE)
+SRC = re.compile(r"""\bsrc\s*=\s*["']?([^"'\s>]+)""", re.IGNORECASE)
 # `import … from "./x"`, `export … from "./x"`, `import "./x"` and `import("./x")`: a browser
 # resolves only a relative or absolute specifier (the site has no import map).
 MODULE_IMPORT = re.compile(r"""(?<![.\w$])(?:from|import)\s*\(?\s*["'](\.{0,2}/[^"']+)["']""")
@@ -50,6 +51,15 @@ def same_origin_path(base: str, reference: str) -> str | None:
     return parts.path
 
 
+def module_scripts(page: str) -> list[str]:
+    """The ``src`` of each ``<script type="module">`` of an HTML page, attributes in any order."""
+    return [
+        src[1]
+        for attributes in SCRIPT_TAG.findall(page)
+        if MODULE_TYPE.search(attributes) and (src := SRC.search(attributes))
+    ]
+
+
 def crawl(get: Callable[[str], Fetched], start: tuple[str, ...] = ("/",)) -> dict[str, Found]:
     """Every same-origin path reachable from the ``start`` pages, with the status it answered."""
     found: dict[str, Found] = {}
@@ -64,7 +74,7 @@ def crawl(get: Callable[[str], Fetched], start: tuple[str, ...] = ("/",)) -> dic
             continue
         named: list[tuple[str, str]] = []
         if answer.content_type.startswith("text/html"):
-            modules = set(MODULE_SCRIPT.findall(answer.text))
+            modules = set(module_scripts(answer.text))
             named = [
                 (r, "module" if r in modules else "file")
                 for r in HTML_REFERENCE.findall(answer.text)
