@@ -23,7 +23,7 @@ from pathlib import Path
 
 from _harness import machine_line, prepare
 
-HEAVY = ("scipy.stats", "statsmodels", "pandas", "matplotlib", "arch", "plotly", "connexion")
+HEAVY = ("scipy.stats", "statsmodels", "pandas", "matplotlib", "arch", "connexion")
 BUDGET_S = 0.3  # start-up allowed over a bare interpreter
 
 PATHS = {

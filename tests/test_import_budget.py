@@ -28,7 +28,6 @@ HEAVY = (
     "arch",
     "pandas",
     "matplotlib",
-    "plotly",
     "dask",
     "distributed",
 )

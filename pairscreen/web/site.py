@@ -1,11 +1,11 @@
 """Serves the website's files beside the API: ``/`` and ``/static/…``.
 
 The site is plain HTML, CSS and small JavaScript modules shipped in this package
-(``static/``), plus plotly.js from the installed ``plotly`` wheel (its offline bundle), so it
-works without a network. It holds no logic of its own beyond layout: every number it shows
-comes from an ``/api/v1`` response, fetched with the key the person signed in with. The
-server keeps no session: the key stays in the browser's ``sessionStorage`` and goes out as
-the API's ``Authorization`` header, through the API's own checks.
+(``static/``), plus plotly.js's strict build vendored under ``static/vendor/`` (no CDN, no
+network). It holds no logic of its own beyond layout: every number it shows comes from an
+``/api/v1`` response, fetched with the key the person signed in with. The server keeps no
+session: the key stays in the browser's ``sessionStorage`` and goes out as the API's
+``Authorization`` header, through the API's own checks.
 """
 
 from __future__ import annotations
@@ -13,21 +13,18 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from starlette.responses import FileResponse, Response
+from starlette.exceptions import HTTPException
+from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 STATIC_PREFIX = "/static/"
-PLOTLY_PATH = "/static/vendor/plotly.min.js"
 
-# The pages load nothing from elsewhere and run no inline script; plotly sets inline styles.
-# 'unsafe-eval': plotly's WebGL layer (regl, for the universe map's scattergl) compiles its
-# draw procedures with Function() when its precompiled set does not match the browser's GPU
-# context (headless Chromium's software WebGL is such a case); scripts still come only from
-# this origin, so injected markup still runs nothing.
+# The pages load nothing from elsewhere, run no inline script and evaluate no string as code
+# (plotly.js's strict build precompiles its WebGL draw code); plotly sets inline styles.
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
         "img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; "
         "base-uri 'none'; form-action 'none'"
     ),
@@ -40,18 +37,26 @@ def static_dir() -> Path:
     return Path(str(resources.files("pairscreen.web").joinpath("static")))
 
 
-def plotly_bundle() -> Path:
-    """plotly.js as the ``plotly`` wheel ships it for offline use."""
-    return Path(str(resources.files("plotly").joinpath("package_data", "plotly.min.js")))
+def site_files(directory: Path) -> StaticFiles:
+    """The files of ``directory``, symlinks followed.
+
+    ``pip install -e . --config-settings editable_mode=strict`` installs the package as a tree
+    of symlinks to the checkout, which StaticFiles refuses by default (it resolves each file and
+    finds it outside the directory). Following them is safe here: the request's path is still
+    normalised and kept inside ``directory`` before any link is read, and the only links under
+    an installed package are the ones its installer made.
+    """
+    return StaticFiles(directory=directory, follow_symlink=True)
 
 
 class WebsiteMiddleware:
     """Answers ``GET /`` (the page) and ``/static/…`` (its files); passes everything else on."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, directory: Path | None = None) -> None:
         self.app = app
-        self.files = StaticFiles(directory=static_dir())
-        self.index = static_dir() / "index.html"
+        root = static_dir() if directory is None else directory
+        self.files = site_files(root)
+        self.index = root / "index.html"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
@@ -60,19 +65,13 @@ class WebsiteMiddleware:
             return
         response: Response | None = None
         if scope["method"] not in ("GET", "HEAD"):
-            response = Response(
+            response = PlainTextResponse(
                 "Method not allowed: the website's files answer GET.\n",
                 status_code=405,
-                headers={"Allow": "GET", "Content-Type": "text/plain; charset=utf-8"},
+                headers={"Allow": "GET"},
             )
         elif path == "/":
             response = FileResponse(self.index, headers={"Cache-Control": "no-cache"})
-        elif path == PLOTLY_PATH:
-            response = FileResponse(
-                plotly_bundle(),
-                media_type="text/javascript",
-                headers={"Cache-Control": "public, max-age=86400"},
-            )
         if response is None:
             await self._static(scope, receive, send)
             return
@@ -91,4 +90,15 @@ class WebsiteMiddleware:
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.files(inner, receive, send_with_headers)
+        try:
+            await self.files(inner, receive, send_with_headers)
+        except HTTPException as refused:
+            # Raised before anything was sent: a missing file (or a path that leaves static/).
+            sentence = (
+                f"Not found: the website has no file {scope['path']}.\n"
+                if refused.status_code == 404
+                else f"The website's file {scope['path']} cannot be read ({refused.detail}).\n"
+            )
+            response = PlainTextResponse(sentence, status_code=refused.status_code)
+            response.headers.update({**SECURITY_HEADERS, "Cache-Control": "no-cache"})
+            await response(scope, receive, send)

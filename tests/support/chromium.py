@@ -60,6 +60,8 @@ def headless_chromium(downloads: Path | None = None) -> Iterator:
     for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={profile}")
+    # Every console message (a CSP violation is one), for ``driver.get_log("browser")``.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     if downloads is not None:
         options.add_experimental_option(
             "prefs",

@@ -1,4 +1,4 @@
-// The pair chart, drawn by plotly.js (the plotly wheel's offline bundle, loaded on first use)
+// The pair chart, drawn by plotly.js (its strict build, vendored; loaded on first use)
 // from /pair/{a}/{b}/series: every value plotted is a value of that response.
 
 const BOTTOM = "#1f5aa6";
@@ -13,7 +13,7 @@ export function plotly() {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   loading ??= new Promise((resolve, reject) => {
     const script = document.createElement("script");
-    script.src = "/static/vendor/plotly.min.js";
+    script.src = "/static/vendor/plotly.js-strict-dist-min/plotly-strict.min.js";
     script.onload = () => resolve(window.Plotly);
     script.onerror = () => reject(new Error("The chart library did not load."));
     document.head.append(script);
