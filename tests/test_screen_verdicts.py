@@ -148,8 +148,11 @@ def test_a_rule_says_its_reason_again_from_the_stored_float(value):
     """A value stored as float64 says the reason the screen said, digit for digit."""
     from pairscreen.screening.verdict_store import _pack, _unpack
 
-    block = _unpack(_pack(np.zeros(3, np.uint8), np.zeros(3, "<u2"), np.array([value]), {}))
+    days = np.array([19722, -(2**31), 0], "<i4")
+    blob = _pack(np.zeros(3, np.uint8), np.zeros(3, "<u2"), days, np.array([value]), {})
+    block = _unpack(blob, True)
     assert f"{float(block.values[0]):.3f}" == f"{value:.3f}"
+    assert block.last_days is not None and block.last_days.tolist() == days.tolist()
 
 
 def test_a_depegged_legs_reason_is_kept_and_equals_the_live_pairs(client, keys, runtime):

@@ -109,7 +109,8 @@ def compute_metrics(
     strict: bool = False,
 ) -> MetricValues:
     """Every registered metric (or those ``only`` names) on the panel; a failing metric is
-    logged (one line naming its plugin; the traceback at INFO) and left out, or, when ``strict`` (the screen), raises
+    logged (one line naming its plugin, the traceback at INFO) and left out, or, when
+    ``strict`` (the screen), raises
     :class:`~pairscreen.plugin_system.registry.PluginFailed` naming its plugin: a screen that
     left a metric out would publish wrong survivors in place of a good screen.
 
