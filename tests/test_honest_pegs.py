@@ -62,10 +62,10 @@ def test_a_token_price_years_old_is_unknown_with_its_age_and_opens_no_event(tmp_
 
     reports = backfill_pegs(rt, 72, now)
 
-    observed = datetime(2023, 7, 1, tzinfo=UTC)  # the close of 2023-06-30: 24:00 UTC
     for report in reports:
         (reading,) = report.readings
-        age = (report.sampled_at - observed).days
+        # the age every page says: whole days from the close's day to the sample's UTC day
+        age = (report.sampled_at.date() - LAST_CLOSE).days
         expected = f"PAXG: token price {age:,} days old (the close of {LAST_CLOSE}"
         assert reading.status == "unknown" and reading.drift_pct is None
         assert reading.market_price == 1902.0  # the real close, shown but never compared
@@ -74,7 +74,9 @@ def test_a_token_price_years_old_is_unknown_with_its_age_and_opens_no_event(tmp_
     assert {s.status for s in PegSample.select()} == {"unknown"}
     assert PegSample.select().count() == 73
     assert PegEvent.select().count() == 0
-    expected = f"PAXG: token price {(now - observed).days:,} days old (the close of {LAST_CLOSE}"
+    expected = (
+        f"PAXG: token price {(now.date() - LAST_CLOSE).days:,} days old (the close of {LAST_CLOSE}"
+    )
     status = peg_status(PAXG)
     assert status["status"] == "unknown" and status["reason"].startswith(expected)
     assert status["active_event"] is False and status["unhealthy_since"] is None

@@ -51,12 +51,13 @@ import numpy as np
 from pairscreen import clock
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
-from pairscreen.market.freshness import day_of
+from pairscreen.market.freshness import age_days, day_of
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.status import PEG_JOB, depegged_tickers, threshold_pct
 from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, Candles, IntradayMarketPrice, PegEventChange, ReferenceQuote
+from pairscreen.wording import plural
 
 log = logging.getLogger(__name__)
 
@@ -253,9 +254,9 @@ def _token_problem(token: TokenPrice | None, at: datetime, limit: timedelta) -> 
         return "no token price (no close stored before the sampling time)"
     age = at - token.observed_at
     if age > limit:
-        return (
-            f"token price {_age_text(age)} old ({token.what}; its class allows {limit.days} days)"
-        )
+        # a daily close's age in days is the one every page says (market.freshness.age_days)
+        shown = _age_text(age) if token.day is None else _days_text(token.day, at)
+        return f"token price {shown} old ({token.what}; its class allows {limit.days} days)"
     return ""
 
 
@@ -263,6 +264,10 @@ def _no_reference(asset: Asset, problems: list[str]) -> str:
     if asset.peg is None or not asset.peg.sources:
         return "no reference source configured (peg.sources in the universe file)"
     return f"no comparable reference price for {asset.peg.reference} ({'; '.join(problems)})"
+
+
+def _days_text(day: date, at: datetime) -> str:
+    return plural(age_days(day, clock.today(at)), "day", grouped=True)
 
 
 def _age_text(age: timedelta) -> str:
@@ -289,6 +294,7 @@ class TokenPrice:
     price: float
     observed_at: datetime
     what: str  # for a reason sentence: "the close of 2023-12-31", "intraday price"
+    day: date | None = None  # a daily close's day (None: an intraday price)
 
 
 def token_price(
@@ -316,7 +322,7 @@ def token_price(
     if not _positive(close):
         return None
     day = day_of(series.dates[full_days - 1])
-    return TokenPrice(close, close_moment(rt, day), f"the close of {day}")
+    return TokenPrice(close, close_moment(rt, day), f"the close of {day}", day)
 
 
 def close_moment(rt: Runtime, day: date) -> datetime:
