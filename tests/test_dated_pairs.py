@@ -295,3 +295,51 @@ def test_one_stale_assets_age_is_the_same_number_everywhere(world, http) -> None
         check=True,
     ).stdout
     assert json.loads(out) == [age, f"{age} days old"]
+
+
+BROKEN_METRIC = """
+from pairscreen import MetricField, hookimpl
+
+
+class Broken:
+    name = "broken"
+    fields = (MetricField("broken_value", nullable=True),)
+
+    def compute(self, panel):
+        raise ZeroDivisionError("a bug in the plugin")
+
+
+@hookimpl
+def pairscreen_register_metrics():
+    return [Broken()]
+"""
+
+
+def test_a_genuine_metric_bug_is_one_line_naming_its_plugin_the_traceback_with_verbose(
+    world, tmp_path: Path
+) -> None:
+    _prices(tmp_path)
+    universe = tmp_path / "universe.toml"
+    universe.write_text(UNIVERSE.replace("{screen}", ""), encoding="utf-8")
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "broken_metric.py").write_text(BROKEN_METRIC, encoding="utf-8")
+    env = {
+        **newcomer_env(tmp_path),
+        "PAIRSCREEN_DATA_DIR": str(tmp_path),
+        "PAIRSCREEN_UNIVERSE": str(universe),
+        "PAIRSCREEN_PLUGINS_DIR": str(plugins),
+    }
+    assert run_cli("--quiet", "data", "sync", env=env).returncode == 0
+    argv = ("evaluate", "--from", "2023-12-20", "--to", "2023-12-25", "--horizon", "5")
+    quiet = run_cli("--quiet", *argv, env=env)
+    assert quiet.returncode == 0, quiet.stderr
+    said = [line for line in quiet.stderr.splitlines() if "broken" in line]
+    assert said and "Traceback" not in quiet.stderr, quiet.stderr
+    named = "plugin 'local:broken_metric.py' failed: metric 'broken' raised ZeroDivisionError: "
+    for line in said:
+        assert named in line, line
+        assert line.endswith("a bug in the plugin; its fields are left out"), line
+    verbose = run_cli("--verbose", "--quiet", *argv, env=env)
+    assert verbose.returncode == 0 and "Traceback" in verbose.stderr
+    assert 'raise ZeroDivisionError("a bug in the plugin")' in verbose.stderr
