@@ -1,14 +1,57 @@
-"""The service's clock: one place to read the time, so tests can freeze it."""
+"""The service's clock: one place to read the time, so tests can freeze it.
+
+Every date the service derives from "now" (the last closed day, ages, quotas, the demo
+market's end) goes through :func:`now`. ``PAIRSCREEN_CLOCK_SHIFT`` (signed seconds, default
+0) moves it away from the system clock while time keeps flowing: every process started with
+the same value agrees on the same "today", which is how the test suite builds the same
+market, screens and answers whatever day it runs, and how an operator can reproduce what the
+service did on a past day. Read on every call, so a process always follows its environment.
+"""
 
 from __future__ import annotations
 
 import math
+import os
 from datetime import UTC, date, datetime, timedelta
+
+SHIFT_VARIABLE = "PAIRSCREEN_CLOCK_SHIFT"
+
+
+def seconds_of(text: str) -> float:
+    """A shift's text as seconds; :class:`ValueError` unless it is a finite number."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+def shift() -> timedelta:
+    """How far ``PAIRSCREEN_CLOCK_SHIFT`` moves the clock (zero when unset).
+
+    The one variable read outside ``pairscreen.config``: the clock sits below every layer
+    (row timestamps included) and must follow the environment a process was started with.
+    A bad value raises :class:`ValueError` naming it (``load_settings`` reports it first):
+    a clock that ignored a typo would date everything wrongly.
+    """
+    text = os.environ.get(SHIFT_VARIABLE, "").strip()
+    if not text:
+        return timedelta(0)
+    try:
+        return timedelta(seconds=seconds_of(text))
+    except ValueError:
+        raise ValueError(f"{SHIFT_VARIABLE} must be a number of seconds, got {text!r}") from None
+
+
+def shift_to(moment: datetime, *, system_now: datetime | None = None) -> str:
+    """The ``PAIRSCREEN_CLOCK_SHIFT`` value that makes :func:`now` read ``moment`` at
+    ``system_now`` (by default the system clock's present)."""
+    base = system_now or datetime.now(UTC)
+    return repr((moment - base).total_seconds())
 
 
 def now() -> datetime:
-    """The current time, timezone-aware UTC."""
-    return datetime.now(UTC)
+    """The current time, timezone-aware UTC (the system clock moved by :func:`shift`)."""
+    return datetime.now(UTC) + shift()
 
 
 def today(at: datetime | None = None) -> date:

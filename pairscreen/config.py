@@ -22,6 +22,8 @@ from typing import Any
 
 import platformdirs
 
+from pairscreen import clock
+
 
 class SettingsError(ValueError):
     """A setting has a value it cannot take; the message names the variable or flag."""
@@ -94,6 +96,7 @@ PATH = Parser(lambda text: Path(text).expanduser(), "a path")
 COUNT = Parser(_integer(0), "a whole number (0 or more)")
 AT_LEAST_ONE = Parser(_integer(1), "a whole number, at least 1", metavar="N")
 SECONDS = Parser(_positive_seconds, "a positive number of seconds", metavar="SECONDS")
+SIGNED_SECONDS = Parser(clock.seconds_of, "a number of seconds", metavar="SECONDS")
 PORT = Parser(_port, "a TCP port (1-65535)", metavar="PORT")
 FLAG = Parser(
     _boolean, "one of " + ", ".join(_TRUE + _FALSE), render=lambda value: "1" if value else "0"
@@ -357,6 +360,14 @@ class Settings:
         NAMES,
         default=(),
         shown_default="none",
+    )
+    # The clock (pairscreen.clock reads it on every call; declared to be checked and listed)
+    clock_shift: float = setting(
+        clock.SHIFT_VARIABLE,
+        "seconds added to the system clock for every date the service derives from now "
+        "(reproducing a past day; the test suite pins its today with it)",
+        SIGNED_SECONDS,
+        default=0.0,
     )
     # Pegs
     peg_retention_days: int = setting(

@@ -30,6 +30,11 @@ from pairscreen.db.connection import database, init_database
 from pairscreen.runtime import Runtime
 from tests.support.contract import Contract
 from tests.support.databases import TEST_DATABASE_URL, PostgresDatabases
+from tests.support.pinned_clock import pin_clock
+
+# The suite's "today" is fixed (tests/support/pinned_clock.py): the demo market, the screens
+# and every age are the same whatever day the suite runs, here and in every process it starts.
+pin_clock()
 
 CONTRACT = Contract()
 

@@ -8,11 +8,12 @@ import fcntl
 import socket
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from pairscreen import clock
 from pairscreen.cli import build_parser
 from pairscreen.config import declarations
 from pairscreen.db.connection import database
@@ -70,7 +71,7 @@ def test_tier_none_is_what_the_help_says(data):
     assert created.returncode == 0 and "(no tier)" in created.stdout
     listed = run_cli("--data-dir", folder, "users", "list", env=env)
     assert listed.stdout == "x@y.example\t-\t-\n"
-    later = (datetime.now(UTC) + timedelta(days=30)).strftime("%Y-%m-%d")
+    later = (clock.now() + timedelta(days=30)).strftime("%Y-%m-%d")
     given = run_cli("--data-dir", folder, "users", "set-tier", "x@y.example", "--tier", "pro",
                     "--expires", later, env=env)  # fmt: skip
     assert given.returncode == 0, given.stderr

@@ -28,7 +28,7 @@ SOURCES = sorted((ROOT / "pairscreen").rglob("*.py")) + sorted(
     (ROOT / "plugins" / "pairscreen_plugins").rglob("*.py")
 )
 # Variables the docs name that are not settings of the service.
-NOT_SETTINGS = {"PAIRSCREEN_TEST_DATABASE_URL", "PAIRSCREEN_BIN"}
+NOT_SETTINGS = {"PAIRSCREEN_TEST_DATABASE_URL", "PAIRSCREEN_TEST_NOW", "PAIRSCREEN_BIN"}
 NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 
 

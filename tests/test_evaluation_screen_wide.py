@@ -107,20 +107,37 @@ def test_a_qvalue_rule_keeps_the_pairs_statsmodels_bh_keeps_each_day(empty_runti
     assert bool(sampled) == (sample is not None), result.warnings
 
 
+SPREAD_SEARCH_DAYS = 60
+
+
+def day_with_a_spread(runtime, start: date, n: int) -> tuple[date, dict[str, object]]:
+    """The first day from ``start`` on whose point-in-time screen has survivors that survived
+    all ``n`` screens before it and survivors that did not (a real spread for the rule to
+    cut), with that screen's payload. Screens are stored day by day, oldest first, so each
+    counts the ones before it; the search keeps the test's precondition true whatever day
+    the demo market ends on."""
+    for back in range(n, 0, -1):
+        run_screen_as_of(runtime, start - timedelta(days=back), processes=1)
+    for offset in range(SPREAD_SEARCH_DAYS):
+        day = start + timedelta(days=offset)
+        run_screen_as_of(runtime, day, processes=1)
+        with database.connection_context():
+            live = json.loads(stored_payload(Screen.get(Screen.as_of == day).id))
+        counts = [s["survived_last"] for s in live["survivors"]]
+        if counts and max(counts) == n and min(counts) < n:
+            return day, live
+    pytest.fail(f"no day of {SPREAD_SEARCH_DAYS} from {start} has survivors of both kinds")
+
+
 def test_persistence_replay_counts_what_point_in_time_screens_survived(runtime, tmp_path):
     """Point-in-time screens of the six days before ``day`` and of ``day`` itself (each
     counting the ones before it, as stored history), against the replay of ``day``."""
     candles = runtime.candles.get()
     newest = date.fromisoformat(str(max(c.dates[-1] for c in candles.values())))
-    day = newest - timedelta(days=120)
     n = runtime.settings.persistence_screens
-    for back in range(n, -1, -1):
-        run_screen_as_of(runtime, day - timedelta(days=back), processes=1)
-    with database.connection_context():
-        live = json.loads(stored_payload(Screen.get(Screen.as_of == day).id))
+    day, live = day_with_a_spread(runtime, newest - timedelta(days=120), n)
     want = {"/".join(s["pair"]): s["survived_last"] for s in live["survivors"]}
     assert len(live["persistence_screens"]) == n
-    assert max(want.values()) == n and min(want.values()) < n, want  # a real spread
 
     files = [rules(tmp_path, f"persist_{k}", f"min_persistence = {k}") for k in (1, n)]
     market = Market.of(

@@ -23,7 +23,7 @@ from pairscreen_plugins.pegs.csv_reference import CsvPegSource
 from pairscreen_plugins.pegs.demo_reference import DemoPegSource, wobble_pct
 from pairscreen_plugins.pegs.http_json import HttpJsonPegSource
 
-from pairscreen import ReferenceQuote, hookimpl
+from pairscreen import ReferenceQuote, clock, hookimpl
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import PegEvent, PegSample
@@ -194,7 +194,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         Handler.requests.append(self.path)
         route = self.path.split("/")[1]
-        now = datetime.now(UTC)
+        now = clock.now()
         bodies = {
             "ok": {"data": {"price": 2650.5, "time": now.isoformat()}},
             "string": {"quotes": [{"last": "2650.25"}]},
@@ -241,20 +241,20 @@ def server() -> Iterator[str]:
 
 def ask_http(server: str, route: str, **options):
     options = {"url": f"{server}/{route}/{{reference}}", **options}
-    return HttpJsonPegSource().reference_price("XAU", datetime.now(UTC), options)
+    return HttpJsonPegSource().reference_price("XAU", clock.now(), options)
 
 
 def test_http_json_reads_the_price_and_its_time(server):
     quote = ask_http(server, "ok", json_path="data.price", timestamp_path="data.time")
     assert (quote.source, quote.reference, quote.price) == ("http_json", "XAU", 2650.5)
-    assert abs(datetime.now(UTC) - quote.as_of) < timedelta(seconds=30)
+    assert abs(clock.now() - quote.as_of) < timedelta(seconds=30)
     assert ask_http(server, "string", json_path="quotes.0.last").price == 2650.25
     epoch = ask_http(server, "epoch", json_path="p", timestamp_path="ts")
-    assert epoch.price == 2651 and abs(datetime.now(UTC) - epoch.as_of) < timedelta(seconds=30)
-    before = datetime.now(UTC)
+    assert epoch.price == 2651 and abs(clock.now() - epoch.as_of) < timedelta(seconds=30)
+    before = clock.now()
     assert ask_http(server, "nan").as_of >= before  # no timestamp path: as of receipt
     HttpJsonPegSource().reference_price(
-        "BRK/B", datetime.now(UTC), {"url": f"{server}/ok/{{reference}}", "json_path": "data.price"}
+        "BRK/B", clock.now(), {"url": f"{server}/ok/{{reference}}", "json_path": "data.price"}
     )
     assert Handler.requests[-1] == "/ok/BRK%2FB"  # the symbol is URL-quoted
 
@@ -279,10 +279,10 @@ def test_http_json_does_not_pass_todays_price_off_as_history(server):
     source = HttpJsonPegSource()
     options = {"url": f"{server}/ok/{{reference}}", "json_path": "data.price"}
     count = len(Handler.requests)
-    assert source.reference_price("XAU", datetime.now(UTC) - timedelta(hours=2), options) is None
+    assert source.reference_price("XAU", clock.now() - timedelta(hours=2), options) is None
     assert len(Handler.requests) == count  # not even asked
     options["max_age_hours"] = 3
-    assert source.reference_price("XAU", datetime.now(UTC) - timedelta(hours=2), options)
+    assert source.reference_price("XAU", clock.now() - timedelta(hours=2), options)
 
 
 def gold_universe(*sources: str, **peg_options: dict) -> Universe:
@@ -314,7 +314,7 @@ def test_absurd_or_failing_answers_make_the_sample_unknown(
     }
     if route != "old":
         del options["timestamp_path"]
-    now = datetime.now(UTC)
+    now = clock.now()
     candles = {"PAXG": daily("PAXG", str(now.date()), [2600.0, 2649.0, 2700.0])}
     rt = peg_runtime(tmp_path, gold_universe("http_json", http_json=options), candles=candles)
     with caplog.at_level(logging.INFO, logger="pairscreen.pegs.sampling"):
@@ -327,7 +327,7 @@ def test_absurd_or_failing_answers_make_the_sample_unknown(
 def test_sources_are_combined_by_median_and_named_in_order(tmp_path, server):
     """Three sources answer: the median counts, all three are named; a failing fourth is
     skipped, and so is a source name nobody installed."""
-    now = datetime.now(UTC).replace(microsecond=0)
+    now = clock.now().replace(microsecond=0)
     write(tmp_path / "refs" / "XAU.csv", f"timestamp,price\n{now.isoformat()},2700\n")
 
     class Fixed:

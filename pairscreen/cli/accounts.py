@@ -160,12 +160,12 @@ def _tier_args(args: argparse.Namespace) -> tuple[str | None, datetime | None, b
     expires = args.expires
     if tier is None and (expires is not None or args.lifetime):
         raise CommandError(f"--tier {NO_TIER} has no expiry: leave out --expires and --lifetime")
-    if expires is not None and expires <= datetime.now(UTC):
+    if expires is not None and expires <= clock.now():
         raise CommandError(
             f"--expires {expires:%Y-%m-%d} is in the past: give a day to come, or --lifetime"
         )
     if tier and not args.lifetime and expires is None:
-        expires = datetime.now(UTC).replace(microsecond=0) + timedelta(days=365)
+        expires = clock.now().replace(microsecond=0) + timedelta(days=365)
     return tier, expires, args.lifetime
 
 

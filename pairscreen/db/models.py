@@ -7,11 +7,12 @@ from typing import Any
 
 import peewee
 
+from pairscreen import clock
 from pairscreen.db.proxy import database
 
 
 def utcnow() -> datetime:
-    return datetime.now(UTC)
+    return clock.now()
 
 
 class UTCDateTimeField(peewee.DateTimeField):

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.pinned_clock import date_shift_script
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +66,9 @@ def headless_chromium(downloads: Path | None = None) -> Iterator:
             {"download.default_directory": str(downloads), "download.prompt_for_download": False},
         )
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    shifted = date_shift_script()
+    if shifted is not None:  # the page's clock reads the suite's pinned today too
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": shifted})
     try:
         yield driver
     finally:

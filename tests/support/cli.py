@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pairscreen import clock
+
 
 def newcomer_env(tmp_path: Path) -> dict[str, str]:
     """The environment of a newcomer: a fresh home, no pairscreen settings."""
@@ -18,7 +20,9 @@ def newcomer_env(tmp_path: Path) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith("PAIRSCREEN_") and k not in ("DATABASE_URL", "XDG_DATA_HOME")
     }
-    return {**kept, "HOME": str(home), "PAIRSCREEN_LOAD_PLUGINS": ""}
+    # A newcomer's machine still reads the suite's pinned clock (tests/support/pinned_clock.py).
+    pinned = {clock.SHIFT_VARIABLE: os.environ.get(clock.SHIFT_VARIABLE, "")}
+    return {**kept, **pinned, "HOME": str(home), "PAIRSCREEN_LOAD_PLUGINS": ""}
 
 
 def run_cli(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import date
 from pathlib import Path
 
+from pairscreen import clock
 from pairscreen.access import accounts
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
@@ -27,7 +27,7 @@ def synced_runtime(folder: Path, name: str) -> Iterator[tuple[Runtime, str]]:
     )
     rt = build_runtime(settings)
     with database.connection_context():
-        sync_candles(rt.universe, rt.plugins, until=date.today())
+        sync_candles(rt.universe, rt.plugins, until=clock.today())
         accounts.create_user(f"{name}@example.com", "pro", lifetime=True)
         key = accounts.rotate_key(f"{name}@example.com")
     try:

@@ -57,12 +57,12 @@ import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any
 
 import numpy as np
 
-from pairscreen import Asset, Candles, hookimpl
+from pairscreen import Asset, Candles, clock, hookimpl
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ EPOCH = date(1970, 1, 1)
 
 def utc_today() -> date:
     """Today's UTC date: candles of this day and later are still forming."""
-    return datetime.now(UTC).date()
+    return clock.today()
 
 
 def day_ms(day: date) -> int:

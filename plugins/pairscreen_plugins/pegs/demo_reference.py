@@ -51,7 +51,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from pairscreen import Asset, ReferenceQuote, hookimpl
+from pairscreen import Asset, ReferenceQuote, clock, hookimpl
 from pairscreen_plugins.demo_market.catalogue import DEFAULT_SEED, REFERENCE_BY_SYMBOL
 from pairscreen_plugins.demo_market.model import demo_reference_at
 
@@ -124,7 +124,7 @@ class DemoPegSource:
     max_skew = MAX_AGE
 
     def __init__(self) -> None:
-        self.created = hour_start(datetime.now(UTC))
+        self.created = hour_start(clock.now())
 
     def reference_price(
         self, reference: str, at: datetime, options: Mapping[str, Any]

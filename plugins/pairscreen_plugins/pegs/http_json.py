@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pairscreen import ReferenceQuote, hookimpl
+from pairscreen import ReferenceQuote, clock, hookimpl
 
 MAX_BODY_BYTES = 1_000_000
 DEFAULT_TIMEOUT = 5.0
@@ -95,7 +95,7 @@ class HttpJsonPegSource:
             raise ValueError(
                 'http_json peg source: set url = "https://..." in [peg_sources.http_json]'
             )
-        now = datetime.now(UTC)
+        now = clock.now()
         max_age_hours = options.get("max_age_hours", self.max_age / timedelta(hours=1))
         if now - at > timedelta(hours=float(max_age_hours)):
             return None  # a live endpoint cannot answer for the past
