@@ -155,6 +155,22 @@ def test_a_rule_says_its_reason_again_from_the_stored_float(value):
     assert block.last_days is not None and block.last_days.tolist() == days.tolist()
 
 
+def test_a_block_stored_before_last_closes_were_kept_still_reads() -> None:
+    """A screen published before its verdicts held each pair's last common close: its
+    blocks (no such array, head without ``last_days``) read as before, without a date."""
+    import zlib
+
+    from pairscreen.screening.verdict_store import _HEAD, _unpack
+
+    kinds, history, values = np.array([1, 0], np.uint8), np.array([900, 0], "<u2"), np.array([71.5])
+    sizes = np.array([(kinds.size, values.size)], dtype=_HEAD).tobytes()
+    shuffled = values.view(np.uint8).reshape(-1, 8).T.tobytes()
+    old = zlib.compress(sizes + kinds.tobytes() + history.tobytes() + shuffled + b"{}")
+    block = _unpack(old, False)
+    assert block.last_days is None and block.values.tolist() == [71.5]
+    assert block.history.tolist() == [900, 0] and block.texts == b"{}"
+
+
 def test_a_depegged_legs_reason_is_kept_and_equals_the_live_pairs(client, keys, runtime):
     """A reason no rule says from its inputs (the core's depeg, naming the event) is kept as
     text: the same words as ``/pair``'s while the event is active."""
