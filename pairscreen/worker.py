@@ -54,6 +54,7 @@ from pairscreen import clock
 from pairscreen.access import quota
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import JobRun, WorkerLock
+from pairscreen.wording import plural
 
 if TYPE_CHECKING:
     from pairscreen.runtime import Runtime
@@ -353,8 +354,9 @@ class Worker:
         screen = run_screen(self.rt)
         notified = self._notify()
         return (
-            f"{sync.summary()}; screen #{screen.screen_id}: {screen.n_pairs_screened} pairs, "
-            f"{screen.n_survivors} survivors; {notified}"
+            f"{sync.summary()}; screen #{screen.screen_id}: "
+            f"{plural(screen.n_pairs_screened, 'pair')}, "
+            f"{plural(screen.n_survivors, 'survivor')}; {notified}"
         )
 
     def _evidence(self) -> str:

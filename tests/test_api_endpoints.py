@@ -108,6 +108,9 @@ def test_pairs_is_the_compact_survivor_list(client, keys):
         "coint_qvalue": s["coint_qvalue"],
         "adf_qvalue": s["adf_qvalue"],
         "survived_last": s["survived_last"],
+        "data_time": s["data_time"],
+        "data_behind": s["data_behind"],
+        "data_behind_days": s["data_behind_days"],
     }
 
 

@@ -282,7 +282,7 @@ def test_screen_run_peg_sample_and_the_worker_go_on_with_a_held_asset(crypto):
     code, out, err = crypto.run("screen", "run")
     assert code == exits.OK, err
     assert "pairscreen: warning: sync held: BTC: close moved" in err
-    assert out.startswith("screen #1: 1 pairs")
+    assert out.startswith("screen #1: 1 pair,")
     code, _, err = crypto.run("peg", "sample")
     assert code == exits.OK, err
     assert "pairscreen: warning: sync held: BTC: close moved" in err

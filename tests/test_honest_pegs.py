@@ -67,7 +67,8 @@ def test_a_token_price_years_old_is_unknown_with_its_age_and_opens_no_event(tmp_
     observed = datetime(2023, 7, 1, tzinfo=UTC)  # the close of 2023-06-30: 24:00 UTC
     for report in reports:
         (reading,) = report.readings
-        age = (report.sampled_at - observed).days
+        # the age every page says: whole days from the close's day to the sample's UTC day
+        age = (report.sampled_at.date() - LAST_CLOSE).days
         expected = f"PAXG: token price {age:,} days old (the close of {LAST_CLOSE}"
         assert reading.status == "unknown" and reading.drift_pct is None
         assert reading.market_price == 1902.0  # the real close, shown but never compared
@@ -82,8 +83,8 @@ def test_a_token_price_years_old_is_unknown_with_its_age_and_opens_no_event(tmp_
     status = peg_status(PAXG, rt.universe)
     assert status["status"] == "unknown" and status["reason"] == (
         f"PAXG: token price last observed 2023-07-01T00:00:00+00:00, "
-        f"{(now - observed).days:,} days ago (its class allows 5 days)"
-    )
+        f"{(now.date() - LAST_CLOSE).days:,} days ago (its class allows 5 days)"
+    )  # the same age as the sample's reason, /assets and the sync: days from the close's day
     assert status["token_observed_at"] == "2023-07-01T00:00:00+00:00"
     assert status["reference_observed_at"] is None
     assert status["active_event"] is False and status["unhealthy_since"] is None

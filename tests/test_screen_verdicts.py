@@ -148,8 +148,27 @@ def test_a_rule_says_its_reason_again_from_the_stored_float(value):
     """A value stored as float64 says the reason the screen said, digit for digit."""
     from pairscreen.screening.verdict_store import _pack, _unpack
 
-    block = _unpack(_pack(np.zeros(3, np.uint8), np.zeros(3, "<u2"), np.array([value]), {}))
+    days = np.array([19722, -(2**31), 0], "<i4")
+    blob = _pack(np.zeros(3, np.uint8), np.zeros(3, "<u2"), days, np.array([value]), {})
+    block = _unpack(blob, True)
     assert f"{float(block.values[0]):.3f}" == f"{value:.3f}"
+    assert block.last_days is not None and block.last_days.tolist() == days.tolist()
+
+
+def test_a_block_stored_before_last_closes_were_kept_still_reads() -> None:
+    """A screen published before its verdicts held each pair's last common close: its
+    blocks (no such array, head without ``last_days``) read as before, without a date."""
+    import zlib
+
+    from pairscreen.screening.verdict_store import _HEAD, _unpack
+
+    kinds, history, values = np.array([1, 0], np.uint8), np.array([900, 0], "<u2"), np.array([71.5])
+    sizes = np.array([(kinds.size, values.size)], dtype=_HEAD).tobytes()
+    shuffled = values.view(np.uint8).reshape(-1, 8).T.tobytes()
+    old = zlib.compress(sizes + kinds.tobytes() + history.tobytes() + shuffled + b"{}")
+    block = _unpack(old, False)
+    assert block.last_days is None and block.values.tolist() == [71.5]
+    assert block.history.tolist() == [900, 0] and block.texts == b"{}"
 
 
 def test_a_depegged_legs_reason_is_kept_and_equals_the_live_pairs(client, keys, runtime):

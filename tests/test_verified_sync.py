@@ -142,7 +142,7 @@ def test_a_refreshed_file_that_moves_history_is_refused_and_leaves_that_asset_as
         f"the source {float(stored['2023-10-24']):.10g} (first of 7 conflicting days)"
     )
     assert "nothing written for BTC" in conflict
-    assert "61 new candles for 1 assets" in out
+    assert "61 new candles for 1 asset through" in out
     assert "--replace BTC" in out
     assert world.candles_of("BTC") == btc_before  # not one row of BTC changed
     assert len(world.candles_of("ETH")) == 214  # the other asset synced

@@ -444,3 +444,48 @@ def test_the_pegs_page_redraws_when_a_peg_sample_arrives(site: Site) -> None:
     site.wait(lambda d: "-50.00 %" in site.text("#peg-status"))
     assert site.text("#peg-refresh").startswith("Updated ")
     site.driver.execute_script("window.fetch = window.realFetch; window.pairscreenRefreshMs = 0;")
+
+
+# The latest screen with its best survivor's data ending 183 days before the screen's newest
+# close, as the API flags such a pair, answered in place of the server's (the network edge).
+BEHIND = """
+window.realFetch ??= window.fetch;
+window.fetch = async (url, options) => {
+  const r = await window.realFetch(url, options);
+  if (!/\\/screen\\/latest$/.test(String(url)) || r.status !== 200) return r;
+  const body = await r.json();
+  const [first, ...rest] = body.survivors;
+  const behind = {...first, data_time: '2026-05-01T00:00:00+00:00', data_behind: true,
+                  data_behind_days: 183};
+  return new Response(JSON.stringify({...body, survivors: [behind, ...rest]}),
+    {headers: {'Content-Type': 'application/json', 'ETag': 'W/"behind"'}});
+};
+location.hash = '#/screen?sort=score&dir=desc';
+"""
+
+
+def test_a_survivor_whose_data_ends_early_is_marked_with_its_date(site: Site) -> None:
+    _signed_in(site)
+    site.driver.set_window_size(1366, 844)
+    best = site.get("/screen/latest", site.personal).json()["survivors"][0]
+    site.driver.execute_script(BEHIND)
+    site.wait(lambda d: d.find_elements("css selector", "#survivors tr.data-behind .behind"))
+    marked = site.driver.execute_script(
+        "return [...document.querySelectorAll('#survivors tbody tr')].map(tr => {"
+        "  const m = tr.querySelector('.behind');"
+        "  return [tr.querySelector('a').textContent, tr.className,"
+        "          m && m.textContent, m && m.title]; })"
+    )
+    pair, row_class, text, title = marked[0]
+    assert pair == "/".join(best["pair"]) and "data-behind" in row_class.split()
+    assert text == "⚠\u00a0183\u00a0d behind"
+    assert title == "Data ends 2026-05-01: 183 days before this screen's newest close"
+    # every other row is marked exactly when the API flags it
+    survivors = {
+        "/".join(s["pair"]): s
+        for s in site.get("/screen/latest", site.personal).json()["survivors"]
+    }
+    for other, other_class, other_text, _ in marked[1:]:
+        assert ("data-behind" in other_class.split()) == bool(survivors[other].get("data_behind"))
+        assert (other_text is not None) == bool(survivors[other].get("data_behind"))
+    site.driver.execute_script("window.fetch = window.realFetch; location.hash = '#/screen';")

@@ -20,6 +20,7 @@ from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.db.connection import connect
 from pairscreen.db.migrations import upgrade
 from pairscreen.universe import Universe
+from pairscreen.wording import plural
 
 if TYPE_CHECKING:
     from pairscreen.market.sync_report import SyncReport
@@ -196,7 +197,8 @@ def _screen(args: argparse.Namespace) -> None:
     rt = open_runtime(args)
     if not args.quiet:
         n_pairs = int(rt.universe.screened_pair_indices()[0].shape[0])
-        print(f"screening {n_pairs} pairs of {len(rt.universe.assets)} assets", flush=True)
+        n_assets = len(rt.universe.assets)
+        print(f"screening {plural(n_pairs, 'pair')} of {plural(n_assets, 'asset')}", flush=True)
     with ProgressDisplay(quiet=args.quiet) as display:
         if not args.no_sync and as_of is None:
             from pairscreen.market.sync import sync_candles
@@ -226,8 +228,9 @@ def _screen(args: argparse.Namespace) -> None:
     rejected = ", ".join(f"{k} {v}" for k, v in summary.rejected.items() if v)
     when = f" as of {as_of}" if as_of is not None else ""
     print(
-        f"screen #{summary.screen_id}{when}: {summary.n_pairs_screened} pairs, "
-        f"{summary.n_survivors} survivors ({rejected or 'none rejected'}) in {elapsed:.1f} s",
+        f"screen #{summary.screen_id}{when}: {plural(summary.n_pairs_screened, 'pair')}, "
+        f"{plural(summary.n_survivors, 'survivor')} ({rejected or 'none rejected'}) "
+        f"in {elapsed:.1f} s",
         file=sys.stdout,
     )
     print(f"published in {summary.publish_seconds:.2f} s")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pairscreen.cli.common import open_runtime
 from pairscreen.db.proxy import database
+from pairscreen.wording import plural
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,4 +41,5 @@ def _export(args: argparse.Namespace) -> None:
     path = Path(args.file)
     path.write_text(body, encoding="utf-8", newline="")
     survivors = json.loads(screen.payload)["n_survivors"]
-    print(f"wrote the screen of {screen.key[1]} ({survivors} survivors) to {path} ({args.format})")
+    counted = plural(survivors, "survivor")
+    print(f"wrote the screen of {screen.key[1]} ({counted}) to {path} ({args.format})")

@@ -19,6 +19,7 @@ from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.config import Settings, default_database_url, export_settings, load_settings
 from pairscreen.market.sync import freshness_line
 from pairscreen.universe import Universe
+from pairscreen.wording import plural
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -101,8 +102,8 @@ def _demo(args: argparse.Namespace) -> None:
         f"demo accounts (data dir {folder}):",
         f"  personal  {PERSONAL_EMAIL}  key {setup.personal_key}",
         f"  pro       {PRO_EMAIL}  key {setup.pro_key}",
-        f"first screen: {setup.screen.n_pairs_screened} pairs screened, "
-        f"{setup.screen.n_survivors} survivors",
+        f"first screen: {plural(setup.screen.n_pairs_screened, 'pair')} screened, "
+        f"{plural(setup.screen.n_survivors, 'survivor')}",
         f"prices: {freshness_line(rt.universe)}",
         "",
         f"CLI on this setup:  {command_line(settings, 'users', 'list')}",

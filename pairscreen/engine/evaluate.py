@@ -11,7 +11,7 @@ from typing import SupportsFloat, cast
 
 import numpy as np
 
-from pairscreen.plugin_system.registry import OutOfContract, Plugins, blamed
+from pairscreen.plugin_system.registry import OutOfContract, PluginFailed, Plugins, blamed
 from pairscreen.types import BacktestBatch, Metric, MetricField, PairPanel, Strategy, Trade
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,8 @@ def compute_metrics(
     strict: bool = False,
 ) -> MetricValues:
     """Every registered metric (or those ``only`` names) on the panel; a failing metric is
-    logged and left out, or, when ``strict`` (the screen), raises
+    logged (one line naming its plugin, the traceback at INFO) and left out, or, when
+    ``strict`` (the screen), raises
     :class:`~pairscreen.plugin_system.registry.PluginFailed` naming its plugin: a screen that
     left a metric out would publish wrong survivors in place of a good screen.
 
@@ -161,12 +162,13 @@ def _compute_metrics(
         try:
             with blamed(owner, f"metric {metric.name!r}"):
                 arrays = _metric_arrays(metric, panel, short)
-        except Exception:
+        except PluginFailed as failed:
             if strict:
                 raise
-            log.exception(
-                "metric %r (plugin %s) failed; its fields are left out", metric.name, owner
-            )
+            # One line a person reads; the traceback only at INFO (``--verbose``): a
+            # failing plugin is the plugin's bug, not a crash of the command.
+            log.warning("%s; its fields are left out", failed)
+            log.info("traceback of metric %r (plugin %s):\n%s", metric.name, owner, failed.trace)
             missing.update({f.name: f"metric {metric.name} failed" for f in metric.fields})
             continue
         values.update(arrays)

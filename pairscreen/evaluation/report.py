@@ -10,6 +10,7 @@ from pairscreen.evaluation.statistics import (
     Difference,
     GroupSummary,
 )
+from pairscreen.wording import plural
 
 READINGS = {EVIDENCE: "evidence", NO_EVIDENCE: "no evidence", TOO_FEW: "too few obs."}
 
@@ -77,13 +78,14 @@ def table(evaluation: Evaluation) -> str:
     Holm-adjusted p-value and reading; then the holding values of the screen's rules."""
     dates = evaluation.dates
     sample = (
-        f" (a sample of {evaluation.n_pairs} of {evaluation.pairs_in_universe} pairs)"
+        f" (a sample of {evaluation.n_pairs} of {plural(evaluation.pairs_in_universe, 'pair')})"
         if evaluation.n_pairs < evaluation.pairs_in_universe
         else ""
     )
     lines = [
-        f"{len(dates)} as-of days from {dates[0]} to {dates[-1]} every {evaluation.every_days} "
-        f"days, {evaluation.n_pairs} pairs{sample}; outcome: move of the log-ratio back toward "
+        f"{plural(len(dates), 'as-of day')} from {dates[0]} to {dates[-1]} every "
+        f"{plural(evaluation.every_days, 'day')}, {plural(evaluation.n_pairs, 'pair')}{sample}; "
+        "outcome: move of the log-ratio back toward "
         f"the range (pp), zones bottom and top only; fee {evaluation.fee:.2%} per swap",
         "",
         f"{'rule set':<30}{'h':>4} {'survivors n/mean/med/hit':>27} {'rest n/mean/med/hit':>27}"

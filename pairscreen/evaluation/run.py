@@ -33,6 +33,7 @@ from pairscreen.evaluation.statistics import (
 )
 from pairscreen.evaluation.verdicts import DepegsAt, Market
 from pairscreen.plugin_system.registry import Plugins
+from pairscreen.wording import plural
 
 Progress = Callable[[int, int], None]
 
@@ -266,7 +267,8 @@ def _warnings(screen: RuleSetResult, outcomes: dict[int, list[Outcomes]]) -> tup
         h, diff = result.horizon, result.difference
         beyond = sum(1 for o in outcomes[h] if not np.isfinite(o.reversion).any())
         if beyond:
-            out.append(f"{h} days: {beyond} as-of days have no outcome (no data {h} days later)")
+            missing = f"{plural(beyond, 'as-of day')} {'has' if beyond == 1 else 'have'} no outcome"
+            out.append(f"{h} days: {missing} (no data {h} days later)")
         if diff.estimate is None:
             out.append(f"{h} days: no comparison (no survivors or no other pairs in the zones)")
         elif diff.min_detectable is None:

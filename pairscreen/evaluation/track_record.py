@@ -19,6 +19,7 @@ from pairscreen import clock
 from pairscreen.evaluation.report import horizon_json
 from pairscreen.evaluation.run import Evaluation, Progress
 from pairscreen.types import Candles
+from pairscreen.wording import plural
 
 if TYPE_CHECKING:
     from pairscreen.runtime import Runtime
@@ -47,7 +48,8 @@ class TrackRecord:
             f"{h.horizon} d {h.difference.reading.replace('_', ' ')}" for h in e.results[0].horizons
         ]
         return (
-            f"evidence #{evidence_id}: {len(e.dates)} as-of days, {e.n_pairs} pairs"
+            f"evidence #{evidence_id}: {plural(len(e.dates), 'as-of day')}, "
+            f"{plural(e.n_pairs, 'pair')}"
             f"{sample}; {', '.join(parts)}"
         )
 

@@ -18,6 +18,7 @@ import numpy as np
 from pairscreen import clock
 from pairscreen.types import Asset, Candles
 from pairscreen.universe import Universe
+from pairscreen.wording import plural
 
 STALE = "stale"  # the reason code of a pair with a stale leg
 
@@ -37,9 +38,17 @@ def day_of(value: np.datetime64) -> date:
     return date.fromisoformat(str(value.astype("datetime64[D]")))
 
 
+def age_days(last_day: date, today: date) -> int:
+    """The age of data whose last close is dated ``last_day``, on the UTC day ``today``: whole
+    days from the close's day to the current UTC day (yesterday's close, the newest there can
+    be, is 1 day old). The one definition of an age in days: ``/assets``, a stale reason, the
+    sync report, a peg sample's reason and the website all say this number."""
+    return (today - last_day).days
+
+
 @dataclass(frozen=True)
 class AssetFreshness:
-    """One asset's last close, its age in days from the current UTC day, and its limit."""
+    """One asset's last close, its age in days (:func:`age_days`), and its limit."""
 
     ticker: str
     last_day: date | None  # None: no candles stored
@@ -56,10 +65,9 @@ class AssetFreshness:
 
     def describe(self) -> str:
         """``X has no close since D (n days)``: the leg's part of a stale reason."""
-        days = self.age_days or 0
         return (
             f"{self.ticker} has no close since {self.last_day} "
-            f"({days:,} day{'s' if days != 1 else ''})"
+            f"({plural(self.age_days or 0, 'day', grouped=True)})"
         )
 
 
@@ -83,7 +91,7 @@ def leg_freshness(
     universe: Universe, asset: Asset, last_day: date | None, today: date
 ) -> AssetFreshness:
     """One asset's freshness: what a live snapshot needs for its two legs, not the universe."""
-    age = (today - last_day).days if last_day is not None else None
+    age = age_days(last_day, today) if last_day is not None else None
     return AssetFreshness(asset.ticker, last_day, age, universe.staleness_days(asset))
 
 

@@ -19,6 +19,7 @@ from pairscreen.market.jumps import Acceptance, Hold
 from pairscreen.market.reconcile import OVERLAP_DAYS, Change, Conflict
 from pairscreen.market.row_checks import BigMoves
 from pairscreen.types import RowIssues
+from pairscreen.wording import plural
 
 REVIEW_PREFIXES = ("conflict:", "refused:", "held:")
 
@@ -30,11 +31,16 @@ def stale_headline(fresh: Mapping[str, AssetFreshness]) -> str:
         return "no candles stored yet"
     stale = [f for f in known if f.stale]
     if not stale:
-        return f"no stale assets: all {len(known)} with candles closed within their class's limit"
+        return (
+            f"no stale assets: {plural(len(known), 'asset')} with candles, each closed within "
+            "its class's limit"
+        )
     oldest = max(stale, key=lambda f: f.age_days or 0)
     return (
-        f"{len(stale)} of {len(fresh)} assets are stale; the oldest is {oldest.ticker}, last "
-        f"close {oldest.last_day} ({oldest.age_days} days old, limit {oldest.limit_days})"
+        f"{len(stale)} of {plural(len(fresh), 'asset')} {'is' if len(stale) == 1 else 'are'} "
+        f"stale; the oldest is {oldest.ticker}, last close {oldest.last_day} "
+        f"({plural(oldest.age_days or 0, 'day')} old, "
+        f"limit {plural(oldest.limit_days, 'day')})"
     )
 
 
@@ -133,7 +139,8 @@ class SyncReport:
         else:
             tickers = sum(1 for n in self.inserted.values() if n)
             added = (
-                f"{self.source}: {self.total} new candles for {tickers} assets through "
+                f"{self.source}: {plural(self.total, 'new candle')} for "
+                f"{plural(tickers, 'asset')} through "
                 f"{self.until.isoformat()} (the {span} checked; data version {self.data_version})"
             )
         if self.missing:
@@ -142,7 +149,9 @@ class SyncReport:
         if self.conflicts:
             names = ",".join(c.ticker for c in self.conflicts)
             out.append(
-                f"{len(self.conflicts)} assets conflict with the source and were not synced; "
+                f"{plural(len(self.conflicts), 'asset')} "
+                f"{'conflicts' if len(self.conflicts) == 1 else 'conflict'} with the source and "
+                "were not synced; "
                 f"'pairscreen data sync --replace {names}' adopts the source's history"
             )
         return out

@@ -33,6 +33,7 @@ from pairscreen.notify.channels import email_destination
 from pairscreen.notify.outbox import OutboxMessage, enqueue
 from pairscreen.plugin_system.hookspecs import hookimpl
 from pairscreen.types import PegEventChange
+from pairscreen.wording import plural
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,8 @@ def depeg_message(event: PegEventChange, pairs: list[str]) -> dict[str, Any]:
         title = f"{event.ticker} has depegged"
         lead = (
             f"{event.ticker} ({event.asset_class}) has been off its peg for {hours:.1f} h: "
-            f"median drift {event.median_drift_pct:+.2f} % over {event.sample_count} samples."
+            f"median drift {event.median_drift_pct:+.2f} % over "
+            f"{plural(event.sample_count, 'sample')}."
         )
         screen = "Pairs with it are excluded from the screen while the event is active."
     elif event.ended == "stale":
@@ -136,7 +138,7 @@ def depeg_message(event: PegEventChange, pairs: list[str]) -> dict[str, Any]:
         lead = (
             f"The depeg event of {event.ticker} ({event.asset_class}) is over after "
             f"{hours:.1f} h (median drift {event.median_drift_pct:+.2f} %, "
-            f"{event.sample_count} samples)."
+            f"{plural(event.sample_count, 'sample')})."
         )
         screen = "Pairs with it can pass the screen again."
     subject = f"Depeg alert: {title} ({event.median_drift_pct:+.2f} %)"

@@ -42,6 +42,7 @@ from pairscreen.engine.required_fields import POSITION
 from pairscreen.notify.channels import Destination, destinations
 from pairscreen.notify.outbox import OutboxMessage, enqueue
 from pairscreen.notify.states import BAND_LIMITS, BANDS, Transition, next_state
+from pairscreen.wording import plural
 
 if TYPE_CHECKING:
     from pairscreen.runtime import Runtime
@@ -76,8 +77,8 @@ class NotifyReport:
 
     def summary(self) -> str:
         return (
-            f"{self.items} watchlist items, {self.evaluated} with a position, "
-            f"{self.moved} changed state, {self.notifications} notifications queued"
+            f"{plural(self.items, 'watchlist item')}, {self.evaluated} with a position, "
+            f"{self.moved} changed state, {plural(self.notifications, 'notification')} queued"
             + (f" ({self.muted} muted by a cooldown or snooze)" if self.muted else "")
         )
 

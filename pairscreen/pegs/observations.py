@@ -15,10 +15,12 @@ moment. Two rules hang on those moments:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from pairscreen import clock
+from pairscreen.market.freshness import age_days
 from pairscreen.universe import DEFAULT_STALENESS_DAYS, Universe
+from pairscreen.wording import plural
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class Observed:
         if at <= self.stale_at(sampled_at, limit):
             return ""
         days = limit // timedelta(days=1)
-        allows = f"(its class allows {days} day{_s(days)})"
+        allows = f"(its class allows {plural(days, 'day')})"
         newest = newest or self
         stopped = [
             (what, moment)
@@ -70,10 +72,11 @@ class Observed:
         if not stopped:
             return (
                 f"{ticker}: token and reference last compared {clock.iso(sampled_at)}, "
-                f"{age_text(at - sampled_at)} ago {allows}"
+                f"{observation_age(sampled_at, at)} ago {allows}"
             )
         parts = [
-            f"{what} last observed {clock.iso(t)}, {age_text(at - t)} ago" for what, t in stopped
+            f"{what} last observed {clock.iso(t)}, {observation_age(t, at)} ago"
+            for what, t in stopped
         ]
         return f"{ticker}: {'; '.join(parts)} {allows}"
 
@@ -82,18 +85,25 @@ def _later(new: datetime | None, old: datetime | None) -> bool:
     return new is not None and (old is None or new > old)
 
 
-def age_text(age: timedelta) -> str:
-    """``1,426 days`` from a day on, else hours or minutes."""
+def observation_age(moment: datetime, at: datetime) -> str:
+    """How old a price observed at ``moment`` is at ``at``, as people read it everywhere:
+    in days from a day on (``1,426 days``: :func:`~pairscreen.market.freshness.age_days` of
+    the UTC day the price belongs to, a close at 24:00 belonging to the day it closes, so a
+    peg reason says what ``/assets`` and the sync say), else in hours or minutes."""
+    age = at - moment
     if age >= timedelta(days=1):
-        days = age // timedelta(days=1)
-        return f"{days:,} day{_s(days)}"
-    if age >= timedelta(hours=1):
-        return f"{age / timedelta(hours=1):.1f} h"
-    return f"{age / timedelta(minutes=1):.0f} min"
+        belongs_to = (moment - timedelta(microseconds=1)).astimezone(UTC).date()
+        return plural(age_days(belongs_to, clock.today(at)), "day", grouped=True)
+    return duration_text(age)
 
 
-def _s(count: int) -> str:
-    return "" if count == 1 else "s"
+def duration_text(span: timedelta) -> str:
+    """A span of time between two moments: ``3 days`` from a day on, else hours or minutes."""
+    if span >= timedelta(days=1):
+        return plural(span // timedelta(days=1), "day", grouped=True)
+    if span >= timedelta(hours=1):
+        return f"{span / timedelta(hours=1):.1f} h"
+    return f"{span / timedelta(minutes=1):.0f} min"
 
 
 def staleness_limit(universe: Universe, asset_class: str) -> timedelta:

@@ -57,11 +57,12 @@ from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
 from pairscreen.market.freshness import day_of
 from pairscreen.pegs.detector import detect_events
-from pairscreen.pegs.observations import Observed, age_text
+from pairscreen.pegs.observations import Observed, duration_text, observation_age
 from pairscreen.pegs.status import PEG_JOB, depegged_tickers, threshold_pct
 from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, Candles, IntradayMarketPrice, PegEventChange, ReferenceQuote
+from pairscreen.wording import plural
 
 log = logging.getLogger(__name__)
 
@@ -318,7 +319,10 @@ def _token_problem(token: TokenPrice | None, at: datetime, limit: timedelta) -> 
         return "no token price (no close stored before the sampling time)"
     age = at - token.observed_at
     if age > limit:
-        return f"token price {age_text(age)} old ({token.what}; its class allows {limit.days} days)"
+        return (
+            f"token price {observation_age(token.observed_at, at)} old ({token.what}; "
+            f"its class allows {plural(limit.days, 'day')})"
+        )
     return ""
 
 
@@ -342,6 +346,7 @@ class TokenPrice:
     price: float
     observed_at: datetime
     what: str  # for a reason sentence: "the close of 2023-12-31", "intraday price"
+    day: date | None = None  # a daily close's day (None: an intraday price)
 
 
 def token_price(
@@ -369,7 +374,7 @@ def token_price(
     if not _positive(close):
         return None
     day = day_of(series.dates[full_days - 1])
-    return TokenPrice(close, close_moment(rt, day), f"the close of {day}")
+    return TokenPrice(close, close_moment(rt, day), f"the close of {day}", day)
 
 
 def close_moment(rt: Runtime, day: date) -> datetime:
@@ -439,7 +444,7 @@ def _problem(
     source = rt.plugins.peg_sources.get(name)
     max_age = min(_hours_option(options, "max_age_hours", source.max_age), class_limit)
     if at - as_of > max_age:
-        return f"stale: reference price {age_text(at - as_of)} old (as of {clock.iso(as_of)})"
+        return f"stale: reference price {observation_age(as_of, at)} old (as of {clock.iso(as_of)})"
     deviation = abs(100.0 * (token.price / (quote.price * units_per_token) - 1.0))
     limit = float(options.get("max_deviation_pct", DEFAULT_MAX_DEVIATION_PCT))
     if deviation > limit:
@@ -449,8 +454,8 @@ def _problem(
     if skew > max_skew:
         return (
             f"reference price as of {clock.iso(as_of)} and token price ({token.what}, "
-            f"{clock.iso(token.observed_at)}) are {age_text(skew)} apart "
-            f"(at most {age_text(max_skew)})"
+            f"{clock.iso(token.observed_at)}) are {duration_text(skew)} apart "
+            f"(at most {duration_text(max_skew)})"
         )
     return ""
 

@@ -336,8 +336,12 @@ class Plugins:
         for owner, call in self._per_plugin("pairscreen_peg_event_changed"):
             try:
                 call(event=event)
-            except Exception:
-                log.exception("plugin %s failed on a peg event", owner)
+            except Exception as exc:
+                # one line a person reads; the traceback only at INFO (``--verbose``)
+                log.warning(
+                    "plugin %s failed on a peg event: %s: %s", owner, type(exc).__name__, exc
+                )
+                log.info("plugin %s failed on a peg event", owner, exc_info=True)
 
 
 def _option_value(plugin: str, option: PluginOption, value: object) -> OptionValue:

@@ -16,9 +16,10 @@ from typing import Any
 
 from pairscreen.engine.screen_rules import SCREEN_FIELDS
 from pairscreen.runtime.published import PublishedScreen
+from pairscreen.screening.data_lag import LAG_FIELDS
 from pairscreen.screening.json_items import Element, walk
 
-IDENTITY = ("rank", "pair", "a", "b", "sector", "score", "data_time")
+IDENTITY = ("rank", "pair", "a", "b", "sector", "score", *LAG_FIELDS)
 LEG_FIELDS = (
     "base_leg",
     "growth_pct",
@@ -60,7 +61,7 @@ def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:
         "b": b,
         "sector": survivor["sector"],
         "score": survivor["score"],
-        "data_time": survivor.get("data_time"),
+        **{name: survivor.get(name) for name in LAG_FIELDS},
         **{name: survivor.get(name) for name in SCREEN_FIELDS},
         **survivor["metrics"],
         "backtest_history_days": backtest.get("history_days"),

@@ -78,9 +78,9 @@ class PairsOutcome:
     # (-score, A, B, the survivor's JSON object packed by ``survivor_blobs``): sorted, they
     # give the published order. Compressed, a survivor holds about a third of its 1.2 KB of JSON
     # while the screen runs (200,000 survivors: 80 MB instead of 240).
-    # Each survivor's p-values (``QVALUE_FIELDS`` order) follow; ties in the first three never
-    # reach them, since a pair appears once.
-    survivors: list[tuple[float, str, str, bytes, float, float]] = field(default_factory=list)
+    # Each survivor's p-values (``QVALUE_FIELDS`` order) and its last common close (days since
+    # 1970-01-01) follow; ties in the first three never reach them, since a pair appears once.
+    survivors: list[tuple[float, str, str, bytes, float, float, int]] = field(default_factory=list)
     # Pairs that reached the metrics, and per p-value field its value for each of them, one
     # float array per group: what the q-values are computed from once every chunk is in.
     tested: int = 0
@@ -134,7 +134,12 @@ def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[Gro
     spans = spec.matrix.spans(common, spec.max_days)
     usable = spans.history_days >= spec.min_history_days
     outcome.verdicts.add_plain(
-        ia[~usable], ib[~usable], SHORT, spans.history_days[~usable], matrix=True
+        ia[~usable],
+        ib[~usable],
+        SHORT,
+        spans.history_days[~usable],
+        matrix=True,
+        last_day=spans.last_day[~usable],
     )
     short = int(outcome.pairs - usable.sum())
     if short:
@@ -205,6 +210,7 @@ def add_result(
         result.survivors,
         result.scores,
         codes,
+        group.last_day,
     )
     n_pairs = len(result.reasons)
     outcome.tested += n_pairs
@@ -258,8 +264,9 @@ def add_result(
         # about 25 times faster on a survivor's ~45 floats; only the spelling of floats
         # under 1e-4 (0.00001 for 1e-05) and of non-ASCII text (raw UTF-8) differs.
         packed = codec.pack(orjson.dumps(survivor))
+        last = int(group.last_day[i].astype("datetime64[D]").astype(np.int64))
         outcome.survivors.append(
-            (-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]))
+            (-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]), last)
         )
 
 

@@ -1,5 +1,5 @@
 """``/pairs``: the survivors of a screen in compact form (pair, legs, sector, zone, position,
-score and the screen-wide fields), best score first.
+score, the screen-wide fields and how old each pair's data is), best score first.
 
 Built from the screen's payload once per screen, one survivor decoded at a time; a page of
 it compacts only the survivors it shows (:mod:`pairscreen.screening.stored_pages`).
@@ -13,6 +13,7 @@ from typing import Any
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_rules import SCREEN_FIELDS
 from pairscreen.runtime.published import PublishedScreen
+from pairscreen.screening.data_lag import LAG_FIELDS
 from pairscreen.screening.json_items import Field, walk
 
 
@@ -50,6 +51,7 @@ def compact_pair(survivor: dict[str, Any]) -> dict[str, Any]:
         **{k: metrics[k] for k in MAP_FIELDS if k in metrics},
         "score": survivor["score"],
         **{k: survivor[k] for k in SCREEN_FIELDS if k in survivor},
+        **{k: survivor[k] for k in LAG_FIELDS if k in survivor},
     }
 
 

@@ -33,6 +33,7 @@ from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_day
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
+from pairscreen.screening.data_lag import data_lag
 from pairscreen.screening.pair_chunks import (
     TOO_SHORT,
     PairsOutcome,
@@ -190,6 +191,7 @@ def screen_text(
     outcome.pvalues.clear()
     previous = spaced_screens(generated_at, settings.persistence_screens)
     counted = candidate_sets(previous)
+    newest = day_of(outcome.newest) if outcome.newest is not None else None
     survivors = outcome.survivors
     survivors.sort(reverse=True)  # worst first: popping from the end gives the published order
     coint_q, adf_q = (
@@ -199,7 +201,7 @@ def screen_text(
     facts = ScreenFacts(  # stale pairs are all counted by now: no later rule rejects as stale
         total,
         outcome.rejected.get(STALE, 0),
-        day_of(outcome.newest) if outcome.newest is not None else None,
+        newest,
         stored=None,
     )
     head = {
@@ -217,11 +219,12 @@ def screen_text(
     # compressed until publishing writes them (:mod:`.payload_parts`).
     while survivors:
         k = len(survivors) - 1
-        _, a, b, packed, _, _ = survivors.pop()
+        _, a, b, packed, _, _, last = survivors.pop()
         extra = {
             "coint_qvalue": _number_or_none(coint_q[k]),
             "adf_qvalue": _number_or_none(adf_q[k]),
             "survived_last": survived_count(a, b, counted),
+            **data_lag(day_of(np.datetime64(last, "D")), newest),
         }
         if not screen_rule_reason(choice.screen_wide, extra, skip=PERSISTENCE):
             candidates.append((a, b))

@@ -24,7 +24,7 @@ from datetime import date, datetime
 from typing import Any
 
 from pairscreen import clock
-from pairscreen.market.freshness import STALE
+from pairscreen.market.freshness import STALE, age_days
 from pairscreen.runtime.published import PublishedScreen
 from pairscreen.screening.stored_pages import stored_fields
 from pairscreen.universe import Universe
@@ -67,7 +67,7 @@ def judge(universe: Universe, facts: ScreenFacts, today: date) -> Staleness:
         causes.append("no screened pair has candles")
     if facts.newest is not None and universe.assets:
         tightest = min(universe.staleness_days(a) for a in universe.assets)
-        age = (today - facts.newest).days
+        age = age_days(facts.newest, today)
         if age > tightest:
             causes.append(
                 f"its newest close is from {facts.newest}, {age:,} days before {today} "

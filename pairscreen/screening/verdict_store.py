@@ -5,8 +5,10 @@ thresholds, what the core's reasons name) and the pairs in blocks of ``BLOCK_SLO
 each compressed on its own. A pair's slot is its place in the upper triangle of the
 universe's assets (``i < j`` in universe order), whichever way it was screened, so a lookup
 computes the slot, reads one block row and decodes only that block. A slot holds the kind
-(0: not screened), the history and the values (float64, byte-shuffled before compression:
-the exponent bytes of similar numbers then compress together).
+(0: not screened), the history, the last common close (int32 days since 1970-01-01, in
+screens whose head says ``last_days``: those published before it have none) and the values
+(float64, byte-shuffled before compression: the exponent bytes of similar numbers then
+compress together).
 """
 
 from __future__ import annotations
@@ -20,15 +22,18 @@ from typing import Any
 
 import numpy as np
 
+from pairscreen import clock
 from pairscreen.db.models import Screen, ScreenVerdictBlock, ScreenVerdicts
 from pairscreen.engine.screen_rules import SCREEN_RULES
 from pairscreen.errors import NotFound
-from pairscreen.market.freshness import STALE, AssetFreshness
+from pairscreen.market.freshness import STALE, AssetFreshness, day_of, day_start
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.runtime import Runtime
 from pairscreen.runtime.published import PublishedScreen
+from pairscreen.screening.data_lag import data_lag
 from pairscreen.screening.verdicts import (
     NO_CANDLES,
+    NO_DAY,
     ZONES,
     Finished,
     Kind,
@@ -79,6 +84,7 @@ def encode_screen(
         "thresholds": dict(choice.thresholds),
         "screen_rules": dict(choice.screen_wide),
         "min_history_days": rt.settings.min_history_days,
+        "newest": (screen.get("data_time") or {}).get("newest"),
     }
     return encode(done, log, table, tickers, facts)
 
@@ -91,8 +97,8 @@ def encode(
     facts: Mapping[str, Any],
 ) -> EncodedVerdicts:
     """The head and blocks of a screen's verdicts; ``facts`` holds the filter's name and
-    thresholds, the screen-wide limits, ``min_history_days``, ``generated_at`` and
-    ``n_survivors``."""
+    thresholds, the screen-wide limits, ``min_history_days``, ``generated_at``,
+    ``n_survivors`` and ``newest`` (the screen's newest close, ``data_time.newest``)."""
     n = len(tickers)
     lo, hi = np.minimum(done.a, done.b), np.maximum(done.a, done.b)
     slot = lo * (2 * n - lo - 1) // 2 + (hi - lo - 1)
@@ -115,6 +121,7 @@ def encode(
         "no_candles": sorted(set(log.no_candles)),
         "flipped": [int(s) for s in slot[(done.a > done.b)[order]]],
         "block_slots": BLOCK_SLOTS,
+        "last_days": True,  # each slot holds its pair's last common close
     }
     total = n * (n - 1) // 2
     blocks: dict[int, bytes] = {}
@@ -131,30 +138,37 @@ def encode(
         kinds[local] = done.kind[order[first:last]]
         history = np.zeros(size, dtype="<u2")
         history[local] = done.history[order[first:last]]
+        last_days = np.full(size, NO_DAY, dtype="<i4")
+        last_days[local] = done.last_day[order[first:last]]
         part = values[int(value_bounds[first]) : int(value_bounds[last])].astype("<f8")
         said = {int(local[i - first]): t for i, t in texts_at.items() if first <= i < last}
-        blocks[block] = _pack(kinds, history, part, said)
+        blocks[block] = _pack(kinds, history, last_days, part, said)
     return EncodedVerdicts(zlib.compress(json.dumps(head).encode(), LEVEL), blocks)
 
 
 def _pack(
-    kinds: np.ndarray, history: np.ndarray, values: np.ndarray, texts: dict[int, str]
+    kinds: np.ndarray,
+    history: np.ndarray,
+    last_days: np.ndarray,
+    values: np.ndarray,
+    texts: dict[int, str],
 ) -> bytes:
     shuffled = values.view(np.uint8).reshape(-1, 8).T.tobytes()
     sizes = np.array([(kinds.size, values.size)], dtype=_HEAD).tobytes()
-    body = sizes + kinds.tobytes() + history.tobytes() + shuffled + json.dumps(texts).encode()
-    return zlib.compress(body, LEVEL)
+    body = sizes + kinds.tobytes() + history.tobytes() + last_days.tobytes() + shuffled
+    return zlib.compress(body + json.dumps(texts).encode(), LEVEL)
 
 
 @dataclass(frozen=True)
 class Block:
     kinds: np.ndarray
     history: np.ndarray
+    last_days: np.ndarray | None  # None in a screen published before they were stored
     values: np.ndarray
     texts: bytes  # JSON, parsed only for a pair whose reason is kept as text
 
 
-def _unpack(blob: bytes) -> Block:
+def _unpack(blob: bytes, with_last_days: bool) -> Block:
     body = zlib.decompress(blob)
     sizes = np.frombuffer(body, dtype=_HEAD, count=1)[0]
     n, m = int(sizes["slots"]), int(sizes["values"])
@@ -162,9 +176,13 @@ def _unpack(blob: bytes) -> Block:
     kinds = np.frombuffer(body, np.uint8, n, at)
     history = np.frombuffer(body, "<u2", n, at + n)
     at += 3 * n
+    last_days = None
+    if with_last_days:
+        last_days = np.frombuffer(body, "<i4", n, at)
+        at += 4 * n
     planes = np.frombuffer(body, np.uint8, 8 * m, at).reshape(8, m)
     values = np.ascontiguousarray(planes.T).view("<f8").reshape(m)
-    return Block(kinds, history, values, body[at + 8 * m :])
+    return Block(kinds, history, last_days, values, body[at + 8 * m :])
 
 
 def store(screen_id: int, encoded: EncodedVerdicts) -> None:
@@ -230,7 +248,7 @@ def verdict(plugins: Plugins, head: Head, a: Asset, b: Asset) -> dict[str, Any]:
         )
         .scalar()
     )
-    block = _unpack(bytes(raw)) if raw is not None else None
+    block = _unpack(bytes(raw), bool(head.facts.get("last_days"))) if raw is not None else None
     local = slot % size
     code = int(block.kinds[local]) if block is not None else 0
     if code == 0:
@@ -261,6 +279,7 @@ def verdict(plugins: Plugins, head: Head, a: Asset, b: Asset) -> dict[str, Any]:
         "score": None,
         "zone": None,
         "position": None,
+        **_data_time(head, block, local),
     }
     if kind.how in ("survivor", "wide"):
         score, position, zone, last = (float(v) for v in values)
@@ -271,6 +290,21 @@ def verdict(plugins: Plugins, head: Head, a: Asset, b: Asset) -> dict[str, Any]:
         reason = _say(plugins, head, kind, code, block, local, values, (first, second))
         body.update(filter_reason=reason, reason_code=reason.split(":", 1)[0])
     return body
+
+
+def _data_time(head: Head, block: Block, local: int) -> dict[str, Any]:
+    """The pair's last common close and how far it lies behind the screen's newest close;
+    nothing for a screen published before the last closes were stored."""
+    if block.last_days is None:
+        return {}
+    stored = int(block.last_days[local])
+    newest = head.facts.get("newest")
+    day = np.datetime64(stored, "D")
+    last = None if stored == NO_DAY else day_of(day)
+    return {
+        "data_time": None if last is None else clock.iso(day_start(day)),
+        **data_lag(last, date.fromisoformat(newest[:10]) if newest else None),
+    }
 
 
 def _say(

@@ -7,7 +7,9 @@ takes to say the verdict again later in the same words, in compact arrays rather
 * a *kind* (uint8, an index into :func:`kinds`): a survivor, a reason the core gives
   (stale, no candles, too short a history), one rule of the screen filter, a screen-wide
   rule, or a reason kept as text (a depegged leg, a metric that failed);
-* the pair's days of common history (uint16: a filter rule may read it from its context);
+* the pair's days of common history (uint16: a filter rule may read it from its context) and
+  its last common close (int32 days since 1970-01-01, ``NO_DAY`` when the screen did not align
+  the pair), what its ``data_time`` and ``data_behind_days`` are said from;
 * a few float64 values: a filter rule's own inputs (``hurst`` for the ``hurst`` rule), which
   the rule's ``explain`` turns into the same text the screen wrote; a survivor's score,
   position, zone and rank.
@@ -35,6 +37,7 @@ from pairscreen.types import Filter
 ZONES = ("bottom", "mid", "top")
 SURVIVOR_VALUES = ("score", "position", "zone", "rank")  # a survivor's values, in order
 MAX_HISTORY = np.iinfo(np.uint16).max
+NO_DAY = np.iinfo(np.int32).min  # a pair the screen did not align: no last common close
 
 # The kinds every screen has, by index (the filter's rules and the screen-wide rules follow).
 NOT_SCREENED, SURVIVOR, STALE_PAIR, NO_CANDLES, SHORT, AS_TEXT = range(6)
@@ -107,6 +110,13 @@ class Part:
     history: np.ndarray  # uint16
     values: np.ndarray  # float64, each pair's arity in pair order
     texts: dict[int, str] = field(default_factory=dict)  # pair index in the part -> reason
+    last_day: np.ndarray | None = None  # int32 days since 1970-01-01; None: not aligned
+
+    def last_days(self) -> np.ndarray:
+        """Each pair's last common close (int32 days since 1970-01-01, ``NO_DAY``: none)."""
+        if self.last_day is None:
+            return np.full(self.kind.size, NO_DAY, dtype=np.int32)
+        return self.last_day
 
 
 @dataclass
@@ -147,9 +157,16 @@ class VerdictLog:
         self.no_candles = [f.ticker for k, f in enumerate(legs) if k not in kept]
 
     def add_plain(
-        self, a: np.ndarray, b: np.ndarray, kind: int, history: np.ndarray | None, matrix: bool
+        self,
+        a: np.ndarray,
+        b: np.ndarray,
+        kind: int,
+        history: np.ndarray | None,
+        matrix: bool,
+        last_day: np.ndarray | None = None,
     ) -> None:
-        """Pairs of one value-less kind (stale, no candles, too short)."""
+        """Pairs of one value-less kind (stale, no candles, too short); ``last_day`` their
+        last common close (datetime64[D]) when the screen aligned them."""
         if a.size == 0:
             return
         days = np.zeros(a.size) if history is None else history
@@ -161,6 +178,7 @@ class VerdictLog:
                 np.full(a.size, kind, dtype=np.uint8),
                 _history(days),
                 np.empty(0),
+                last_day=None if last_day is None else _days(last_day),
             )
         )
 
@@ -175,11 +193,13 @@ class VerdictLog:
         survivors: np.ndarray,
         scores: np.ndarray,
         reason_codes: Sequence[str],
+        last_day: np.ndarray,
     ) -> None:
         """A group the filter judged (matrix rows): each pair's reason as its kind and the
         values that say it again; a reason no rule can say again is kept as text.
         ``reason_codes`` are the reasons' codes (``filter_code``), computed once by the
-        caller, which counts them too."""
+        caller, which counts them too; ``last_day`` each pair's last common close
+        (datetime64[D])."""
         n = len(reasons)
         by_code = {k.code: i for i, k in enumerate(table) if k.how == "rule"}
         kind = np.full(n, AS_TEXT, dtype=np.uint8)
@@ -218,8 +238,14 @@ class VerdictLog:
                 _history(history),
                 stream,
                 texts,
+                _days(last_day),
             )
         )
+
+
+def _days(days: np.ndarray) -> np.ndarray:
+    """datetime64[D] days as int32 days since 1970-01-01."""
+    return np.asarray(days, dtype="datetime64[D]").astype(np.int64).astype(np.int32)
 
 
 def _history(days: np.ndarray) -> np.ndarray:
@@ -233,12 +259,14 @@ def _numeric(array: np.ndarray | None) -> bool:
 
 @dataclass(frozen=True)
 class Finished:
-    """Every screened pair in universe order: legs, kind, history and values (stream)."""
+    """Every screened pair in universe order: legs, kind, history, last common close and
+    values (stream)."""
 
     a: np.ndarray  # int64 universe indices, leg A as screened
     b: np.ndarray
     kind: np.ndarray
     history: np.ndarray
+    last_day: np.ndarray  # int32 days since 1970-01-01, ``NO_DAY`` for a pair not aligned
     start: np.ndarray  # each pair's first value in ``values``
     values: np.ndarray
     texts: dict[int, str]  # pair index -> reason kept as text
@@ -258,7 +286,7 @@ def finish(
     survivors in rank order and ``wide`` the pairs a screen-wide rule rejected (legs, code,
     the rule's value), legs by ticker (``index`` maps a ticker to its universe index).
     """
-    a, b, kind, history, values, start_parts = [], [], [], [], [], []
+    a, b, kind, history, last_day, values, start_parts = [], [], [], [], [], [], []
     texts: dict[int, str] = {}
     count, offset = 0, 0
     arity = arities(table)
@@ -268,6 +296,7 @@ def finish(
         b.append(part.b if to_universe is None else to_universe[part.b])
         kind.append(part.kind)
         history.append(part.history)
+        last_day.append(part.last_days())
         values.append(part.values)
         sizes = arity[part.kind]
         start_parts.append(offset + np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64))
@@ -279,6 +308,7 @@ def finish(
         _join(b, np.int64),
         _join(kind, np.uint8),
         _join(history, np.uint16),
+        _join(last_day, np.int32),
         _join(start_parts, np.int64),
         _join(values, np.float64),
         texts,

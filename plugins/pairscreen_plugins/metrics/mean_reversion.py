@@ -8,7 +8,8 @@ Four metrics, so that one failing leaves the others in the response:
   0.5 on average, mean reversion less.
 * ``variance_ratio_test``: its heteroskedasticity-robust ``variance_ratio_pvalue``.
 * ``hurst_rs``: pairscan-rmr's rescaled-range Hurst exponent, kept for comparison (it reads
-  about 1.0 on log-ratio levels whatever the dynamics, which is why the filter does not use it).
+  about 1.0 on log-ratio levels whatever the dynamics, which is why the filter does not use it);
+  null with ``hurst_rs_reason`` when ``W`` holds fewer than 200 closes.
 * ``adf``: statsmodels' ADF p-value with the AIC lag search (see ``_adf``).
 
 Arch's variance ratio sums with Python's ``sum`` (strictly left to right); the sums here run
@@ -332,13 +333,30 @@ class HurstRSMetric:
     fields: tuple[MetricField, ...] = (
         MetricField(
             "hurst_rs",
-            description="Rescaled-range Hurst exponent of W (lags 10-100), as pairscan-rmr.",
+            description="Rescaled-range Hurst exponent of W (lags 10-100), as pairscan-rmr; "
+            "null with hurst_rs_reason when W holds too few closes.",
             nullable=True,
+        ),
+        MetricField(
+            "hurst_rs_reason",
+            type="string",
+            description="Why hurst_rs is null when W holds fewer closes than its lags need "
+            "(a pair mixing calendars with a short history); empty when it is set.",
         ),
     )
 
     def compute(self, panel: PairPanel) -> dict[str, np.ndarray]:
-        return {"hurst_rs": hurst_rs(panel.window)}
+        window = panel.window
+        closes = window.shape[1]
+        if closes < 2 * RS_MAX_LAG:
+            # A pair mixing calendars can pass the engine's 200 calendar days with fewer
+            # closes: not enough data is an answer (null, said why), not a failure.
+            why = f"W holds {closes} closes, at least {2 * RS_MAX_LAG} are needed"
+            return {
+                "hurst_rs": np.full(panel.n_pairs, np.nan),
+                "hurst_rs_reason": np.full(panel.n_pairs, why),
+            }
+        return {"hurst_rs": hurst_rs(window), "hurst_rs_reason": np.full(panel.n_pairs, "")}
 
 
 @dataclass(frozen=True)

@@ -58,10 +58,12 @@ export function days(x, digits = 1, threshold) {
   return shown === DASH ? DASH : `${shown}&nbsp;d`;
 }
 
-// Whole days between a daily candle's close (24:00 UTC of its day) and `now`: its data age.
+// A data age: whole days from the close's day to the current UTC day, the API's `age_days`
+// (docs/methodology.md#freshness); the pages show the API's number where it serves one.
 export function ageDays(iso, now = Date.now()) {
   if (!iso) return null;
-  return Math.max(0, Math.floor((now - new Date(iso).getTime() - 24 * 3600 * 1000) / 86400000));
+  const dayOf = (ms) => Math.floor(ms / 86400000);
+  return Math.max(0, dayOf(now) - dayOf(new Date(String(iso).slice(0, 10)).getTime()));
 }
 
 // A signed percentage ("+12.3 %"), or unsigned with `signed` false (a drawdown).
@@ -88,11 +90,14 @@ export function ago(iso, now = Date.now()) {
   return `${span(now - new Date(iso).getTime())} ago`;
 }
 
-// A daily candle dated ``iso`` (00:00 UTC of its day) is final at 24:00 UTC of that day:
-// how long ago that was, so fresh data does not read as two days old.
+// A daily candle dated ``iso`` (00:00 UTC of its day) is final at 24:00 UTC of that day: within
+// the day after, how long ago that was (fresh data does not read as two days old); later, its
+// age in whole days as the API counts it (`ageDays`), so no page says a day less than another.
 export function closedAgo(iso, now = Date.now()) {
   if (!iso) return DASH;
-  return `closed ${span(now - new Date(iso).getTime() - 24 * 3600 * 1000)} ago`;
+  const age = ageDays(iso, now);
+  if (age <= 1) return `closed ${span(now - new Date(iso).getTime() - 24 * 3600 * 1000)} ago`;
+  return `${age} days old`;
 }
 
 export function span(ms) {

@@ -6,7 +6,7 @@ import { ApiError, apiIfChanged, apiText } from "./api.js";
 import { fileStamp, saveText } from "./download.js";
 import { EVIDENCE_PLACEHOLDER, fillEvidence } from "./evidence.js";
 import {
-  ageDays, ago, closedAgo, day, days, decisive, EDGE_ZONES, esc, num, pct, positionBar, pvalue,
+  ago, closedAgo, day, days, decisive, EDGE_ZONES, esc, num, pct, positionBar, pvalue,
   ratioMove, tableWrap, utc, zoneBadge, ZONE_WORDS,
 } from "./format.js";
 import { keepRevalidating } from "./live.js";
@@ -72,11 +72,17 @@ const COLUMNS = [
   { key: "growthB", label: "Leg B growth", num: true, sort: (s) => s.backtest.B.growth_pct,
     cell: (s) => growth(s.backtest.B) },
   { key: "data", label: "Data to", sort: (s) => s.data_time ?? "",
-    cell: (s, l, now) => {
-      const age = ageDays(s.data_time, now);
-      return `${day(s.data_time)}${age === null ? "" : `<span class="bh">${age}&nbsp;d old</span>`}`;
-    } },
+    cell: (s) => `${day(s.data_time)}${behindMark(s)}` },
 ];
+
+// A survivor whose data ends before the screen's newest close, marked with the API's own
+// count (`data_behind_days`), so its numbers never read as current as the others'.
+function behindMark(s) {
+  if (!s.data_behind) return "";
+  const n = s.data_behind_days;
+  const title = `Data ends ${day(s.data_time)}: ${n} day${n === 1 ? "" : "s"} before this screen's newest close`;
+  return `<span class="behind" title="${esc(title)}">⚠&nbsp;${n}&nbsp;d behind</span>`;
+}
 
 // "edges": the bottom and top zones (where the strategy swaps) first, best score first in each
 // part; any column otherwise.
@@ -234,7 +240,7 @@ export async function renderScreen(main, args = [], query = new URLSearchParams(
     }
     const now = Date.now();
     body.innerHTML = rows
-      .map((s) => `<tr>${COLUMNS.map((c, i) =>
+      .map((s) => `<tr${s.data_behind ? ' class="data-behind"' : ""}>${COLUMNS.map((c, i) =>
         `<td${cellClass(c)} data-label="${labels[i]}">${c.cell(s, rules, now)}</td>`).join("")}</tr>`)
       .join("");
     layOutTheRest(body);
