@@ -111,9 +111,9 @@ class SamplingReport:
         }
         text = (
             f"peg sample at {clock.iso(self.sampled_at)}: "
-            f"{count(len(self.readings), 'tokenized asset')} "
+            f"{plural(len(self.readings), 'tokenized asset', grouped=True)} "
             f"({', '.join(f'{n} {s}' for s, n in counts.items())}), "
-            f"{count(self.inserted, 'new sample')}, {self.expired} expired"
+            f"{plural(self.inserted, 'new sample', grouped=True)}, {self.expired} expired"
         )
         return text + _events_text(self.changes, self.active_events)
 
@@ -130,9 +130,9 @@ def backfill_summary(reports: Sequence[SamplingReport]) -> str:
     expired = sum(r.expired for r in reports)
     changes = tuple(c for r in reports for c in r.changes)
     text = (
-        f"peg backfill of {count(len(reports), 'sampling time')} from "
+        f"peg backfill of {plural(len(reports), 'sampling time', grouped=True)} from "
         f"{clock.iso(first.sampled_at)} to {clock.iso(last.sampled_at)}: "
-        f"{count(written, 'new sample')}, {expired} expired"
+        f"{plural(written, 'new sample', grouped=True)}, {expired} expired"
     )
     return text + _events_text(changes, last.active_events)
 
@@ -144,11 +144,6 @@ def _events_text(changes: Sequence[PegEventChange], active: Sequence[str]) -> st
         if change.ended == "stale":
             text += " (stale)"
     return text + f"; active depeg events: {', '.join(active) or 'none'}"
-
-
-def count(n: int, noun: str) -> str:
-    """``1 new sample``, ``2 new samples``, ``0 new samples``."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 class BeyondRetention(ValueError):
