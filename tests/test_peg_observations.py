@@ -26,10 +26,11 @@ from pairscreen.db.connection import connect, database
 from pairscreen.db.models import Outbox, PegEvent, PegSample
 from pairscreen.notify import channels
 from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
-from pairscreen.pegs.sampling import SamplingReport, count, read_peg, sample_pegs
+from pairscreen.pegs.sampling import SamplingReport, read_peg, sample_pegs
 from pairscreen.runtime import Runtime
 from pairscreen.types import Asset, Candles, PegConfig
 from pairscreen.universe import Universe
+from pairscreen.wording import plural
 from tests.conftest import make_client
 from tests.test_peg_sources import peg_runtime
 
@@ -276,7 +277,7 @@ def test_a_backfill_says_how_many_samples_it_wrote(cli, database_url, monkeypatc
     assert code == 0, err
     assert f"{tokens} tokenized assets (" in out and ", 0 new samples, 0 expired" in out
     assert stored() == before + written
-    assert (count(1, "new sample"), count(2, "sample")) == ("1 new sample", "2 samples")
+    assert (plural(1, "new sample"), plural(2, "sample")) == ("1 new sample", "2 samples")
 
 
 def test_migration_21_adds_the_moments_and_an_older_sample_counts_as_observed_when_taken(
