@@ -178,8 +178,8 @@ def test_an_event_whose_reference_ends_is_stale_not_active(tmp_path, monkeypatch
 
         reports = hourly(rt, monkeypatch, at("2023-07-30T00:00"), at("2023-07-31T00:00"))
         closed = [(r.sampled_at, c) for r in reports for c in r.changes]
-        reason = (
-            "PAXG: reference GLD last observed 2023-07-25T00:00:00+00:00, 5 days ago "
+        reason = (  # the close of 07-24 on 07-30: 6 days, as /assets counts a close's age
+            "PAXG: reference GLD last observed 2023-07-25T00:00:00+00:00, 6 days ago "
             "(its class allows 5 days)"
         )
         assert [(t, c.change, c.ended, c.end_reason) for t, c in closed] == [
