@@ -195,8 +195,8 @@ def test_an_event_whose_reference_ends_is_stale_not_active(tmp_path, monkeypatch
         peg = {a["ticker"]: a["peg"] for a in assets}["PAXG"]
         assert peg["status"] == "unknown" and peg["active_event"] is False
         assert peg["drift_pct"] is None and peg["unhealthy_since"] is None
-        assert peg["reason"] == (
-            "PAXG: reference GLD last observed 2023-07-25T00:00:00+00:00, 6 days ago "
+        assert peg["reason"] == (  # read on 07-31
+            "PAXG: reference GLD last observed 2023-07-25T00:00:00+00:00, 7 days ago "
             "(its class allows 5 days)"
         )
         assert peg["reference_observed_at"] == "2023-07-25T00:00:00+00:00"
