@@ -171,6 +171,7 @@ REFUSED: list[tuple[str, bytes, str]] = [
         "line 6: volume '1,234.5' is not a finite number of at least 0 (a thousands separator",
     ),
     ("empty_file", b"", "BTC.csv is empty; nothing written for BTC"),
+    ("header_only", b"date,close,volume\r\n", "BTC.csv has its header and no rows; nothing"),
     (
         "utf16_export",
         "\n".join([HEADER, *_rows()]).encode("utf-16"),

@@ -131,6 +131,9 @@ def read_csv_candles(
         rows = _read_rows(reader, columns)
     except csv.Error as exc:
         return _unreadable(path, ticker, f"line {reader.line_num} is not CSV: {exc}")
+    if not rows.days and not rows.unparseable:
+        # A header and nothing under it is a broken export, not a market with no days.
+        return _unreadable(path, ticker, "has its header and no rows")
     future = 0
     kept: list[date] = []
     for day in sorted(rows.days):
