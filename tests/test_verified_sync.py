@@ -7,7 +7,7 @@ rows are named, base volume becomes quote volume. Runs on SQLite, and on Postgre
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,12 +17,13 @@ import pytest
 
 from pairscreen import clock
 from pairscreen.bootstrap import build_runtime
-from pairscreen.cli import exits, main
+from pairscreen.cli import exits
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.db.models import Candle, DataVersion
 from pairscreen.market.sync import load_candles
 from tests.conftest import make_client
+from tests.support.csv_world import CsvWorld, csv_world
 
 REAL = Path(__file__).parent / "fixtures" / "sync_realdata"
 BASE = "/api/v1"
@@ -38,14 +39,8 @@ def _write(folder: Path, ticker: str, rows: list[str], header: str = "date,close
 
 
 @dataclass
-class World:
+class World(CsvWorld):
     """A csv universe over a prices folder, a database, and ``pairscreen`` run on both."""
-
-    folder: Path
-    universe: Path
-    url: str
-    data_dir: Path
-    run: Callable[..., tuple[int, str, str]]
 
     def candles_of(self, ticker: str) -> list[tuple[str, str, str]]:
         """The stored rows of one asset as text: what "byte for byte" compares."""
@@ -86,28 +81,8 @@ sector = "majors"
 def world(
     empty_database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> Iterator[World]:
-    folder = tmp_path / "prices"
-    folder.mkdir()
-    universe = tmp_path / "universe.toml"
-    universe.write_text(UNIVERSE, encoding="utf-8")
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        code = main(
-            [
-                "--database-url",
-                empty_database_url,
-                "--universe",
-                str(universe),
-                "--data-dir",
-                str(tmp_path),
-                "--quiet",
-                *argv,
-            ]
-        )
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    yield World(folder, universe, empty_database_url, tmp_path, run)
+    base = csv_world(empty_database_url, tmp_path, capsys, UNIVERSE)
+    yield World(base.folder, base.universe, base.url, base.data_dir, base.run)
     database.close()
 
 
