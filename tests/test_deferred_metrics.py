@@ -25,6 +25,7 @@ DESCRIBING = {
     "ou",
     "ou_bands",
     "breakeven",
+    "kalman",
 }
 
 

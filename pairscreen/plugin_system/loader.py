@@ -41,6 +41,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "pairscreen_plugins.metrics.correlation",
     "pairscreen_plugins.metrics.ou",
     "pairscreen_plugins.metrics.breakeven",
+    "pairscreen_plugins.metrics.kalman",
     "pairscreen_plugins.rules",
     "pairscreen_plugins.strategies.accumulation",
     "pairscreen_plugins.strategies.ou_optimal",

@@ -1,0 +1,99 @@
+"""The Kalman filter of a dynamic hedge ratio, run over many pairs at once.
+
+The model is Chan's (Algorithmic Trading, 2013, ch. 3) as ArbitrageLab's
+``KalmanFilterStrategy.update`` runs it: the state ``s = (β, alpha)`` is a random walk
+(transition ``I``, state noise ``q·I``) observed through ``ln A_t = β·ln B_t + alpha + e_t`` with
+variance ``r`` (``F_t = [ln B_t, 1]``). The state starts at zero with covariance zero, and each
+close runs
+
+    R = P + q·I   (R = 0 on the first close: there is no previous P yet)
+    e = y - F·s,  Q = F·R·Fᵀ + r,  K = R·Fᵀ / Q,  s ← s + K·e,  P = R - K·F·R
+
+On the first close ``R = 0`` makes ``K = 0``: the state and ``P`` stay zero and only ``e`` and
+``Q`` (= ``r``) come out of it, so the loop below starts at the second close with ``P = 0``.
+
+A loop over the closes is unavoidable (each step needs the last), but every step works on
+whole columns: the 2x2 algebra is written out per entry over arrays of shape ``(pairs,)``,
+updated in place in buffers allocated once, so no per-pair loop and no per-step temporaries.
+``P`` is kept as its three distinct entries (it is symmetric); ``R·Fᵀ`` and ``F·R`` are then
+the same vector ``g``, and ``K·F·R = g·gᵀ / Q``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class KalmanRun:
+    """Per pair, what the filter leaves after the last close of the window.
+
+    ``hedge_ratio`` and ``intercept`` are the state after the last close; ``spread`` and
+    ``spread_var`` are that close's forecast error ``e`` and its variance ``Q`` (the state
+    before the close predicts it); ``hedge_ratio_at_burn_in`` is ``β`` after the first
+    ``burn_in`` closes.
+    """
+
+    hedge_ratio: np.ndarray
+    intercept: np.ndarray
+    spread: np.ndarray
+    spread_var: np.ndarray
+    hedge_ratio_at_burn_in: np.ndarray
+
+
+def kalman_filter(
+    log_a: np.ndarray, log_b: np.ndarray, *, q: float, r: float, burn_in: int
+) -> KalmanRun:
+    """Run the recursion over each row of ``log_a`` (``y``) and ``log_b`` (``x``), shape
+    (pairs, closes) with at least one close; ``1 <= burn_in <= closes``."""
+    pairs, closes = log_a.shape
+    if closes < 1 or not 1 <= burn_in <= closes:
+        raise ValueError(f"{closes} closes cannot hold a burn-in of {burn_in}")
+    # Column-major time: each step reads one contiguous row of (pairs,).
+    ys = np.ascontiguousarray(log_a.T, dtype=np.float64)
+    xs = np.ascontiguousarray(log_b.T, dtype=np.float64)
+    beta = np.zeros(pairs)
+    alpha = np.zeros(pairs)
+    p11, p12, p22 = np.zeros(pairs), np.zeros(pairs), np.zeros(pairs)
+    g1, g2 = np.empty(pairs), np.empty(pairs)
+    big_q, e, k, tmp = np.empty(pairs), np.empty(pairs), np.empty(pairs), np.empty(pairs)
+    # The first close: R = 0, so K = 0, the state and P stay zero; e = y, Q = r.
+    np.copyto(e, ys[0])
+    big_q.fill(r)
+    beta_burn = beta.copy()
+    for t in range(1, closes):
+        x, y = xs[t], ys[t]
+        # R = P + q·I, in place in P's buffers (P's old value is not needed again).
+        p11 += q
+        p22 += q
+        # g = R·Fᵀ = (r11·x + r12, r12·x + r22)
+        np.multiply(p11, x, out=g1)
+        g1 += p12
+        np.multiply(p12, x, out=g2)
+        g2 += p22
+        # Q = F·R·Fᵀ + r = g1·x + g2 + r
+        np.multiply(g1, x, out=big_q)
+        big_q += g2
+        big_q += r
+        # e = y - (β·x + alpha)
+        np.multiply(beta, x, out=tmp)
+        tmp += alpha
+        np.subtract(y, tmp, out=e)
+        # P = R - g·gᵀ/Q, then s ← s + g·e/Q (K = g/Q), one K entry at a time.
+        np.divide(g1, big_q, out=k)
+        np.multiply(k, g1, out=tmp)
+        p11 -= tmp
+        np.multiply(k, g2, out=tmp)
+        p12 -= tmp
+        np.multiply(k, e, out=tmp)
+        beta += tmp
+        np.divide(g2, big_q, out=k)
+        np.multiply(k, g2, out=tmp)
+        p22 -= tmp
+        np.multiply(k, e, out=tmp)
+        alpha += tmp
+        if t == burn_in - 1:
+            np.copyto(beta_burn, beta)
+    return KalmanRun(beta, alpha, e, big_q, beta_burn)
