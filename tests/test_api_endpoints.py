@@ -148,6 +148,16 @@ def test_pair_snapshot_all_fields(client, keys, bt):
     assert "RateLimit" in r.headers and "RateLimit-Policy" in r.headers
 
 
+def test_pair_snapshot_has_the_kalman_hedge_ratio(client, keys):
+    """The kalman metric's fields are in /pair, consistent with one another."""
+    m = client.get(f"{BASE}/pair/ETH/BTC", keys.personal).json()["metrics"]
+    assert m["kalman_reason"] == ""
+    assert m["kalman_spread_std"] > 0
+    assert m["kalman_z"] == pytest.approx(m["kalman_spread"] / m["kalman_spread_std"], rel=1e-12)
+    assert all(isinstance(m[name], float) for name in ("kalman_hedge_ratio", "kalman_intercept"))
+    assert isinstance(m["kalman_hedge_drift"], float)
+
+
 def test_pair_any_orientation_and_case_insensitive(client, keys):
     ab = client.get(f"{BASE}/pair/ETH/BTC", keys.personal).json()
     ba = client.get(f"{BASE}/pair/btc/eth", keys.personal).json()
