@@ -94,7 +94,7 @@ def test_min_persistence_on_from_the_first_screen_gets_survivors_as_evaluate_rep
     # its pairs out of the candidates as well as out of the survivors.
     assert all(p["rejected"]["persistence"] > 0 for p, _, _ in screens[:k])
     if "coint_q_below" in table:  # it binds (on some days' markets not on every one of them)
-        assert any(p["rejected"]["coint_q"] > 0 for p, _, _ in screens), str([p["rejected"] for p, _, _ in screens])
+        assert any(p["rejected"]["coint_q"] > 0 for p, _, _ in screens)
 
     # What a screen stores as its candidates is what passes with the persistence rule off.
     q_only = runtime_with(runtime, tmp_path / "q_only", table.split("\n", 1)[1])
