@@ -31,6 +31,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pairscreen import clock
 from tests.support.chromium import artifact_path, headless_chromium, missing_reason
 from tests.support.databases import TEST_DATABASE_URL
 from tests.support.live_server import free_port
@@ -85,13 +86,15 @@ def fresh_copy(into: Path) -> Path:
 
 def person_env() -> dict[str, str]:
     """This machine's environment without a virtual environment or pairscreen settings
-    (pip's configuration and cache kept)."""
+    (pip's configuration and cache kept), on the suite's pinned clock, which the browser
+    reads too."""
     dropped = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "DATABASE_URL", "XDG_DATA_HOME")
-    return {
+    kept = {
         k: v
         for k, v in os.environ.items()
         if k not in dropped and not k.startswith(("PAIRSCREEN_", "PYTEST_"))
     }
+    return {**kept, clock.SHIFT_VARIABLE: os.environ.get(clock.SHIFT_VARIABLE, "")}
 
 
 @contextmanager
