@@ -298,7 +298,7 @@ def _warnings(screen: RuleSetResult, outcomes: dict[int, list[Outcomes]]) -> tup
                 f"{h} days: this design cannot resolve differences smaller than "
                 f"{diff.min_detectable * 100:.1f} pp of log-ratio (80 % power at the 5 % "
                 f"level over {diff.family} comparisons: "
-                f"{diff.min_detectable / diff.standard_error:.2f} bootstrap standard "
+                f"{diff.min_detectable / diff.standard_error:.2f} overlap-aware standard "
                 f"errors, blocks of {diff.block_days} as-of days)"
             )
     return tuple(out)
