@@ -94,7 +94,11 @@ def test_pure_random_walks_show_no_edge_for_any_measure_and_holding_is_worth_not
         for h in rule_set.horizons:
             for name in ("reversion", "hold_value", "hold_other_leg"):
                 diff = h.measures[name].difference
-                assert diff.low is not None and diff.high is not None, (rule_set, h, name)
+                assert diff.reading != "evidence", (rule_set.rule_set.name, h.horizon, name)
+                if diff.low is None:  # fewer than two periods with both groups: no test
+                    assert diff.reading == "too_few_observations" and diff.p_value is None
+                    continue
+                assert diff.high is not None
                 assert diff.low <= 0 <= diff.high, (rule_set.rule_set.name, h.horizon, name)
             for side in ("survivors", "rest"):
                 cheap = getattr(h.measures["hold_value"], side)
@@ -148,35 +152,50 @@ def observations(survivors: list[np.ndarray], rest: list[np.ndarray], pairs: int
     )  # fmt: skip
 
 
-def test_bootstrap_is_fixed_and_counts_a_repeating_pair_once_not_per_day():
+def test_paired_difference_cancels_the_day_move_and_its_bootstrap_is_fixed():
     rng = np.random.default_rng(1)
-    common = rng.normal(0, 0.05, 40).cumsum() * 0.1  # a factor shared by all pairs of a day
-    survivors = [common[i] + rng.normal(0.01, 0.02, 5) for i in range(40)]
+    # A market move shared by every pair of a day, larger than the edge: within each day it
+    # cancels, so the estimate is the weighted mean of the days' differences.
+    common = rng.normal(0, 0.05, 40).cumsum()
+    survivors = [common[i] + rng.normal(0.01, 0.02, 1 + i % 5) for i in range(40)]
     rest = [common[i] + rng.normal(0.0, 0.02, 30) for i in range(40)]
     obs = observations(survivors, rest, pairs=5)
-    one = difference(obs, 1)
-    assert one == difference(obs, 1)
-    assert one.estimate == pytest.approx(
-        np.concatenate(survivors).mean() - np.concatenate(rest).mean()
-    )
-    assert one.low is not None and one.high is not None
+    one = difference(obs, 4)
+    assert one == difference(obs, 4)
+    n_s = np.array([s.size for s in survivors], dtype=float)
+    weight = n_s * 30 / (n_s + 30)
+    gaps = np.array([s.mean() - r.mean() for s, r in zip(survivors, rest, strict=True)])
+    assert one.estimate == pytest.approx(float((weight * gaps).sum() / weight.sum()), abs=1e-12)
+    assert one.low is not None and one.high is not None and one.standard_error is not None
     assert one.low < one.estimate < one.high
-    assert 0.0 <= (one.p_value or 0.0) <= 1.0
+    assert one.degrees_of_freedom == 40 // 4 - 1
+    # A t interval from the bootstrap standard error, with the p-value it implies.
+    from scipy import stats
+
+    half = stats.t.ppf(0.975, one.degrees_of_freedom) * one.standard_error
+    assert (one.low, one.high) == pytest.approx((one.estimate - half, one.estimate + half))
+    expected_p = 2 * stats.t.sf(abs(one.estimate) / one.standard_error, one.degrees_of_freedom)
+    assert one.p_value == pytest.approx(expected_p, rel=1e-9)
     nobody = observations([np.zeros(0)] * 40, rest, pairs=5)
     assert difference(nobody, 1).estimate is None
-    # Three survivor pairs, each with its own lasting effect, seen on 40 days: 120
-    # observations that hold three pieces of evidence. A day-only or iid interval would call
-    # +6.7 pp certain; the pair resampling does not.
+    # Fewer than two independent periods: no interval and no p-value.
+    short = observations(survivors[:6], rest[:6], pairs=5)
+    assert difference(short, 4).p_value is None
+
+
+def test_a_few_repeating_pairs_are_refused_by_the_concentration_rule():
+    """Three survivor pairs, each with its own lasting effect, seen on 40 days: 120
+    observations that hold three pieces of evidence. The day bootstrap does not resample
+    pairs (that counted the noise twice); the concentration rule refuses the row instead."""
+    from pairscreen.evaluation.statistics import shortfalls, summarise
+
+    rng = np.random.default_rng(2)
     effects = np.array([0.30, -0.10, 0.0])
     survivors = [effects + rng.normal(0, 0.01, 3) for _ in range(40)]
     rest = [rng.normal(0, 0.10, 30) for _ in range(40)]
     obs = observations(survivors, rest, pairs=3)
-    diff = difference(obs, 1)
-    spread = np.concatenate(survivors).var() / 120 + np.concatenate(rest).var() / 1200
-    naive = float(np.sqrt(spread))
-    assert diff.estimate == pytest.approx(0.0667, abs=0.01)
-    assert diff.standard_error is not None and diff.standard_error > 5 * naive
-    assert diff.low is not None and diff.high is not None and diff.low < 0 < diff.high
+    reasons = shortfalls(summarise(obs, True, 1), summarise(obs, False, 1), 1)
+    assert any("one pair, P0, is 33%" in r for r in reasons), reasons
 
 
 def test_holm_equals_statsmodels_multipletests():
@@ -237,18 +256,26 @@ def test_cli_json_plot_and_rule_files(cli, runtime, tmp_path):
             diff = horizon["reversion"]["difference"]
             assert {"estimate", "ci95", "min_detectable"} <= set(diff)
     assert any("cannot resolve differences smaller than" in w for w in body["warnings"])
-    # Holm over every rule set and horizon compared; a rule that never binds is one row.
+    # Holm within two families: the screen's rows (primary) and every other row
+    # (exploratory), each over the rows the observation rules let be tested.
     from statsmodels.stats.multitest import multipletests
 
-    rows = [
-        h["reversion"]["difference"]
-        for rule_set in body["rule_sets"]
-        for h in rule_set["horizons"]
-        if h["reversion"]["difference"]["p_value"] is not None
-    ]
-    assert len(rows) == body["comparisons"] > 1
-    expected = multipletests([r["p_value"] for r in rows], method="holm")[1]
-    assert [r["p_holm"] for r in rows] == pytest.approx(list(expected), abs=1e-12)
+    def tested(rule_sets: list[dict]) -> list[dict]:  # type: ignore[type-arg]
+        return [
+            h["reversion"]["difference"]
+            for rule_set in rule_sets
+            for h in rule_set["horizons"]
+            if h["reversion"]["difference"]["p_holm"] is not None
+        ]
+
+    primary, exploratory = tested(body["rule_sets"][:1]), tested(body["rule_sets"][1:])
+    assert body["families"] == {"primary": len(primary), "exploratory": len(exploratory)}
+    assert len(primary) + len(exploratory) <= body["comparisons"]
+    for family in (primary, exploratory):
+        if family:
+            expected = multipletests([r["p_value"] for r in family], method="holm")[1]
+            assert [r["p_holm"] for r in family] == pytest.approx(list(expected), abs=1e-12)
+            assert all(r["family"] == len(family) for r in family)
     idle = [r["name"] for r in body["rule_sets"] if r["never_binds"]]
     assert idle, "the rules that are off by default (half_life, …) never bind"
     for rule_set in body["rule_sets"]:

@@ -55,7 +55,11 @@ def test_publish_then_evidence_serves_it_with_its_range_sample_and_warnings(cli,
                 assert served[name] == local[name]
             assert served["warnings"] == local["warnings"]
             diff = served["reversion"]["difference"]
-            assert diff["p_holm"] >= diff["p_value"]
+            # A row the observation rules refuse is left out of the Holm family.
+            if diff["reading"] == "too_few_observations":
+                assert diff["p_holm"] is None
+            else:
+                assert diff["p_holm"] >= diff["p_value"]
             assert (diff["reading"] == "too_few_observations") == bool(served["warnings"])
         etag = r.headers["etag"]
         again = client.get(f"{BASE}/evidence", keys.personal, headers={"If-None-Match": etag})

@@ -29,6 +29,7 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
         "sampled": sampled,
         "persistence_screens": evaluation.persistence_screens,
         "comparisons": comparisons(evaluation),
+        "families": families(evaluation),
         "warnings": list(evaluation.warnings),
         "rule_sets": [
             {
@@ -47,13 +48,25 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
 
 
 def comparisons(evaluation: Evaluation) -> int:
-    """How many rule set x horizon differences the Holm adjustment covers."""
+    """How many rule set x horizon differences have a p-value (both Holm families, and the
+    rows the observation rules refuse)."""
     return sum(
         1
         for result in evaluation.results
         for h in result.horizons
         if h.difference.p_value is not None
     )
+
+
+def families(evaluation: Evaluation) -> dict[str, int]:
+    """The sizes of the two Holm families: the screen's own rules over their horizons
+    (``primary``) and every other rule set and horizon (``exploratory``), each adjusted on
+    its own over the rows the observation rules let be tested."""
+    sizes = [
+        sum(1 for h in result.horizons if h.difference.p_holm is not None)
+        for result in evaluation.results
+    ]
+    return {"primary": sum(sizes[:1]), "exploratory": sum(sizes[1:])}
 
 
 def horizon_json(result: HorizonResult, *, per_date: bool = True) -> dict[str, object]:
@@ -111,11 +124,15 @@ def table(evaluation: Evaluation) -> str:
                 f"{READINGS[diff.reading]:>14} {mean_survivors:>8.1f} {stable:>6}"
             )
             notes.extend(f"{name}, {h.horizon} days: {w}" for w in h.warnings)
+    family = families(evaluation)
     lines += [
         "",
-        f"evidence: Holm-adjusted p below 5 % over the {comparisons(evaluation)} comparisons "
-        "of this run, the interval excluding zero, and enough observations (at least 30 "
-        "survivor observations, 8 independent periods, no pair above 25 % of the survivors)",
+        f"evidence: Holm-adjusted p below 5 % (the screen's rules over their "
+        f"{family['primary']} horizons, the primary family; the other "
+        f"{family['exploratory']} rows, exploratory, among themselves), the interval "
+        "excluding zero, and enough observations (at least 30 survivor observations, 8 "
+        "independent periods, no pair above 25 % of the survivors); difference: survivors "
+        "minus the other pairs of the same zones, within each as-of day",
     ]
     if evaluation.results and evaluation.results[0].horizons:
         lines += ["", _holding(evaluation.results[0])]

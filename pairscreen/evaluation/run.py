@@ -102,7 +102,7 @@ def evaluate(
     persistence_screens: int = 6,
 ) -> Evaluation:
     """Evaluate every rule set at every day of ``dates`` over every horizon; p-values are
-    Holm-adjusted over every rule set and horizon compared. A persistence rule counts the
+    Holm-adjusted within two families (:func:`_by_family`). A persistence rule counts the
     ``persistence_screens`` days before each as-of day (the screen's setting)."""
     if not horizons or min(horizons) < 1:
         raise ValueError("every --horizon must be at least 1 day")
@@ -127,12 +127,10 @@ def evaluate(
         (s.name, h): _compare(survive[s.name], outcomes[h], names, math.ceil(h / every_days))
         for s, h in compared
     }
-    adjusted = with_holm([raw[key][2] for key in raw])
+    adjusted = _by_family(raw, sets[0].name if sets else "")
     horizon_results = {
-        key: _horizon(key[1], survivors, rest, diff, parts, per_date)
-        for (key, (survivors, rest, _raw, parts, per_date)), diff in zip(
-            raw.items(), adjusted, strict=True
-        )
+        key: _horizon(key[1], survivors, rest, adjusted[key], parts, per_date)
+        for key, (survivors, rest, _raw, parts, per_date) in raw.items()
     }
     results = tuple(
         RuleSetResult(
@@ -158,6 +156,31 @@ def evaluate(
         of_pairs,
         persistence_screens,
     )
+
+
+def _by_family(
+    raw: Mapping[tuple[str, int], tuple[GroupSummary, GroupSummary, Difference, Parts, object]],
+    screen: str,
+) -> dict[tuple[str, int], Difference]:
+    """Holm-adjusted differences in two families: the screen's own rules over their horizons
+    (the primary question: do the rules as run pay?) and, apart, every other rule set and
+    horizon (exploratory: what each rule left out or rule file would change), so that
+    adding variants never dilutes the primary test. A difference the observation rules
+    refuse (:func:`shortfalls`, which look at who was selected, never at the outcomes) can
+    never be evidence, so it is left out of its family (``p_holm`` None)."""
+    out: dict[tuple[str, int], Difference] = {}
+    for primary in (True, False):
+        keys = [key for key in raw if (key[0] == screen) == primary]
+        eligible = []
+        for key in keys:
+            survivors, rest, diff = raw[key][0], raw[key][1], raw[key][2]
+            refused = bool(shortfalls(survivors, rest, diff.block_days))
+            out[key] = replace(diff, too_few=refused)
+            if not refused:
+                eligible.append(key)
+        for key, diff in zip(eligible, with_holm([out[k] for k in eligible]), strict=True):
+            out[key] = diff
+    return out
 
 
 def _per_date(
@@ -247,7 +270,6 @@ def _horizon(
     constant minus the move, so its difference is the move's negated."""
     block = diff.block_days
     reasons = shortfalls(survivors, rest, block)
-    diff = replace(diff, too_few=bool(reasons))
     measures = {
         "reversion": Comparison(survivors, rest, diff),
         "hold_value": Comparison(
@@ -271,12 +293,14 @@ def _warnings(screen: RuleSetResult, outcomes: dict[int, list[Outcomes]]) -> tup
             out.append(f"{h} days: {missing} (no data {h} days later)")
         if diff.estimate is None:
             out.append(f"{h} days: no comparison (no survivors or no other pairs in the zones)")
-        elif diff.min_detectable is None:
+        elif diff.min_detectable is None or diff.standard_error is None:
             out.append(f"{h} days: too few as-of days with both groups for an interval")
         else:
             out.append(
                 f"{h} days: this design cannot resolve differences smaller than "
-                f"{diff.min_detectable * 100:.1f} pp of log-ratio (2.8 bootstrap standard "
-                f"errors, blocks of {diff.block_days} as-of days x pairs)"
+                f"{diff.min_detectable * 100:.1f} pp of log-ratio (80 % power at the 5 % "
+                f"level over {diff.family} comparisons: "
+                f"{diff.min_detectable / diff.standard_error:.2f} overlap-aware standard "
+                f"errors, blocks of {diff.block_days} as-of days)"
             )
     return tuple(out)
