@@ -425,6 +425,11 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     for name, digits in (("ou_mean", 4), ("ou_half_life_days", 1), ("ou_entry", 4)):
         assert cell(name) == _shown(m[name], digits)
     assert cell("ou_cost") == f"{m['ou_cost']:.5f}"
+    # The Kalman fields, with their units and meanings, not as an unknown plugin's fields.
+    assert cell("kalman_hedge_ratio") == _shown(m["kalman_hedge_ratio"], 3)
+    assert cell("kalman_z") == _shown(m["kalman_z"], 2)
+    assert "std devs" in site.text("td[data-metric=kalman_z] + td")
+    assert "moves with the market" in site.text("tr:has(td[data-metric=kalman_hedge_ratio]) th")
     assert cell("spread_kurtosis") == "3.1416"
     assert "spread_kurtosis" in site.text("tr:has(td[data-metric=spread_kurtosis]) th")
     site.driver.execute_script("window.fetch = window.realFetch;")
