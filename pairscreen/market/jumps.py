@@ -22,6 +22,8 @@ from datetime import date
 
 import numpy as np
 
+from pairscreen.market.row_checks import move_sizes_pct
+
 JUMP_FACTOR = 8.0  # times the median absolute daily log move
 MIN_HISTORY_MOVES = 30  # moves needed before a median says what a typical day is
 NAMED_JUMPS = 3  # held moves a report line names; the rest are counted
@@ -113,7 +115,7 @@ def exceeds_limit(close: np.ndarray, limit_pct: float) -> bool:
     the typical day needs measuring at all)."""
     if len(close) < 2:
         return False
-    return bool((np.abs(close[1:] / close[:-1] - 1.0) * 100.0 > limit_pct).any())
+    return bool((move_sizes_pct(close) > limit_pct).any())
 
 
 def _listed(jumps: Sequence[Jump]) -> str:

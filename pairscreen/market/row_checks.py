@@ -96,6 +96,13 @@ class BigMoves:
         )
 
 
+def move_sizes_pct(close: np.ndarray) -> np.ndarray:
+    """Each day's move from the close before, either way, in percent:
+    ``|close[i] / close[i - 1] - 1| * 100`` for every close after the first."""
+    sizes: np.ndarray = np.abs(close[1:] / close[:-1] - 1.0) * 100.0
+    return sizes
+
+
 def big_moves(
     ticker: str,
     close: np.ndarray,
@@ -108,7 +115,7 @@ def big_moves(
     otherwise); None when none is."""
     if len(close) < 2:
         return None
-    size = np.abs(close[1:] / close[:-1] - 1.0) * 100.0
+    size = move_sizes_pct(close)
     if skip:
         into = np.array([date.fromisoformat(str(d)) in skip for d in dates[1:]], dtype=bool)
         size = np.where(into, 0.0, size)
