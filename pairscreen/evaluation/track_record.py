@@ -137,5 +137,6 @@ def evaluate_current_rules(
         depegs_at=active_depegs,
         persistence_screens=rt.settings.persistence_screens,
         on_progress=on_progress,
+        costs=rt.universe.costs,
     )
     return TrackRecord(result, track_record(result))

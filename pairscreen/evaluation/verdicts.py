@@ -48,6 +48,7 @@ class Market:
     window_days: int
     min_history_days: int
     pairs_in_universe: int = 0  # every screened pair, when ``pairs`` is a sample of them
+    scorer: str | None = None  # the scorer plugin that ranks each day's pairs (portfolios)
 
     @classmethod
     def of(
@@ -59,6 +60,7 @@ class Market:
         min_history_days: int,
         sample: int | None = None,
         seed: int = SAMPLE_SEED,
+        scorer: str | None = None,
     ) -> Market:
         """The universe's screened pairs, or a random ``sample`` of them (drawn with a fixed
         seed, so a refresh on the same universe evaluates the same pairs)."""
@@ -75,7 +77,7 @@ class Market:
             else None
             for a, b in pairs
         )
-        return cls(universe, candles, pairs, aligned, window_days, min_history_days, total)
+        return cls(universe, candles, pairs, aligned, window_days, min_history_days, total, scorer)
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class DateVerdicts:
     tested: np.ndarray  # (pairs,) bool: reached the metrics
     pvalues: Mapping[str, np.ndarray]  # QVALUE_FIELDS name -> (pairs,) float, NaN if none
     complete: bool = True
+    score: np.ndarray | None = None  # (pairs,) float, NaN if untested; with Market.scorer only
 
 
 def verdicts_at(
@@ -123,11 +126,12 @@ def verdicts_at(
         if k == 0 or history_days(pair.dates[:k]) < market.min_history_days:
             continue
         tested_rows.append(i)
-        cut.append(_prefix(pair, k))
+        cut.append(prefix(pair, k))
     zone = np.full(n, "", dtype=object)
     log_ratio = np.full(n, np.nan)
     survives = {s.name: np.zeros(n, dtype=bool) for s in sets}
     pvalues = {name: np.full(n, np.nan) for name in QVALUE_FIELDS}
+    score = None if market.scorer is None else np.full(n, np.nan)
     span_days = market.window_days + SCREEN_BT_DAYS
     for idx, panel in group_by_history(cut, span_days, market.window_days):
         at = np.asarray([tested_rows[j] for j in idx])
@@ -138,6 +142,9 @@ def verdicts_at(
         for name, column in pvalues.items():
             if name in metrics.values:  # absent when its metric failed: no test
                 column[at] = np.asarray(metrics.values[name], dtype=float)
+        if score is not None and market.scorer is not None:
+            scorer = plugins.scorers.get(market.scorer)
+            score[at] = np.asarray(scorer.score(dict(metrics.values)), dtype=float)
         history = np.array([cut[j].calendar_days for j in idx])
         legs = tuple(depegged_legs(depegs, a, b) for a, b in zip(panel.a, panel.b, strict=True))
         depegged = np.array([bool(pair_legs) for pair_legs in legs])
@@ -147,10 +154,11 @@ def verdicts_at(
             survives[rule_set.name][at] = np.array([not r for r in reasons], dtype=bool)
     tested = np.zeros(n, dtype=bool)
     tested[tested_rows] = True
-    return DateVerdicts(day, zone, log_ratio, survives, tested, pvalues, rows is None)
+    return DateVerdicts(day, zone, log_ratio, survives, tested, pvalues, rows is None, score)
 
 
-def _prefix(pair: AlignedPair, k: int) -> AlignedPair:
+def prefix(pair: AlignedPair, k: int) -> AlignedPair:
+    """The pair's first ``k`` common closes (the pair itself when that is all of them)."""
     if k == pair.n_days:
         return pair
     return AlignedPair(
