@@ -79,7 +79,6 @@ def hand_replay(
                 True,
                 swaps + 1,
             )
-        # fmt: skip
     value = coins * (own[k] if holding_own else other[k])
     return math.log(value / (100.0 * own[t])), swaps
 

@@ -139,6 +139,29 @@ def pick(
     return out
 
 
+def null_draws(
+    rng: np.random.Generator,
+    pool: np.ndarray,
+    legs: tuple[np.ndarray, np.ndarray],
+    size: int,
+    spec: PortfolioSpec,
+) -> list[list[int]]:
+    """``spec.draws`` random portfolios of ``size`` pairs from ``pool`` (the day's in-zone
+    pairs with an outcome), each under the per-asset limit: a random order, then the same
+    greedy pass as the picks."""
+    return [pick(rng.permutation(pool), legs, size, spec.limit) for _ in range(spec.draws)]
+
+
+def asset_legs(market: Market) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's legs as asset numbers (for the per-asset limit)."""
+    tickers = sorted({a.ticker for pair in market.pairs for a in pair})
+    index = {t: i for i, t in enumerate(tickers)}
+    return (
+        np.array([index[a.ticker] for a, _ in market.pairs], dtype=int),
+        np.array([index[b.ticker] for _, b in market.pairs], dtype=int),
+    )
+
+
 def portfolios(
     market: Market,
     verdicts: Sequence[DateVerdicts],
@@ -149,11 +172,7 @@ def portfolios(
 ) -> tuple[PortfolioResult, ...]:
     """One result per horizon of ``outcomes``; ``survive`` is the screen's survivors per day."""
     tickers = sorted({a.ticker for pair in market.pairs for a in pair})
-    index = {t: i for i, t in enumerate(tickers)}
-    legs = (
-        np.array([index[a.ticker] for a, _ in market.pairs], dtype=int),
-        np.array([index[b.ticker] for _, b in market.pairs], dtype=int),
-    )
+    legs = asset_legs(market)
     names = [f"{a.ticker}/{b.ticker}" for a, b in market.pairs]
     return tuple(
         _horizon(market, verdicts, survive, outcomes[h], spec, every_days, h, legs, names, tickers)
@@ -196,8 +215,7 @@ def _horizon(
         swaps.append(float(o.swaps[chosen].mean()))
         costs.append(float(o.costs_paid[chosen].mean()))
         pool = np.flatnonzero(usable)  # the day's in-zone pairs with an outcome
-        for k in range(spec.draws):
-            drawn = pick(rng.permutation(pool), legs, len(chosen), spec.limit)
+        for k, drawn in enumerate(null_draws(rng, pool, legs, len(chosen), spec)):
             null[k, d] = _equal_weight(o.strategy_return[drawn])
     picks = _figures(returns, block, horizon)
     draw_means = np.array([np.nanmean(row) if np.isfinite(row).any() else np.nan for row in null])
