@@ -218,7 +218,7 @@ def _portfolio(evaluation: Evaluation) -> str:
         f"portfolio: the top {first.size} survivors in the zones by score, {limit}, traded "
         f"with the {evaluation.strategy} strategy, equal weight (log points per horizon; "
         "Sharpe annualised over 365 days; drawdown of the compounded path of as-of days one "
-        "horizon apart, the worst chain):",
+        "horizon apart, the worst chain; costs: fees and [costs] a pick paid, pp):",
         f"{'h':>4} {'mean [95% CI]':>24} {'Sharpe':>7} {'max DD':>7} {'picks':>6}"
         f" {'turnover':>8} {'costs':>6} {'random mean [95% range]':>26} {'p':>6}"
         f" {'universe mean':>13} {'Sharpe':>7}",
@@ -232,7 +232,7 @@ def _portfolio(evaluation: Evaluation) -> str:
         lines.append(
             f"{p.horizon:>4} {_interval(p.picks.mean, p.picks.low, p.picks.high):>24} "
             f"{_ratio(p.picks.sharpe):>7} {_share(p.picks.max_drawdown):>7} "
-            f"{_ratio(p.mean_picks):>6} {_share(p.turnover):>8} {_pp(p.costs_paid):>6} "
+            f"{_ratio(p.mean_picks):>6} {_share(p.turnover):>8} {_cost(p.costs_paid):>6} "
             f"{band:>26} {_p(p.p_vs_null):>6} {_pp(p.universe.mean):>13} "
             f"{_ratio(p.universe.sharpe):>7}"
         )
@@ -247,6 +247,10 @@ def _interval(mean: float | None, low: float | None, high: float | None) -> str:
     if mean is None:
         return "-"
     return f"{_pp(mean)} [-]" if low is None else f"{_pp(mean)} [{_pp(low)}, {_pp(high)}]"
+
+
+def _cost(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.2f}"
 
 
 def _ratio(value: float | None) -> str:
