@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 
@@ -23,9 +24,11 @@ from pairscreen.evaluation.run import evaluate
 from pairscreen.evaluation.strategy_outcomes import strategy_outcomes_at
 from pairscreen.evaluation.verdicts import verdicts_at
 from pairscreen.universe import SwapCosts
+from tests.conftest import make_client
 from tests.test_evaluation_strategy import FEE, STRATEGY, as_of_days, market, no_depegs
 
 SIZE, LIMIT, HORIZON = 4, 1, 30
+BASE = "/api/v1"
 
 
 def test_picks_respect_the_limit_and_the_score_and_the_return_is_their_equal_weight(
@@ -150,3 +153,30 @@ def test_max_per_asset_without_a_portfolio_is_one_line(cli):
     code, _out, err = cli("evaluate", "--max-per-asset", "2", "--quiet")
     assert code != 0
     assert len(err.strip().splitlines()) == 1 and "--portfolio" in err
+
+
+def test_publish_with_a_portfolio_serves_its_line_on_evidence(cli, runtime, keys):
+    code, out, err = cli(
+        "evaluate", "--every", "45", "--horizon", "30,90", "--sample", "40", "--publish",
+        "--portfolio", "5", "--max-per-asset", "2", "--json", "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    printed = json.loads(out)
+    client = make_client(runtime)
+    with client.client:
+        r = client.get(f"{BASE}/evidence", keys.personal)  # validated against openapi.yaml
+        assert r.status_code == 200, r.text
+        body = r.json()
+    assert body["portfolio_strategy"] == printed["strategy"] == "accumulation"
+    assert [p["horizon_days"] for p in body["portfolio"]] == [30, 90]
+    for served, local in zip(body["portfolio"], printed["portfolio"], strict=True):
+        assert "per_date_picks" not in served
+        local.pop("per_date_picks")
+        assert served == local
+        assert served["size"] == 5 and served["max_per_asset"] == 2
+        assert served["portfolio"]["as_of_days"] > 0 and served["random"]["draws"] == 200
+    # the reversion track record itself is what it was: the same keys as without a portfolio
+    assert set(body) - {"portfolio", "portfolio_strategy", "published_at"} == {
+        "from", "to", "as_of_days", "every_days", "fee", "rules", "sample", "comparisons",
+        "horizons", "warnings",
+    }  # fmt: skip

@@ -94,7 +94,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--publish",
         action="store_true",
         help="evaluate the screen's current rules only and publish the result as the "
-        "track record served by GET /evidence (default: print only)",
+        "track record served by GET /evidence, with the portfolio line when --portfolio is "
+        "given (default: print only)",
     )
     run.add_argument("--json", action="store_true", help="print one JSON object (default: a table)")
     run.add_argument(
@@ -106,6 +107,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _evaluate(args: argparse.Namespace) -> None:
     from pairscreen.evaluation.dates import as_of_dates
     from pairscreen.evaluation.plot import plot_differences
+    from pairscreen.evaluation.portfolio import PortfolioSpec
     from pairscreen.evaluation.report import as_json, table
     from pairscreen.evaluation.track_record import evaluate_current_rules
     from pairscreen.screening.evidence import publish
@@ -123,10 +125,10 @@ def _evaluate(args: argparse.Namespace) -> None:
     )
     if limit is not None and size is None:
         raise CommandError("--max-per-asset limits a portfolio: give --portfolio N too")
-    if args.publish and (args.outcome != "reversion" or size is not None):
+    if args.publish and args.outcome != "reversion":
         raise CommandError(
-            "--publish stores the reversion track record: run --outcome strategy and "
-            "--portfolio without --publish"
+            "--publish stores the reversion track record (with --portfolio, its portfolio "
+            "line): run --outcome strategy without --publish"
         )
     if args.publish and args.rules:
         raise CommandError(
@@ -152,6 +154,7 @@ def _evaluate(args: argparse.Namespace) -> None:
                 start=start,
                 end=end,
                 on_progress=display.step("as-of days"),
+                portfolio=None if size is None else PortfolioSpec(size, limit),
             )
         evidence_id = publish(record.body, record.first_day, record.last_day, clock.now())
         result = record.evaluation
