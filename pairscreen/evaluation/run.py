@@ -134,6 +134,8 @@ def evaluate(
     traded = outcome == "strategy" or portfolio is not None
     if traded and strategy is None:
         raise ValueError("the strategy outcome and the portfolio need a strategy")
+    if portfolio is not None and market.scorer is None:
+        raise ValueError("a portfolio ranks survivors by score: build the Market with a scorer")
     replay = Replay(plugins, market, sets, depegs_at, persistence_screens)
     days: list[ReplayedDay] = []
     for done, day in enumerate(dates, start=1):
