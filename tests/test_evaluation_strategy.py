@@ -9,10 +9,12 @@
 * Closes after ``t + h`` never change an outcome (garbage after the horizon).
 * The default outcome's JSON keeps its keys, and the strategy run leaves the reversion
   numbers as they were.
+* The CLI prints the strategy outcome (table and JSON) and refuses to publish it, in one line.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 from datetime import date, timedelta
@@ -217,3 +219,23 @@ def test_default_outcome_keeps_its_json_and_the_strategy_run_its_reversion_numbe
             )
     screen = traded.results[0].horizons[0]
     assert screen.primary == "excess" and screen.difference is screen.measures["excess"].difference
+
+
+def test_the_cli_prints_the_strategy_outcome_and_refuses_to_publish_it(cli):
+    code, out, err = cli(
+        "evaluate", "--every", "45", "--sample", "40", "--outcome", "strategy", "--json",
+        "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    printed = json.loads(out)
+    assert printed["outcome"] == "strategy" and printed["strategy"] == "accumulation"
+    assert printed["costs_set"] is False
+    for horizon in printed["rule_sets"][0]["horizons"]:
+        for measure in ("reversion", "strategy_return", "hold_both", "excess"):
+            assert set(horizon[measure]) == {"survivors", "rest", "difference"}
+    code, out, err = cli("evaluate", "--every", "45", "--sample", "40", "--outcome", "strategy")
+    assert code == 0, err
+    assert "outcome: the accumulation strategy's log return over holding both legs" in out
+    assert "trading the strategy for the horizon" in out
+    code, _out, err = cli("evaluate", "--publish", "--outcome", "strategy", "--quiet")
+    assert code != 0 and len(err.strip().splitlines()) == 1 and "--publish" in err
