@@ -193,7 +193,8 @@ class Settings:
     )
     strategy: str = setting(
         "PAIRSCREEN_STRATEGY",
-        "the backtest strategy plugin to run (`accumulation` or `ou_optimal` built in)",
+        "the backtest strategy plugin to run (`accumulation`, `ou_optimal` or `kalman_band` "
+        "built in)",
         default="accumulation",
     )
     scorer: str = setting(

@@ -519,7 +519,7 @@ class Trade:
     day_index: int
     day: date
     bought: Leg  # "A" when the strategy swapped into A, "B" when into B
-    log_ratio: float  # the decision value r_{t-1}
+    log_ratio: float  # the decision value r_{t-1} (r_t for a strategy deciding at the close)
 
 
 @dataclass(frozen=True)

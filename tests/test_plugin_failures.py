@@ -105,7 +105,7 @@ def plugin(env: dict[str, str], name: str, source: str) -> None:
             "PAIRSCREEN_STRATEGY",
             "acumulation",
             "PAIRSCREEN_STRATEGY=acumulation: no backtest strategy named 'acumulation' "
-            "(known: accumulation, ou_optimal)",
+            "(known: accumulation, kalman_band, ou_optimal)",
         ),
         (
             "PAIRSCREEN_CHART_RENDERER",

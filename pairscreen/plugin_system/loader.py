@@ -47,6 +47,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("default_filter", "pairscreen_plugins.rules"),
     ("accumulation", "pairscreen_plugins.strategies.accumulation"),
     ("ou_optimal", "pairscreen_plugins.strategies.ou_optimal"),
+    ("kalman_band", "pairscreen_plugins.strategies.kalman_band"),
     ("score", "pairscreen_plugins.score"),
     ("default_chart", "pairscreen_plugins.charts.default"),
     ("email", "pairscreen_plugins.notifiers.email"),

@@ -20,6 +20,7 @@ import numpy as np
 
 from pairscreen import Metric, MetricField, PairPanel, Settings, Strategy, hookimpl
 from pairscreen_plugins.strategies.accumulation import AccumulationStrategy
+from pairscreen_plugins.strategies.kalman_band import KalmanBandStrategy
 from pairscreen_plugins.strategies.ou_optimal import OUOptimalStrategy
 
 log = logging.getLogger(__name__)
@@ -28,6 +29,7 @@ BT_DAYS = 360  # the screen's backtest window
 BUILT_IN: dict[str, Strategy] = {
     "accumulation": AccumulationStrategy(),
     "ou_optimal": OUOptimalStrategy(),
+    "kalman_band": KalmanBandStrategy(),  # its default options (a metric sees no other table)
 }
 
 

@@ -304,6 +304,7 @@ def walk_forward(
     *,
     fee: float,
     with_trades: bool = False,
+    decide_at_close: bool = False,
 ) -> BacktestBatch:
     """Simulate every pair of the panel over the plan's days (the columns from
     ``cols.first``), starting in ``start_leg``.
@@ -311,7 +312,9 @@ def walk_forward(
     ``holds(rows, decided_on)`` says, for a block of rows and their decision values
     ``r[t-1]`` (in the leg's orientation), whether the start coin is held after each simulated
     day; it may read nothing after day ``t-1`` for day ``t``. Swaps execute at day-``t``
-    closes at ``fee`` plus the panel's slippage of that day.
+    closes at ``fee`` plus the panel's slippage of that day. With ``decide_at_close`` the
+    decision values are ``r[t]`` and ``holds`` may read day ``t``'s closes too (a strategy
+    that decides at the close it trades at).
     """
     n = panel.n_pairs
     history = np.full(n, p.simulated, dtype=np.int64)
@@ -331,7 +334,8 @@ def walk_forward(
         )
 
     sim = slice(cols.first, panel.n_days)  # the simulated days t
-    decided = slice(cols.first - 1, panel.n_days - 1)  # r[t-1]
+    lag = 0 if decide_at_close else 1
+    decided = slice(cols.first - lag, panel.n_days - lag)  # r[t-1] (r[t] at the close)
     if start_leg == "A":
         own, other, ratio = panel.close_a, panel.close_b, panel.log_ratio[:, decided]
     else:
