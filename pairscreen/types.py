@@ -720,6 +720,10 @@ class ChartData:
     # "entry", "exit": today's optimal OU levels (Bertram) in log-ratio, when the metrics give
     # them (the ``ou_entry`` / ``ou_exit`` fields); absent when the pair has no OU fit
     ou_levels: Mapping[str, float] = field(default_factory=dict)
+    # "spread", "upper", "lower", "exit": a strategy's own decision line and its levels per
+    # drawn day, for a panel under the ratio (the ``kalman_band`` strategy's Kalman spread and
+    # its ±entry·√Q levels), NaN where undefined; empty for a strategy that draws none
+    spread_lines: Mapping[str, np.ndarray] = field(default_factory=dict)
 
 
 @runtime_checkable
