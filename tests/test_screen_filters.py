@@ -50,6 +50,8 @@ DEFAULT_THRESHOLDS = {
     "coint_below": 1.0,
     "min_return_correlation": -1.0,
     "min_breakeven_fee": -1.0,
+    "max_kalman_hedge_drift": 0.0,
+    "kalman_z_beyond": 0.0,
 }
 
 
@@ -89,6 +91,8 @@ def test_hook_pairscreen_register_filters(runtime):
         "cointegration",
         "correlation",
         "breakeven",
+        "kalman_drift",
+        "kalman_z",
     ]
     assert dict(default.thresholds) == DEFAULT_THRESHOLDS
     rt = runtime_for(runtime, plugins=(coint_filter,))
