@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pairscreen import PairPanel
+from pairscreen import PairPanel, clock
 from pairscreen.bootstrap import build_runtime
 from pairscreen.db.connection import database
 from pairscreen.engine.panels import group_by_history
@@ -44,7 +44,7 @@ from pairscreen_plugins.strategies.kalman_band import KalmanBandStrategy  # isor
 STRATEGY = KalmanBandStrategy()
 WINDOW = 540
 BASE = "/api/v1"
-TABLE = '[plugins."pairscreen_plugins.strategies.kalman_band"]'
+TABLE = "[plugins.kalman_band]"
 
 
 def real_panels() -> list[PairPanel]:
@@ -339,3 +339,21 @@ def test_options_reach_the_strategy(runtime: Runtime, tmp_path: Path) -> None:
     strategy = rt.plugins.strategies.get("kalman_band")
     assert isinstance(strategy, KalmanBandStrategy)
     assert (strategy.entry, strategy.exit, strategy.q, strategy.r) == (1.5, -0.25, 2e-5, 1e-3)
+
+
+def test_a_screen_runs_kalman_band_and_its_breakeven_fee_is_the_legs(runtime: Runtime) -> None:
+    """``PAIRSCREEN_STRATEGY=kalman_band``: the screen's legs are the strategy's (not the
+    accumulation strategy's) and the ``breakeven_fee`` metric is the lower of its legs'."""
+    rt = build_runtime(replace(runtime.settings, strategy="kalman_band"), migrate=False)
+    with database.connection_context():
+        body = screening.compute_screen(rt, clock.now())
+        plain = screening.compute_screen(runtime, clock.now())
+    assert body["n_survivors"] == plain["n_survivors"] > 0
+    differ = 0
+    for s, p in zip(body["survivors"], plain["survivors"], strict=True):
+        legs = [s["backtest"][leg]["breakeven_fee"] for leg in "AB"]
+        known = [f for f in legs if f is not None]
+        assert s["metrics"]["breakeven_fee"] == (min(known) if known else None)
+        differ += s["backtest"] != p["backtest"]
+    assert differ > 0
+    database.close()
