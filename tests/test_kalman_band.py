@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 from datetime import date
@@ -357,3 +358,13 @@ def test_a_screen_runs_kalman_band_and_its_breakeven_fee_is_the_legs(runtime: Ru
         differ += s["backtest"] != p["backtest"]
     assert differ > 0
     database.close()
+
+
+def test_evaluate_runs_with_kalman_band(cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """``pairscreen evaluate`` with ``PAIRSCREEN_STRATEGY=kalman_band`` prices holding a leg
+    with the strategy's fee, as with the accumulation strategy."""
+    monkeypatch.setenv("PAIRSCREEN_STRATEGY", "kalman_band")
+    code, out, err = cli("evaluate", "--every", "90", "--horizon", "30", "--json")
+    assert code == 0, err
+    assert "declares no fee" not in err
+    assert json.loads(out)["fee"] == FEE
