@@ -300,6 +300,11 @@ def test_chart_draws_the_spread_panel_under_the_ratio(runtime: Runtime) -> None:
     spread_cols = np.flatnonzero(purple.any(axis=0))
     ratio_cols = np.flatnonzero(mask(without, mpl.INK).any(axis=0))
     assert spread_cols.min() > ratio_cols.min()  # over the backtest window only
+    empty = {name: np.full(len(line), np.nan) for name, line in chart.spread_lines.items()}
+    nothing = mpl.RENDERER.render(
+        replace(chart, spread_lines=empty), width_px=width, height_px=height
+    )
+    assert (decode(nothing) == without).all()  # no finite spread: no panel, no legend entry
     database.close()
 
 

@@ -378,7 +378,7 @@ class _Chart:
                     ("line", {"color": SPREAD_LINE, "linewidth": 1.1}, "Kalman spread e"),
                     ("line", {"color": TOP_LINE, "linewidth": 1.0}, "\u00b1entry \u00b7 \u221aQ"),
                 ]
-                if self.chart.spread_lines
+                if self._spread_limits() is not None
                 else []
             ),
             ("marker", _current_style(self.zone_colour, 8), f"now ({self.chart.zone})"),
