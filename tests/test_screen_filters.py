@@ -77,7 +77,7 @@ def test_hook_pairscreen_register_filters(runtime):
     registry = runtime.plugins.filters
     default = registry.get("default")
     assert isinstance(default, Filter)
-    assert registry.owner("default") == "pairscreen_plugins.rules"
+    assert registry.owner("default") == "default_filter"
     assert all(isinstance(rule, FilterRule) for rule in default.rules)
     assert [rule.code for rule in default.rules] == [
         "insufficient_history",
@@ -352,7 +352,7 @@ def test_failing_metric_is_named_in_a_live_pair_and_stops_the_screen(runtime, ke
     with database.connection_context(), pytest.raises(PluginFailed) as failed:
         screening.run_screen(rt)
     assert str(failed.value) == (
-        "plugin 'pairscreen_plugins.metrics.mean_reversion' failed: metric 'variance_ratio' "
+        "plugin 'mean_reversion' failed: metric 'variance_ratio' "
         "raised FloatingPointError: variance ratio blew up"
     )
     assert "variance ratio blew up" in failed.value.trace  # the worker's traceback, as text
@@ -384,7 +384,9 @@ def test_a_failing_metric_no_rule_reads_also_stops_the_screen(runtime, tmp_path,
 
 def test_a_missing_core_field_provider_stops_the_start(runtime, monkeypatch):
     without_bands = tuple(
-        name for name in plugin_loading.BUILTIN_PLUGINS if not name.endswith(".bands")
+        (name, module)
+        for name, module in plugin_loading.BUILTIN_PLUGINS
+        if not module.endswith(".bands")
     )
     monkeypatch.setattr(plugin_loading, "BUILTIN_PLUGINS", without_bands)
     with pytest.raises(PluginError, match=r"no metric provides the field 'position'.*/pairs"):
