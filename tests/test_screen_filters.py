@@ -501,3 +501,35 @@ def test_without_the_band_metric_a_pair_leaves_position_out_and_the_screen_stops
     assert pairs.json()["count"] > 0
     assert all("zone" in pair and "position" in pair for pair in pairs.json()["pairs"])
     assert "position" not in snapshot.json()["metrics"]
+
+
+def test_a_universe_min_history_days_still_works_and_names_where_it_goes(runtime, tmp_path, caplog):
+    """``[screen] min_history_days`` (deprecated): the core's history rule still applies it
+    inside the default filter, and the start says in one line where the minimum now lives."""
+    with caplog.at_level("WARNING", logger="pairscreen.engine.filtering"):
+        rt = runtime_for(runtime, universe_with(tmp_path, "min_history_days = 300\n"))
+    warned = [r.getMessage() for r in caplog.records if "min_history_days" in r.getMessage()]
+    assert warned and all("\n" not in line for line in warned)
+    assert "PAIRSCREEN_MIN_HISTORY_DAYS" in warned[0] and "deprecated" in warned[0]
+    assert rt.screen_filter.thresholds["min_history_days"] == 300
+    metrics = MetricValues(
+        values={
+            "hurst": np.array([0.3, 0.3]),
+            "adf_pvalue": np.array([0.1, 0.1]),
+            "range_width": np.array([0.5, 0.5]),
+            "touches_low": np.array([3, 3]),
+            "touches_high": np.array([3, 3]),
+        },
+        fields={},
+    )
+    context = FilterContext(
+        np.array([250, 300]), np.zeros(2, dtype=bool), rt.screen_filter.thresholds
+    )
+    assert filter_reasons(rt.plugins.filters.get("default"), metrics, context) == [
+        "insufficient_history: 250 days of common history, at least 300 days needed",
+        "",
+    ]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="pairscreen.engine.filtering"):
+        runtime_for(runtime, universe_with(tmp_path, "hurst_below = 0.45\n"))
+    assert not [r for r in caplog.records if "min_history_days" in r.getMessage()]

@@ -176,6 +176,13 @@ def _compute_metrics(
     return MetricValues(values, fields, missing)
 
 
+def metric_arrays(metric: Metric, panel: PairPanel) -> dict[str, np.ndarray]:
+    """One metric on a panel of one calendar, held to its contract as the screen holds it
+    (one value per pair, full-window fields NaN without a full window); what it raises
+    propagates. The test kit's ``run_metric``."""
+    return _metric_arrays(metric, panel, ~np.asarray(panel.has_full_window, dtype=bool))
+
+
 def _metric_arrays(metric: Metric, panel: PairPanel, short: np.ndarray) -> dict[str, np.ndarray]:
     """The metric's declared fields on the panel, each checked to be one value per pair."""
     result = metric.compute(panel)

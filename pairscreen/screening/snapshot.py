@@ -12,6 +12,7 @@ from pairscreen import clock
 from pairscreen.engine.costs import leg_slippage, with_costs
 from pairscreen.engine.evaluate import compute_metrics, leg_breakeven_fee, run_legs
 from pairscreen.engine.filtering import filter_reasons
+from pairscreen.engine.guarantees import PASSES, core_text, core_verdicts
 from pairscreen.engine.panels import AlignedPair, align, span_panel
 from pairscreen.engine.windows import windows_of
 from pairscreen.errors import NotFound
@@ -36,11 +37,11 @@ def aligned_pair(rt: Runtime, asset_a: Asset, asset_b: Asset) -> AlignedPair:
             raise NotFound(f"No data yet for {asset.ticker}: its candles have not been synced.")
     pair = align(candles[asset_a.ticker], candles[asset_b.ticker])
     minimum = rt.settings.min_history_days
-    if pair.calendar_days < minimum:
-        raise NotFound(
-            f"No data yet for {asset_a.ticker}/{asset_b.ticker}: {pair.calendar_days} days of "
-            f"common history, at least {minimum} are needed."
-        )
+    # the core's history guarantee; a stale leg is not a refusal here but the pair's reason
+    verdict = int(core_verdicts([False], [False], [pair.calendar_days], minimum)[0])
+    if verdict != PASSES:
+        text = core_text(verdict, history_days=pair.calendar_days, min_history_days=minimum)
+        raise NotFound(f"No data yet for {asset_a.ticker}/{asset_b.ticker}: {text}.")
     return pair
 
 

@@ -1,11 +1,12 @@
 """The built-in screen filter ``default``: what makes a pair worth trading back and forth.
 
 Checked in this order, the first failure being the pair's ``filter_reason``: enough common
-history, mean reversion (variance-ratio ``hurst`` below 0.5), stationarity (ADF p-value below
-0.7), a range wide enough that swap fees do not dominate (0.40 log units), and genuine
-oscillation (at least 2 alternating touches of each band). A pair with a stale leg, too short
-a history for the engine or a leg in an active depeg event never reaches these rules: the
-core rejects it first, whatever the filter (``pairscreen.engine.guarantees``).
+history (the core's own rule, ``pairscreen.ShortHistory``, at this filter's deprecated
+``min_history_days``), mean reversion (variance-ratio ``hurst`` below 0.5), stationarity (ADF
+p-value below 0.7), a range wide enough that swap fees do not dominate (0.40 log units), and
+genuine oscillation (at least 2 alternating touches of each band). A pair with a stale leg,
+too short a history for the engine or a leg in an active depeg event never reaches these
+rules: the core rejects it first, whatever the filter (``pairscreen.engine.guarantees``).
 Every limit is a threshold the universe file's ``[screen]`` table may change. Each text
 states its units (days, log units, counts; Hurst and the ADF p-value have none).
 
@@ -30,7 +31,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from pairscreen import Filter, FilterContext, FilterRule, hookimpl
+from pairscreen import Filter, FilterContext, FilterRule, ShortHistory, hookimpl
 
 Metrics = Mapping[str, np.ndarray]
 
@@ -87,15 +88,6 @@ class Rule:
 
 def _number(metrics: Metrics, name: str) -> np.ndarray:
     return np.asarray(metrics[name], dtype=float)
-
-
-def _history_passes(m: Metrics, c: FilterContext) -> np.ndarray:
-    return np.asarray(c.history_days) >= c.thresholds["min_history_days"]
-
-
-def _history_says(m: Metrics, c: FilterContext, i: int) -> str:
-    days, needed = int(c.history_days[i]), c.thresholds["min_history_days"]
-    return f"{days} days of common history, at least {needed} days needed"
 
 
 def _hurst_passes(m: Metrics, c: FilterContext) -> np.ndarray:
@@ -272,7 +264,7 @@ def _kalman_z_says(m: Metrics, c: FilterContext, i: int) -> str:
 
 
 RULES: tuple[FilterRule, ...] = (
-    Rule("insufficient_history", (), _history_passes, _history_says),
+    ShortHistory(),  # the core decides short history; this filter only sets its threshold
     Rule("hurst", ("hurst",), _hurst_passes, _hurst_says),
     Rule("adf", ("adf_pvalue",), _adf_passes, _adf_says),
     Rule("range_width", ("range_width",), _width_passes, _width_says),
