@@ -10,7 +10,7 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.engine.costs import leg_slippage, with_costs
-from pairscreen.engine.evaluate import compute_metrics, leg_breakeven_fee, run_legs
+from pairscreen.engine.evaluate import compute_metrics, leg_breakeven, run_legs
 from pairscreen.engine.filtering import filter_reasons
 from pairscreen.engine.panels import AlignedPair, align, span_panel
 from pairscreen.engine.windows import windows_of
@@ -144,5 +144,5 @@ def snapshot_leg(batch: BacktestBatch, base: str) -> dict[str, Any]:
         "n_trades": int(batch.n_trades[0]),
         "max_drawdown_pct": float(batch.max_drawdown_pct[0]),
         "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
-        "breakeven_fee": leg_breakeven_fee(batch, 0),
+        **leg_breakeven(batch, 0),
     }
