@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from pairscreen import PairPanel
 from tests.series_factory import PairSeries, panel
