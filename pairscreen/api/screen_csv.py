@@ -16,7 +16,8 @@ from starlette.responses import Response
 from pairscreen.api.negotiation import prefers_csv
 from pairscreen.api.support import service
 from pairscreen.runtime.published import PublishedScreen
-from pairscreen.screening.export import in_sample_columns, screen_csv
+from pairscreen.screening import in_sample
+from pairscreen.screening.export import screen_csv
 
 # Every answer of the two operations depends on ``Accept`` (JSON or CSV) and on
 # ``Accept-Encoding`` (the JSON may come gzip-compressed).
@@ -35,5 +36,5 @@ async def csv_response(screen: PublishedScreen) -> Response:
     headers = {**VARY, "Content-Disposition": f'attachment; filename="pairscreen-{stamp}.csv"'}
     body = await service().in_thread(screen_csv, screen)
     header = next(csv.reader([body.split("\r\n", 1)[0]]))
-    headers["In-Sample-Columns"] = ", ".join(in_sample_columns(header))
+    headers["In-Sample-Columns"] = ", ".join(in_sample.csv_columns(header))
     return Response(body, media_type="text/csv; charset=utf-8", headers=headers)

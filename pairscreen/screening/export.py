@@ -30,10 +30,6 @@ LEG_FIELDS = (
 )
 # Leg fields added later: their columns follow all the others, so no column moves.
 LEG_EXTRA = ("breakeven_swaps", "open_position_pct")
-# Figures fitted or backtested on the history the survivor was chosen on: model or history
-# numbers, not forecasts; the CSV answer names them in its In-Sample-Columns header.
-IN_SAMPLE_METRICS = ("ou_expected_return_per_year", "ou_expected_trade_days", "breakeven_fee")
-IN_SAMPLE_LEG_FIELDS = ("growth_pct", "breakeven_fee")
 
 
 def screen_csv(screen: PublishedScreen) -> str:
@@ -55,13 +51,6 @@ def columns(payload: str) -> list[str]:
     legs = [f"backtest_{leg}_{name}" for leg in ("A", "B") for name in LEG_FIELDS]
     extra = [f"backtest_{leg}_{name}" for leg in ("A", "B") for name in LEG_EXTRA]
     return [*IDENTITY, *SCREEN_FIELDS, *metric_names, "backtest_history_days", *legs, *extra]
-
-
-def in_sample_columns(header: list[str]) -> list[str]:
-    """The columns of ``header`` that hold in-sample figures (model fits and backtests of
-    the history the survivor was chosen on)."""
-    legs = {f"backtest_{leg}_{name}" for leg in ("A", "B") for name in IN_SAMPLE_LEG_FIELDS}
-    return [name for name in header if name in IN_SAMPLE_METRICS or name in legs]
 
 
 def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:

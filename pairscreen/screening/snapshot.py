@@ -18,6 +18,7 @@ from pairscreen.errors import NotFound
 from pairscreen.market.freshness import day_of, day_start, leg_freshness, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
+from pairscreen.screening import in_sample
 from pairscreen.screening.persistence import recent_verdicts
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, PairPanel
 from pairscreen.universe import pair_sector
@@ -133,6 +134,7 @@ def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> di
         "recent_verdicts": recent_verdicts(
             asset_a.ticker, asset_b.ticker, rt.settings.persistence_screens
         ),
+        "in_sample": {"fields": in_sample.snapshot_paths(), "note": in_sample.NOTE},
     }
 
 
