@@ -316,7 +316,7 @@ function fillCalibration(target, expected) {
 const lpct = (x) => (x === null || x === undefined ? "—" : pct(x * 100));
 
 // The calibration group whose model range holds `value`, else the nearest; null without one.
-export function calibrationGroup(table, value) {
+function calibrationGroup(table, value) {
   const filled = (table?.groups ?? []).filter((g) => g.n > 0);
   if (!filled.length) return null;
   const distance = (g) => (value < g.model_low ? g.model_low - value : Math.max(0, value - g.model_high));
