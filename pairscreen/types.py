@@ -542,9 +542,15 @@ class BacktestBatch:
     # int, the closes simulated (the panel's last ones); None from a strategy that does not
     # say, which then is read as one close per simulated day
     observations: np.ndarray | None = None
-    # The fee per swap (a fraction) at which the same swaps end where the leg started; NaN
-    # without swaps, None when the strategy does not compute it.
+    # The fee per swap (a fraction) at which the closed swaps (up to the last swap back into
+    # the start coin) end where the leg started; NaN with fewer than 3 closed swaps, None
+    # when the strategy does not compute it.
     breakeven_fee: np.ndarray | None = None
+    # int, the closed swaps breakeven_fee counts; None when the strategy does not say
+    breakeven_swaps: np.ndarray | None = None
+    # The open position's move in the start coin at the last close, percent before fees;
+    # NaN when the leg ends in its start coin, None when the strategy does not say
+    open_position_pct: np.ndarray | None = None
 
     def simulated_closes(self) -> np.ndarray:
         """The number of closes simulated per pair (``observations``, else ``history_days``)."""

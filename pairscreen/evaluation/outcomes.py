@@ -14,7 +14,7 @@ outcome.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 
 import numpy as np
 
@@ -31,18 +31,23 @@ class Outcomes:
     reversion: np.ndarray  # sign-adjusted change of the log-ratio
     hold_value: np.ndarray  # log value of holding the cheap leg, fees included
     hold_other_leg: np.ndarray  # log value of holding the other leg, fees included
+    last_close: date | None = None  # the newest close an outcome read; None when none did
 
 
 def outcomes_at(market: Market, verdicts: DateVerdicts, horizon: int, fee: float) -> Outcomes:
     n = len(market.pairs)
     move = np.full(n, np.nan)
     end = np.datetime64(verdicts.as_of + timedelta(days=horizon), "D")
+    newest: np.datetime64 | None = None
     for i, pair in enumerate(market.aligned):
         sign = ZONE_SIGN.get(str(verdicts.zone[i]))
         if sign is None or pair is None or pair.dates[-1] < end:
             continue
         k = int(np.searchsorted(pair.dates, end, side="right")) - 1
+        read = pair.dates[k].astype("datetime64[D]")
+        newest = read if newest is None or read > newest else newest
         later = float(np.log(pair.close_a[k] / pair.close_b[k]))
         move[i] = sign * (later - verdicts.log_ratio[i])
     fees = 2.0 * np.log1p(-fee)
-    return Outcomes(move, fees + move, fees - move)
+    last = None if newest is None else newest.astype(date)
+    return Outcomes(move, fees + move, fees - move, last)

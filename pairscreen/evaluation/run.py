@@ -17,6 +17,12 @@ from datetime import date
 
 import numpy as np
 
+from pairscreen.evaluation.calibration import (
+    CALIBRATION_HORIZON,
+    CALIBRATION_MEASURE,
+    Calibration,
+    calibrate,
+)
 from pairscreen.evaluation.outcomes import Outcomes, outcomes_at
 from pairscreen.evaluation.rule_sets import RuleSet
 from pairscreen.evaluation.screen_wide import Replay, ReplayedDay, notes
@@ -76,6 +82,18 @@ class RuleSetResult:
 
 
 @dataclass(frozen=True)
+class Period:
+    """The screen's own rules over the as-of days from ``first`` to ``last`` of a run (its
+    comparisons Holm-adjusted over its own horizons): a named part of the run's days."""
+
+    name: str
+    first: date
+    last: date
+    dates: tuple[date, ...]
+    result: RuleSetResult | None  # None when the period holds no as-of day
+
+
+@dataclass(frozen=True)
 class Evaluation:
     dates: tuple[date, ...]
     every_days: int
@@ -86,6 +104,9 @@ class Evaluation:
     warnings: tuple[str, ...]
     pairs_in_universe: int = 0  # all screened pairs, when ``n_pairs`` is a sample of them
     persistence_screens: int = 0  # previous days a persistence rule counts
+    data_through: date | None = None  # the newest close the run read
+    periods: tuple[Period, ...] = ()
+    calibration: Calibration | None = None
 
 
 def evaluate(
@@ -100,10 +121,13 @@ def evaluate(
     depegs_at: DepegsAt,
     on_progress: Progress | None = None,
     persistence_screens: int = 6,
+    periods: Sequence[tuple[str, date, date]] = (),
 ) -> Evaluation:
     """Evaluate every rule set at every day of ``dates`` over every horizon; p-values are
     Holm-adjusted within two families (:func:`_by_family`). A persistence rule counts the
-    ``persistence_screens`` days before each as-of day (the screen's setting)."""
+    ``persistence_screens`` days before each as-of day (the screen's setting). Each of
+    ``periods`` (name, first, last day) gets the screen's rules again over its own days,
+    from the same replay."""
     if not horizons or min(horizons) < 1:
         raise ValueError("every --horizon must be at least 1 day")
     replay = Replay(plugins, market, sets, depegs_at, persistence_screens)
@@ -114,6 +138,84 @@ def evaluate(
             on_progress(done, len(dates))
     outcomes = {h: [outcomes_at(market, v.verdicts, h, fee) for v in days] for h in horizons}
     names = np.array([f"{a.ticker}/{b.ticker}" for a, b in market.pairs], dtype=object)
+    results = _results(sets, days, outcomes, names, every_days)
+    of_pairs = market.pairs_in_universe or len(market.pairs)
+    warnings = _warnings(results[0], outcomes) if results else ()
+    warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens))
+    split = tuple(
+        _period(name, first, last, sets[:1], days, outcomes, names, every_days)
+        for name, first, last in periods
+    )
+    read = [o.last_close for per_day in outcomes.values() for o in per_day if o.last_close]
+    through = max([*read, dates[-1]]) if dates else None
+    return Evaluation(
+        tuple(dates),
+        every_days,
+        tuple(horizons),
+        fee,
+        len(market.pairs),
+        results,
+        warnings,
+        of_pairs,
+        persistence_screens,
+        through,
+        split,
+        _calibration(sets, days, outcomes, every_days),
+    )
+
+
+def _period(
+    name: str,
+    first: date,
+    last: date,
+    screen: Sequence[RuleSet],
+    days: Sequence[ReplayedDay],
+    outcomes: Mapping[int, Sequence[Outcomes]],
+    names: np.ndarray,
+    every_days: int,
+) -> Period:
+    """The screen's rules over the replayed days from ``first`` to ``last``."""
+    keep = [i for i, day in enumerate(days) if first <= day.verdicts.as_of <= last]
+    dates = tuple(days[i].verdicts.as_of for i in keep)
+    if not keep or not screen:
+        return Period(name, first, last, dates, None)
+    part = {h: [per_day[i] for i in keep] for h, per_day in outcomes.items()}
+    result = _results(screen, [days[i] for i in keep], part, names, every_days)[0]
+    return Period(name, first, last, dates, result)
+
+
+def _calibration(
+    sets: Sequence[RuleSet],
+    days: Sequence[ReplayedDay],
+    outcomes: Mapping[int, Sequence[Outcomes]],
+    every_days: int,
+) -> Calibration | None:
+    """The screen's survivors' realised outcome by quintile of their model's figure, at
+    :data:`CALIBRATION_HORIZON` days; None without that horizon or the model's figure."""
+    per_day = outcomes.get(CALIBRATION_HORIZON)
+    if not sets or per_day is None:
+        return None
+    screen = sets[0].name
+    model = [day.verdicts.model_return for day in days]
+    if all(m is None for m in model):
+        return None
+    n = days[0].verdicts.zone.size if days else 0
+    return calibrate(
+        [np.full(n, np.nan) if m is None else m for m in model],
+        [day.survives[screen] for day in days],
+        [getattr(o, CALIBRATION_MEASURE) for o in per_day],
+        block_days=math.ceil(CALIBRATION_HORIZON / every_days),
+    )
+
+
+def _results(
+    sets: Sequence[RuleSet],
+    days: Sequence[ReplayedDay],
+    outcomes: Mapping[int, Sequence[Outcomes]],
+    names: np.ndarray,
+    every_days: int,
+) -> tuple[RuleSetResult, ...]:
+    """Every rule set's comparisons over ``days`` (Holm within :func:`_by_family`)."""
     survive = {s.name: [v.survives[s.name] for v in days] for s in sets}
     screen = survive[sets[0].name] if sets else []
     idle = {
@@ -132,7 +234,7 @@ def evaluate(
         key: _horizon(key[1], survivors, rest, adjusted[key], parts, per_date)
         for key, (survivors, rest, _raw, parts, per_date) in raw.items()
     }
-    results = tuple(
+    return tuple(
         RuleSetResult(
             s,
             _per_date(days, s, names),
@@ -141,20 +243,6 @@ def evaluate(
             s.name in idle,
         )
         for s in sets
-    )
-    of_pairs = market.pairs_in_universe or len(market.pairs)
-    warnings = _warnings(results[0], outcomes) if results else ()
-    warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens))
-    return Evaluation(
-        tuple(dates),
-        every_days,
-        tuple(horizons),
-        fee,
-        len(market.pairs),
-        results,
-        warnings,
-        of_pairs,
-        persistence_screens,
     )
 
 
@@ -282,7 +370,7 @@ def _horizon(
     return HorizonResult(horizon, measures, per_date, tuple(reasons))
 
 
-def _warnings(screen: RuleSetResult, outcomes: dict[int, list[Outcomes]]) -> tuple[str, ...]:
+def _warnings(screen: RuleSetResult, outcomes: Mapping[int, Sequence[Outcomes]]) -> tuple[str, ...]:
     """What the design cannot show, for the screen's own rules."""
     out: list[str] = []
     for result in screen.horizons:

@@ -35,6 +35,8 @@ from pairscreen.types import Asset, Candles, DepeggedLeg, FilterContext
 from pairscreen.universe import Universe
 
 SAMPLE_SEED = 20260102
+# The model figure the calibration table groups by; kept per pair at every as-of day.
+MODEL_RETURN = "ou_expected_return_per_year"
 DepegsAt = Callable[[datetime], Mapping[str, DepeggedLeg]]
 
 
@@ -98,6 +100,9 @@ class DateVerdicts:
     complete: bool = True
     # (pairs,) uint8: the core's verdict (``engine.guarantees``), PASSES outside ``rows``
     core: np.ndarray | None = None
+    # (pairs,) float: MODEL_RETURN at the day's close, NaN where not computed; None when
+    # no loaded metric provides it
+    model_return: np.ndarray | None = None
 
 
 def verdicts_at(
@@ -146,6 +151,8 @@ def verdicts_at(
     log_ratio = np.full(n, np.nan)
     survives = {s.name: np.zeros(n, dtype=bool) for s in sets}
     pvalues = {name: np.full(n, np.nan) for name in QVALUE_FIELDS}
+    model_return = np.full(n, np.nan)
+    modelled = False
     span_days = market.window_days + SCREEN_BT_DAYS
     for idx, panel in group_by_history(cut, span_days, market.window_days):
         at = np.asarray([tested_rows[j] for j in idx])
@@ -153,6 +160,9 @@ def verdicts_at(
         if ZONE.name in metrics.values:
             zone[at] = np.asarray(metrics.values[ZONE.name], dtype=object)
         log_ratio[at] = np.log(panel.close_a[:, -1] / panel.close_b[:, -1])
+        if MODEL_RETURN in metrics.values:
+            model_return[at] = np.asarray(metrics.values[MODEL_RETURN], dtype=float)
+            modelled = True
         for name, column in pvalues.items():
             if name in metrics.values:  # absent when its metric failed: no test
                 column[at] = np.asarray(metrics.values[name], dtype=float)
@@ -165,7 +175,17 @@ def verdicts_at(
             survives[rule_set.name][at] = np.array([not r for r in reasons], dtype=bool)
     tested = np.zeros(n, dtype=bool)
     tested[tested_rows] = True
-    return DateVerdicts(day, zone, log_ratio, survives, tested, pvalues, rows is None, core)
+    return DateVerdicts(
+        day,
+        zone,
+        log_ratio,
+        survives,
+        tested,
+        pvalues,
+        rows is None,
+        core,
+        model_return if modelled else None,
+    )
 
 
 def _prefix(pair: AlignedPair, k: int) -> AlignedPair:

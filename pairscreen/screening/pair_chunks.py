@@ -24,7 +24,7 @@ import orjson
 from pairscreen import clock
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.costs import leg_slippage
-from pairscreen.engine.evaluate import leg_breakeven_fee
+from pairscreen.engine.evaluate import leg_breakeven
 from pairscreen.engine.filtering import FilterChoice, filter_code
 from pairscreen.engine.guarantees import PASSES, SHORT_HISTORY, core_verdicts
 from pairscreen.engine.panel_rows import PanelRows
@@ -312,5 +312,5 @@ def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict[str, Any]:
         "n_trades": int(batch.n_trades[j]),
         "max_drawdown_pct": float(batch.max_drawdown_pct[j]),
         "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
-        "breakeven_fee": leg_breakeven_fee(batch, j),
+        **leg_breakeven(batch, j),
     }

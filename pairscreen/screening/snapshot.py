@@ -10,7 +10,7 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.engine.costs import leg_slippage, with_costs
-from pairscreen.engine.evaluate import compute_metrics, leg_breakeven_fee, run_legs
+from pairscreen.engine.evaluate import compute_metrics, leg_breakeven, run_legs
 from pairscreen.engine.filtering import filter_reasons
 from pairscreen.engine.guarantees import PASSES, core_text, core_verdicts
 from pairscreen.engine.panels import AlignedPair, align, span_panel
@@ -19,6 +19,7 @@ from pairscreen.errors import NotFound
 from pairscreen.market.freshness import day_of, day_start, leg_freshness, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
+from pairscreen.screening import in_sample
 from pairscreen.screening.persistence import recent_verdicts
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, PairPanel
 from pairscreen.universe import pair_sector
@@ -134,6 +135,7 @@ def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> di
         "recent_verdicts": recent_verdicts(
             asset_a.ticker, asset_b.ticker, rt.settings.persistence_screens
         ),
+        "in_sample": {"fields": in_sample.snapshot_paths(), "note": in_sample.NOTE},
     }
 
 
@@ -145,5 +147,5 @@ def snapshot_leg(batch: BacktestBatch, base: str) -> dict[str, Any]:
         "n_trades": int(batch.n_trades[0]),
         "max_drawdown_pct": float(batch.max_drawdown_pct[0]),
         "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
-        "breakeven_fee": leg_breakeven_fee(batch, 0),
+        **leg_breakeven(batch, 0),
     }
