@@ -35,6 +35,7 @@ from pairscreen.screening.chart import SIZES, chart_data
 from tests.conftest import make_client
 from tests.series_factory import mean_reverting, panel, random_walk, short_history
 from tests.test_chart import decode, mask
+from tests.test_costs_and_ou_strategy import assert_flat_at_breakeven
 from tests.test_no_lookahead import fingerprint, with_garbage_after
 from tests.test_ou import real_pairs
 
@@ -211,11 +212,14 @@ def test_fees_and_costs_lower_growth_and_leave_the_swaps() -> None:
         for i in np.flatnonzero(traded)[:5]:
             _, growth, _ = replay(p.dates[i], own[i], other[i], 360, slippage=slip[i])
             assert paid.growth_pct[i] == pytest.approx(growth, rel=1e-9)
-        assert base.breakeven_fee is not None
-        for i in np.flatnonzero(traded)[:5]:
+        assert base.breakeven_fee is not None and base.breakeven_swaps is not None
+        priced = np.flatnonzero(base.breakeven_swaps >= 3)
+        assert np.isnan(base.breakeven_fee[base.breakeven_swaps < 3]).all()
+        assert priced.size >= 3
+        for i in priced[:5]:
             at = replace(STRATEGY, fee=float(base.breakeven_fee[i]))
-            again = at.run(p.rows([i]), bt_days=360, start_leg=leg)  # type: ignore[arg-type]
-            assert again.growth_pct[0] == pytest.approx(0.0, abs=1e-9)
+            again = at.run(p.rows([i]), bt_days=360, start_leg=leg, with_trades=True)  # type: ignore[arg-type]
+            assert_flat_at_breakeven(base, again, p, i)
 
 
 def test_short_and_constant_series_run_without_nan() -> None:
