@@ -19,7 +19,7 @@ stated ``min_detectable``. Seeds are fixed: simulation ``k`` of a scenario uses 
 ``base + k``.
 
     .venv/bin/python benchmarks/evaluation_power.py [--null 100] [--planted 100]
-        [--levels 0.15,0.20] [--every 5] [--processes 2]
+        [--levels 0.15,0.20] [--every 5] [--processes 2] [--records FILE.jsonl]
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
 
 import argparse
 import itertools
+import json
 import math
 import statistics
 import sys
@@ -53,7 +54,7 @@ PLANTED_SEED = 20_000
 Z80 = 0.8416212335729143  # normal quantile at 0.80
 
 
-Run = tuple[float, float | None, float | None, float | None, str, bool]
+Run = tuple[float, float | None, float | None, float | None, str, bool, list[dict[str, object]]]
 
 
 def one(task: tuple[float, int, int]) -> Run:
@@ -72,6 +73,7 @@ def one(task: tuple[float, int, int]) -> Run:
         first.min_detectable,
         first.reading,
         any(r.difference.reading == "evidence" for r in rows),
+        [{"seed": seed, "horizon": r.horizon, **r.difference.as_json()} for r in rows],
     )
 
 
@@ -104,6 +106,9 @@ def main() -> None:
     parser.add_argument("--levels", default="0.15,0.20", help="OU deviation sds to plant")
     parser.add_argument("--every", type=int, default=5)
     parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument(
+        "--records", type=Path, help="also write every row's difference, one JSON line each"
+    )
     args = parser.parse_args()
     levels = [float(v) for v in args.levels.split(",") if v.strip()]
     tasks = [(0.0, NULL_SEED + k, args.every) for k in range(args.null)]
@@ -112,6 +117,11 @@ def main() -> None:
     with Pool(args.processes) as pool:
         runs = pool.map(one, tasks, chunksize=1)
     took = time.perf_counter() - start
+    if args.records is not None:
+        with args.records.open("w", encoding="utf-8") as out:
+            for run in runs:
+                for row in run[6]:
+                    out.write(json.dumps({"level": run[0], **row}) + "\n")
     print(machine_line())
     print(
         f"{len(tasks)} simulations (30 assets, 1,100 days, --every {args.every}, horizons 30 "

@@ -19,15 +19,22 @@ from pairscreen.universe import Universe, load_universe
 
 
 def build_runtime(
-    settings: Settings, *, migrate: bool = True, extra_plugins: tuple[object, ...] = ()
+    settings: Settings,
+    *,
+    migrate: bool = True,
+    extra_plugins: tuple[object, ...] = (),
+    universe: Universe | None = None,
 ) -> Runtime:
-    """Load plugins and universe, check every chosen component, then bind the database
-    (migrating it unless ``migrate`` is false).
+    """Load plugins and universe (``universe`` instead of ``settings.universe_path`` when
+    given: the test kit's plugin options), check every chosen component, then bind the
+    database (migrating it unless ``migrate`` is false).
 
     The checks come first: a misspelt strategy or a broken rule fails here in one sentence,
     before anything is migrated, served or written.
     """
-    plugins, universe, screen_filter = check_setup(settings, extra_plugins=extra_plugins)
+    plugins, universe, screen_filter = check_setup(
+        settings, extra_plugins=extra_plugins, universe=universe
+    )
     if migrate:
         init_database(settings.database_url)
     else:
@@ -36,15 +43,19 @@ def build_runtime(
 
 
 def check_setup(
-    settings: Settings, *, extra_plugins: tuple[object, ...] = ()
+    settings: Settings,
+    *,
+    extra_plugins: tuple[object, ...] = (),
+    universe: Universe | None = None,
 ) -> tuple[Plugins, Universe, FilterChoice]:
-    """The plugins, the universe and its screen filter, every chosen component checked;
-    touches no database.
+    """The plugins, the universe (loaded from the settings unless given) and its screen
+    filter, every chosen component checked; touches no database.
 
     A command that writes before it builds its runtime (``demo`` clears its folder) calls
     this first.
     """
-    universe = load_universe(settings)
+    if universe is None:
+        universe = load_universe(settings)
     plugins = load_all_plugins(settings, universe, extra_plugins=extra_plugins)
     return plugins, universe, check_components(plugins, universe, settings)
 

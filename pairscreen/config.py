@@ -17,6 +17,7 @@ import math
 import os
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import MISSING, Field, dataclass, field, fields
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,7 @@ FLAG = Parser(
 )
 NAMES = Parser(_names, "a comma-separated list of names", render=",".join, accepts_empty=True)
 URL_PREFIXES = Parser(_names, "a comma-separated list of URL prefixes", render=",".join)
+DAY = Parser(date.fromisoformat, "a day, YYYY-MM-DD", render=date.isoformat, metavar="DAY")
 
 
 @dataclass(frozen=True)
@@ -193,7 +195,8 @@ class Settings:
     )
     strategy: str = setting(
         "PAIRSCREEN_STRATEGY",
-        "the backtest strategy plugin to run (`accumulation` or `ou_optimal` built in)",
+        "the backtest strategy plugin to run (`accumulation`, `ou_optimal` or `kalman_band` "
+        "built in)",
         default="accumulation",
     )
     scorer: str = setting(
@@ -210,6 +213,14 @@ class Settings:
         "previous screens (at least a day apart) a survivor's survived_last counts",
         COUNT,
         default=6,
+    )
+    defaults_chosen_through: date = setting(
+        "PAIRSCREEN_DEFAULTS_CHOSEN_THROUGH",
+        "the last close the study that chose the default rules read (docs/methodology.md, "
+        "the walk-forward study): /evidence reports as-of days up to it as `chosen_on` and "
+        "later ones as `after`",
+        DAY,
+        default=date(2023, 12, 31),
     )
     screen_processes: int = setting(
         "PAIRSCREEN_SCREEN_PROCESSES",

@@ -519,7 +519,7 @@ class Trade:
     day_index: int
     day: date
     bought: Leg  # "A" when the strategy swapped into A, "B" when into B
-    log_ratio: float  # the decision value r_{t-1}
+    log_ratio: float  # the decision value r_{t-1} (r_t for a strategy deciding at the close)
 
 
 @dataclass(frozen=True)
@@ -542,9 +542,15 @@ class BacktestBatch:
     # int, the closes simulated (the panel's last ones); None from a strategy that does not
     # say, which then is read as one close per simulated day
     observations: np.ndarray | None = None
-    # The fee per swap (a fraction) at which the same swaps end where the leg started; NaN
-    # without swaps, None when the strategy does not compute it.
+    # The fee per swap (a fraction) at which the closed swaps (up to the last swap back into
+    # the start coin) end where the leg started; NaN with fewer than 3 closed swaps, None
+    # when the strategy does not compute it.
     breakeven_fee: np.ndarray | None = None
+    # int, the closed swaps breakeven_fee counts; None when the strategy does not say
+    breakeven_swaps: np.ndarray | None = None
+    # The open position's move in the start coin at the last close, percent before fees;
+    # NaN when the leg ends in its start coin, None when the strategy does not say
+    open_position_pct: np.ndarray | None = None
 
     def simulated_closes(self) -> np.ndarray:
         """The number of closes simulated per pair (``observations``, else ``history_days``)."""
@@ -720,6 +726,10 @@ class ChartData:
     # "entry", "exit": today's optimal OU levels (Bertram) in log-ratio, when the metrics give
     # them (the ``ou_entry`` / ``ou_exit`` fields); absent when the pair has no OU fit
     ou_levels: Mapping[str, float] = field(default_factory=dict)
+    # "spread", "upper", "lower", "exit": a strategy's own decision line and its levels per
+    # drawn day, for a panel under the ratio (the ``kalman_band`` strategy's Kalman spread and
+    # its ±entry·√Q levels), NaN where undefined; empty for a strategy that draws none
+    spread_lines: Mapping[str, np.ndarray] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -38,7 +38,7 @@ def test_import_linter_contracts_hold():
 
 def test_every_builtin_loads_and_implements_a_hook():
     pm = load_plugins(load_settings())
-    for name in BUILTIN_PLUGINS:
+    for name, _module in BUILTIN_PLUGINS:
         plugin = pm.get_plugin(name)
         assert plugin is not None, name
         assert pm.get_hookcallers(plugin), f"{name} implements no hook"

@@ -130,3 +130,87 @@ def test_a_pair_answers_the_core_reason_under_an_accept_all_filter(http) -> None
     assert "100 days of common history, at least 200 are needed" in short.text
     fine = http.get("/api/v1/pair/BASE/WAVE", http.key).json()
     assert fine["passes_filter"] is True and fine["filter_reason"] == ""
+
+
+STALE_REASON = "stale: OLD has no close since 2026-10-13 (40 days)"
+SHORT_REASON = "insufficient_history: 100 days of common history, at least 200 are needed"
+
+
+def test_every_caller_gives_the_core_reason_of_a_stale_and_a_short_pair(rt, http) -> None:
+    """One verdict, five callers: the published screen (its verdict endpoint), ``/pair``,
+    ``evaluate``'s replay of the day and watchlist notifications stop OLD/BASE (a stale leg)
+    and SHORT/BASE (100 days) with the same reason."""
+    from pairscreen.db.models import User, WatchlistItem, canonical_pair
+    from pairscreen.evaluation.verdicts import Market, verdicts_at
+    from pairscreen.market.freshness import asset_freshness, last_days
+    from pairscreen.market.pair_verdicts import pair_reason
+    from pairscreen.notify.run import run_notifications
+
+    # the screen, through the verdict endpoint
+    screened = {
+        pair: http.get(f"/api/v1/screen/latest/pairs/{pair}", http.key).json()["filter_reason"]
+        for pair in ("OLD/BASE", "SHORT/BASE")
+    }
+    assert screened == {"OLD/BASE": STALE_REASON, "SHORT/BASE": SHORT_REASON}
+    # /pair: the stale reason replaces the filter's, too short a history is refused
+    assert http.get("/api/v1/pair/OLD/BASE", http.key).json()["filter_reason"] == STALE_REASON
+    short = http.get("/api/v1/pair/SHORT/BASE", http.key)
+    assert short.status_code == 404
+    assert short.text == f"No data yet for SHORT/BASE: {SHORT_REASON.split(': ', 1)[1]}.\n"
+    # evaluate: the day's replay records the same verdicts, said in the same words
+    candles = rt.candles.get()
+    market = Market.of(rt.universe, candles, window_days=540, min_history_days=200)
+    day = verdicts_at(rt.plugins, market, [], YESTERDAY, lambda at: {})
+    assert day.core is not None
+    fresh = asset_freshness(rt.universe, last_days(candles), SUNDAY)
+    replayed = {}
+    for i, (a, b) in enumerate(market.pairs):
+        history = market.aligned[i].calendar_days if market.aligned[i] is not None else None
+        reason = pair_reason(fresh, (a.ticker, b.ticker), int(day.core[i]), history, 200)
+        replayed[f"{a.ticker}/{b.ticker}"] = reason
+        assert bool(day.tested[i]) == (reason == "" or reason.startswith("depeg"))
+    assert replayed["BASE/OLD"] == STALE_REASON and replayed["BASE/SHORT"] == SHORT_REASON
+    assert replayed["BASE/WAVE"] == ""
+    # notifications: no position is said from either pair, each is held with its reason
+    with database.connection_context():
+        user = User.get(User.email == "p@example.com")
+        for a, b in (("OLD", "BASE"), ("SHORT", "BASE"), ("BASE", "WAVE")):
+            WatchlistItem.create(user=user, a=a, b=b, pair_key=canonical_pair(a, b))
+        report = run_notifications(rt, at=SUNDAY)
+    assert report.held == {"OLD/BASE": STALE_REASON, "SHORT/BASE": SHORT_REASON}
+    assert report.evaluated == 1  # BASE/WAVE alone has a position
+
+
+def test_the_core_decides_in_one_order_whatever_it_is_given() -> None:
+    """Stale before no candles before short history; ``None`` history leaves the last
+    undecided (the screen's first step, before it aligns)."""
+    from pairscreen.engine.guarantees import (
+        NO_CANDLES,
+        PASSES,
+        SHORT,
+        STALE_LEG,
+        core_reason,
+        core_verdicts,
+    )
+
+    stale = [True, True, False, False, False]
+    none = [True, False, True, False, False]
+    days = [10, 10, 10, 10, 200]
+    assert core_verdicts(stale, none, days, 200).tolist() == [
+        STALE_LEG,
+        STALE_LEG,
+        NO_CANDLES,
+        SHORT,
+        PASSES,
+    ]
+    assert core_verdicts(stale, none, None, 200).tolist() == [
+        STALE_LEG,
+        STALE_LEG,
+        NO_CANDLES,
+        PASSES,
+        PASSES,
+    ]
+    assert core_reason(NO_CANDLES, no_candles=["A", "B"]) == (
+        "insufficient_history: no candles stored for A and B"
+    )
+    assert core_reason(PASSES, history_days=3, min_history_days=200) == ""

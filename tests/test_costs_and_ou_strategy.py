@@ -1,8 +1,9 @@
 """Swap costs, break-even fees and the ``ou_optimal`` strategy.
 
-* ``breakeven_fee`` used as the fee gives a leg that ends where it started (accumulation, its
-  trades do not depend on the fee; ``ou_optimal``, re-simulating the same swaps), with and
-  without slippage that varies by day.
+* ``breakeven_fee`` used as the fee gives a leg whose closed swaps end where it started, the
+  open position apart (``open_position_pct``) (accumulation, its trades do not depend on the
+  fee; ``ou_optimal``, re-simulating the same swaps), with and without slippage that varies
+  by day; below 3 closed swaps it is NaN.
 * A zero slippage array gives the fee-only backtest to the bit.
 * ``ou_optimal`` trades at the levels fitted on the window strictly before each day, and no
   price after day ``k`` changes a trade up to ``k`` (the garbage test of test_no_lookahead).
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pairscreen import PairPanel, clock
+from pairscreen import BacktestBatch, PairPanel, clock
 from pairscreen.bootstrap import build_runtime
 from pairscreen.db.connection import database
 from pairscreen.engine.costs import with_costs
@@ -50,6 +51,30 @@ def varying_slippage(p: PairPanel, seed: int) -> PairPanel:
     return replace(p, slippage=rng.uniform(0.0, 0.004, p.close_a.shape), cache={})
 
 
+def assert_flat_at_breakeven(
+    base: BacktestBatch, again: BacktestBatch, p: PairPanel, i: int
+) -> None:
+    """``again`` (row ``i`` re-run at its break-even fee, the same swaps): the closed swaps end
+    at the start's 100, so the leg ends at 100 when it holds its start coin, else at 100 times
+    the open position's move, less the fee and slippage of the swap that opened it."""
+    assert base.breakeven_swaps is not None and base.open_position_pct is not None
+    assert again.n_trades[0] == base.n_trades[i]  # the same swaps
+    opened = float(base.open_position_pct[i])
+    closed = int(base.breakeven_swaps[i])
+    assert closed >= 3
+    if np.isnan(opened):
+        assert closed == base.n_trades[i]
+        assert again.growth_pct[0] == pytest.approx(0.0, abs=1e-9)
+        return
+    assert closed == base.n_trades[i] - 1
+    assert again.trades is not None
+    day = again.trades[0][-1].day_index
+    slip = 0.0 if p.slippage is None else float(p.slippage[i, day])
+    keep = 1.0 - float(base.breakeven_fee[i]) - slip  # type: ignore[index]
+    expected = 100.0 * ((1.0 + opened / 100.0) * keep - 1.0)
+    assert again.growth_pct[0] == pytest.approx(expected, abs=1e-9)
+
+
 @pytest.mark.parametrize("slipped", [False, True])
 @pytest.mark.parametrize("leg", ["A", "B"])
 def test_accumulation_at_its_breakeven_fee_ends_where_it_started(leg: str, slipped: bool) -> None:
@@ -57,27 +82,27 @@ def test_accumulation_at_its_breakeven_fee_ends_where_it_started(leg: str, slipp
     if slipped:
         p = varying_slippage(p, 3)
     base = ACC.run(p, bt_days=360, start_leg=leg)  # type: ignore[arg-type]
-    assert base.breakeven_fee is not None
-    traded = np.flatnonzero(base.n_trades > 0)
-    assert traded.size >= 10
-    assert np.isnan(base.breakeven_fee[base.n_trades == 0]).all()
-    for i in traded:
+    assert base.breakeven_fee is not None and base.breakeven_swaps is not None
+    few = base.breakeven_swaps < 3
+    assert np.isnan(base.breakeven_fee[few]).all()
+    assert np.isfinite(base.breakeven_fee[~few]).all()
+    priced = np.flatnonzero(~few)
+    assert priced.size >= 8
+    for i in priced:
         fee = float(base.breakeven_fee[i])
-        again = replace(ACC, fee=fee).run(p.rows([i]), bt_days=360, start_leg=leg)  # type: ignore[arg-type]
-        assert again.n_trades[0] == base.n_trades[i]  # the same swaps, whatever the fee
-        assert again.growth_pct[0] == pytest.approx(0.0, abs=1e-9)
-        # Gained at the 0.1 % fee exactly when the edge survives a higher fee.
-        assert (base.growth_pct[i] > 0) == (fee > accumulation.FEE)
+        again = replace(ACC, fee=fee).run(p.rows([i]), bt_days=360, start_leg=leg, with_trades=True)  # type: ignore[arg-type]
+        assert_flat_at_breakeven(base, again, p, i)
 
 
 @pytest.mark.parametrize("leg", ["A", "B"])
 def test_ou_optimal_swaps_at_its_breakeven_fee_end_where_they_started(leg: str) -> None:
     p = varying_slippage(corpus(), 5)
     base = OU.run(p, bt_days=360, start_leg=leg)  # type: ignore[arg-type]
-    assert base.breakeven_fee is not None
-    traded = np.flatnonzero(base.n_trades > 0)
-    assert traded.size >= 10
-    for i in traded:
+    assert base.breakeven_fee is not None and base.breakeven_swaps is not None
+    priced = np.flatnonzero(base.breakeven_swaps >= 3)
+    assert priced.size >= 5
+    assert np.isnan(base.breakeven_fee[base.breakeven_swaps < 3]).all()
+    for i in priced:
         one = p.rows([i])
         plan = accumulation.plan(accumulation.history_of(one), one.window_days, 360)
         cols = accumulation.columns(one, plan)
@@ -101,9 +126,9 @@ def test_ou_optimal_swaps_at_its_breakeven_fee_end_where_they_started(leg: str) 
             leg,
             same_swaps,
             fee=float(base.breakeven_fee[i]),  # type: ignore[arg-type]
+            with_trades=True,
         )
-        assert again.n_trades[0] == base.n_trades[i]
-        assert again.growth_pct[0] == pytest.approx(0.0, abs=1e-9)
+        assert_flat_at_breakeven(base, again, p, i)
 
 
 def test_zero_slippage_is_the_fee_only_backtest_to_the_bit() -> None:
@@ -279,7 +304,11 @@ def test_costs_reach_the_snapshot_over_http(runtime: Runtime, keys, tmp_path: Pa
         was, now = before["backtest"][leg], after["backtest"][leg]
         assert now["n_trades"] == was["n_trades"] > 0
         assert now["growth_pct"] < was["growth_pct"]
-        assert now["breakeven_fee"] == pytest.approx(was["breakeven_fee"] - 0.005, abs=1e-12)
+        assert now["breakeven_swaps"] == was["breakeven_swaps"]
+        if was["breakeven_fee"] is None:
+            assert now["breakeven_fee"] is None and now["breakeven_fee_reason"]
+        else:
+            assert now["breakeven_fee"] == pytest.approx(was["breakeven_fee"] - 0.005, abs=1e-12)
     m = after["metrics"]
     assert m["ou_entry"] < m["ou_mean"] < m["ou_exit"]
     assert m["ou_entry"] > before["metrics"]["ou_entry"] - 1  # moved, not lost

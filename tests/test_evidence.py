@@ -48,6 +48,9 @@ def test_publish_then_evidence_serves_it_with_its_range_sample_and_warnings(cli,
         assert body["rules"]["thresholds"] == printed["rule_sets"][0]["thresholds"]
         assert body["comparisons"] == printed["comparisons"] == 2
         assert body["warnings"] == printed["warnings"]
+        assert body["data_through"] == printed["data_through"] is not None
+        assert body["calibration"] == printed["calibration"]
+        assert [p["name"] for p in body["periods"]] == ["after", "chosen_on"]
         for served, local in zip(
             body["horizons"], printed["rule_sets"][0]["horizons"], strict=True
         ):

@@ -49,7 +49,7 @@ NUMBERS = (
     "kalman_z",
     "kalman_hedge_drift",
 )
-PLUGIN = "pairscreen_plugins.metrics.kalman"
+PLUGIN = "kalman"
 
 
 def reference(x: np.ndarray, y: np.ndarray, q: float, r: float) -> dict[str, float]:

@@ -105,7 +105,7 @@ def plugin(env: dict[str, str], name: str, source: str) -> None:
             "PAIRSCREEN_STRATEGY",
             "acumulation",
             "PAIRSCREEN_STRATEGY=acumulation: no backtest strategy named 'acumulation' "
-            "(known: accumulation, ou_optimal)",
+            "(known: accumulation, kalman_band, ou_optimal)",
         ),
         (
             "PAIRSCREEN_CHART_RENDERER",
@@ -209,3 +209,18 @@ def test_a_failing_metric_leaves_its_fields_out_of_a_live_pair(
     assert r.status_code == 200
     metrics = r.json()["metrics"]
     assert "broken_value" not in metrics and "position" in metrics
+
+
+def test_a_failing_metric_stops_evaluate_as_it_stops_the_screen(env, database_url):
+    """``evaluate`` replays the screen: a metric that raises stops it with the same status
+    and words, instead of counting the pairs it could not compute as rejected."""
+    plugin(env, "shaky.py", RAISING_METRIC.replace("BEHAVIOUR", "1 / 0"))
+    argv = ("--database-url", database_url, "evaluate", "--every", "400", "--horizon", "30")
+    done = run_cli(*argv, "--sample", "6", env=env, timeout=120)
+    one_line(
+        done,
+        PLUGIN_FAILED,
+        "plugin 'local:shaky.py' failed: metric 'broken' raised ZeroDivisionError: "
+        "division by zero",
+    )
+    assert done.stdout == ""  # no report from a replay with a metric missing

@@ -69,13 +69,11 @@ def test_hook_pairscreen_plugin_options_listed_with_the_table_values(setup):
             "description": "a factor applied to the change",
         },
     ]
-    rules = plugins["pairscreen_plugins.rules"]["filters"][0]
+    rules = plugins["default_filter"]["filters"][0]
     assert rules["name"] == "default" and rules["rules"][0] == "insufficient_history"
     assert rules["thresholds"]["hurst_below"] == 0.5
-    assert plugins["pairscreen_plugins.strategies.accumulation"]["strategies"] == [
-        {"name": "accumulation"}
-    ]
-    assert plugins["pairscreen_plugins.market.demo"]["origin"] == "built-in"
+    assert plugins["accumulation"]["strategies"] == [{"name": "accumulation"}]
+    assert plugins["demo"]["origin"] == "built-in"
     assert {"email", "webhook"} <= {
         n["name"] for p in plugins.values() for n in p.get("notifiers", ())
     }
@@ -144,20 +142,20 @@ def test_a_bad_plugin_table_stops_the_start(runtime, tmp_path, table, message):
 
 def test_disabling_a_built_in_leaves_it_out_and_start_up_names_what_is_missing(setup, database_url):
     env, universe = setup
-    off = {**env, "PAIRSCREEN_DISABLE_PLUGINS": f"pairscreen_plugins.metrics.volume,{LOCAL}"}
+    off = {**env, "PAIRSCREEN_DISABLE_PLUGINS": f"volume,{LOCAL}"}
     plugins = listing(off, universe)
-    assert "pairscreen_plugins.metrics.volume" not in plugins and LOCAL not in plugins
-    assert "pairscreen_plugins.metrics.bands" in plugins
-    renderer_off = {**env, "PAIRSCREEN_DISABLE_PLUGINS": "pairscreen_plugins.charts.default"}
+    assert "volume" not in plugins and LOCAL not in plugins
+    assert "bands" in plugins
+    renderer_off = {**env, "PAIRSCREEN_DISABLE_PLUGINS": "default_chart"}
     done = run_cli("--database-url", database_url, "screen", "run", "--no-sync", env=renderer_off)
     assert done.returncode == 2
     assert done.stderr == (
         "pairscreen: error: PAIRSCREEN_CHART_RENDERER=default: no chart renderer named "
         "'default' (known: none is loaded)\n"
     )
-    typo = run_cli("plugins", env={**env, "PAIRSCREEN_DISABLE_PLUGINS": "volume"})
+    typo = run_cli("plugins", env={**env, "PAIRSCREEN_DISABLE_PLUGINS": "volumes"})
     assert typo.returncode == 2
-    assert "PAIRSCREEN_DISABLE_PLUGINS names 'volume', which is not a plugin" in typo.stderr
+    assert "PAIRSCREEN_DISABLE_PLUGINS names 'volumes', which is not a plugin" in typo.stderr
 
 
 @pytest.mark.slow

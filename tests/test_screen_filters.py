@@ -50,6 +50,8 @@ DEFAULT_THRESHOLDS = {
     "coint_below": 1.0,
     "min_return_correlation": -1.0,
     "min_breakeven_fee": -1.0,
+    "max_kalman_hedge_drift": 0.0,
+    "kalman_z_beyond": 0.0,
 }
 
 
@@ -77,7 +79,7 @@ def test_hook_pairscreen_register_filters(runtime):
     registry = runtime.plugins.filters
     default = registry.get("default")
     assert isinstance(default, Filter)
-    assert registry.owner("default") == "pairscreen_plugins.rules"
+    assert registry.owner("default") == "default_filter"
     assert all(isinstance(rule, FilterRule) for rule in default.rules)
     assert [rule.code for rule in default.rules] == [
         "insufficient_history",
@@ -89,6 +91,8 @@ def test_hook_pairscreen_register_filters(runtime):
         "cointegration",
         "correlation",
         "breakeven",
+        "kalman_drift",
+        "kalman_z",
     ]
     assert dict(default.thresholds) == DEFAULT_THRESHOLDS
     rt = runtime_for(runtime, plugins=(coint_filter,))
@@ -352,7 +356,7 @@ def test_failing_metric_is_named_in_a_live_pair_and_stops_the_screen(runtime, ke
     with database.connection_context(), pytest.raises(PluginFailed) as failed:
         screening.run_screen(rt)
     assert str(failed.value) == (
-        "plugin 'pairscreen_plugins.metrics.mean_reversion' failed: metric 'variance_ratio' "
+        "plugin 'mean_reversion' failed: metric 'variance_ratio' "
         "raised FloatingPointError: variance ratio blew up"
     )
     assert "variance ratio blew up" in failed.value.trace  # the worker's traceback, as text
@@ -384,7 +388,9 @@ def test_a_failing_metric_no_rule_reads_also_stops_the_screen(runtime, tmp_path,
 
 def test_a_missing_core_field_provider_stops_the_start(runtime, monkeypatch):
     without_bands = tuple(
-        name for name in plugin_loading.BUILTIN_PLUGINS if not name.endswith(".bands")
+        (name, module)
+        for name, module in plugin_loading.BUILTIN_PLUGINS
+        if not module.endswith(".bands")
     )
     monkeypatch.setattr(plugin_loading, "BUILTIN_PLUGINS", without_bands)
     with pytest.raises(PluginError, match=r"no metric provides the field 'position'.*/pairs"):
@@ -495,3 +501,35 @@ def test_without_the_band_metric_a_pair_leaves_position_out_and_the_screen_stops
     assert pairs.json()["count"] > 0
     assert all("zone" in pair and "position" in pair for pair in pairs.json()["pairs"])
     assert "position" not in snapshot.json()["metrics"]
+
+
+def test_a_universe_min_history_days_still_works_and_names_where_it_goes(runtime, tmp_path, caplog):
+    """``[screen] min_history_days`` (deprecated): the core's history rule still applies it
+    inside the default filter, and the start says in one line where the minimum now lives."""
+    with caplog.at_level("WARNING", logger="pairscreen.engine.filtering"):
+        rt = runtime_for(runtime, universe_with(tmp_path, "min_history_days = 300\n"))
+    warned = [r.getMessage() for r in caplog.records if "min_history_days" in r.getMessage()]
+    assert warned and all("\n" not in line for line in warned)
+    assert "PAIRSCREEN_MIN_HISTORY_DAYS" in warned[0] and "deprecated" in warned[0]
+    assert rt.screen_filter.thresholds["min_history_days"] == 300
+    metrics = MetricValues(
+        values={
+            "hurst": np.array([0.3, 0.3]),
+            "adf_pvalue": np.array([0.1, 0.1]),
+            "range_width": np.array([0.5, 0.5]),
+            "touches_low": np.array([3, 3]),
+            "touches_high": np.array([3, 3]),
+        },
+        fields={},
+    )
+    context = FilterContext(
+        np.array([250, 300]), np.zeros(2, dtype=bool), rt.screen_filter.thresholds
+    )
+    assert filter_reasons(rt.plugins.filters.get("default"), metrics, context) == [
+        "insufficient_history: 250 days of common history, at least 300 days needed",
+        "",
+    ]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="pairscreen.engine.filtering"):
+        runtime_for(runtime, universe_with(tmp_path, "hurst_below = 0.45\n"))
+    assert not [r for r in caplog.records if "min_history_days" in r.getMessage()]

@@ -103,8 +103,7 @@ def test_duplicate_metric_names_are_rejected(runtime):
     with pytest.raises(PluginError) as clash:
         build_runtime(runtime.settings, extra_plugins=(Plugin(),))
     assert str(clash.value).startswith(
-        "metric 'variance_ratio' is registered twice: by 'pairscreen_plugins.metrics."
-        "mean_reversion' and by "
+        "metric 'variance_ratio' is registered twice: by 'mean_reversion' and by "
     )
 
 

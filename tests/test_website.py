@@ -327,6 +327,15 @@ def test_the_screen_page_says_whether_the_screen_works(site):
             assert "Too few observations" not in text and not horizon["warnings"]
     for warning in evidence["warnings"]:
         assert warning in site.text("#evidence .evidence-warnings")
+    # The periods, the after-period first, the prices' last day and the calibration table.
+    assert f"Prices up to {evidence['data_through']}." in site.text("#evidence-data-through")
+    rows = site.driver.find_elements("css selector", "#evidence-periods tbody tr")
+    assert [r.get_attribute("data-period") for r in rows] == ["after", "chosen_on"]
+    assert rows[0].text.startswith(f"After {evidence['defaults_chosen_through']}")
+    groups = evidence["calibration"]["groups"]
+    for group in groups:
+        row = site.text(f"#evidence-calibration tr[data-quintile='{group['quintile']}']")
+        assert _lp(group["realised_mean"]) in row and _lp(group["model_implied"]) in row
     assert not site.driver.find_elements("css selector", "#evidence .evidence-portfolio")
 
     # Published with a portfolio: its line per horizon, beside the random pairs and the universe.
@@ -452,6 +461,29 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     for leg in ("A", "B"):
         growth = snapshot["backtest"][leg]["growth_pct"]
         assert site.text(f"td[data-leg={leg}]") == f"{'+' if growth > 0 else ''}{growth:,.1f} %"
+        fee = snapshot["backtest"][leg]["breakeven_fee"]
+        closed = snapshot["backtest"][leg]["breakeven_swaps"]
+        shown = "\u2014" if fee is None else f"{100 * fee:,.3f} %"
+        assert site.text(f"td[data-breakeven={leg}]") == f"{shown} ({closed} closed)"
+    # In-sample figures carry the mark, and the model's return sits beside what such
+    # returns realised (the evaluation published by the screen page's test).
+    for name in ("ou_expected_return_per_year", "ou_expected_trade_days", "breakeven_fee"):
+        assert "in-sample" in site.text(f"td[data-metric={name}] + td"), name
+    assert site.text("#backtest-in-sample").startswith("in-sample")
+    expected = m["ou_expected_return_per_year"]
+    table = site.get("/evidence", site.personal).json()["calibration"]
+    if expected is not None and table and table["n"]:
+        filled = [g for g in table["groups"] if g["n"]]
+        nearest = min(
+            filled, key=lambda g: max(g["model_low"] - expected, expected - g["model_high"], 0)
+        )
+        site.wait(lambda d: site.text("#calibration"))
+        assert f"quintile {nearest['quintile']} of the screen's survivors" in site.text(
+            "#calibration"
+        )
+        assert site.text(f"#calibration [data-realised='{nearest['quintile']}']") == _lp(
+            nearest["realised_mean"]
+        )
     zone = {"bottom": "Bottom", "mid": "Mid", "top": "Top"}[m["zone"]]
     assert site.text("#snapshot-out .facts .zone") == zone
     site.driver.find_element("id", "draw").click()

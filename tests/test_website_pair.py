@@ -183,3 +183,51 @@ def test_the_pair_page_fits_a_phone_shows_the_ou_levels_and_passes_axe(site):  #
         problems += [f"pair at {width}px: {v}" for v in _serious(axe.run()["violations"])]
     site.driver.set_window_size(*SIZES[1])
     assert not problems, "\n".join(problems)
+
+
+# The pair's series as the API sends it with PAIRSCREEN_STRATEGY=kalman_band: `spread_lines`
+# holds the strategy's spread and its levels from the backtest's first day (the site's own
+# server runs the accumulation strategy, which draws none).
+WITH_SPREAD = """
+window.realFetch ??= window.fetch;
+window.fetch = async (url, options) => {
+  const r = await window.realFetch(url, options);
+  if (!String(url).includes('/series')) return r;
+  const body = await r.json();
+  const start = body.dates.indexOf(body.backtest_start);
+  const at = (f) => body.log_ratio.map((v, i) => (i < start ? null : f(v, i)));
+  body.spread_lines = {
+    spread: at((v, i) => v - body.log_ratio[i - 1]),
+    upper: at(() => 0.05), lower: at(() => -0.05), exit: at(() => 0.0),
+  };
+  return new Response(JSON.stringify(body), {headers: {'Content-Type': 'application/json'}});
+};
+"""
+
+
+def test_the_chart_draws_a_strategys_spread_in_a_panel_under_the_ratio(site):  # noqa: F811
+    _signed_in(site)
+    site.driver.set_window_size(1280, 900)
+    pair = site.get("/pairs", site.personal).json()["pairs"][0]["pair"]
+    names = "return (document.getElementById('chart')?.data || []).map(t => t.name)"
+
+    def draw() -> list[str]:
+        site.open("screen", "Screen")  # away and back: the pair page is built anew
+        site.open(f"pair/{pair}", pair)  # the same document: the fetch below stays in place
+        site.driver.find_element("id", "both").click()
+        site.wait(lambda d: d.execute_script(names))
+        return list(site.driver.execute_script(names))
+
+    assert "Kalman spread e" not in draw()  # the accumulation strategy draws none
+    site.driver.execute_script(WITH_SPREAD)
+    try:
+        assert "Kalman spread e" in draw()
+        ratio, spread, traces = site.driver.execute_script(
+            "const c = document.getElementById('chart');"
+            "return [c.layout.yaxis.domain, c.layout.yaxis2.domain,"
+            " c.data.filter(t => t.yaxis === 'y2').map(t => t.name)];"
+        )
+    finally:
+        site.driver.execute_script("window.fetch = window.realFetch;")
+    assert spread[1] < ratio[0]  # under the ratio
+    assert traces[-1] == "Kalman spread e" and len(traces) == 4

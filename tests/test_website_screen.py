@@ -129,6 +129,33 @@ def test_numbers_say_what_they_are(site: Site) -> None:
     assert adf_cells == ["<\u00a00.001", "<\u00a00.001", "0.012"], adf_cells
 
 
+def test_the_kalman_columns_show_their_units_and_meaning(site: Site) -> None:
+    """Kalman z in standard deviations and the hedge-ratio drift as a share of β, each
+    header with a tooltip saying what it means; no rule under them while they are off."""
+    _signed_in(site)
+    site.driver.set_window_size(1366, 844)
+    best = site.get("/screen/latest", site.personal).json()["survivors"][0]
+    site.open("screen?sort=score", "Screen")
+    columns = site.driver.execute_script(
+        "return [...document.querySelectorAll('#survivors thead th')].map(th => th.dataset.key)"
+    )
+    first = site.driver.execute_script(
+        "return [...document.querySelector('#survivors tbody tr').cells].map(td => td.textContent)"
+    )
+    row = dict(zip(columns, first, strict=True))
+    z, drift = best["metrics"]["kalman_z"], best["metrics"]["kalman_hedge_drift"]
+    assert row["kalmanz"] == f"{z:.2f}\u00a0\u03c3"
+    sign = "+" if drift > 0 else ""
+    assert row["drift"] == f"{sign}{100 * drift:.1f} % of \u03b2"
+    z_tip = site.driver.find_element("css selector", "th[data-key=kalmanz]").get_attribute("title")
+    drift_tip = site.driver.find_element("css selector", "th[data-key=drift]").get_attribute(
+        "title"
+    )
+    assert "standard deviations" in z_tip and "kalman_band" in z_tip
+    assert "hedge ratio" in drift_tip and "share of today's" in drift_tip
+    assert site.text("th[data-key=kalmanz]") == "Kalman z"  # off: no rule shown
+
+
 def name_of(survivor: dict) -> str:  # type: ignore[type-arg]
     return "/".join(survivor["pair"])
 

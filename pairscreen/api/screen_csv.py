@@ -1,10 +1,14 @@
 """The CSV answer of ``/screen/latest`` and ``/pairs``, for a client that prefers it.
 
 Both operations give the same table (one row per survivor, see
-:mod:`pairscreen.screening.export`), as an attachment named after the screen's time.
+:mod:`pairscreen.screening.export`), as an attachment named after the screen's time. Its
+``In-Sample-Columns`` header names the columns that are in-sample model or backtest figures,
+so a reader learns it without a column being added to or renamed in the table.
 """
 
 from __future__ import annotations
+
+import csv
 
 from connexion import request
 from starlette.responses import Response
@@ -12,6 +16,7 @@ from starlette.responses import Response
 from pairscreen.api.negotiation import prefers_csv
 from pairscreen.api.support import service
 from pairscreen.runtime.published import PublishedScreen
+from pairscreen.screening import in_sample
 from pairscreen.screening.export import screen_csv
 
 # Every answer of the two operations depends on ``Accept`` (JSON or CSV) and on
@@ -30,4 +35,6 @@ async def csv_response(screen: PublishedScreen) -> Response:
     stamp = "".join(ch for ch in screen.key[1] if ch.isdigit())[:14]  # YYYYMMDDhhmmss
     headers = {**VARY, "Content-Disposition": f'attachment; filename="pairscreen-{stamp}.csv"'}
     body = await service().in_thread(screen_csv, screen)
+    header = next(csv.reader([body.split("\r\n", 1)[0]]))
+    headers["In-Sample-Columns"] = ", ".join(in_sample.csv_columns(header))
     return Response(body, media_type="text/csv; charset=utf-8", headers=headers)

@@ -176,6 +176,13 @@ def _compute_metrics(
     return MetricValues(values, fields, missing)
 
 
+def metric_arrays(metric: Metric, panel: PairPanel) -> dict[str, np.ndarray]:
+    """One metric on a panel of one calendar, held to its contract as the screen holds it
+    (one value per pair, full-window fields NaN without a full window); what it raises
+    propagates. The test kit's ``run_metric``."""
+    return _metric_arrays(metric, panel, ~np.asarray(panel.has_full_window, dtype=bool))
+
+
 def _metric_arrays(metric: Metric, panel: PairPanel, short: np.ndarray) -> dict[str, np.ndarray]:
     """The metric's declared fields on the panel, each checked to be one value per pair."""
     result = metric.compute(panel)
@@ -227,6 +234,9 @@ def _merge_batches(
             out[rows] = getattr(run, name)
         return out
 
+    def optional(name: str) -> np.ndarray | None:
+        return merged(name) if all(getattr(run, name) is not None for run in runs) else None
+
     trades = None
     if all(run.trades is not None for run in runs):
         per_row: list[tuple[Trade, ...]] = [()] * n_pairs
@@ -235,12 +245,6 @@ def _merge_batches(
             for i, row_trades in zip(rows.tolist(), run.trades, strict=True):
                 per_row[i] = row_trades
         trades = tuple(per_row)
-    observations = None
-    if all(run.observations is not None for run in runs):
-        observations = merged("observations")
-    breakeven_fee = None
-    if all(run.breakeven_fee is not None for run in runs):
-        breakeven_fee = merged("breakeven_fee")
     return BacktestBatch(
         start_leg=runs[0].start_leg,
         history_days=merged("history_days"),
@@ -249,8 +253,10 @@ def _merge_batches(
         max_drawdown_pct=merged("max_drawdown_pct"),
         buy_hold_growth_pct=merged("buy_hold_growth_pct"),
         trades=trades,
-        observations=observations,
-        breakeven_fee=breakeven_fee,
+        observations=optional("observations"),
+        breakeven_fee=optional("breakeven_fee"),
+        breakeven_swaps=optional("breakeven_swaps"),
+        open_position_pct=optional("open_position_pct"),
     )
 
 
@@ -260,3 +266,31 @@ def leg_breakeven_fee(batch: BacktestBatch, i: int) -> float | None:
         return None
     value = float(batch.breakeven_fee[i])
     return value if np.isfinite(value) else None
+
+
+MIN_CLOSED_SWAPS = 3  # the project's minimum for a break-even fee, said in the reason
+
+
+def leg_breakeven(batch: BacktestBatch, i: int) -> dict[str, object]:
+    """Row ``i``'s break-even fields of a leg: the fee (in-sample, closed swaps only), the
+    closed swaps it counts, why it is null, and the open position apart."""
+    fee = leg_breakeven_fee(batch, i)
+    swaps = None if batch.breakeven_swaps is None else int(batch.breakeven_swaps[i])
+    opened = None if batch.open_position_pct is None else float(batch.open_position_pct[i])
+    if fee is not None:
+        reason = ""
+    elif batch.breakeven_fee is None:
+        reason = "the strategy computes no break-even fee"
+    elif swaps is None:
+        reason = "no closed swaps"
+    else:
+        reason = (
+            f"{swaps} closed {'swap' if swaps == 1 else 'swaps'} in the backtest, "
+            f"at least {MIN_CLOSED_SWAPS} needed"
+        )
+    return {
+        "breakeven_fee": fee,
+        "breakeven_swaps": swaps,
+        "breakeven_fee_reason": reason,
+        "open_position_pct": None if opened is None or not np.isfinite(opened) else opened,
+    }

@@ -10,17 +10,26 @@ never turns into a ``KeyError`` inside a rule.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pairscreen.engine.evaluate import MetricValues
-from pairscreen.engine.guarantees import CORE_RULES
+from pairscreen.engine.guarantees import CORE_RULES, ShortHistory
 from pairscreen.engine.screen_rules import SCREEN_THRESHOLDS
 from pairscreen.plugin_system.registry import PluginError, Plugins
 from pairscreen.types import Filter, FilterContext, FilterRule
 from pairscreen.universe import Universe, UniverseError
+
+log = logging.getLogger(__name__)
+
+# One release of notice: the core's minimum is the setting, the same for every caller.
+DEPRECATED_MINIMUM = (
+    "[screen] min_history_days is deprecated and goes in the next release: set "
+    "PAIRSCREEN_MIN_HISTORY_DAYS (the core's minimum for every pair) instead"
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,8 @@ def choose_filter(plugins: Plugins, universe: Universe) -> FilterChoice:
                 "a code is a non-empty word without ':' (it starts the filter_reason)"
             )
     defaults = dict(screen_filter.thresholds)
+    if ShortHistory.threshold in universe.screen_thresholds:
+        log.warning(DEPRECATED_MINIMUM)
     unknown = sorted(set(universe.screen_thresholds) - set(defaults) - set(SCREEN_THRESHOLDS))
     if unknown:
         known = ", ".join(defaults) or "none"

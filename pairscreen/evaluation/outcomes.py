@@ -17,7 +17,7 @@ outcome.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 
 import numpy as np
 
@@ -36,6 +36,7 @@ class Outcomes:
     reversion: np.ndarray  # sign-adjusted change of the log-ratio
     hold_value: np.ndarray  # log value of holding the cheap leg, fees included
     hold_other_leg: np.ndarray  # log value of holding the other leg, fees included
+    last_close: date | None = None  # the newest close an outcome read; None when none did
 
 
 def outcomes_at(
@@ -51,11 +52,14 @@ def outcomes_at(
     fees = np.full(n, np.nan) if priced else None
     end = np.datetime64(verdicts.as_of + timedelta(days=horizon), "D")
     start = np.datetime64(verdicts.as_of, "D")
+    newest: np.datetime64 | None = None
     for i, pair in enumerate(market.aligned):
         sign = ZONE_SIGN.get(str(verdicts.zone[i]))
         if sign is None or pair is None or pair.dates[-1] < end:
             continue
         k = int(np.searchsorted(pair.dates, end, side="right")) - 1
+        read = pair.dates[k].astype("datetime64[D]")
+        newest = read if newest is None or read > newest else newest
         later = float(np.log(pair.close_a[k] / pair.close_b[k]))
         move[i] = sign * (later - verdicts.log_ratio[i])
         if fees is not None and costs is not None:
@@ -70,7 +74,8 @@ def outcomes_at(
                 pair.volume_b[on],
             )
             fees[i] = float(np.log((1.0 - fee) - slip).sum())
+    last = None if newest is None else newest.astype(date)
     if fees is None:
         both = 2.0 * np.log1p(-fee)
-        return Outcomes(move, both + move, both - move)
-    return Outcomes(move, fees + move, fees - move)
+        return Outcomes(move, both + move, both - move, last)
+    return Outcomes(move, fees + move, fees - move, last)

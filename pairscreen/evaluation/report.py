@@ -18,6 +18,7 @@ READINGS = {EVIDENCE: "evidence", NO_EVIDENCE: "no evidence", TOO_FEW: "too few 
 def as_json(evaluation: Evaluation) -> dict[str, object]:
     """The ``--json`` object: settings, warnings, and per rule set its days and horizons."""
     sampled = evaluation.n_pairs < evaluation.pairs_in_universe
+    through, calibration = evaluation.data_through, evaluation.calibration
     return {
         "from": evaluation.dates[0].isoformat() if evaluation.dates else None,
         "to": evaluation.dates[-1].isoformat() if evaluation.dates else None,
@@ -31,6 +32,8 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
         "comparisons": comparisons(evaluation),
         "families": families(evaluation),
         "warnings": list(evaluation.warnings),
+        "data_through": None if through is None else through.isoformat(),
+        "calibration": None if calibration is None else calibration.as_json(),
         **_traded(evaluation),
         "rule_sets": [
             {

@@ -17,6 +17,12 @@ from datetime import date
 
 import numpy as np
 
+from pairscreen.evaluation.calibration import (
+    CALIBRATION_HORIZON,
+    CALIBRATION_MEASURE,
+    Calibration,
+    calibrate,
+)
 from pairscreen.evaluation.outcomes import Outcomes, outcomes_at
 from pairscreen.evaluation.portfolio import PortfolioResult, PortfolioSpec, portfolios
 from pairscreen.evaluation.rule_sets import RuleSet
@@ -88,6 +94,18 @@ class RuleSetResult:
 
 
 @dataclass(frozen=True)
+class Period:
+    """The screen's own rules over the as-of days from ``first`` to ``last`` of a run (its
+    comparisons Holm-adjusted over its own horizons): a named part of the run's days."""
+
+    name: str
+    first: date
+    last: date
+    dates: tuple[date, ...]
+    result: RuleSetResult | None  # None when the period holds no as-of day
+
+
+@dataclass(frozen=True)
 class Evaluation:
     dates: tuple[date, ...]
     every_days: int
@@ -98,6 +116,9 @@ class Evaluation:
     warnings: tuple[str, ...]
     pairs_in_universe: int = 0  # all screened pairs, when ``n_pairs`` is a sample of them
     persistence_screens: int = 0  # previous days a persistence rule counts
+    data_through: date | None = None  # the newest close the run read
+    periods: tuple[Period, ...] = ()
+    calibration: Calibration | None = None
     outcome: str = "reversion"
     strategy: str | None = None  # the strategy traded, for the strategy outcome and portfolio
     costs_set: bool = False  # whether the universe's [costs] priced the outcomes
@@ -116,6 +137,7 @@ def evaluate(
     depegs_at: DepegsAt,
     on_progress: Progress | None = None,
     persistence_screens: int = 6,
+    periods: Sequence[tuple[str, date, date]] = (),
     costs: SwapCosts | None = None,
     outcome: str = "reversion",
     strategy: Strategy | None = None,
@@ -124,9 +146,11 @@ def evaluate(
     """Evaluate every rule set at every day of ``dates`` over every horizon; p-values are
     Holm-adjusted within two families (:func:`_by_family`), each measure on its own. A
     persistence rule counts the ``persistence_screens`` days before each as-of day (the
-    screen's setting). ``outcome`` "strategy" adds the ``strategy`` traded from each day
-    (``evaluation.strategy_outcomes``) and tests its excess over holding both legs;
-    ``portfolio`` adds the top picks traded with it (``evaluation.portfolio``)."""
+    screen's setting). Each of ``periods`` (name, first, last day) gets the screen's rules
+    again over its own days, from the same replay. ``outcome`` "strategy" adds the
+    ``strategy`` traded from each day (``evaluation.strategy_outcomes``) and tests its excess
+    over holding both legs; ``portfolio`` adds the top picks traded with it
+    (``evaluation.portfolio``)."""
     if not horizons or min(horizons) < 1:
         raise ValueError("every --horizon must be at least 1 day")
     if outcome not in OUTCOMES:
@@ -151,6 +175,113 @@ def evaluate(
             for h in horizons
         }
     names = np.array([f"{a.ticker}/{b.ticker}" for a, b in market.pairs], dtype=object)
+    results = _results(sets, days, outcomes, names, every_days, traded_outcomes, outcome)
+    of_pairs = market.pairs_in_universe or len(market.pairs)
+    primaries: Mapping[int, Sequence[object]] = (
+        traded_outcomes if outcome == "strategy" else outcomes
+    )
+    warnings = _warnings(results[0], primaries, PRIMARY[outcome]) if results else ()
+    warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens))
+    split = tuple(
+        _period(
+            name, first, last, sets[:1], days, outcomes, names, every_days, traded_outcomes, outcome
+        )
+        for name, first, last in periods
+    )
+    read = [o.last_close for per_day in outcomes.values() for o in per_day if o.last_close]
+    through = max([*read, dates[-1]]) if dates else None
+    picked: tuple[PortfolioResult, ...] = ()
+    if portfolio is not None:
+        if not sets:
+            raise ValueError("a portfolio needs the screen's rule set")
+        picked = portfolios(
+            market,
+            [v.verdicts for v in days],
+            [v.survives[sets[0].name] for v in days],
+            traded_outcomes,
+            portfolio,
+            every_days,
+        )
+    return Evaluation(
+        tuple(dates),
+        every_days,
+        tuple(horizons),
+        fee,
+        len(market.pairs),
+        results,
+        warnings,
+        of_pairs,
+        persistence_screens,
+        through,
+        split,
+        _calibration(sets, days, outcomes, every_days),
+        outcome,
+        None if strategy is None or not traded else strategy.name,
+        costs is not None and not costs.is_zero,
+        picked,
+    )
+
+
+def _period(
+    name: str,
+    first: date,
+    last: date,
+    screen: Sequence[RuleSet],
+    days: Sequence[ReplayedDay],
+    outcomes: Mapping[int, Sequence[Outcomes]],
+    names: np.ndarray,
+    every_days: int,
+    traded: Mapping[int, Sequence[StrategyOutcomes]],
+    outcome: str,
+) -> Period:
+    """The screen's rules over the replayed days from ``first`` to ``last``."""
+    keep = [i for i, day in enumerate(days) if first <= day.verdicts.as_of <= last]
+    dates = tuple(days[i].verdicts.as_of for i in keep)
+    if not keep or not screen:
+        return Period(name, first, last, dates, None)
+    part = {h: [per_day[i] for i in keep] for h, per_day in outcomes.items()}
+    traded_part = {h: [per_day[i] for i in keep] for h, per_day in traded.items()}
+    result = _results(
+        screen, [days[i] for i in keep], part, names, every_days, traded_part, outcome
+    )[0]
+    return Period(name, first, last, dates, result)
+
+
+def _calibration(
+    sets: Sequence[RuleSet],
+    days: Sequence[ReplayedDay],
+    outcomes: Mapping[int, Sequence[Outcomes]],
+    every_days: int,
+) -> Calibration | None:
+    """The screen's survivors' realised outcome by quintile of their model's figure, at
+    :data:`CALIBRATION_HORIZON` days; None without that horizon or the model's figure."""
+    per_day = outcomes.get(CALIBRATION_HORIZON)
+    if not sets or per_day is None:
+        return None
+    screen = sets[0].name
+    model = [day.verdicts.model_return for day in days]
+    if all(m is None for m in model):
+        return None
+    n = days[0].verdicts.zone.size if days else 0
+    return calibrate(
+        [np.full(n, np.nan) if m is None else m for m in model],
+        [day.survives[screen] for day in days],
+        [getattr(o, CALIBRATION_MEASURE) for o in per_day],
+        block_days=math.ceil(CALIBRATION_HORIZON / every_days),
+    )
+
+
+def _results(
+    sets: Sequence[RuleSet],
+    days: Sequence[ReplayedDay],
+    outcomes: Mapping[int, Sequence[Outcomes]],
+    names: np.ndarray,
+    every_days: int,
+    traded_outcomes: Mapping[int, Sequence[StrategyOutcomes]],
+    outcome: str,
+) -> tuple[RuleSetResult, ...]:
+    """Every rule set's comparisons over ``days`` (Holm within :func:`_by_family`, each
+    measure on its own): the reversion's, and with ``outcome`` "strategy" the strategy's."""
     survive = {s.name: [v.survives[s.name] for v in days] for s in sets}
     screen = survive[sets[0].name] if sets else []
     idle = {
@@ -178,7 +309,7 @@ def evaluate(
         key: _horizon(key[1], {m: raw[m][key] for m in tested}, adjusted, key, primary)
         for key in raw["reversion"]
     }
-    results = tuple(
+    return tuple(
         RuleSetResult(
             s,
             _per_date(days, s, names),
@@ -187,39 +318,6 @@ def evaluate(
             s.name in idle,
         )
         for s in sets
-    )
-    picked: tuple[PortfolioResult, ...] = ()
-    if portfolio is not None:
-        if not sets:
-            raise ValueError("a portfolio needs the screen's rule set")
-        picked = portfolios(
-            market,
-            [v.verdicts for v in days],
-            survive[sets[0].name],
-            traded_outcomes,
-            portfolio,
-            every_days,
-        )
-    of_pairs = market.pairs_in_universe or len(market.pairs)
-    primaries: Mapping[int, Sequence[object]] = (
-        traded_outcomes if outcome == "strategy" else outcomes
-    )
-    warnings = _warnings(results[0], primaries, primary) if results else ()
-    warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens))
-    return Evaluation(
-        tuple(dates),
-        every_days,
-        tuple(horizons),
-        fee,
-        len(market.pairs),
-        results,
-        warnings,
-        of_pairs,
-        persistence_screens,
-        outcome,
-        None if strategy is None or not traded else strategy.name,
-        costs is not None and not costs.is_zero,
-        picked,
     )
 
 

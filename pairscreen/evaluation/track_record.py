@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from pairscreen import clock
 from pairscreen.evaluation.portfolio import PortfolioSpec
 from pairscreen.evaluation.report import horizon_json
-from pairscreen.evaluation.run import Evaluation, Progress
+from pairscreen.evaluation.run import Evaluation, Period, Progress
 from pairscreen.types import Candles
 from pairscreen.wording import plural
 
@@ -65,14 +65,41 @@ def default_range(
     return oldest + timedelta(days=window_days), newest - timedelta(days=max(horizons))
 
 
-def track_record(evaluation: Evaluation) -> dict[str, object]:
-    """The ``/evidence`` body (without ``published_at``): the screen's rules only."""
+AFTER, CHOSEN_ON = "after", "chosen_on"
+
+
+def split_periods(chosen_through: date, first: date, last: date) -> list[tuple[str, date, date]]:
+    """The run's as-of days ``first`` … ``last`` in two named parts, the later first: those
+    after ``chosen_through`` (the defaults had not seen them) and those up to it."""
+    after_from = chosen_through + timedelta(days=1)
+    return [(AFTER, max(first, after_from), last), (CHOSEN_ON, first, min(last, chosen_through))]
+
+
+def period_json(period: Period) -> dict[str, object]:
+    """One named part of the track record: its days and the screen's rows over them."""
+    result = period.result
+    return {
+        "name": period.name,
+        "from": period.dates[0].isoformat() if period.dates else None,
+        "to": period.dates[-1].isoformat() if period.dates else None,
+        "as_of_days": len(period.dates),
+        "horizons": []
+        if result is None
+        else [horizon_json(h, per_date=False) for h in result.horizons],
+    }
+
+
+def track_record(evaluation: Evaluation, chosen_through: date | None = None) -> dict[str, object]:
+    """The ``/evidence`` body (without ``published_at``): the screen's rules only; with
+    ``chosen_through``, its periods (the evaluation must have been run with them)."""
     from pairscreen.evaluation.report import comparisons
 
     screen = evaluation.results[0]
-    return {
+    through = evaluation.data_through
+    body: dict[str, object] = {
         "from": evaluation.dates[0].isoformat(),
         "to": evaluation.dates[-1].isoformat(),
+        "data_through": None if through is None else through.isoformat(),
         "as_of_days": len(evaluation.dates),
         "every_days": evaluation.every_days,
         "fee": evaluation.fee,
@@ -89,8 +116,13 @@ def track_record(evaluation: Evaluation) -> dict[str, object]:
         "comparisons": comparisons(evaluation),
         "horizons": [horizon_json(h, per_date=False) for h in screen.horizons],
         "warnings": list(evaluation.warnings),
+        "calibration": None if evaluation.calibration is None else evaluation.calibration.as_json(),
         **portfolio_line(evaluation),
     }
+    if chosen_through is not None:
+        body["defaults_chosen_through"] = chosen_through.isoformat()
+        body["periods"] = [period_json(p) for p in evaluation.periods]
+    return body
 
 
 def portfolio_line(evaluation: Evaluation) -> dict[str, object]:
@@ -144,6 +176,7 @@ def evaluate_current_rules(
     screen_rules = rule_sets(rt.plugins, rt.universe, [])[:1]
     strategy = rt.plugins.strategies.get(rt.settings.strategy)
     fee = float(getattr(strategy, "fee", 0.0))
+    chosen_through = rt.settings.defaults_chosen_through
     result = evaluate(
         rt.plugins,
         market,
@@ -155,8 +188,9 @@ def evaluate_current_rules(
         depegs_at=active_depegs,
         persistence_screens=rt.settings.persistence_screens,
         on_progress=on_progress,
+        periods=split_periods(chosen_through, dates[0], dates[-1]),
         costs=rt.universe.costs,
         strategy=strategy,
         portfolio=portfolio,
     )
-    return TrackRecord(result, track_record(result))
+    return TrackRecord(result, track_record(result, chosen_through))

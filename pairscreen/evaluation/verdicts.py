@@ -20,12 +20,14 @@ import numpy as np
 
 from pairscreen.engine.evaluate import compute_metrics
 from pairscreen.engine.filtering import filter_reasons
+from pairscreen.engine.guarantees import PASSES
 from pairscreen.engine.panels import AlignedPair, align, group_by_history, history_days
 from pairscreen.engine.required_fields import ZONE
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.evaluation.rule_sets import RuleSet
 from pairscreen.market.cutoff import candles_until, close_of
-from pairscreen.market.freshness import asset_freshness, last_days, stale_reason
+from pairscreen.market.freshness import asset_freshness, last_days
+from pairscreen.market.pair_verdicts import pair_verdicts
 from pairscreen.pegs.status import depegged_legs
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.screening.screen import SCREEN_BT_DAYS
@@ -33,6 +35,8 @@ from pairscreen.types import Asset, Candles, DepeggedLeg, FilterContext
 from pairscreen.universe import Universe
 
 SAMPLE_SEED = 20260102
+# The model figure the calibration table groups by; kept per pair at every as-of day.
+MODEL_RETURN = "ou_expected_return_per_year"
 DepegsAt = Callable[[datetime], Mapping[str, DepeggedLeg]]
 
 
@@ -96,6 +100,11 @@ class DateVerdicts:
     tested: np.ndarray  # (pairs,) bool: reached the metrics
     pvalues: Mapping[str, np.ndarray]  # QVALUE_FIELDS name -> (pairs,) float, NaN if none
     complete: bool = True
+    # (pairs,) uint8: the core's verdict (``engine.guarantees``), PASSES outside ``rows``
+    core: np.ndarray | None = None
+    # (pairs,) float: MODEL_RETURN at the day's close, NaN where not computed; None when
+    # no loaded metric provides it
+    model_return: np.ndarray | None = None
     score: np.ndarray | None = None  # (pairs,) float, NaN if untested; with Market.scorer only
 
 
@@ -117,28 +126,47 @@ def verdicts_at(
     )
     depegs = depegs_at(generated_at)
     last = np.datetime64(day, "D")
+    considered: list[int] = []
+    ends: list[int] = []  # per considered pair: its common closes up to the day
+    history_of: list[int | None] = []
+    for i, pair in enumerate(market.aligned):
+        if rows is not None and not rows[i]:
+            continue
+        considered.append(i)
+        k = 0 if pair is None else int(np.searchsorted(pair.dates, last, side="right"))
+        ends.append(k)
+        history_of.append(None if pair is None else history_days(pair.dates[:k]))
+    core = np.zeros(n, dtype=np.uint8)  # the core's verdict: the screen's stale and history
+    core[considered] = pair_verdicts(
+        fresh,
+        [(market.pairs[i][0].ticker, market.pairs[i][1].ticker) for i in considered],
+        history_of,
+        market.min_history_days,
+    )
     tested_rows: list[int] = []
     cut: list[AlignedPair] = []
-    for i, ((a, b), pair) in enumerate(zip(market.pairs, market.aligned, strict=True)):
-        if (rows is not None and not rows[i]) or pair is None or stale_reason(fresh, a, b):
-            continue
-        k = int(np.searchsorted(pair.dates, last, side="right"))
-        if k == 0 or history_days(pair.dates[:k]) < market.min_history_days:
-            continue
-        tested_rows.append(i)
-        cut.append(prefix(pair, k))
+    for i, k in zip(considered, ends, strict=True):
+        pair = market.aligned[i]
+        if core[i] == PASSES and pair is not None and k > 0:
+            tested_rows.append(i)
+            cut.append(prefix(pair, k))
     zone = np.full(n, "", dtype=object)
     log_ratio = np.full(n, np.nan)
     survives = {s.name: np.zeros(n, dtype=bool) for s in sets}
     pvalues = {name: np.full(n, np.nan) for name in QVALUE_FIELDS}
     score = None if market.scorer is None else np.full(n, np.nan)
+    model_return = np.full(n, np.nan)
+    modelled = False
     span_days = market.window_days + SCREEN_BT_DAYS
     for idx, panel in group_by_history(cut, span_days, market.window_days):
         at = np.asarray([tested_rows[j] for j in idx])
-        metrics = compute_metrics(plugins, panel)
+        metrics = compute_metrics(plugins, panel, strict=True)  # stops as ``screen run`` does
         if ZONE.name in metrics.values:
             zone[at] = np.asarray(metrics.values[ZONE.name], dtype=object)
         log_ratio[at] = np.log(panel.close_a[:, -1] / panel.close_b[:, -1])
+        if MODEL_RETURN in metrics.values:
+            model_return[at] = np.asarray(metrics.values[MODEL_RETURN], dtype=float)
+            modelled = True
         for name, column in pvalues.items():
             if name in metrics.values:  # absent when its metric failed: no test
                 column[at] = np.asarray(metrics.values[name], dtype=float)
@@ -154,7 +182,18 @@ def verdicts_at(
             survives[rule_set.name][at] = np.array([not r for r in reasons], dtype=bool)
     tested = np.zeros(n, dtype=bool)
     tested[tested_rows] = True
-    return DateVerdicts(day, zone, log_ratio, survives, tested, pvalues, rows is None, score)
+    return DateVerdicts(
+        day,
+        zone,
+        log_ratio,
+        survives,
+        tested,
+        pvalues,
+        rows is None,
+        core,
+        model_return if modelled else None,
+        score,
+    )
 
 
 def prefix(pair: AlignedPair, k: int) -> AlignedPair:

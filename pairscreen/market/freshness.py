@@ -16,11 +16,11 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 
 from pairscreen import clock
+from pairscreen.engine.guarantees import PASSES, STALE_LEG, core_reason
+from pairscreen.engine.guarantees import STALE as STALE  # re-exported: the core's code
 from pairscreen.types import Asset, Candles
 from pairscreen.universe import Universe
 from pairscreen.wording import plural
-
-STALE = "stale"  # the reason code of a pair with a stale leg
 
 
 def last_closed_day(at: datetime | None = None) -> date:
@@ -101,7 +101,7 @@ def stale_reason(fresh: Mapping[str, AssetFreshness], a: Asset, b: Asset) -> str
     2022-12-31 (1,426 days)``."""
     legs = [fresh.get(asset.ticker) for asset in (a, b)]
     stale = [leg.describe() for leg in legs if leg is not None and leg.stale]
-    return f"{STALE}: {'; '.join(stale)}" if stale else ""
+    return core_reason(STALE_LEG if stale else PASSES, stale_legs=stale)
 
 
 def describe(fresh: Mapping[str, AssetFreshness]) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import html
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +37,11 @@ from pairscreen.access.accounts import Principal
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, User, WatchlistItem
 from pairscreen.engine.evaluate import compute_metrics
+from pairscreen.engine.guarantees import PASSES
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
 from pairscreen.engine.required_fields import POSITION
+from pairscreen.market.freshness import asset_freshness, last_days
+from pairscreen.market.pair_verdicts import pair_reason, pair_verdicts
 from pairscreen.notify.channels import Destination, destinations
 from pairscreen.notify.outbox import OutboxMessage, enqueue
 from pairscreen.notify.states import BAND_LIMITS, BANDS, Transition, next_state
@@ -74,6 +77,8 @@ class NotifyReport:
     muted: int = 0  # entries that would have notified but fell in a cooldown or a snooze
     notifications: int = 0  # outbox rows queued
     transitions: list[tuple[int, Transition]] | None = None
+    # "A/B" -> the core's reason, for each watched pair it stops (no position, no move)
+    held: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         return (
@@ -83,16 +88,45 @@ class NotifyReport:
         )
 
 
-def live_positions(rt: Runtime, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], PairPosition]:
-    """The current position of each (a, b) with enough common history, in one batch."""
+def held_pairs(rt: Runtime, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The watched pairs the core's verdict stops (a stale leg, no candles, too short a
+    history), each with its reason in the screen's words: no position is said from them."""
+    return core_screened(rt, pairs)[1]
+
+
+def core_screened(
+    rt: Runtime, pairs: set[tuple[str, str]]
+) -> tuple[list[AlignedPair], dict[tuple[str, str], str]]:
+    """The pairs the core lets through, aligned, and the reason of each it stops."""
     candles = rt.candles.get()
-    aligned: list[AlignedPair] = []
-    for a, b in sorted(pairs):
-        if a not in candles or b not in candles:
-            continue
-        pair = align(candles[a], candles[b])
-        if pair.n_days >= 2 and pair.calendar_days >= rt.settings.min_history_days:
-            aligned.append(pair)
+    fresh = asset_freshness(rt.universe, last_days(candles), clock.now())
+    ordered = sorted(pairs)
+    aligned = [
+        align(candles[a], candles[b]) if a in candles and b in candles else None for a, b in ordered
+    ]
+    history = [None if pair is None else pair.calendar_days for pair in aligned]
+    minimum = rt.settings.min_history_days
+    verdicts = pair_verdicts(fresh, ordered, history, minimum).tolist()
+    held = {
+        key: pair_reason(fresh, key, verdict, days, minimum)
+        for key, verdict, days in zip(ordered, verdicts, history, strict=True)
+        if verdict != PASSES
+    }
+    kept = [
+        pair
+        for pair, verdict in zip(aligned, verdicts, strict=True)
+        if verdict == PASSES and pair is not None and pair.n_days >= 2
+    ]
+    return kept, held
+
+
+def live_positions(rt: Runtime, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], PairPosition]:
+    """The current position of each (a, b) the core's verdict lets through, in one batch."""
+    return positions_of(rt, core_screened(rt, pairs)[0])
+
+
+def positions_of(rt: Runtime, aligned: list[AlignedPair]) -> dict[tuple[str, str], PairPosition]:
+    """The current position of each aligned pair, one panel per calendar."""
     out: dict[tuple[str, str], PairPosition] = {}
     window = rt.settings.window_days
     for rows, panel in group_by_history(aligned, window + 1, window):
@@ -116,7 +150,9 @@ def run_notifications(rt: Runtime, *, at: datetime | None = None) -> NotifyRepor
     items = list(WatchlistItem.select().order_by(WatchlistItem.id))
     transitions: list[tuple[int, Transition]] = []
     report = NotifyReport(items=len(items), transitions=transitions)
-    positions = live_positions(rt, {(i.a, i.b) for i in items})
+    aligned, held = core_screened(rt, {(i.a, i.b) for i in items})
+    report.held = {f"{a}/{b}": reason for (a, b), reason in held.items()}
+    positions = positions_of(rt, aligned)
     planned: list[tuple[WatchlistItem, Transition, PairPosition]] = []
     for item in items:
         pos = positions.get((item.a, item.b))

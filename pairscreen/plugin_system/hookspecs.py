@@ -94,9 +94,11 @@ def pairscreen_register_metrics(settings: Settings, options: Mapping[str, Any]) 
     Each metric computes its ``fields`` over a whole :class:`~pairscreen.types.PairPanel` (one
     row per pair) and returns one array per field. Its fields appear in ``metrics`` of
     ``/pair/{a}/{b}`` and of every survivor in ``/screen/latest``; a field name may be
-    provided by only one metric. A metric that raises is logged with its name and its fields
-    are left out of that response rather than failing it; a filter rule that needs one of
-    them rejects the pair with a reason naming the failed metric.
+    provided by only one metric. A metric that raises during a live ``/pair`` is logged with
+    its name and its fields are left out of that response rather than failing it (a filter
+    rule that needs one of them rejects the pair with a reason naming the failed metric);
+    during ``screen run`` or ``evaluate`` it stops the command with the "plugin failed"
+    status, since a screen or a replay missing a metric would be wrong, not partial.
     """
 
 

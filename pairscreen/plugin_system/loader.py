@@ -26,34 +26,66 @@ from pairscreen.plugin_system import hookspecs
 
 log = logging.getLogger(__name__)
 
-# The built-in plugins: registered exactly like a third-party plugin, through the hooks.
-BUILTIN_PLUGINS: tuple[str, ...] = (
-    "pairscreen_plugins.market.demo",
-    "pairscreen_plugins.market.csv_source",
-    "pairscreen_plugins.market.ccxt_source",
-    "pairscreen_plugins.metrics.bands",
-    "pairscreen_plugins.metrics.mean_reversion",
-    "pairscreen_plugins.metrics.range_stats",
-    "pairscreen_plugins.metrics.volume",
-    "pairscreen_plugins.metrics.half_life",
-    "pairscreen_plugins.metrics.cointegration",
-    "pairscreen_plugins.metrics.johansen",
-    "pairscreen_plugins.metrics.correlation",
-    "pairscreen_plugins.metrics.ou",
-    "pairscreen_plugins.metrics.breakeven",
-    "pairscreen_plugins.metrics.kalman",
-    "pairscreen_plugins.rules",
-    "pairscreen_plugins.strategies.accumulation",
-    "pairscreen_plugins.strategies.ou_optimal",
-    "pairscreen_plugins.score",
-    "pairscreen_plugins.charts.default",
-    "pairscreen_plugins.notifiers.email",
-    "pairscreen_plugins.notifiers.webhook",
-    "pairscreen_plugins.notifiers.chat",
-    "pairscreen_plugins.pegs.demo_reference",
-    "pairscreen_plugins.pegs.csv_reference",
-    "pairscreen_plugins.pegs.http_json",
+# The built-in plugins, by the name a user gives them (``[plugins.NAME]``,
+# ``PAIRSCREEN_DISABLE_PLUGINS``) and their module: registered exactly like a third-party
+# plugin, through the hooks, under a short name as an entry point's would be.
+BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
+    ("demo", "pairscreen_plugins.market.demo"),
+    ("csv_source", "pairscreen_plugins.market.csv_source"),
+    ("ccxt_source", "pairscreen_plugins.market.ccxt_source"),
+    ("bands", "pairscreen_plugins.metrics.bands"),
+    ("mean_reversion", "pairscreen_plugins.metrics.mean_reversion"),
+    ("range_stats", "pairscreen_plugins.metrics.range_stats"),
+    ("volume", "pairscreen_plugins.metrics.volume"),
+    ("half_life", "pairscreen_plugins.metrics.half_life"),
+    ("cointegration", "pairscreen_plugins.metrics.cointegration"),
+    ("johansen", "pairscreen_plugins.metrics.johansen"),
+    ("correlation", "pairscreen_plugins.metrics.correlation"),
+    ("ou", "pairscreen_plugins.metrics.ou"),
+    ("breakeven", "pairscreen_plugins.metrics.breakeven"),
+    ("kalman", "pairscreen_plugins.metrics.kalman"),
+    ("default_filter", "pairscreen_plugins.rules"),
+    ("accumulation", "pairscreen_plugins.strategies.accumulation"),
+    ("ou_optimal", "pairscreen_plugins.strategies.ou_optimal"),
+    ("kalman_band", "pairscreen_plugins.strategies.kalman_band"),
+    ("score", "pairscreen_plugins.score"),
+    ("default_chart", "pairscreen_plugins.charts.default"),
+    ("email", "pairscreen_plugins.notifiers.email"),
+    ("webhook", "pairscreen_plugins.notifiers.webhook"),
+    ("chat", "pairscreen_plugins.notifiers.chat"),
+    ("demo_reference", "pairscreen_plugins.pegs.demo_reference"),
+    ("csv_reference", "pairscreen_plugins.pegs.csv_reference"),
+    ("http_json", "pairscreen_plugins.pegs.http_json"),
 )
+
+
+def current_name(name: str, where: str) -> str:
+    """``name`` as a plugin is named now: a built-in's former name (its module path, which
+    names built-ins before this release) becomes its short name, with a one-line warning
+    naming ``where`` it was given and what to write instead; any other name is returned as is."""
+    for short, module in BUILTIN_PLUGINS:
+        if name == module:
+            log.warning(
+                "%s names the built-in plugin %r by its former name; write %r instead (the "
+                "former name stops working in the next release)",
+                where,
+                module,
+                short,
+            )
+            return short
+    return name
+
+
+def entry_point_name(plugin: object) -> str | None:
+    """The name of the ``pairscreen`` entry point that loads ``plugin`` (a module), so a
+    plugin handed over by a test is named as its installed entry point names it."""
+    module = getattr(plugin, "__name__", None)
+    if module is None:
+        return None
+    for entry in importlib.metadata.entry_points(group=hookspecs.PROJECT_NAME):
+        if entry.module == module and not entry.attr:
+            return entry.name
+    return None
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
@@ -85,14 +117,14 @@ def load_plugins(settings: Settings, *, extra: tuple[object, ...] = ()) -> plugg
     """Build the plugin manager: built-ins, entry points, the plugins folder, then ``extra``,
     leaving out the plugins ``PAIRSCREEN_DISABLE_PLUGINS`` names."""
     pm = new_plugin_manager()
-    disabled = set(settings.disable_plugins)
+    disabled = {current_name(n, "PAIRSCREEN_DISABLE_PLUGINS") for n in settings.disable_plugins}
     for name in disabled:
         pm.set_blocked(name)
     seen: dict[str, str] = {}
-    for name in BUILTIN_PLUGINS:
+    for name, module in BUILTIN_PLUGINS:
         seen[name] = BUILT_IN
         if name not in disabled:
-            pm.register(importlib.import_module(name), name=name)
+            pm.register(importlib.import_module(module), name=name)
     seen.update(_load_entry_points(pm, settings.load_plugins))
     seen.update(_load_plugins_dir(pm, settings.plugins_dir, disabled))
     unknown = sorted(disabled - set(seen))
@@ -103,7 +135,7 @@ def load_plugins(settings: Settings, *, extra: tuple[object, ...] = ()) -> plugg
         )
     for plugin in extra:
         if not pm.is_registered(plugin):  # a test may hand over a module its entry point loaded
-            pm.register(plugin)
+            pm.register(plugin, name=entry_point_name(plugin))
     pm.check_pending()
     pm.pairscreen_origins = {  # type: ignore[attr-defined]
         name: origin for name, origin in seen.items() if not pm.is_blocked(name)
@@ -112,6 +144,13 @@ def load_plugins(settings: Settings, *, extra: tuple[object, ...] = ()) -> plugg
 
 
 def _load_entry_points(pm: pluggy.PluginManager, allowed: tuple[str, ...] | None) -> dict[str, str]:
+    builtin = {name for name, _module in BUILTIN_PLUGINS}
+    for entry in importlib.metadata.entry_points(group=hookspecs.PROJECT_NAME):
+        if entry.name in builtin and (allowed is None or entry.name in allowed):
+            raise PluginLoadError(
+                f"the entry point {entry.name!r} ({entry.value}) has the name of a built-in "
+                "plugin; rename it in its package's entry points"
+            )
     if allowed is None:
         pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME)
     else:

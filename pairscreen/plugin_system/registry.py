@@ -27,6 +27,7 @@ from typing import Any, Generic, TypeVar
 import pluggy
 
 from pairscreen.config import Settings
+from pairscreen.plugin_system.loader import current_name
 from pairscreen.types import (
     ChartRenderer,
     Filter,
@@ -203,7 +204,9 @@ class Plugins:
     ):
         self.pm = pm
         self.settings = settings
-        self.tables: Mapping[str, Mapping[str, Any]] = tables or {}
+        self.tables: Mapping[str, Mapping[str, Any]] = {
+            current_name(name, f"[plugins.{name}]"): table for name, table in (tables or {}).items()
+        }
 
     def names(self) -> list[str]:
         """Every loaded plugin's name, in registration order."""

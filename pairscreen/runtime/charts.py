@@ -27,7 +27,13 @@ def chart_key(chart: ChartData, renderer: str, width: int, height: int) -> bytes
     digest = hashlib.blake2b(digest_size=20)
     for text in (renderer, f"{width}x{height}", chart.a, chart.b, str(chart.bt_days), chart.zone):
         digest.update(text.encode() + b"\0")
-    for array in (chart.dates, chart.log_ratio, *(chart.bands[k] for k in sorted(chart.bands))):
+    arrays = (
+        chart.dates,
+        chart.log_ratio,
+        *(chart.bands[k] for k in sorted(chart.bands)),
+        *(chart.spread_lines[k] for k in sorted(chart.spread_lines)),
+    )
+    for array in arrays:
         digest.update(np.ascontiguousarray(array).tobytes())
     numbers = (chart.current, chart.position, chart.backtest_start_index)
     digest.update(repr(numbers).encode())

@@ -70,7 +70,8 @@ def chart_data(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> ChartDat
     pair = aligned_pair(rt, asset_a, asset_b)
     settings = rt.settings
     panel = snapshot_panel(rt, pair, bt)
-    legs = run_legs(rt.plugins.strategies.get(settings.strategy), panel, bt, with_trades=True)
+    strategy = rt.plugins.strategies.get(settings.strategy)
+    legs = run_legs(strategy, panel, bt, with_trades=True)
     start = panel.n_days - int(legs["A"].simulated_closes()[0])
     offsets = panel.day_offsets
     drawn = panel.calendar_window(settings.window_days + bt).start  # first drawn column
@@ -97,7 +98,17 @@ def chart_data(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> ChartDat
         note=_note(rt, asset_a, asset_b),
         triggers=trigger_levels(bands),
         ou_levels=ou_levels(values),
+        spread_lines={name: line[drawn:] for name, line in strategy_lines(strategy, panel, bt)},
     )
+
+
+def strategy_lines(strategy: object, panel: PairPanel, bt: int) -> list[tuple[str, np.ndarray]]:
+    """The strategy's own chart lines (``chart_lines(panel, bt_days)``, one value per column
+    of the panel), when it draws any: the ``kalman_band`` strategy's spread and its levels."""
+    draw = getattr(strategy, "chart_lines", None)
+    if not callable(draw):
+        return []
+    return [(str(name), np.asarray(line, dtype=float)) for name, line in draw(panel, bt).items()]
 
 
 def ou_levels(values: Mapping[str, np.ndarray]) -> dict[str, float]:
@@ -137,6 +148,7 @@ def chart_series(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> dict[s
         "bands": {name: _values(v) for name, v in chart.bands.items()},
         "triggers": {name: _values(v) for name, v in chart.triggers.items()},
         "ou_levels": {name: chart.ou_levels.get(name) for name in ("entry", "exit")},
+        "spread_lines": {name: _values(v) for name, v in chart.spread_lines.items()},
         "trades": {
             leg: [
                 {"date": days[t.day_index], "bought": t.bought, "log_ratio": float(r[t.day_index])}

@@ -28,6 +28,8 @@ LEG_FIELDS = (
     "breakeven_fee",
     "buy_hold_growth_pct",
 )
+# Leg fields added later: their columns follow all the others, so no column moves.
+LEG_EXTRA = ("breakeven_swaps", "open_position_pct")
 
 
 def screen_csv(screen: PublishedScreen) -> str:
@@ -47,7 +49,8 @@ def columns(payload: str) -> list[str]:
     """The header: identity, every metric field, then the backtest of leg A and of leg B."""
     metric_names = dict.fromkeys(name for s in survivors(payload) for name in s["metrics"])
     legs = [f"backtest_{leg}_{name}" for leg in ("A", "B") for name in LEG_FIELDS]
-    return [*IDENTITY, *SCREEN_FIELDS, *metric_names, "backtest_history_days", *legs]
+    extra = [f"backtest_{leg}_{name}" for leg in ("A", "B") for name in LEG_EXTRA]
+    return [*IDENTITY, *SCREEN_FIELDS, *metric_names, "backtest_history_days", *legs, *extra]
 
 
 def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +72,7 @@ def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:
     for leg in ("A", "B"):
         values = backtest[leg]
         buy_hold = values.get("buy_hold")
-        for name in LEG_FIELDS[:-1]:
+        for name in (*LEG_FIELDS[:-1], *LEG_EXTRA):
             record[f"backtest_{leg}_{name}"] = values.get(name)
         record[f"backtest_{leg}_buy_hold_growth_pct"] = buy_hold and buy_hold["growth_pct"]
     return record

@@ -24,8 +24,9 @@ import orjson
 from pairscreen import clock
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.costs import leg_slippage
-from pairscreen.engine.evaluate import leg_breakeven_fee
+from pairscreen.engine.evaluate import leg_breakeven
 from pairscreen.engine.filtering import FilterChoice, filter_code
+from pairscreen.engine.guarantees import PASSES, SHORT_HISTORY, core_verdicts
 from pairscreen.engine.panel_rows import PanelRows
 from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chunk
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
@@ -38,7 +39,7 @@ from pairscreen.universe import SwapCosts, pair_sector
 
 # The code of the pairs the engine cannot evaluate at all (fewer common days than the
 # settings' ``min_history_days``, or no candles); counted before the filter's own codes.
-TOO_SHORT = "insufficient_history"
+TOO_SHORT = SHORT_HISTORY
 
 PairTask = tuple[np.ndarray, np.ndarray]  # (pairs,) row indices into the matrix: legs A and B
 
@@ -132,7 +133,9 @@ def chunk_jobs(spec: ScreenSpec, task: PairTask) -> tuple[PairsOutcome, list[Gro
     outcome.verdicts.add_plain(ia[~some], ib[~some], SHORT, None, matrix=True)
     ia, ib, common = ia[some], ib[some], common[some]
     spans = spec.matrix.spans(common, spec.max_days)
-    usable = spans.history_days >= spec.min_history_days
+    # the core's history guarantee (its stale and no-candles ones were decided before)
+    unknown = np.zeros(ia.shape[0], dtype=bool)
+    usable = core_verdicts(unknown, unknown, spans.history_days, spec.min_history_days) == PASSES
     outcome.verdicts.add_plain(
         ia[~usable],
         ib[~usable],
@@ -309,5 +312,5 @@ def screen_leg(batch: BacktestBatch, j: int, base: str) -> dict[str, Any]:
         "n_trades": int(batch.n_trades[j]),
         "max_drawdown_pct": float(batch.max_drawdown_pct[j]),
         "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
-        "breakeven_fee": leg_breakeven_fee(batch, j),
+        **leg_breakeven(batch, j),
     }

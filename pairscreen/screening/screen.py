@@ -20,7 +20,7 @@ from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
 from pairscreen.engine.fdr import QValues
 from pairscreen.engine.filtering import filter_codes
-from pairscreen.engine.guarantees import CORE_CODES
+from pairscreen.engine.guarantees import CORE_CODES, NO_CANDLES, STALE_LEG, core_verdicts
 from pairscreen.engine.screen_chunks import DECIDE_ROWS
 from pairscreen.engine.screen_rules import (
     PERSISTENCE,
@@ -315,11 +315,13 @@ def _screened_rows(
     matrix = CandleMatrix.of(candles, [a.ticker for a in assets])
     last_day = np.array([candles[a.ticker].dates[-1] for a in assets], dtype="datetime64[D]")
     ra, rb = row_of[ia], row_of[ib]
-    stale_pair = stale[ia] | stale[ib]
+    # the core's first two guarantees; the history one is decided once a chunk aligns
+    verdict = core_verdicts(stale[ia] | stale[ib], (ra < 0) | (rb < 0), None, 0)
+    stale_pair = verdict == STALE_LEG
     outcome.rejected[STALE] += int(stale_pair.sum())
     both = stale_pair & (ra >= 0) & (rb >= 0)
     outcome.saw_days(np.minimum(last_day[ra[both]], last_day[rb[both]]))
-    missing = ~stale_pair & ((ra < 0) | (rb < 0))
+    missing = verdict == NO_CANDLES
     outcome.verdicts.add_core(ia, ib, stale_pair, missing, fresh.values(), with_candles)
     outcome.rejected[TOO_SHORT] += int(missing.sum())
     screened = ~stale_pair & ~missing

@@ -10,14 +10,16 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.engine.costs import leg_slippage, with_costs
-from pairscreen.engine.evaluate import compute_metrics, leg_breakeven_fee, run_legs
+from pairscreen.engine.evaluate import compute_metrics, leg_breakeven, run_legs
 from pairscreen.engine.filtering import filter_reasons
+from pairscreen.engine.guarantees import PASSES, core_text, core_verdicts
 from pairscreen.engine.panels import AlignedPair, align, span_panel
 from pairscreen.engine.windows import windows_of
 from pairscreen.errors import NotFound
 from pairscreen.market.freshness import day_of, day_start, leg_freshness, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
+from pairscreen.screening import in_sample
 from pairscreen.screening.persistence import recent_verdicts
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, PairPanel
 from pairscreen.universe import pair_sector
@@ -36,11 +38,11 @@ def aligned_pair(rt: Runtime, asset_a: Asset, asset_b: Asset) -> AlignedPair:
             raise NotFound(f"No data yet for {asset.ticker}: its candles have not been synced.")
     pair = align(candles[asset_a.ticker], candles[asset_b.ticker])
     minimum = rt.settings.min_history_days
-    if pair.calendar_days < minimum:
-        raise NotFound(
-            f"No data yet for {asset_a.ticker}/{asset_b.ticker}: {pair.calendar_days} days of "
-            f"common history, at least {minimum} are needed."
-        )
+    # the core's history guarantee; a stale leg is not a refusal here but the pair's reason
+    verdict = int(core_verdicts([False], [False], [pair.calendar_days], minimum)[0])
+    if verdict != PASSES:
+        text = core_text(verdict, history_days=pair.calendar_days, min_history_days=minimum)
+        raise NotFound(f"No data yet for {asset_a.ticker}/{asset_b.ticker}: {text}.")
     return pair
 
 
@@ -133,6 +135,7 @@ def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> di
         "recent_verdicts": recent_verdicts(
             asset_a.ticker, asset_b.ticker, rt.settings.persistence_screens
         ),
+        "in_sample": {"fields": in_sample.snapshot_paths(), "note": in_sample.NOTE},
     }
 
 
@@ -144,5 +147,5 @@ def snapshot_leg(batch: BacktestBatch, base: str) -> dict[str, Any]:
         "n_trades": int(batch.n_trades[0]),
         "max_drawdown_pct": float(batch.max_drawdown_pct[0]),
         "buy_hold": None if np.isnan(buy_hold) else {"growth_pct": buy_hold},
-        "breakeven_fee": leg_breakeven_fee(batch, 0),
+        **leg_breakeven(batch, 0),
     }

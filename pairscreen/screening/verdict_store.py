@@ -24,9 +24,11 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.db.models import Screen, ScreenVerdictBlock, ScreenVerdicts
+from pairscreen.engine.guarantees import NO_CANDLES as CORE_NO_CANDLES
+from pairscreen.engine.guarantees import SHORT, STALE_LEG, core_reason
 from pairscreen.engine.screen_rules import SCREEN_RULES
 from pairscreen.errors import NotFound
-from pairscreen.market.freshness import STALE, AssetFreshness, day_of, day_start
+from pairscreen.market.freshness import AssetFreshness, day_of, day_start
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.runtime import Runtime
 from pairscreen.runtime.published import PublishedScreen
@@ -324,15 +326,14 @@ def _say(
         return str(json.loads(block.texts)[str(local)])
     if kind.how == "stale":
         fresh = [_freshness(t, *facts["stale"][t]) for t in legs if t in facts["stale"]]
-        return f"{STALE}: {'; '.join(leg.describe() for leg in fresh if leg.stale)}"
+        described = [leg.describe() for leg in fresh if leg.stale]
+        return core_reason(STALE_LEG, stale_legs=described)
     if code == NO_CANDLES:
         missing = [t for t in legs if t in facts["no_candles"]]
-        return f"{kind.code}: no candles stored for {' and '.join(missing)}"
+        return core_reason(CORE_NO_CANDLES, no_candles=missing)
     if kind.how == "short":
-        return (
-            f"{kind.code}: {history} days of common history, at least "
-            f"{facts['min_history_days']} are needed"
-        )
+        minimum = int(facts["min_history_days"])
+        return core_reason(SHORT, history_days=history, min_history_days=minimum)
     if kind.how == "wide":
         rule = SCREEN_RULES[kind.rule]
         limit = facts["screen_rules"].get(rule.limit, rule.off)

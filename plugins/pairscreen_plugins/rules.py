@@ -1,17 +1,22 @@
 """The built-in screen filter ``default``: what makes a pair worth trading back and forth.
 
 Checked in this order, the first failure being the pair's ``filter_reason``: enough common
-history, mean reversion (variance-ratio ``hurst`` below 0.5), stationarity (ADF p-value below
-0.7), a range wide enough that swap fees do not dominate (0.40 log units), and genuine
-oscillation (at least 2 alternating touches of each band). A pair with a stale leg, too short
-a history for the engine or a leg in an active depeg event never reaches these rules: the
-core rejects it first, whatever the filter (``pairscreen.engine.guarantees``).
+history (the core's own rule, ``pairscreen.ShortHistory``, at this filter's deprecated
+``min_history_days``), mean reversion (variance-ratio ``hurst`` below 0.5), stationarity (ADF
+p-value below 0.7), a range wide enough that swap fees do not dominate (0.40 log units), and
+genuine oscillation (at least 2 alternating touches of each band). A pair with a stale leg,
+too short a history for the engine or a leg in an active depeg event never reaches these
+rules: the core rejects it first, whatever the filter (``pairscreen.engine.guarantees``).
 Every limit is a threshold the universe file's ``[screen]`` table may change. Each text
 states its units (days, log units, counts; Hurst and the ADF p-value have none).
 
-Four more rules read the pair-trading metrics (half-life, Engle-Granger p-value, return
-correlation) and the backtest's break-even fee (``min_breakeven_fee``, a fraction per swap;
-off at its default of -1). They are off at their defaults, so the default screen is the one
+Six more rules read the pair-trading metrics (half-life, Engle-Granger p-value, return
+correlation), the backtest's break-even fee (``min_breakeven_fee``, a fraction per swap;
+off at its default of -1) and the Kalman filter's hedge ratio: how far it drifted over the
+window (``max_kalman_hedge_drift``, a fraction of today's β; a relation that moves is a
+hedge that will not hold) and how far today's spread is from it (``kalman_z_beyond``, in
+standard deviations; a pair at an entry point now). They are off at their defaults (0), so
+whether they earn a default is left to the evaluation. The default screen is the one
 above: a rule at its default passes every pair and reads no field (``inputs_for`` says so), so
 a failed metric cannot reject pairs through a rule nobody asked for, and the screen computes
 those metrics for its survivors only. Set in ``[screen]``, a rule rejects a null value.
@@ -26,7 +31,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from pairscreen import Filter, FilterContext, FilterRule, hookimpl
+from pairscreen import Filter, FilterContext, FilterRule, ShortHistory, hookimpl
 
 Metrics = Mapping[str, np.ndarray]
 
@@ -41,6 +46,8 @@ THRESHOLDS: Mapping[str, float] = MappingProxyType(
         "coint_below": 1.0,
         "min_return_correlation": -1.0,
         "min_breakeven_fee": -1.0,
+        "max_kalman_hedge_drift": 0.0,
+        "kalman_z_beyond": 0.0,
     }
 )
 # The values at which the optional rules are off (their defaults): every pair passes.
@@ -50,6 +57,8 @@ OFF: Mapping[str, float] = MappingProxyType(
         "coint_below": 1.0,
         "min_return_correlation": -1.0,
         "min_breakeven_fee": -1.0,
+        "max_kalman_hedge_drift": 0.0,
+        "kalman_z_beyond": 0.0,
     }
 )
 
@@ -79,15 +88,6 @@ class Rule:
 
 def _number(metrics: Metrics, name: str) -> np.ndarray:
     return np.asarray(metrics[name], dtype=float)
-
-
-def _history_passes(m: Metrics, c: FilterContext) -> np.ndarray:
-    return np.asarray(c.history_days) >= c.thresholds["min_history_days"]
-
-
-def _history_says(m: Metrics, c: FilterContext, i: int) -> str:
-    days, needed = int(c.history_days[i]), c.thresholds["min_history_days"]
-    return f"{days} days of common history, at least {needed} days needed"
 
 
 def _hurst_passes(m: Metrics, c: FilterContext) -> np.ndarray:
@@ -225,8 +225,46 @@ def _breakeven_says(m: Metrics, c: FilterContext, i: int) -> str:
     )
 
 
+def _drift_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _optional(
+        m, c, "kalman_hedge_drift", "max_kalman_hedge_drift", lambda v, t: np.abs(v) <= t
+    )
+
+
+def _drift_says(m: Metrics, c: FilterContext, i: int) -> str:
+    limit = c.thresholds["max_kalman_hedge_drift"]
+    value = _value_or_null(m, "kalman_hedge_drift", i)
+    if value is None:
+        return (
+            "Kalman hedge-ratio drift is undefined (null: see kalman_reason), "
+            f"at most {limit:.1%} of β needed"
+        )
+    return (
+        f"Kalman hedge ratio drifted {value:+.1%} of β over the window, beyond {limit:.1%} "
+        "(the hedge does not hold still)"
+    )
+
+
+def _kalman_z_passes(m: Metrics, c: FilterContext) -> np.ndarray:
+    return _optional(m, c, "kalman_z", "kalman_z_beyond", lambda v, t: np.abs(v) >= t)
+
+
+def _kalman_z_says(m: Metrics, c: FilterContext, i: int) -> str:
+    beyond = c.thresholds["kalman_z_beyond"]
+    value = _value_or_null(m, "kalman_z", i)
+    if value is None:
+        return (
+            "Kalman z is undefined (null: see kalman_reason), "
+            f"at least {beyond:g} standard deviations from 0 needed"
+        )
+    return (
+        f"Kalman z {value:+.2f} is within {beyond:g} standard deviations of 0 "
+        "(the spread is not stretched now)"
+    )
+
+
 RULES: tuple[FilterRule, ...] = (
-    Rule("insufficient_history", (), _history_passes, _history_says),
+    ShortHistory(),  # the core decides short history; this filter only sets its threshold
     Rule("hurst", ("hurst",), _hurst_passes, _hurst_says),
     Rule("adf", ("adf_pvalue",), _adf_passes, _adf_says),
     Rule("range_width", ("range_width",), _width_passes, _width_says),
@@ -253,13 +291,21 @@ RULES: tuple[FilterRule, ...] = (
         _breakeven_says,
         limit="min_breakeven_fee",
     ),
+    Rule(
+        "kalman_drift",
+        ("kalman_hedge_drift",),
+        _drift_passes,
+        _drift_says,
+        limit="max_kalman_hedge_drift",
+    ),
+    Rule("kalman_z", ("kalman_z",), _kalman_z_passes, _kalman_z_says, limit="kalman_z_beyond"),
 )
 
 
 class DefaultFilter:
     """Filter ``default``: history, hurst, ADF, range width, touches, in that order,
-    then half-life, cointegration, correlation and break-even fee when the universe sets
-    their limits."""
+    then half-life, cointegration, correlation, break-even fee, Kalman hedge drift and
+    Kalman z when the universe sets their limits."""
 
     name = "default"
     thresholds = THRESHOLDS

@@ -21,6 +21,10 @@ What is drawn (see ``/pair/{a}/{b}/chart.png`` in ``openapi.yaml``):
   often swap on the same day, so the diamond sits inside the circle); blue when the swap
   bought A, orange when it bought B;
 * the current point, filled with its zone's colour (bottom blue, mid grey, top orange);
+* when the strategy draws its own decision line (:attr:`~pairscreen.ChartData.spread_lines`,
+  the ``kalman_band`` strategy's Kalman spread), a panel under the ratio on the same dates:
+  the spread in ink, its ``±entry`` levels as orange / blue lines and its exit level dotted
+  grey, over the backtest window;
 * a title naming the pair, the backtest window and the data time; a line in the zone's
   colour with the current log-ratio, the price ratio, the position and the zone; the
   caller's note, one line per line of it (e.g. that a leg is in an active depeg event, that
@@ -73,6 +77,8 @@ BOUGHT_B = "#c0500c"
 MID = "#6f6f6f"
 NOTE = "#b3261e"
 OU_LINE = "#2e7d32"  # the OU entry / exit levels: green, apart from the band colours
+SPREAD_LINE = "#6a1b9a"  # the strategy's spread in its own panel: purple, apart from the rest
+SPREAD_SHARE = 0.3  # of the plotting height, for the spread panel when there is one
 ZONE_COLOURS = {"bottom": BOUGHT_A, "mid": MID, "top": BOUGHT_B}
 
 # Font sizes in points.
@@ -201,19 +207,15 @@ class _Chart:
         y_low, y_high = _y_limits(
             self.r, chart.bands, chart.current, tuple(chart.ou_levels.values())
         )
-        ax = self.fig.add_axes((0.1, 0.2, 0.8, 0.6))  # placed below, once labels are measured
-        ax.set_xlim(x_low, x_high)
-        ax.set_ylim(y_low, y_high)
-        ax.xaxis.set_visible(False)
-        ax.yaxis.set_visible(False)
-        for side in ("top", "right"):
-            ax.spines[side].set_visible(False)
-        for side in ("left", "bottom"):
-            ax.spines[side].set_color(AXIS)
+        ax = self._axes(x_low, x_high, y_low, y_high)
         self.ax = ax
+        spread = self._spread_limits()
+        lower = None if spread is None else self._axes(x_low, x_high, *spread)
 
-        y_labels = self._y_axis(y_low, y_high)
-        has_offset = self._x_axis(x_low, x_high)
+        y_labels = self._y_axis(ax, y_low, y_high)
+        if lower is not None and spread is not None:
+            y_labels += self._y_axis(lower, *spread, bins=3)
+        has_offset = self._x_axis(ax if lower is None else lower, x_low, x_high)
         y_label_w = max((self.width_of(t) for t in y_labels), default=0.0)
         left = MARGIN_PX + 1.2 * LABEL_PT * self.px + 8 + y_label_w + 6
         right = 14.0
@@ -222,17 +224,16 @@ class _Chart:
         top = title_px + 8
         axes_w = max(0.2 * self.w, self.w - left - right)
         axes_h = max(0.2 * self.h, self.h - bottom - top)
+        if lower is not None:
+            lower_h = SPREAD_SHARE * axes_h
+            lower.set_position((left / self.w, bottom / self.h, axes_w / self.w, lower_h / self.h))
+            self._axis_label(bottom + lower_h / 2, lower_h, "Kalman spread")
+            gap = 10.0
+            bottom += lower_h + gap
+            axes_h -= lower_h + gap
+            self._spread(lower)
         ax.set_position((left / self.w, bottom / self.h, axes_w / self.w, axes_h / self.h))
-        self.figure_text(
-            MARGIN_PX,
-            bottom + axes_h / 2,
-            f"ln({chart.a}/{chart.b})",
-            fontsize=LABEL_PT,
-            color=TEXT,
-            rotation=90,
-            ha="left",
-            va="center",
-        )
+        self._axis_label(bottom + axes_h / 2, axes_h, f"ln({chart.a}/{chart.b})")
 
         self._bands()
         ax.plot(x, self.r, color=INK, linewidth=1.3, zorder=3, solid_joinstyle="round")
@@ -246,6 +247,63 @@ class _Chart:
             **_current_style(self.zone_colour, 10),
         )
         self._phase_labels((x_high - x[self.start]) / (x_high - x_low) * axes_w)
+
+    def _axes(self, x_low: float, x_high: float, y_low: float, y_high: float) -> Any:
+        """Axes with their limits, spines styled, matplotlib's own axis machinery off (placed
+        once the labels are measured)."""
+        ax = self.fig.add_axes((0.1, 0.2, 0.8, 0.6))
+        ax.set_xlim(x_low, x_high)
+        ax.set_ylim(y_low, y_high)
+        ax.xaxis.set_visible(False)
+        ax.yaxis.set_visible(False)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        for side in ("left", "bottom"):
+            ax.spines[side].set_color(AXIS)
+        return ax
+
+    def _axis_label(self, y_px: float, height_px: float, text: str) -> None:
+        """A vertical axis label centred on its axes, shrunk to the axes' height."""
+        label = self.figure_text(
+            MARGIN_PX,
+            y_px,
+            text,
+            fontsize=LABEL_PT,
+            color=TEXT,
+            rotation=90,
+            ha="left",
+            va="center",
+        )
+        tall = float(label.get_window_extent(self.renderer).height)
+        if tall > height_px:
+            label.set_fontsize(max(6.0, LABEL_PT * height_px / tall))
+
+    def _spread_limits(self) -> tuple[float, float] | None:
+        """The spread panel's y range, or None when the strategy draws no finite spread."""
+        lines = self.chart.spread_lines
+        drawn = [np.asarray(v, dtype=float) for v in lines.values()]
+        every = np.concatenate(drawn) if drawn else np.empty(0)
+        every = every[np.isfinite(every)]
+        if every.size == 0 or "spread" not in lines:
+            return None
+        low, high = float(every.min()), float(every.max())
+        pad = max((high - low) * 0.06, 1e-4)
+        return low - pad, high + pad
+
+    def _spread(self, ax: Any) -> None:
+        """The strategy's spread and its levels, in the panel under the ratio."""
+        lines = {k: np.asarray(v, dtype=float) for k, v in self.chart.spread_lines.items()}
+        dotted = (0, (1, 2))
+        styles = {
+            "upper": {"color": TOP_LINE, "linewidth": 1.0},
+            "lower": {"color": BOTTOM_LINE, "linewidth": 1.0},
+            "exit": {"color": MID, "linewidth": 1.0, "linestyle": dotted},
+            "spread": {"color": SPREAD_LINE, "linewidth": 1.1},
+        }
+        for name, style in styles.items():
+            if name in lines:
+                ax.plot(self.x, lines[name], zorder=3 if name == "spread" else 2, **style)
+        ax.axvline(self.x[self.start], color="#8a8a8a", linestyle=":", linewidth=1.2, zorder=2)
 
     def _titles(self) -> float:
         """Title lines at the top left, shrunk to fit the width; returns their height."""
@@ -315,6 +373,14 @@ class _Chart:
                 if self.chart.ou_levels
                 else []
             ),
+            *(
+                [
+                    ("line", {"color": SPREAD_LINE, "linewidth": 1.1}, "Kalman spread e"),
+                    ("line", {"color": TOP_LINE, "linewidth": 1.0}, "\u00b1entry \u00b7 \u221aQ"),
+                ]
+                if self._spread_limits() is not None
+                else []
+            ),
             ("marker", _current_style(self.zone_colour, 8), f"now ({self.chart.zone})"),
             ("marker", _leg_style("A", grey), f"leg A swap (starts in {a})"),
             ("marker", _leg_style("B", grey), f"leg B swap (starts in {b})"),
@@ -361,14 +427,16 @@ class _Chart:
             x0 += col_w + column_gap
         return 6.0 + nrow * row_h
 
-    def _y_axis(self, low: float, high: float) -> list[Text]:
+    def _y_axis(self, ax: Any, low: float, high: float, bins: int = 6) -> list[Text]:
         """Horizontal grid lines and their labels; returns the labels (to be measured)."""
-        ticks = [float(v) for v in MaxNLocator(nbins=6).tick_values(low, high) if low <= v <= high]
-        along = self.ax.get_yaxis_transform()
+        ticks = [
+            float(v) for v in MaxNLocator(nbins=bins).tick_values(low, high) if low <= v <= high
+        ]
+        along = ax.get_yaxis_transform()
         gx, gy = _segments(ticks)
-        self.ax.add_line(Line2D(gy, gx, transform=along, color=GRID, linewidth=0.7, zorder=0))
+        ax.add_line(Line2D(gy, gx, transform=along, color=GRID, linewidth=0.7, zorder=0))
         return [
-            self.ax.annotate(
+            ax.annotate(
                 label,
                 (0, v),
                 xycoords=along,
@@ -384,7 +452,7 @@ class _Chart:
             for v, label in zip(ticks, y_tick_labels(ticks), strict=True)
         ]
 
-    def _x_axis(self, low: float, high: float) -> bool:
+    def _x_axis(self, ax: Any, low: float, high: float) -> bool:
         """Vertical grid lines at date ticks and their labels; True when a year row is added."""
         locator = mdates.AutoDateLocator(minticks=3, maxticks=7)
         ticks = [
@@ -396,9 +464,9 @@ class _Chart:
             return False
         formatter = mdates.ConciseDateFormatter(locator)
         labels = formatter.format_ticks(ticks)
-        along = self.ax.get_xaxis_transform()
+        along = ax.get_xaxis_transform()
         gx, gy = _segments(ticks)
-        self.ax.add_line(Line2D(gx, gy, transform=along, color=GRID, linewidth=0.7, zorder=0))
+        ax.add_line(Line2D(gx, gy, transform=along, color=GRID, linewidth=0.7, zorder=0))
         style: dict[str, Any] = {
             "fontsize": TICK_PT,
             "color": TEXT,
@@ -406,7 +474,7 @@ class _Chart:
             "annotation_clip": False,
         }
         for value, label in zip(ticks, labels, strict=True):
-            self.ax.annotate(
+            ax.annotate(
                 label,
                 (value, 0),
                 xycoords=along,
@@ -418,7 +486,7 @@ class _Chart:
             )
         offset = formatter.get_offset()  # the year, when every tick shares one
         if offset:
-            self.ax.annotate(
+            ax.annotate(
                 offset,
                 (1, 0),
                 xycoords="axes fraction",

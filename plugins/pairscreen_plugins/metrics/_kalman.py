@@ -17,6 +17,9 @@ whole columns: the 2x2 algebra is written out per entry over arrays of shape ``(
 updated in place in buffers allocated once, so no per-pair loop and no per-step temporaries.
 ``P`` is kept as its three distinct entries (it is symmetric); ``R·Fᵀ`` and ``F·R`` are then
 the same vector ``g``, and ``K·F·R = g·gᵀ / Q``.
+
+Given ``keep_from``, the run also keeps every close's ``e`` and ``Q`` from that close on (the
+``kalman_band`` strategy decides on each day's ``e/√Q``, and its chart draws them).
 """
 
 from __future__ import annotations
@@ -41,16 +44,28 @@ class KalmanRun:
     spread: np.ndarray
     spread_var: np.ndarray
     hedge_ratio_at_burn_in: np.ndarray
+    spreads: np.ndarray | None = None  # (pairs, closes - keep_from): each close's e
+    spread_vars: np.ndarray | None = None  # (pairs, closes - keep_from): each close's Q
 
 
 def kalman_filter(
-    log_a: np.ndarray, log_b: np.ndarray, *, q: float, r: float, burn_in: int
+    log_a: np.ndarray,
+    log_b: np.ndarray,
+    *,
+    q: float,
+    r: float,
+    burn_in: int,
+    keep_from: int | None = None,
 ) -> KalmanRun:
     """Run the recursion over each row of ``log_a`` (``y``) and ``log_b`` (``x``), shape
-    (pairs, closes) with at least one close; ``1 <= burn_in <= closes``."""
+    (pairs, closes) with at least one close; ``1 <= burn_in <= closes``. With
+    ``keep_from = k`` the run's ``spreads`` and ``spread_vars`` hold ``e`` and ``Q`` of the
+    closes ``t >= k`` (counted from 0)."""
     pairs, closes = log_a.shape
     if closes < 1 or not 1 <= burn_in <= closes:
         raise ValueError(f"{closes} closes cannot hold a burn-in of {burn_in}")
+    if keep_from is not None and not 0 <= keep_from < closes:
+        raise ValueError(f"{closes} closes hold no close {keep_from} to keep from")
     # Column-major time: each step reads one contiguous row of (pairs,).
     ys = np.ascontiguousarray(log_a.T, dtype=np.float64)
     xs = np.ascontiguousarray(log_b.T, dtype=np.float64)
@@ -63,6 +78,10 @@ def kalman_filter(
     np.copyto(e, ys[0])
     big_q.fill(r)
     beta_burn = beta.copy()
+    kept = 0 if keep_from is None else closes - keep_from
+    spreads, spread_vars = np.empty((kept, pairs)), np.empty((kept, pairs))
+    if keep_from == 0:
+        spreads[0], spread_vars[0] = e, big_q
     for t in range(1, closes):
         x, y = xs[t], ys[t]
         # R = P + q·I, in place in P's buffers (P's old value is not needed again).
@@ -96,4 +115,8 @@ def kalman_filter(
         alpha += tmp
         if t == burn_in - 1:
             np.copyto(beta_burn, beta)
-    return KalmanRun(beta, alpha, e, big_q, beta_burn)
+        if kept and t >= closes - kept:
+            spreads[t - closes + kept], spread_vars[t - closes + kept] = e, big_q
+    if keep_from is None:
+        return KalmanRun(beta, alpha, e, big_q, beta_burn)
+    return KalmanRun(beta, alpha, e, big_q, beta_burn, spreads.T, spread_vars.T)

@@ -304,6 +304,7 @@ def walk_forward(
     *,
     fee: float,
     with_trades: bool = False,
+    decide_at_close: bool = False,
 ) -> BacktestBatch:
     """Simulate every pair of the panel over the plan's days (the columns from
     ``cols.first``), starting in ``start_leg``.
@@ -311,7 +312,9 @@ def walk_forward(
     ``holds(rows, decided_on)`` says, for a block of rows and their decision values
     ``r[t-1]`` (in the leg's orientation), whether the start coin is held after each simulated
     day; it may read nothing after day ``t-1`` for day ``t``. Swaps execute at day-``t``
-    closes at ``fee`` plus the panel's slippage of that day.
+    closes at ``fee`` plus the panel's slippage of that day. With ``decide_at_close`` the
+    decision values are ``r[t]`` and ``holds`` may read day ``t``'s closes too (a strategy
+    that decides at the close it trades at).
     """
     n = panel.n_pairs
     history = np.full(n, p.simulated, dtype=np.int64)
@@ -328,10 +331,13 @@ def walk_forward(
             trades=tuple(() for _ in range(n)) if with_trades else None,
             observations=observations,
             breakeven_fee=np.full(n, np.nan),
+            breakeven_swaps=np.zeros(n, dtype=np.int64),
+            open_position_pct=np.full(n, np.nan),
         )
 
     sim = slice(cols.first, panel.n_days)  # the simulated days t
-    decided = slice(cols.first - 1, panel.n_days - 1)  # r[t-1]
+    lag = 0 if decide_at_close else 1
+    decided = slice(cols.first - lag, panel.n_days - lag)  # r[t-1] (r[t] at the close)
     if start_leg == "A":
         own, other, ratio = panel.close_a, panel.close_b, panel.log_ratio[:, decided]
     else:
@@ -344,6 +350,8 @@ def walk_forward(
     n_trades = np.empty(n, dtype=np.int64)
     buy_hold = np.full(n, np.nan)
     breakeven = np.empty(n)
+    closed = np.empty(n, dtype=np.int64)
+    open_pct = np.empty(n)
     trades: list[tuple[Trade, ...]] = []
     for start in range(0, n, _BLOCK):
         rows = slice(start, start + _BLOCK)
@@ -357,6 +365,8 @@ def walk_forward(
         )
         growth[rows], drawdown[rows], n_trades[rows] = leg.growth, leg.drawdown, leg.n_trades
         breakeven[rows] = leg.breakeven_fee
+        closed[rows] = closed_swaps(leg.swaps, leg.hold_start).sum(axis=1)
+        open_pct[rows] = leg.open_position_pct
         if p.buy_hold:
             buy_hold[rows] = leg.buy_hold
         if with_trades:
@@ -371,6 +381,8 @@ def walk_forward(
         trades=tuple(trades) if with_trades else None,
         observations=observations,
         breakeven_fee=breakeven,
+        breakeven_swaps=closed,
+        open_position_pct=open_pct,
     )
 
 
@@ -383,6 +395,7 @@ class _Leg:
     n_trades: np.ndarray
     buy_hold: np.ndarray
     breakeven_fee: np.ndarray
+    open_position_pct: np.ndarray
     swaps: np.ndarray
     hold_start: np.ndarray
     decided_on: np.ndarray
@@ -420,10 +433,40 @@ def _simulate(
         n_trades=swaps.sum(axis=1),
         buy_hold=100.0 * (held_other * other_per_own[:, -1] / 100.0 - 1.0),
         breakeven_fee=breakeven_fee(swaps, hold_start, own_per_other, other_per_own, slippage),
+        open_position_pct=open_position_pct(swaps, hold_start, own_per_other, other_per_own),
         swaps=swaps,
         hold_start=hold_start,
         decided_on=decided_on,
     )
+
+
+MIN_CLOSED_SWAPS = 3  # fewer closed swaps than this give no break-even fee
+
+
+def closed_swaps(swaps: np.ndarray, hold_start: np.ndarray) -> np.ndarray:
+    """The swaps whose outcome is known: every swap up to the last one back into the start
+    coin. A swap into the other coin after it is the open position, still marked to market."""
+    home = swaps & hold_start  # the swaps back into the start coin
+    days = np.arange(swaps.shape[1])
+    last_home = np.where(home, days, -1).max(axis=1, initial=-1)
+    closed: np.ndarray = swaps & (days <= last_home[:, None])
+    return closed
+
+
+def open_position_pct(
+    swaps: np.ndarray,
+    hold_start: np.ndarray,
+    own_per_other: np.ndarray,
+    other_per_own: np.ndarray,
+) -> np.ndarray:
+    """Per pair, how far the open position (the other coin, held since the last swap into
+    it) is up in the start coin at the last close, in percent before fees; NaN when the leg
+    ends in its start coin."""
+    days = np.arange(swaps.shape[1])
+    opened = np.where(swaps & ~hold_start, days, 0).max(axis=1, initial=0)
+    rows = np.arange(swaps.shape[0])
+    gross = own_per_other[rows, opened] * other_per_own[:, -1]
+    return np.where(hold_start[:, -1], np.nan, 100.0 * (gross - 1.0))
 
 
 def breakeven_fee(
@@ -433,22 +476,23 @@ def breakeven_fee(
     other_per_own: np.ndarray,
     slippage: np.ndarray | None,
 ) -> np.ndarray:
-    """Per pair, the fee per swap at which these same swaps end at the start's value; NaN
-    without swaps.
+    """Per pair, the fee per swap at which its closed swaps (:func:`closed_swaps`) end at
+    the start's value; NaN with fewer than :data:`MIN_CLOSED_SWAPS` of them.
 
-    The final value is ``100 G prod_k (1 - f - s_k)``, ``G`` the product of the swaps' rates
-    and the last day's mark to market, ``s_k`` the slippage of swap ``k``. Without slippage
-    ``f = 1 - G^(-1/n)`` in closed form; with it, ``sum_k ln(1 - f - s_k) = -ln G`` is solved
-    by Newton's method (the left side falls strictly and is concave in ``f``, so the steps
-    from the closed form at the mean slippage converge). Negative when the swaps lose even
-    without any fee.
+    Only closed swaps count: an open position marked to market is a paper gain, and one or
+    two swaps give a per-swap figure that says nothing about the next ones. The value after
+    the last closed swap is ``100 G prod_k (1 - f - s_k)``, ``G`` the product of the swaps'
+    rates, ``s_k`` the slippage of swap ``k``. Without slippage ``f = 1 - G^(-1/n)`` in
+    closed form; with it, ``sum_k ln(1 - f - s_k) = -ln G`` is solved by Newton's method
+    (the left side falls strictly and is concave in ``f``, so the steps from the closed form
+    at the mean slippage converge). Negative when the swaps lose even without any fee.
     """
+    swaps = closed_swaps(swaps, hold_start)
     n_swaps = swaps.sum(axis=1)
     rate = np.where(hold_start, other_per_own, own_per_other)
     log_gain = np.where(swaps, np.log(rate), 0.0).sum(axis=1)
-    log_gain += np.where(hold_start[:, -1], 0.0, np.log(other_per_own[:, -1]))
-    has = n_swaps > 0
-    count = np.where(has, n_swaps, 1)
+    has = n_swaps >= MIN_CLOSED_SWAPS
+    count = np.where(n_swaps > 0, n_swaps, 1)
     with np.errstate(over="ignore", invalid="ignore"):
         if slippage is None:
             fee = -np.expm1(-log_gain / count)

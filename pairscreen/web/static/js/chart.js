@@ -5,6 +5,7 @@ const BOTTOM = "#1f5aa6";
 const TOP = "#b04a0c";
 const INK = "#1d1d1f";
 const OU = "#2e7d32"; // the OU entry / exit levels
+const SPREAD = "#6a1b9a"; // a strategy's own spread, in its panel under the ratio
 const ZONE_COLOURS = { bottom: BOTTOM, mid: "#5f6368", top: TOP };
 
 let loading = null; // the one plotly.js script tag, shared by the pair chart and the map
@@ -24,9 +25,18 @@ export function plotly() {
 // Below this width (px) the legend goes under the plot on more lines, with room kept for it.
 const NARROW = 600;
 
-// The margins, legend and axis title of a chart this wide: a phone gets a taller legend area.
-function frame(narrow, pair) {
+// The margins, legend and axis titles of a chart this wide: a phone gets a taller legend area.
+// With a strategy's spread (`spread`), the ratio takes the top of the plot and the spread a
+// panel under it on the same dates.
+function frame(narrow, pair, spread = false) {
+  const panels = spread ? {
+    yaxis2: {
+      domain: [0, 0.26], title: { text: narrow ? "" : "Kalman spread" }, automargin: true,
+      fixedrange: false, zeroline: false,
+    },
+  } : {};
   return {
+    ...panels,
     margin: { l: 48, r: 8, t: narrow ? 28 : 12, b: narrow ? 200 : 90 },
     legend: {
       orientation: "h", traceorder: "normal", x: 0, y: narrow ? -0.1 : -0.12,
@@ -34,7 +44,7 @@ function frame(narrow, pair) {
     },
     yaxis: {
       title: { text: narrow ? "" : `ln(${pair})` }, automargin: true,
-      fixedrange: false, zeroline: false,
+      fixedrange: false, zeroline: false, ...(spread ? { domain: [0.33, 1] } : {}),
     },
   };
 }
@@ -42,7 +52,7 @@ function frame(narrow, pair) {
 // Keep the plot the size of its container whatever changes it (a window resize, a phone
 // turned, a sidebar): Plotly's own `responsive` follows only the window. Crossing the
 // narrow width re-lays the legend; any other change only resizes.
-function followContainer(Plotly, element, pair) {
+function followContainer(Plotly, element, pair, spread) {
   element.resizeWatch?.disconnect();
   let narrow = element.clientWidth < NARROW;
   const watch = new ResizeObserver(() => {
@@ -50,7 +60,7 @@ function followContainer(Plotly, element, pair) {
     const now = element.clientWidth < NARROW;
     if (now !== narrow) {
       narrow = now;
-      Plotly.relayout(element, frame(now, pair));
+      Plotly.relayout(element, frame(now, pair, spread));
     } else {
       Plotly.Plots.resize(element);
     }
@@ -92,6 +102,24 @@ function ouLevels(series, bx) {
       line(bx, bx.map(() => levels[key]), `${name} (today's fit)`, { color: OU, width: 1.2, dash: "dashdot" }));
 }
 
+// The strategy's own decision line and its levels (`spread_lines`: the kalman_band
+// strategy's Kalman spread, ±entry·√Q and exit·√Q), in the panel under the ratio; none for
+// a strategy that draws none.
+function spreadPanel(series, bx, start) {
+  const lines = series.spread_lines || {};
+  if (!lines.spread) return [];
+  const part = (name) => (lines[name] || []).slice(start);
+  const panel = { yaxis: "y2", hoverinfo: "skip" };
+  return [
+    line(bx, part("upper"), "+entry · √Q (swap out of A above)", { color: TOP, width: 1 }, panel),
+    line(bx, part("lower"), "−entry · √Q", { color: BOTTOM, width: 1 }, panel),
+    line(bx, part("exit"), "exit · √Q (swap back below)", { color: "#5f6368", width: 1, dash: "dot" }, panel),
+    line(bx, part("spread"), "Kalman spread e", { color: SPREAD, width: 1.1 }, {
+      yaxis: "y2", hovertemplate: "%{x}<br>Kalman spread %{y:.4f}<extra></extra>",
+    }),
+  ];
+}
+
 export async function drawChart(element, series) {
   const Plotly = await plotly();
   const x = series.dates;
@@ -110,6 +138,7 @@ export async function drawChart(element, series) {
     line(bx, trigger("low"), "swap level 0.2", { color: BOTTOM, width: 1.2, dash: "dot" }),
     line(bx, trigger("high"), "swap level 0.8", { color: TOP, width: 1.2, dash: "dot" }),
     ...ouLevels(series, bx),
+    ...spreadPanel(series, bx, start),
     {
       type: "scatter", mode: "lines", x, y: series.log_ratio, name: `ln(${series.pair})`,
       line: { color: INK, width: 1.4 }, customdata: custom,
@@ -126,8 +155,9 @@ export async function drawChart(element, series) {
         `%{x}<br>now: ln ratio %{y:.4f}<br>position ${series.current.position.toFixed(2)} (${series.current.zone})<extra></extra>`,
     },
   ];
+  const spread = Boolean(series.spread_lines?.spread);
   const layout = {
-    ...frame(element.clientWidth < NARROW, series.pair),
+    ...frame(element.clientWidth < NARROW, series.pair, spread),
     autosize: true, // the size is the container's (.chart.drawn in site.css), on every resize
     showlegend: true,
     hovermode: "closest",
@@ -148,7 +178,7 @@ export async function drawChart(element, series) {
   await Plotly.react(element, traces, layout, {
     responsive: true, displaylogo: false, modeBarButtonsToRemove: ["select2d", "lasso2d"],
   });
-  followContainer(Plotly, element, series.pair);
+  followContainer(Plotly, element, series.pair, spread);
   element.setAttribute(
     "aria-label",
     `Chart of ln(${series.pair}) over ${x.length} days with its bands, swap levels and ` +

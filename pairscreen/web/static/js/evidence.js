@@ -2,7 +2,7 @@
 // in words. Every figure is a field of the API's answer, formatted, never recomputed.
 
 import { api, ApiError } from "./api.js";
-import { ago, day, esc, num, pct, utc } from "./format.js";
+import { ago, day, esc, num, pct, tableWrap, utc } from "./format.js";
 
 // Log points (0.05) written as a signed percentage ("+5.0 %").
 const lp = (x) => (x === null || x === undefined ? "—" : pct(x * 100));
@@ -74,6 +74,55 @@ function portfolioCard(p, strategy) {
     </article>`;
 }
 
+const PERIOD_WORDS = {
+  after: (e) => `After ${day(e.defaults_chosen_through)}: days the default rules were not chosen on`,
+  chosen_on: (e) => `Up to ${day(e.defaults_chosen_through)}: the period the default rules were chosen on (in-sample)`,
+};
+
+// The screen's rows per period, the after-period first (as the API orders them).
+function periodsTable(evidence) {
+  if (!evidence.periods?.length) return "";
+  const horizons = evidence.horizons.map((h) => h.horizon_days);
+  const cell = (p, h) => {
+    const row = p.horizons.find((x) => x.horizon_days === h);
+    if (!row) return "—";
+    const d = row.reversion.difference;
+    const range = d.ci95 ? ` (${lp(d.ci95[0])} to ${lp(d.ci95[1])})` : "";
+    return `${lp(d.estimate)}${range}: ${esc(SHORT_WORDS[d.reading](d))}`;
+  };
+  const rows = evidence.periods.map((p) =>
+    `<tr data-period="${esc(p.name)}"><th scope="row">${esc(PERIOD_WORDS[p.name]?.(evidence) ?? p.name)}</th>` +
+    `<td>${p.from ? `${day(p.from)} to ${day(p.to)}` : "—"}</td><td class="num">${p.as_of_days}</td>` +
+    horizons.map((h) => `<td data-label="${h} days">${cell(p, h)}</td>`).join("") + "</tr>").join("");
+  return `<h3 id="evidence-periods-title">By period</h3>
+    ${tableWrap("By period", `<table class="data row-cards" id="evidence-periods"><thead><tr>
+      <th scope="col">Period</th><th scope="col">As-of days</th><th scope="col" class="num">Days</th>
+      ${horizons.map((h) => `<th scope="col">Difference, ${h} days</th>`).join("")}</tr></thead>
+      <tbody>${rows}</tbody></table>`)}`;
+}
+
+// What the in-sample model return realised, by quintile of it.
+function calibrationTable(evidence) {
+  const c = evidence.calibration;
+  if (!c) return "";
+  const rows = c.groups.map((g) =>
+    `<tr data-quintile="${g.quintile}"><th scope="row">${g.quintile}</th>` +
+    `<td data-label="Model says (log units / year)">${g.n ? `${num(g.model_low, 2)} to ${num(g.model_high, 2)}` : "—"}</td>` +
+    `<td class="num" data-label="Model implies over ${c.horizon} days">${lp(g.model_implied)}</td>` +
+    `<td class="num" data-label="Realised over ${c.horizon} days">${lp(g.realised_mean)}</td>` +
+    `<td data-label="95 % range">${g.ci95 ? `${lp(g.ci95[0])} to ${lp(g.ci95[1])}` : "—"}</td>` +
+    `<td class="num" data-label="Pair-days">${g.n}</td></tr>`).join("");
+  return `<h3 id="evidence-calibration-title">The model's expected return against what followed</h3>
+    <p class="hint">Survivors grouped by their in-sample expected OU return (a model figure
+      fitted on the history they were picked on), and what holding the cheap leg for the next
+      ${c.horizon} days realised, fees included, ${c.n} pair-days in all.</p>
+    ${tableWrap("Calibration", `<table class="data row-cards" id="evidence-calibration"><thead><tr>
+      <th scope="col">Quintile</th><th scope="col">Model says (log units / year)</th>
+      <th scope="col" class="num">Model implies, ${c.horizon} days</th>
+      <th scope="col" class="num">Realised, ${c.horizon} days</th><th scope="col">95 % range</th>
+      <th scope="col" class="num">Pair-days</th></tr></thead><tbody>${rows}</tbody></table>`)}`;
+}
+
 // The section as the page first shows it; `fillEvidence` replaces its content.
 export const EVIDENCE_PLACEHOLDER = `<section id="evidence" class="evidence"
   aria-labelledby="evidence-title"><h2 id="evidence-title">Does this screen work?</h2>
@@ -132,11 +181,15 @@ function evidenceSection({ evidence, message }) {
     <p class="lede">The screen's rules replayed on ${evidence.as_of_days} past days, from
       ${day(evidence.from)} to ${day(evidence.to)} (every ${evidence.every_days} days, each day
       seeing only the prices known then), on ${sample}: did the pairs it picked in the bottom or
-      top zone move back toward their range more than the other pairs sitting in those zones?</p>
+      top zone move back toward their range more than the other pairs sitting in those zones?
+      ${evidence.data_through ? `<span id="evidence-data-through">Prices up to ${day(evidence.data_through)}.</span>` : ""}</p>
+    ${periodsTable(evidence)}
+    <h3 id="evidence-all-title">All days</h3>
     <div class="evidence-grid">${evidence.horizons.map(horizonCard).join("")}</div>
     ${evidence.portfolio
       ? `<div class="evidence-grid">${evidence.portfolio.map((p) => portfolioCard(p, evidence.portfolio_strategy)).join("")}</div>`
       : ""}
+    ${calibrationTable(evidence)}
     ${evidence.warnings.length
       ? `<ul class="hint evidence-warnings">${evidence.warnings.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>`
       : ""}

@@ -35,7 +35,9 @@ const GLOSSARY = [
   ["johansen_trace", "", (v) => num(v, 2), "Johansen trace statistic (rank 0 against 1 or more): above its 95 % critical value reads as cointegrated."],
   ["johansen_trace_crit95", "", (v) => num(v, 2), "The trace statistic's 95 % critical value."],
   ["return_correlation", "", (v) => num(v, 2), "Pearson correlation of the legs' daily log returns over the window."],
-  ["breakeven_fee", "per swap", (v) => (v === null || v === undefined ? "—" : pct(100 * v, 3, false)), "The fee per swap up to which both backtest legs (360 days) still break even."],
+  ["breakeven_fee", "per swap", (v) => (v === null || v === undefined ? "—" : pct(100 * v, 3, false)), "In-sample: the fee per swap up to which the 360-day backtest's closed swaps still break even (at least 3 closed swaps; the open position is not counted). History, not a forecast."],
+  ["breakeven_swaps", "swaps", (v) => v ?? "—", "The closed swaps the break-even fee counts."],
+  ["breakeven_fee_reason", "", (v) => (v ? esc(v) : "—"), "Why the break-even fee is empty, when it is."],
   ["ou_mean", "log units", (v) => num(v, 4), "θ: the long-run mean of the log-ratio fitted as an Ornstein-Uhlenbeck process; — when it does not revert (see ou_reason)."],
   ["ou_speed", "per day", (v) => num(v, 4), "μ: how fast the ratio returns to θ (exact OU fit, per calendar day)."],
   ["ou_sigma", "per √day", (v) => num(v, 4), "σ: the OU volatility of the log-ratio."],
@@ -43,8 +45,8 @@ const GLOSSARY = [
   ["ou_reason", "", (v) => (v ? esc(v) : "—"), "Why the OU fields are empty, when they are."],
   ["ou_entry", "log units", (v) => num(v, 4), "Bertram's optimal entry level (below θ) for the round-trip cost ou_cost."],
   ["ou_exit", "log units", (v) => num(v, 4), "Bertram's optimal exit level, 2θ − entry."],
-  ["ou_expected_trade_days", "days", (v) => num(v, 1), "Expected days of one round trip between the two levels."],
-  ["ou_expected_return_per_year", "log units / year", (v) => num(v, 3), "Expected log return per year trading at these levels, net of costs."],
+  ["ou_expected_trade_days", "days", (v) => num(v, 1), "In-sample model figure: expected days of one round trip between the two levels, if the fitted process held."],
+  ["ou_expected_return_per_year", "log units / year", (v) => num(v, 3), "In-sample model figure: the log return per year the fitted process implies trading at these levels, net of costs. Not a forecast: see what such figures realised below."],
   ["ou_cost", "log units", (v) => num(v, 5), "Round-trip cost c = −2 ln(1 − fee − slippage)."],
   ["kalman_hedge_ratio", "", (v) => num(v, 3), "β of the Kalman filter of ln A = β ln B + α after the last close: a hedge ratio that moves with the market (the OLS hedge_ratio is one fit over the window)."],
   ["kalman_intercept", "log units", (v) => num(v, 4), "α of the same filter after the last close."],
@@ -56,6 +58,12 @@ const GLOSSARY = [
   ["volume_a", "quote / day", (v) => num(v, 0), "Leg A's mean daily volume over 30 days."],
   ["volume_b", "quote / day", (v) => num(v, 0), "Leg B's mean daily volume over 30 days."],
 ];
+
+// Figures fitted or backtested on the history the pair was picked on: marked "in-sample".
+const IN_SAMPLE = new Set(["ou_expected_return_per_year", "ou_expected_trade_days", "breakeven_fee"]);
+const IN_SAMPLE_TIP = "Fitted or backtested on the history this pair was picked on: a model or history figure, not a forecast.";
+const inSample = (key) => (IN_SAMPLE.has(key)
+  ? ` <span class="in-sample" title="${esc(IN_SAMPLE_TIP)}">in-sample</span>` : "");
 
 const WINDOWS = [90, 180, 360];
 
@@ -117,6 +125,7 @@ export async function renderPair(main, args, query) {
         const snap = await api(`/pair/${pairPath(a, b)}?bt=${state.bt}`);
         out.innerHTML = snapshotHtml(snap);
         state.snapshot = true;
+        fillCalibration(out.querySelector("#calibration"), snap.metrics.ou_expected_return_per_year);
       }
       if (what.chart) {
         const series = await api(`/pair/${pairPath(a, b)}/series?bt=${state.bt}`);
@@ -200,7 +209,7 @@ function snapshotHtml(s) {
   const metricRows = GLOSSARY.filter(([key]) => key in m)
     .map(([key, unit, show, meaning]) =>
       `<tr><th scope="row"><code>${key}</code><span class="meaning">${esc(meaning)}</span></th>` +
-      `<td class="num" data-metric="${key}">${show(m[key])}</td><td>${esc(unit)}</td></tr>`)
+      `<td class="num" data-metric="${key}">${show(m[key])}</td><td>${esc(unit)}${inSample(key)}</td></tr>`)
     .join("");
   // A field this page does not know (a metric plugin's) still shows, under its own name.
   const extra = Object.keys(m).filter((k) => !GLOSSARY.some(([g]) => g === k))
@@ -213,7 +222,11 @@ function snapshotHtml(s) {
     `<td class="num" data-label="Coin growth" data-leg="${name}">${pct(l.growth_pct)}</td>` +
     `<td class="num" data-label="Buy and hold" data-hold="${name}">${pct(l.buy_hold?.growth_pct)}</td>` +
     `<td class="num" data-label="Swaps">${l.n_trades}</td>` +
-    `<td class="num" data-label="Max drawdown">${pct(l.max_drawdown_pct, 1, false)}</td></tr>`;
+    `<td class="num" data-label="Max drawdown">${pct(l.max_drawdown_pct, 1, false)}</td>` +
+    `<td class="num" data-label="Break-even fee (in-sample)" data-breakeven="${name}" title="${esc(l.breakeven_fee_reason ?? "")}">` +
+    `${l.breakeven_fee === null || l.breakeven_fee === undefined ? "—" : pct(100 * l.breakeven_fee, 3, false)}` +
+    `${l.breakeven_swaps === null || l.breakeven_swaps === undefined ? "" : ` <small>(${l.breakeven_swaps} closed)</small>`}</td>` +
+    `<td class="num" data-label="Open position" data-open="${name}">${pct(l.open_position_pct)}</td></tr>`;
   return `
     <section aria-labelledby="snap-title">
       <h2 id="snap-title">Snapshot</h2>
@@ -229,8 +242,13 @@ function snapshotHtml(s) {
       <h3>Backtests over ${s.backtest.history_days} days</h3>
       ${tableWrap("Backtests", `<table class="data row-cards" id="backtests"><thead><tr><th scope="col">Leg</th>
         <th scope="col" class="num">Coin growth</th><th scope="col" class="num">Buy and hold</th>
-        <th scope="col" class="num">Swaps</th><th scope="col" class="num">Max drawdown</th></tr></thead>
+        <th scope="col" class="num">Swaps</th><th scope="col" class="num">Max drawdown</th>
+        <th scope="col" class="num">Break-even fee</th><th scope="col" class="num">Open position</th></tr></thead>
         <tbody>${leg("A", s.backtest.A)}${leg("B", s.backtest.B)}</tbody></table>`)}
+      <p class="hint" id="backtest-in-sample"><span class="in-sample" title="${esc(IN_SAMPLE_TIP)}">in-sample</span>
+        The backtests replay the history the pair was picked on: coin growth and the break-even
+        fee are history, not a forecast. The break-even fee counts closed swaps only (at least
+        3); an open position is shown apart, its move since the swap before fees.</p>
       ${ouHtml(m)}
       <h3>Metrics</h3>
       ${tableWrap("Metrics", `<table class="data metrics"><thead><tr><th scope="col">Metric</th>
@@ -264,13 +282,45 @@ function ouHtml(m) {
   const items = OU_SHOWN.filter(([key]) => key in m).map(([key, label]) => {
     const [, unit, show, meaning] = GLOSSARY.find(([g]) => g === key);
     return `<li><span class="fact-k">${esc(label)}</span>
-      <span class="fact-v" data-ou="${key}">${show(m[key])}${unit ? ` <small>${esc(unit)}</small>` : ""}</span>
+      <span class="fact-v" data-ou="${key}">${show(m[key])}${unit ? ` <small>${esc(unit)}</small>` : ""}${inSample(key)}</span>
       <span class="meaning">${esc(meaning)}</span></li>`;
   }).join("");
   return `${head}<p class="hint">Where the ratio's Ornstein-Uhlenbeck fit says to enter and exit
       (Bertram's levels, drawn on the chart as the green lines), today's log-ratio
       ${num(m.r_current, 4)} log units.</p>
-    <ul class="facts ou-levels" aria-labelledby="ou-title">${items}</ul>`;
+    <ul class="facts ou-levels" aria-labelledby="ou-title">${items}</ul>
+    <p class="hint" id="calibration" hidden></p>`;
+}
+
+// Beside the model's expected return: what survivors whose model said about as much realised
+// over the next 30 days, from the published evaluation (free); nothing when there is none.
+function fillCalibration(target, expected) {
+  if (!target || expected === null || expected === undefined) return;
+  api("/evidence").then((evidence) => {
+    const table = evidence.calibration;
+    const group = calibrationGroup(table, expected);
+    if (!group || !target.isConnected) return;
+    const range = group.ci95 ? `, 95 % range ${lpct(group.ci95[0])} to ${lpct(group.ci95[1])}` : "";
+    target.innerHTML = `<span class="in-sample" title="${esc(IN_SAMPLE_TIP)}">in-sample</span>
+      Pairs whose model said about this (quintile ${group.quintile} of the screen's survivors,
+      ${num(group.model_low, 2)} to ${num(group.model_high, 2)} log units / year, about
+      ${lpct(group.model_implied)} over ${table.horizon} days) realised
+      <strong data-realised="${group.quintile}">${lpct(group.realised_mean)}</strong> over the
+      next ${table.horizon} days holding the cheap leg${range} (${group.n} pair-days, evaluated
+      up to ${day(evidence.data_through)}).`;
+    target.hidden = false;
+  }).catch(() => {});
+}
+
+// Log points written as a signed percentage, as the evidence section writes them.
+const lpct = (x) => (x === null || x === undefined ? "—" : pct(x * 100));
+
+// The calibration group whose model range holds `value`, else the nearest; null without one.
+function calibrationGroup(table, value) {
+  const filled = (table?.groups ?? []).filter((g) => g.n > 0);
+  if (!filled.length) return null;
+  const distance = (g) => (value < g.model_low ? g.model_low - value : Math.max(0, value - g.model_high));
+  return filled.reduce((best, g) => (distance(g) < distance(best) ? g : best));
 }
 
 // The pair in the latest stored screens (the ones a survivor's survived_last counts).

@@ -28,10 +28,13 @@ function limits(screen) {
     coint: on(t.coint_below, 1),
     cointq: on(t.coint_q_below, 1),
     corr: on(t.min_return_correlation, -1),
+    kalmanz: on(t.kalman_z_beyond, 0),
+    drift: on(t.max_kalman_hedge_drift, 0),
   };
 }
 
 const rule = (words, limit) => (limit === undefined ? "" : `${words} ${limit}`);
+const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
 
 // Each column: its header, the value it sorts by, its cell (given the rules' limits), the rule
 // it is judged by, and whether a phone card shows it (`wide`: the table only). `low` columns
@@ -59,6 +62,19 @@ const COLUMNS = [
   { key: "corr", label: "Return corr", num: true, wide: true, rule: (l) => rule("≥", l.corr),
     sort: (s) => s.metrics.return_correlation,
     cell: (s, l) => decisive(s.metrics.return_correlation, 2, l.corr) },
+  { key: "kalmanz", label: "Kalman z", num: true, wide: true,
+    tip: "Today's Kalman spread ln A − (β ln B + α) in its own standard deviations (σ): " +
+      "positive when A is dear against β of B. The kalman_band strategy swaps out of A above +1 σ.",
+    rule: (l) => rule("|z| ≥", l.kalmanz),
+    sort: (s) => s.metrics.kalman_z,
+    cell: (s) => (isNumber(s.metrics.kalman_z) ? `${num(s.metrics.kalman_z, 2)}&nbsp;σ` : num(null)) },
+  { key: "drift", label: "β drift", num: true, low: true, wide: true,
+    tip: "How far the Kalman hedge ratio β moved over the window (after its first 30 closes), " +
+      "as a share of today's β: a large drift is a hedge that does not hold still.",
+    rule: (l) => (l.drift === undefined ? "" : `|drift| ≤ ${num(100 * l.drift, 0)} %`),
+    sort: (s) => (isNumber(s.metrics.kalman_hedge_drift) ? Math.abs(s.metrics.kalman_hedge_drift) : null),
+    cell: (s) => (isNumber(s.metrics.kalman_hedge_drift)
+      ? `${pct(100 * s.metrics.kalman_hedge_drift, 1)} of β` : num(null)) },
   { key: "range", label: "Range", num: true,
     rule: (l) => (l.range === undefined ? "" : `≥ ×${num(Math.exp(l.range), 2)}`),
     sort: (s) => s.metrics.range_width,
@@ -193,7 +209,7 @@ export async function renderScreen(main, args = [], query = new URLSearchParams(
     <p id="download-message" class="error" role="alert"></p>
     ${tableWrap("Survivors", `<table class="data cards" id="survivors">
       <thead><tr>${COLUMNS.map(
-        (c) => `<th scope="col" data-key="${c.key}"${cellClass(c)}>` +
+        (c) => `<th scope="col" data-key="${c.key}"${cellClass(c)}${c.tip ? ` title="${esc(c.tip)}"` : ""}>` +
           `<button type="button">${headerOf(c)}</button></th>`).join("")}</tr></thead>
       <tbody></tbody></table>`, "stacks")}
     <form class="filters" id="any-pair" aria-label="Open any pair">
