@@ -200,6 +200,7 @@ def test_default_outcome_keeps_its_json_and_the_strategy_run_its_reversion_numbe
     assert set(plain) == {
         "from", "to", "every_days", "horizons", "fee", "pairs_screened", "pairs_in_universe",
         "sampled", "persistence_screens", "comparisons", "families", "warnings", "rule_sets",
+        "data_through", "calibration",
     }  # fmt: skip
     horizon = plain["rule_sets"][0]["horizons"][0]  # type: ignore[index]
     assert set(horizon) == {
