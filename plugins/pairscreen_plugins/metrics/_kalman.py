@@ -2,21 +2,29 @@
 
 The model is Chan's (Algorithmic Trading, 2013, ch. 3) as ArbitrageLab's
 ``KalmanFilterStrategy.update`` runs it: the state ``s = (β, alpha)`` is a random walk
-(transition ``I``, state noise ``q·I``) observed through ``ln A_t = β·ln B_t + alpha + e_t`` with
-variance ``r`` (``F_t = [ln B_t, 1]``). The state starts at zero with covariance zero, and each
-close runs
+(transition ``I``, state noise ``q·I``) observed through ``ln A_t = β·ln B_t + alpha + e_t``
+with variance ``r`` (``F_t = [ln B_t, 1]``). The state starts at zero with covariance zero,
+and each close runs
 
     R = P + q·I   (R = 0 on the first close: there is no previous P yet)
     e = y - F·s,  Q = F·R·Fᵀ + r,  K = R·Fᵀ / Q,  s ← s + K·e,  P = R - K·F·R
 
-On the first close ``R = 0`` makes ``K = 0``: the state and ``P`` stay zero and only ``e`` and
-``Q`` (= ``r``) come out of it, so the loop below starts at the second close with ``P = 0``.
+On the first close ``R = 0`` makes ``K = 0``: the state and ``P`` stay zero and only ``e``
+and ``Q`` (= ``r``) come out of it, so the loop below starts at the second close with ``P =
+0``.
 
 A loop over the closes is unavoidable (each step needs the last), but every step works on
 whole columns: the 2x2 algebra is written out per entry over arrays of shape ``(pairs,)``,
 updated in place in buffers allocated once, so no per-pair loop and no per-step temporaries.
 ``P`` is kept as its three distinct entries (it is symmetric); ``R·Fᵀ`` and ``F·R`` are then
 the same vector ``g``, and ``K·F·R = g·gᵀ / Q``.
+
+``q`` and ``r`` are one number for every pair or one per pair (the maximum-likelihood fit
+runs the filter with each pair's own), real or complex: every step is analytic, so a run at
+``q + ih`` carries the derivative by ``q`` in its imaginary parts (the complex step). Given
+``likelihood_from``, the run also sums, from that close on, the two terms of the Gaussian
+log-likelihood's prediction-error decomposition, ``ln Q_t`` and ``e_t²/Q_t``
+(``_kalman_mle``).
 """
 
 from __future__ import annotations
@@ -41,28 +49,49 @@ class KalmanRun:
     spread: np.ndarray
     spread_var: np.ndarray
     hedge_ratio_at_burn_in: np.ndarray
+    log_q_sum: np.ndarray | None = None
+    scaled_sq_sum: np.ndarray | None = None
+
+
+Variance = float | np.ndarray
 
 
 def kalman_filter(
-    log_a: np.ndarray, log_b: np.ndarray, *, q: float, r: float, burn_in: int
+    log_a: np.ndarray,
+    log_b: np.ndarray,
+    *,
+    q: Variance,
+    r: Variance,
+    burn_in: int,
+    likelihood_from: int | None = None,
 ) -> KalmanRun:
     """Run the recursion over each row of ``log_a`` (``y``) and ``log_b`` (``x``), shape
-    (pairs, closes) with at least one close; ``1 <= burn_in <= closes``."""
+    (pairs, closes) with at least one close; ``1 <= burn_in <= closes``; ``q`` and ``r``
+    scalars or of shape (pairs,). With ``likelihood_from = k`` the run's ``log_q_sum`` and
+    ``scaled_sq_sum`` are the sums of ``ln Q_t`` and ``e_t²/Q_t`` over closes ``t >= k``
+    (counted from 0)."""
     pairs, closes = log_a.shape
     if closes < 1 or not 1 <= burn_in <= closes:
         raise ValueError(f"{closes} closes cannot hold a burn-in of {burn_in}")
+    if likelihood_from is not None and not 0 <= likelihood_from < closes:
+        raise ValueError(f"{closes} closes hold no likelihood from close {likelihood_from}")
     # Column-major time: each step reads one contiguous row of (pairs,).
     ys = np.ascontiguousarray(log_a.T, dtype=np.float64)
     xs = np.ascontiguousarray(log_b.T, dtype=np.float64)
-    beta = np.zeros(pairs)
-    alpha = np.zeros(pairs)
-    p11, p12, p22 = np.zeros(pairs), np.zeros(pairs), np.zeros(pairs)
-    g1, g2 = np.empty(pairs), np.empty(pairs)
-    big_q, e, k, tmp = np.empty(pairs), np.empty(pairs), np.empty(pairs), np.empty(pairs)
+    # Complex q or r run the same steps in complex numbers (the fit's complex-step derivative).
+    kind = np.result_type(q, r, np.float64)
+    beta, alpha = np.zeros(pairs, kind), np.zeros(pairs, kind)
+    p11, p12, p22 = np.zeros(pairs, kind), np.zeros(pairs, kind), np.zeros(pairs, kind)
+    g1, g2 = np.empty(pairs, kind), np.empty(pairs, kind)
+    big_q, e, k, tmp = (np.empty(pairs, kind) for _ in range(4))
     # The first close: R = 0, so K = 0, the state and P stay zero; e = y, Q = r.
     np.copyto(e, ys[0])
-    big_q.fill(r)
+    big_q[...] = r
     beta_burn = beta.copy()
+    sum_from = closes if likelihood_from is None else likelihood_from
+    log_q_sum, sq_sum = np.zeros(pairs, kind), np.zeros(pairs, kind)
+    if likelihood_from == 0:
+        add_likelihood_terms(e, big_q, log_q_sum, sq_sum, tmp)
     for t in range(1, closes):
         x, y = xs[t], ys[t]
         # R = P + q·I, in place in P's buffers (P's old value is not needed again).
@@ -96,4 +125,19 @@ def kalman_filter(
         alpha += tmp
         if t == burn_in - 1:
             np.copyto(beta_burn, beta)
-    return KalmanRun(beta, alpha, e, big_q, beta_burn)
+        if t >= sum_from:
+            add_likelihood_terms(e, big_q, log_q_sum, sq_sum, tmp)
+    if likelihood_from is None:
+        return KalmanRun(beta, alpha, e, big_q, beta_burn)
+    return KalmanRun(beta, alpha, e, big_q, beta_burn, log_q_sum, sq_sum)
+
+
+def add_likelihood_terms(
+    e: np.ndarray, big_q: np.ndarray, log_q_sum: np.ndarray, sq_sum: np.ndarray, tmp: np.ndarray
+) -> None:
+    """Add one close's ``ln Q`` and ``e²/Q`` to the sums, in place (``tmp`` is scratch)."""
+    np.log(big_q, out=tmp)
+    log_q_sum += tmp
+    np.square(e, out=tmp)
+    tmp /= big_q
+    sq_sum += tmp
