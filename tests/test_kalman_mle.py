@@ -19,11 +19,17 @@ import pytest
 from statsmodels.tsa.statespace.mlemodel import MLEModel
 
 from pairscreen.types import PairPanel
-from tests.series_factory import panel
+from tests.series_factory import PairSeries, all_series, by_length, panel
 from tests.test_kalman import NUMBERS, real_panels, reference, switching_pair, window_of
 
 from pairscreen_plugins.metrics._kalman_mle import fit_variances  # isort: skip
-from pairscreen_plugins.metrics.kalman import BURN_IN, DEFAULT_Q, DEFAULT_R, KalmanMetric  # isort: skip
+from pairscreen_plugins.metrics.kalman import (  # isort: skip
+    BURN_IN,
+    DEFAULT_Q,
+    DEFAULT_R,
+    MIN_CLOSES,
+    KalmanMetric,
+)
 
 WINDOW = 540
 TOLERANCE = 1e-5  # relative, on q and on r
@@ -146,7 +152,9 @@ def test_the_metric_runs_the_filter_with_each_pairs_fit() -> None:
                 assert (q, r) == (fit.q[0], fit.r[0])
             want = reference(x, y, q, r)
             for name in NUMBERS:
-                assert float(got[name][row]) == pytest.approx(want[name], rel=1e-9, abs=0), name
+                assert float(got[name][row]) == pytest.approx(want[name], rel=1e-12, abs=1e-12), (
+                    name
+                )
             assert got["kalman_reason"][row] == ""
 
 
@@ -167,8 +175,6 @@ def test_the_fitted_filter_follows_a_hedge_ratio_that_changes() -> None:
 
 def test_a_fixed_fit_publishes_the_options() -> None:
     y, x, _ = simulated(3, 120, seed=1)
-    from tests.series_factory import PairSeries
-
     volume = np.full(120, 1e6)
     series = [PairSeries(f"s{i}", np.exp(y[i]), np.exp(x[i]), volume, volume) for i in range(3)]
     got = KalmanMetric(q=2e-5, r=3e-3).compute(panel(series, window_days=120))
@@ -187,3 +193,13 @@ def test_constant_legs_have_no_fit_and_say_why() -> None:
         "ln B is constant over W: q and r have no maximum-likelihood estimate",
     ]
     assert np.isfinite(fit.q[2]) and fit.reasons[2] == ""
+
+
+def test_a_window_too_short_for_the_filter_has_no_fit_either() -> None:
+    group = by_length(all_series())[900][:2]
+    got = KalmanMetric(fit="mle").compute(panel(group, window_days=MIN_CLOSES - 1))
+    assert np.isnan(got["kalman_q"]).all() and np.isnan(got["kalman_r"]).all()
+    assert (
+        list(got["kalman_reason"])
+        == [f"W holds {MIN_CLOSES - 1} closes, the Kalman filter needs at least {MIN_CLOSES}"] * 2
+    )
