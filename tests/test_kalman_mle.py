@@ -132,7 +132,8 @@ def test_simulated_pairs_equal_statsmodels() -> None:
     y, x, _ = simulated(200, 250, seed=35)
     counts = compare(y, x)
     assert sum(counts.values()) == 200
-    assert counts["equal"] >= 180 and counts["boundary"] <= 20, counts
+    # measured: 182 equal, 1 higher (statsmodels at a lower local maximum), 17 boundary
+    assert counts["equal"] >= 180 and counts["higher"] <= 2 and counts["boundary"] <= 20, counts
 
 
 def test_the_metric_runs_the_filter_with_each_pairs_fit() -> None:

@@ -30,16 +30,18 @@ import numpy as np
 from pairscreen_plugins.metrics._kalman import kalman_filter
 
 # ln(q/r) searched: a state noise from 1e-8 to 100 times the observation noise. Chan's
-# and ArbitrageLab's 0.1 sits inside; outside, the filter is a constant β or pure noise.
+# and ArbitrageLab's 0.1 sits inside; below, the state hardly moves from its start; above,
+# it follows every close and the observation noise tends to 0 (the data tell no r).
 LN_RATIO_LOW = math.log(1e-8)
 LN_RATIO_HIGH = math.log(1e2)
-GRID_STEP = 1.0  # in ln(q/r)
+GRID_STEP = 1.0  # in ln(q/r), about: the grid's ends are the range's
 # Golden-section steps from a bracket of two grid steps: its width shrinks by 0.618 a step,
-# to 1e-5 in ln(q/r) after 25. Closer than that, the likelihood's rounding (1e-13 of it)
-# can hide where the top is when it is flat; the slope cannot: regula falsi on the
-# complex-step derivative finishes the search.
+# to 1.5e-3 in ln(q/r) after 15. Much closer, the likelihood's rounding (1e-13 of it) can
+# hide where the top is when it is flat (tried: 25 steps lost the top of BTC/PAXG by 4e-5);
+# the slope cannot: regula falsi on the complex-step derivative finishes the search, to
+# 1e-6 of statsmodels' q and r in 4 steps (8 gave the same).
 GOLDEN_STEPS = 15
-REFINE_STEPS = 8
+REFINE_STEPS = 4
 _STEP = 1e-30  # the complex step: exact to rounding at any size, as no difference is taken
 _INVERSE_PHI = (math.sqrt(5.0) - 1.0) / 2.0
 
@@ -74,7 +76,8 @@ def fit_variances(log_a: np.ndarray, log_b: np.ndarray, *, burn: int) -> KalmanF
     """The maximum-likelihood ``q`` and ``r`` of every row (see the module doc); the rows
     need more than ``burn`` closes."""
     pairs = log_a.shape[0]
-    grid = np.arange(LN_RATIO_LOW, LN_RATIO_HIGH + GRID_STEP / 2, GRID_STEP)
+    points = round((LN_RATIO_HIGH - LN_RATIO_LOW) / GRID_STEP) + 1  # both ends exact
+    grid = np.linspace(LN_RATIO_LOW, LN_RATIO_HIGH, points)
     values = np.full((grid.size, pairs), -np.inf)
     for k, point in enumerate(grid):
         ll, _ = profile_log_likelihood(log_a, log_b, np.full(pairs, point), burn=burn)
@@ -82,8 +85,8 @@ def fit_variances(log_a: np.ndarray, log_b: np.ndarray, *, burn: int) -> KalmanF
     best = np.argmax(values, axis=0)
     defined = np.isfinite(values[best, np.arange(pairs)])
     inside = defined & (best > 0) & (best < grid.size - 1)
-    centre = grid[np.clip(best, 1, grid.size - 2)]
-    low, high = _golden(log_a, log_b, centre - GRID_STEP, centre + GRID_STEP, burn)
+    inner = np.clip(best, 1, grid.size - 2)
+    low, high = _golden(log_a, log_b, grid[inner - 1], grid[inner + 1], burn)
     ln_ratio = _zero_slope(log_a, log_b, low, high, burn)
     ll_best, scale = profile_log_likelihood(log_a, log_b, ln_ratio, burn=burn)
     flat_a = np.ptp(log_a, axis=1) == 0
