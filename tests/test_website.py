@@ -439,6 +439,8 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     assert cell("kalman_z") == _shown(m["kalman_z"], 2)
     assert "std devs" in site.text("td[data-metric=kalman_z] + td")
     assert "moves with the market" in site.text("tr:has(td[data-metric=kalman_hedge_ratio]) th")
+    assert cell("kalman_q") == "1.00e-4" and cell("kalman_r") == "1.00e-3"  # the defaults
+    assert "maximum-likelihood" in site.text("tr:has(td[data-metric=kalman_q]) th")
     assert cell("spread_kurtosis") == "3.1416"
     assert "spread_kurtosis" in site.text("tr:has(td[data-metric=spread_kurtosis]) th")
     site.driver.execute_script("window.fetch = window.realFetch;")
