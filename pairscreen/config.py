@@ -361,6 +361,12 @@ class Settings:
         default=(),
         shown_default="none",
     )
+    trace_plugins: bool = setting(
+        "PAIRSCREEN_TRACE_PLUGINS",
+        "log every plugin hook call with the plugins it ran and how long it took",
+        FLAG,
+        default=False,
+    )
     # The clock (pairscreen.clock reads it on every call; declared to be checked and listed)
     clock_shift: float = setting(
         clock.SHIFT_VARIABLE,

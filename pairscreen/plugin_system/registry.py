@@ -16,19 +16,21 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import traceback
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import ModuleType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pluggy
 
 from pairscreen.config import Settings
 from pairscreen.types import (
     ChartRenderer,
+    CommandSpec,
     Filter,
     MarketSource,
     Metric,
@@ -41,9 +43,13 @@ from pairscreen.types import (
     Strategy,
 )
 
+if TYPE_CHECKING:
+    from pairscreen.plugin_system.channel_kinds import ChannelKinds
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+COMMAND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 
 
 class PluginError(Exception):
@@ -326,6 +332,65 @@ class Plugins:
     @cached_property
     def notifiers(self) -> Registry[Notifier]:
         return self._collect("notifier", "pairscreen_register_notifiers")
+
+    @cached_property
+    def channel_kinds(self) -> ChannelKinds:
+        """The channel kinds users may choose: the notifiers that declare one."""
+        # imported here: channel_kinds builds on this module's Registry and errors
+        from pairscreen.plugin_system.channel_kinds import ChannelKinds
+
+        return ChannelKinds.of(self.notifiers)
+
+    @cached_property
+    def commands(self) -> list[tuple[str, CommandSpec]]:
+        """Every plugin's commands with the plugin's name, in registration order.
+
+        A group belongs to one plugin and holds a command name once; a malformed command is
+        a :class:`PluginError` naming the plugin.
+        """
+        hook_name = "pairscreen_register_commands"
+        found: list[tuple[str, CommandSpec]] = []
+        groups: dict[str, str] = {}
+        seen: set[tuple[str, str]] = set()
+        for owner, call in self._per_plugin(hook_name):
+            try:
+                answers = call(settings=self.settings)
+            except Exception as exc:
+                raise PluginError(f"plugin {owner!r} failed in {hook_name}: {exc}") from exc
+            for answer in answers:
+                for command in _components(answer, owner, "command"):
+                    if not isinstance(command, CommandSpec) or not all(
+                        isinstance(n, str) and COMMAND_NAME.match(n)
+                        for n in (command.group, command.name)
+                    ):
+                        raise PluginError(
+                            f"plugin {owner!r} registered {command!r} as a command; a command "
+                            "is a CommandSpec whose group and name are lowercase words "
+                            "(letters, digits, '-')"
+                        )
+                    if groups.setdefault(command.group, owner) != owner:
+                        raise PluginError(
+                            f"the command group {command.group!r} is taken by plugin "
+                            f"{groups[command.group]!r}; plugin {owner!r} must use its own"
+                        )
+                    if (command.group, command.name) in seen:
+                        raise PluginError(
+                            f"plugin {owner!r} registers the command "
+                            f"'{command.group} {command.name}' twice"
+                        )
+                    seen.add((command.group, command.name))
+                    found.append((owner, command))
+        return found
+
+    def implemented_hooks(self) -> dict[str, list[str]]:
+        """Each loaded plugin's name and the hooks it implements, by name."""
+        return {
+            plugin_name(self.pm, plugin): sorted(
+                caller.name for caller in self.pm.get_hookcallers(plugin) or ()
+            )
+            for _, plugin in self.pm.list_name_plugin()
+            if plugin is not None
+        }
 
     def peg_event_listeners(self) -> list[str]:
         """The plugins that implement ``pairscreen_peg_event_changed``, by name."""
