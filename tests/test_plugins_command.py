@@ -84,6 +84,8 @@ def test_hook_pairscreen_plugin_options_listed_with_the_table_values(setup):
     assert alerts == {
         "name": "pairscreen.notify.depeg_alerts.DepegAlertsPlugin",
         "origin": "framework",
+        "version": None,
+        "hooks": ["pairscreen_peg_event_changed"],
         "peg_event_listener": True,
     }
     text = run_cli("--universe", str(universe), "plugins", "--all", env=env)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from pairscreen.plugin_system.registry import PluginError, PluginFailed, Registry
+from pairscreen.plugin_system.failures import PluginError, PluginFailed
 from pairscreen.types import (
     SECRET_PARTS,
     AddressError,
@@ -42,14 +42,15 @@ class ChannelKinds:
     owners: Mapping[str, str]
 
     @classmethod
-    def of(cls, registry: Registry[Notifier]) -> ChannelKinds:
-        """The kinds among ``registry``'s notifiers; a badly declared one is a PluginError."""
+    def of(cls, notifiers: Iterable[Notifier], owner_of: Callable[[str], str]) -> ChannelKinds:
+        """The kinds among ``notifiers`` (``owner_of`` names each one's plugin); a badly
+        declared one is a PluginError."""
         found: dict[str, ChannelNotifier] = {}
         owners: dict[str, str] = {}
-        for notifier in registry:
+        for notifier in notifiers:
             if not isinstance(notifier, ChannelNotifier):
                 continue
-            owner = registry.owner(notifier.name)
+            owner = owner_of(notifier.name)
             spec = notifier.channel
             if not KIND_NAME.match(notifier.name) or notifier.name in RESERVED:
                 raise PluginError(

@@ -212,14 +212,16 @@ def pairscreen_register_notifiers(settings: Settings, options: Mapping[str, Any]
 
 
 @hookspec
-def pairscreen_register_commands(settings: Settings) -> list[CommandSpec]:
+def pairscreen_register_commands(
+    settings: Settings, options: Mapping[str, Any]
+) -> list[CommandSpec]:
     """Return the commands this plugin adds to ``pairscreen``.
 
     Each :class:`~pairscreen.types.CommandSpec` runs as ``pairscreen <group> <name>``: the
     group is the plugin's namespace (one plugin per group) and must not be a core command
     (``serve``, ``channels`` ...), or every command stops with a sentence naming the plugin.
     Called once when the command line is built, before it is parsed, so ``settings`` come
-    from the environment alone (and the universe's ``[plugins.<name>]`` table is not read);
-    ``run`` gets the command's final settings. A command that raises prints one line naming
-    the plugin and exits non-zero.
+    from the environment alone and ``options`` are the plugin's declared defaults (no
+    universe file is read yet); ``run`` gets the command's final settings. A command that
+    raises prints one line naming the plugin and exits non-zero.
     """

@@ -14,20 +14,23 @@ implementation be logged without stopping the others.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
-import traceback
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import pluggy
 
 from pairscreen.config import Settings
+from pairscreen.plugin_system.channel_kinds import ChannelKinds
+from pairscreen.plugin_system.failures import OutOfContract as OutOfContract
+from pairscreen.plugin_system.failures import PluginError as PluginError
+from pairscreen.plugin_system.failures import PluginFailed as PluginFailed
+from pairscreen.plugin_system.failures import blamed as blamed
 from pairscreen.types import (
     ChartRenderer,
     CommandSpec,
@@ -43,55 +46,10 @@ from pairscreen.types import (
     Strategy,
 )
 
-if TYPE_CHECKING:
-    from pairscreen.plugin_system.channel_kinds import ChannelKinds
-
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 COMMAND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
-
-
-class PluginError(Exception):
-    """A plugin broke the contract (a duplicate name, a missing component, a wrong type)."""
-
-
-class PluginFailed(Exception):
-    """A plugin's component raised, or answered out of contract, while a run computed.
-
-    Carries the plugin, the component and the traceback as text, so it crosses a worker's
-    pipe (or Dask) whole and the command line can name the culprit and, with ``--verbose``,
-    show where it failed.
-    """
-
-    def __init__(self, plugin: str, component: str, problem: str, trace: str = "") -> None:
-        super().__init__(plugin, component, problem, trace)
-        self.plugin = plugin
-        self.component = component
-        self.problem = problem
-        self.trace = trace
-
-    def __str__(self) -> str:
-        return f"plugin {self.plugin!r} failed: {self.component} {self.problem}"
-
-
-class OutOfContract(Exception):
-    """A component answered, but not what its kind's contract says (a wrong shape)."""
-
-
-@contextlib.contextmanager
-def blamed(plugin: str, component: str) -> Iterator[None]:
-    """Turn any failure inside into a :class:`PluginFailed` naming ``plugin`` and
-    ``component`` (``"metric 'hurst'"``), with the traceback kept as text."""
-    try:
-        yield
-    except PluginFailed:
-        raise
-    except OutOfContract as exc:
-        raise PluginFailed(plugin, component, f"answered {exc}", traceback.format_exc()) from exc
-    except Exception as exc:
-        problem = f"raised {type(exc).__name__}: {exc}"
-        raise PluginFailed(plugin, component, problem, traceback.format_exc()) from exc
 
 
 def protocol_members(protocol: type) -> tuple[str, ...]:
@@ -336,10 +294,8 @@ class Plugins:
     @cached_property
     def channel_kinds(self) -> ChannelKinds:
         """The channel kinds users may choose: the notifiers that declare one."""
-        # imported here: channel_kinds builds on this module's Registry and errors
-        from pairscreen.plugin_system.channel_kinds import ChannelKinds
-
-        return ChannelKinds.of(self.notifiers)
+        notifiers = self.notifiers
+        return ChannelKinds.of(notifiers, notifiers.owner)
 
     @cached_property
     def commands(self) -> list[tuple[str, CommandSpec]]:
@@ -354,7 +310,7 @@ class Plugins:
         seen: set[tuple[str, str]] = set()
         for owner, call in self._per_plugin(hook_name):
             try:
-                answers = call(settings=self.settings)
+                answers = call(settings=self.settings, options=self.options.get(owner, {}))
             except Exception as exc:
                 raise PluginError(f"plugin {owner!r} failed in {hook_name}: {exc}") from exc
             for answer in answers:
