@@ -355,7 +355,7 @@ class Settings:
     )
     disable_plugins: tuple[str, ...] = setting(
         "PAIRSCREEN_DISABLE_PLUGINS",
-        "plugins not to load, comma-separated, by the names `pairscreen plugins` lists "
+        "plugins not to load, comma-separated, by the names `pairscreen plugins --all` lists "
         "(built-ins too)",
         NAMES,
         default=(),

@@ -73,6 +73,8 @@ def test_a_users_ntfy_channel_set_over_http_receives_a_watchlist_notification(
             "self_service": True,
         }
         assert {k["name"]: k["self_service"] for k in kinds}["webhook"] is False
+        assert c.get(f"{BASE}/me/channels/kinds", keys.no_tier).status_code == 403
+        assert c.get(f"{BASE}/me/channels/kinds").status_code == 401
         r = put(c, keys.personal, "ntfy", {"address": receiver.url + TOPIC})
         assert r.status_code == 200, r.text
         assert r.json() == {
