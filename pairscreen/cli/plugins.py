@@ -71,9 +71,7 @@ def _list(args: argparse.Namespace) -> None:
 
 def hook_named(plugins: Plugins, name: str) -> str:
     """The hook ``name`` stands for (the ``pairscreen_`` prefix may be left out)."""
-    known = sorted(
-        caller.name for caller in vars(plugins.pm.hook).values() if getattr(caller, "spec", None)
-    )
+    known = plugins.hook_names()
     full = name if name.startswith(f"{PROJECT_NAME}_") else f"{PROJECT_NAME}_{name}"
     if full not in known:
         raise CommandError(f"--hook {name}: no such hook; the hooks are {', '.join(known)}")

@@ -338,6 +338,14 @@ class Plugins:
                     found.append((owner, command))
         return found
 
+    def hook_names(self) -> list[str]:
+        """Every hook the framework specifies, by name."""
+        return sorted(
+            name
+            for name, caller in vars(self.pm.hook).items()
+            if isinstance(caller, pluggy.HookCaller) and caller.spec is not None
+        )
+
     def implemented_hooks(self) -> dict[str, list[str]]:
         """Each loaded plugin's name and the hooks it implements, by name."""
         return {
