@@ -17,7 +17,7 @@ from pairscreen.cli.common import settings_of
 from pairscreen.config import Settings
 from pairscreen.plugin_system.loader import load_plugins
 from pairscreen.plugin_system.registry import PluginError, Plugins, blamed
-from pairscreen.types import CommandSpec
+from pairscreen.types import Command
 
 
 def register_plugin_commands(commands: argparse._SubParsersAction[Any], settings: Settings) -> None:
@@ -43,13 +43,12 @@ def register_plugin_commands(commands: argparse._SubParsersAction[Any], settings
         parser = groups[command.group].add_parser(
             command.name, help=command.help, description=command.help
         )
-        if command.arguments is not None:
-            with blamed(owner, f"command '{command.group} {command.name}'"):
-                command.arguments(parser)
+        with blamed(owner, f"command '{command.group} {command.name}'"):
+            command.add_arguments(parser)
         parser.set_defaults(handler=functools.partial(_run, owner, command))
 
 
-def _run(owner: str, command: CommandSpec, args: argparse.Namespace) -> int:
+def _run(owner: str, command: Command, args: argparse.Namespace) -> int:
     settings = settings_of(args)
     with blamed(owner, f"command '{command.group} {command.name}'"):
         code = command.run(args, settings)

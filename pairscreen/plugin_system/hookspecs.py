@@ -32,7 +32,7 @@ import pluggy
 from pairscreen.config import Settings
 from pairscreen.types import (
     ChartRenderer,
-    CommandSpec,
+    Command,
     Filter,
     MarketSource,
     Metric,
@@ -212,12 +212,11 @@ def pairscreen_register_notifiers(settings: Settings, options: Mapping[str, Any]
 
 
 @hookspec
-def pairscreen_register_commands(
-    settings: Settings, options: Mapping[str, Any]
-) -> list[CommandSpec]:
+def pairscreen_register_commands(settings: Settings, options: Mapping[str, Any]) -> list[Command]:
     """Return the commands this plugin adds to ``pairscreen``.
 
-    Each :class:`~pairscreen.types.CommandSpec` runs as ``pairscreen <group> <name>``: the
+    Each :class:`~pairscreen.types.Command` (a :class:`~pairscreen.types.CommandSpec` is the
+    easy way to make one) runs as ``pairscreen <group> <name>``: the
     group is the plugin's namespace (one plugin per group) and must not be a core command
     (``serve``, ``channels`` ...), or every command stops with a sentence naming the plugin.
     Called once when the command line is built, before it is parsed, so ``settings`` come

@@ -33,7 +33,7 @@ from pairscreen.plugin_system.failures import PluginFailed as PluginFailed
 from pairscreen.plugin_system.failures import blamed as blamed
 from pairscreen.types import (
     ChartRenderer,
-    CommandSpec,
+    Command,
     Filter,
     MarketSource,
     Metric,
@@ -298,14 +298,14 @@ class Plugins:
         return ChannelKinds.of(notifiers, notifiers.owner)
 
     @cached_property
-    def commands(self) -> list[tuple[str, CommandSpec]]:
+    def commands(self) -> list[tuple[str, Command]]:
         """Every plugin's commands with the plugin's name, in registration order.
 
         A group belongs to one plugin and holds a command name once; a malformed command is
         a :class:`PluginError` naming the plugin.
         """
         hook_name = "pairscreen_register_commands"
-        found: list[tuple[str, CommandSpec]] = []
+        found: list[tuple[str, Command]] = []
         groups: dict[str, str] = {}
         seen: set[tuple[str, str]] = set()
         for owner, call in self._per_plugin(hook_name):
@@ -315,14 +315,14 @@ class Plugins:
                 raise PluginError(f"plugin {owner!r} failed in {hook_name}: {exc}") from exc
             for answer in answers:
                 for command in _components(answer, owner, "command"):
-                    if not isinstance(command, CommandSpec) or not all(
+                    if not isinstance(command, Command) or not all(
                         isinstance(n, str) and COMMAND_NAME.match(n)
                         for n in (command.group, command.name)
                     ):
                         raise PluginError(
                             f"plugin {owner!r} registered {command!r} as a command; a command "
-                            "is a CommandSpec whose group and name are lowercase words "
-                            "(letters, digits, '-')"
+                            "is a Command (e.g. a CommandSpec) whose group and name are lowercase "
+                            "words (letters, digits, '-')"
                         )
                     if groups.setdefault(command.group, owner) != owner:
                         raise PluginError(
