@@ -316,3 +316,42 @@ def test_trace_plugins_logs_each_hook_call_with_its_time(tmp_path: Path, plugins
     )
     wrong = run_cli("plugins", env={**env, "PAIRSCREEN_TRACE_PLUGINS": "maybe"})
     assert wrong.returncode == 2 and "PAIRSCREEN_TRACE_PLUGINS must be one of" in wrong.stderr
+
+
+def test_command_groups_belong_to_one_plugin_and_commands_are_well_named(runtime: Runtime) -> None:
+    from pairscreen import CommandSpec, hookimpl
+    from pairscreen.plugin_system.loader import load_plugins
+    from pairscreen.plugin_system.registry import Plugins
+
+    class Adds:
+        def __init__(self, *commands: CommandSpec) -> None:
+            self.commands = commands
+
+        @hookimpl
+        def pairscreen_register_commands(self) -> list[CommandSpec]:
+            return list(self.commands)
+
+    def commands_of(*plugins: Adds) -> list[tuple[str, str]]:
+        loaded = Plugins(load_plugins(runtime.settings, extra=plugins), runtime.settings)
+        return [(c.group, c.name) for _, c in loaded.commands]
+
+    def spec(group: str, name: str) -> CommandSpec:
+        return CommandSpec(group, name, "a command", lambda args, settings: 0)
+
+    assert commands_of(Adds(spec("ntfy", "ping"), spec("ntfy", "topics"))) == [
+        ("ntfy", "ping"),
+        ("ntfy", "topics"),
+    ]
+
+    class Other(Adds):  # another plugin (plugins are told apart by name)
+        pass
+
+    with pytest.raises(PluginError, match="the command group 'ntfy' is taken by plugin"):
+        commands_of(Adds(spec("ntfy", "ping")), Other(spec("ntfy", "topics")))
+    with pytest.raises(PluginError, match="registers the command 'ntfy ping' twice"):
+        commands_of(Adds(spec("ntfy", "ping"), spec("ntfy", "ping")))
+    for group, name in (("Ntfy", "ping"), ("ntfy", "ping now"), ("", "ping")):
+        with pytest.raises(PluginError, match="group and name are lowercase words"):
+            commands_of(Adds(spec(group, name)))
+    with pytest.raises(PluginError, match="as a command"):
+        commands_of(Adds("not a command"))  # type: ignore[arg-type]
