@@ -23,6 +23,7 @@ import pluggy
 
 from pairscreen.config import Settings
 from pairscreen.plugin_system import hookspecs
+from pairscreen.plugin_system.tracing import trace_hook_calls
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,13 @@ def origins(pm: pluggy.PluginManager) -> dict[str, str]:
     return dict(found)
 
 
+def versions(pm: pluggy.PluginManager) -> dict[str, str]:
+    """The version of each loaded plugin that has one: an entry-point plugin's distribution
+    version, and pairscreen's own for the built-ins."""
+    found: dict[str, str] = getattr(pm, "pairscreen_versions", {})
+    return dict(found)
+
+
 def load_plugins(settings: Settings, *, extra: tuple[object, ...] = ()) -> pluggy.PluginManager:
     """Build the plugin manager: built-ins, entry points, the plugins folder, then ``extra``,
     leaving out the plugins ``PAIRSCREEN_DISABLE_PLUGINS`` names."""
@@ -137,8 +145,19 @@ def load_plugins(settings: Settings, *, extra: tuple[object, ...] = ()) -> plugg
         if not pm.is_registered(plugin):  # a test may hand over a module its entry point loaded
             pm.register(plugin, name=entry_point_name(plugin))
     pm.check_pending()
+    if settings.trace_plugins:
+        trace_hook_calls(pm)
     pm.pairscreen_origins = {  # type: ignore[attr-defined]
         name: origin for name, origin in seen.items() if not pm.is_blocked(name)
+    }
+    own = importlib.metadata.version(hookspecs.PROJECT_NAME)
+    pm.pairscreen_versions = {  # type: ignore[attr-defined]
+        **{name: own for name, origin in seen.items() if origin == BUILT_IN},
+        **{
+            registered: dist.version
+            for plugin, dist in pm.list_plugin_distinfo()
+            if (registered := pm.get_name(plugin))
+        },
     }
     return pm
 
