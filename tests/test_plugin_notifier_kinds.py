@@ -257,16 +257,14 @@ def test_plugins_hides_built_ins_unless_all_and_filters_by_hook(
         "commands": ["ntfy ping"],
     }
     everything = {p["name"]: p for p in listing("--all", env=env)}
-    assert everything["pairscreen_plugins.metrics.bands"]["version"] == "0.1.0"
-    assert everything["pairscreen_plugins.notifiers.chat"]["hooks"] == [
-        "pairscreen_register_notifiers"
-    ]
+    assert everything["bands"]["version"] == "0.1.0"
+    assert everything["chat"]["hooks"] == ["pairscreen_register_notifiers"]
     assert "pairscreen.notify.depeg_alerts.DepegAlertsPlugin" in everything
     notifiers = [p["name"] for p in listing("--all", "--hook", "register_notifiers", env=env)]
     assert notifiers == [
-        "pairscreen_plugins.notifiers.email",
-        "pairscreen_plugins.notifiers.webhook",
-        "pairscreen_plugins.notifiers.chat",
+        "email",
+        "webhook",
+        "chat",
         LOCAL,
     ]
     assert listing("--hook", "pairscreen_register_metrics", env=env) == []
@@ -310,10 +308,7 @@ def test_trace_plugins_logs_each_hook_call_with_its_time(tmp_path: Path, plugins
     assert ours, traced.stderr
     assert ours[0].split(" in ")[-1].endswith(" ms")
     float(ours[0].split(" in ")[-1].removesuffix(" ms"))
-    assert any(
-        "hook pairscreen_register_metrics: pairscreen_plugins.metrics.bands" in line
-        for line in lines
-    )
+    assert any("hook pairscreen_register_metrics: bands" in line for line in lines)
     wrong = run_cli("plugins", env={**env, "PAIRSCREEN_TRACE_PLUGINS": "maybe"})
     assert wrong.returncode == 2 and "PAIRSCREEN_TRACE_PLUGINS must be one of" in wrong.stderr
 
