@@ -19,7 +19,8 @@ import numpy as np
 
 from pairscreen.evaluation.calibration import (
     CALIBRATION_HORIZON,
-    CALIBRATION_MEASURE,
+    HOLDING_MEASURE,
+    STRATEGY_MEASURE,
     Calibration,
     calibrate,
 )
@@ -174,6 +175,14 @@ def evaluate(
             h: [strategy_outcomes_at(strategy, market, v.verdicts, h, fee, priced) for v in days]
             for h in horizons
         }
+    calibrated = traded_outcomes.get(CALIBRATION_HORIZON)
+    modelled = any(v.verdicts.model_return is not None for v in days)
+    if calibrated is None and strategy is not None and modelled and CALIBRATION_HORIZON in horizons:
+        priced = costs if costs is not None else SwapCosts()
+        calibrated = [
+            strategy_outcomes_at(strategy, market, v.verdicts, CALIBRATION_HORIZON, fee, priced)
+            for v in days
+        ]
     names = np.array([f"{a.ticker}/{b.ticker}" for a, b in market.pairs], dtype=object)
     results = _results(sets, days, outcomes, names, every_days, traded_outcomes, outcome)
     of_pairs = market.pairs_in_universe or len(market.pairs)
@@ -214,7 +223,7 @@ def evaluate(
         persistence_screens,
         through,
         split,
-        _calibration(sets, days, outcomes, every_days),
+        _calibration(sets, days, outcomes, calibrated, every_days),
         outcome,
         None if strategy is None or not traded else strategy.name,
         costs is not None and not costs.is_zero,
@@ -251,10 +260,13 @@ def _calibration(
     sets: Sequence[RuleSet],
     days: Sequence[ReplayedDay],
     outcomes: Mapping[int, Sequence[Outcomes]],
+    traded: Sequence[StrategyOutcomes] | None,
     every_days: int,
 ) -> Calibration | None:
     """The screen's survivors' realised outcome by quintile of their model's figure, at
-    :data:`CALIBRATION_HORIZON` days; None without that horizon or the model's figure."""
+    :data:`CALIBRATION_HORIZON` days: the strategy's excess over holding both legs
+    (``traded``), else holding the cheap leg; None without that horizon or the model's
+    figure."""
     per_day = outcomes.get(CALIBRATION_HORIZON)
     if not sets or per_day is None:
         return None
@@ -263,11 +275,16 @@ def _calibration(
     if all(m is None for m in model):
         return None
     n = days[0].verdicts.zone.size if days else 0
+    if traded is not None:
+        realised, measure = [o.excess for o in traded], STRATEGY_MEASURE
+    else:
+        realised, measure = [o.hold_value for o in per_day], HOLDING_MEASURE
     return calibrate(
         [np.full(n, np.nan) if m is None else m for m in model],
         [day.survives[screen] for day in days],
-        [getattr(o, CALIBRATION_MEASURE) for o in per_day],
+        realised,
         block_days=math.ceil(CALIBRATION_HORIZON / every_days),
+        measure=measure,
     )
 
 

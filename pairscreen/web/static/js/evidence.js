@@ -101,6 +101,13 @@ function periodsTable(evidence) {
       <tbody>${rows}</tbody></table>`)}`;
 }
 
+// What the calibration's realised outcome was: trading the strategy, or holding the cheap leg.
+export function realisedBy(calibration) {
+  return calibration.measure === "excess"
+    ? "trading the strategy against holding both legs"
+    : "holding the cheap leg";
+}
+
 // What the in-sample model return realised, by quintile of it.
 function calibrationTable(evidence) {
   const c = evidence.calibration;
@@ -114,7 +121,7 @@ function calibrationTable(evidence) {
     `<td class="num" data-label="Pair-days">${g.n}</td></tr>`).join("");
   return `<h3 id="evidence-calibration-title">The model's expected return against what followed</h3>
     <p class="hint">Survivors grouped by their in-sample expected OU return (a model figure
-      fitted on the history they were picked on), and what holding the cheap leg for the next
+      fitted on the history they were picked on), and what ${realisedBy(c)} for the next
       ${c.horizon} days realised, fees included, ${c.n} pair-days in all.</p>
     ${tableWrap("Calibration", `<table class="data row-cards" id="evidence-calibration"><thead><tr>
       <th scope="col">Quintile</th><th scope="col">Model says (log units / year)</th>
