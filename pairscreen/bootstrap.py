@@ -7,6 +7,7 @@ container that domain modules can name without importing one another in a circle
 
 from __future__ import annotations
 
+from pairscreen.component_choice import choose_components
 from pairscreen.config import Settings
 from pairscreen.db.connection import connect, init_database
 from pairscreen.engine.component_checks import check_components
@@ -39,7 +40,7 @@ def build_runtime(
         init_database(settings.database_url)
     else:
         connect(settings.database_url)
-    return Runtime(settings, plugins, universe, screen_filter)
+    return Runtime(plugins.settings, plugins, universe, screen_filter)
 
 
 def check_setup(
@@ -65,6 +66,7 @@ def load_all_plugins(
 ) -> Plugins:
     """Every plugin a process runs with, unchecked: the loaded ones, the framework's own hook
     implementations (the depeg alerts), then the caller's. ``pairscreen plugins`` lists
-    exactly these."""
+    exactly these. Their settings name the strategy, scorer and chart renderer chosen
+    (``component_choice``): the runtime and every register hook see the resolved names."""
     pm = load_plugins(settings, extra=(DepegAlertsPlugin(), *extra_plugins))
-    return Plugins(pm, settings, universe.plugin_options)
+    return Plugins(pm, choose_components(settings, universe), universe.plugin_options)
