@@ -298,8 +298,8 @@ def load_universe_file(path: Path) -> Universe:
         raise UniverseError(f"universe file {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise UniverseError(f"universe file {path} is not valid TOML: {exc}") from None
+    chosen = parse_components(data, path)  # first: it takes the former keys out of their tables
     market = dict(data.get("market", {}))
-    chosen = parse_components(data, path)
     if "market_source" not in chosen:
         raise UniverseError(
             f'{path}: [components] needs market_source = "<market-data source name>"'

@@ -1,0 +1,251 @@
+"""One place chooses every component: the universe file's ``[components]`` table.
+
+Settings (``PAIRSCREEN_STRATEGY`` ...) override it, the built-ins are the fallback, the former
+places (``[market] source``, ``[screen] filter``) keep working for one release with a one-line
+notice naming the new place, and a name that matches nothing stops the start in one sentence.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pairscreen import deprecation
+from pairscreen.bootstrap import build_runtime
+from pairscreen.config import load_settings
+from pairscreen.plugin_system.registry import PluginError
+from pairscreen.runtime import Runtime
+from pairscreen.universe import UniverseError, load_universe_file
+from tests.plugins import (
+    accept_all_filter,
+    hook_chart_renderer,
+    hook_market_source,
+    hook_scorer,
+    hook_strategy,
+)
+from tests.support.cli import run_cli
+
+ASSETS = """
+[[asset]]
+ticker = "BTC"
+sector = "majors"
+
+[[asset]]
+ticker = "ETH"
+sector = "majors"
+
+[[asset]]
+ticker = "SOL"
+sector = "majors"
+"""
+NEW = '[components]\nmarket_source = "demo"\nfilter = "default"\n\n[market]\nseed = 7\n'
+OLD = '[market]\nsource = "demo"\nseed = 7\n\n[screen]\nfilter = "default"\n'
+TEST_PLUGINS = (hook_market_source, accept_all_filter, hook_strategy, hook_scorer)
+
+
+def universe_file(tmp_path: Path, head: str, name: str = "universe.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(head + ASSETS, encoding="utf-8")
+    return path
+
+
+def start(
+    runtime: Runtime, universe: Path, plugins: tuple[object, ...] = (), **settings: str
+) -> Runtime:
+    """A runtime on the fixture's database from ``universe`` and the given settings (as the
+    environment or a flag would give them)."""
+    given = load_settings(
+        {}, data_dir=runtime.settings.data_dir, database_url=runtime.settings.database_url
+    )
+    chosen = replace(given, universe_path=universe, **settings)
+    return build_runtime(chosen, migrate=False, extra_plugins=plugins)
+
+
+def notices(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "deprecated" in r.getMessage()]
+
+
+@pytest.fixture(autouse=True)
+def fresh_notices() -> None:
+    deprecation.forget()  # each test counts its own notices, whatever ran before it
+
+
+def test_the_components_table_chooses_every_component(runtime, tmp_path):
+    path = universe_file(
+        tmp_path,
+        "[components]\n"
+        'market_source = "hook_steady"\n'
+        'filter = "accept_all"\n'
+        'strategy = "hook_hold"\n'
+        'scorer = "hook_by_hurst"\n'
+        'chart_renderer = "hook_caption"\n',
+    )
+    rt = start(runtime, path, (*TEST_PLUGINS, hook_chart_renderer))
+    assert rt.universe.market_source == "hook_steady"
+    assert rt.screen_filter.name == "accept_all"
+    assert (rt.settings.strategy, rt.settings.scorer, rt.settings.chart_renderer) == (
+        "hook_hold",
+        "hook_by_hurst",
+        "hook_caption",
+    )
+    # the register hooks were handed the resolved choice too (the plugins' own settings)
+    assert rt.plugins.settings == rt.settings
+
+
+def test_without_a_choice_the_built_ins_run(runtime, tmp_path):
+    rt = start(runtime, universe_file(tmp_path, NEW))
+    assert (rt.settings.strategy, rt.settings.scorer, rt.settings.chart_renderer) == (
+        "accumulation",
+        "score",
+        "default",
+    )
+    assert rt.screen_filter.name == "default"
+
+
+def test_the_breakeven_metric_follows_the_strategy_the_universe_chose(runtime, tmp_path):
+    path = universe_file(tmp_path, NEW.replace("\n\n", '\nstrategy = "ou_optimal"\n\n', 1))
+    rt = start(runtime, path)
+    breakeven = rt.plugins.metrics.get("breakeven")
+    assert breakeven.strategy.name == "ou_optimal"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "in_file"),
+    [
+        ("strategy", "kalman_band", "ou_optimal"),
+        ("scorer", "score", "hook_by_hurst"),
+        ("chart_renderer", "default", "hook_caption"),
+    ],
+)
+def test_a_setting_overrides_the_universe(runtime, tmp_path, setting, value, in_file):
+    path = universe_file(tmp_path, NEW.replace("\n\n", f'\n{setting} = "{in_file}"\n\n', 1))
+    plugins = (hook_scorer, hook_chart_renderer)
+    assert getattr(start(runtime, path, plugins).settings, setting) == in_file
+    assert getattr(start(runtime, path, plugins, **{setting: value}).settings, setting) == value
+
+
+def test_the_environment_variable_is_the_override(tmp_path):
+    path = universe_file(tmp_path, NEW.replace("\n\n", '\nstrategy = "ou_optimal"\n\n', 1))
+    env = {"PAIRSCREEN_STRATEGY": "kalman_band", "PAIRSCREEN_UNIVERSE": str(path)}
+    settings = load_settings(env, data_dir=tmp_path)
+    assert settings.strategy == "kalman_band"
+    assert load_settings({"PAIRSCREEN_UNIVERSE": str(path)}, data_dir=tmp_path).strategy == ""
+
+
+def test_the_former_keys_work_warn_once_and_name_the_new_place(runtime, tmp_path, caplog):
+    old, new = universe_file(tmp_path, OLD, "old.toml"), universe_file(tmp_path, NEW, "new.toml")
+    with caplog.at_level(logging.WARNING):
+        from_old = start(runtime, old)
+        again = start(runtime, old)  # the same process reads it again: no second notice
+        from_new = start(runtime, new)
+    said = notices(caplog)
+    assert said == [
+        f"{old}: [market] source is deprecated and still works for this release; write "
+        "[components] market_source instead",
+        f"{old}: [screen] filter is deprecated and still works for this release; write "
+        "[components] filter instead",
+    ]
+    assert all("\n" not in line for line in said)
+    assert from_old.universe == from_new.universe == again.universe
+    assert from_old.settings == replace(from_new.settings, universe_path=old)
+    assert from_old.screen_filter == from_new.screen_filter
+    assert from_old.plugins.options == from_new.plugins.options
+
+
+def test_the_new_form_says_nothing(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING):
+        load_universe_file(universe_file(tmp_path, NEW))
+    assert notices(caplog) == []
+
+
+@pytest.mark.parametrize(
+    ("head", "message"),
+    [
+        (
+            '[components]\nmarket_source = "demo"\n\n[market]\nsource = "demo"\n',
+            "[market] source and [components] market_source both choose the market source; "
+            "keep only [components] market_source",
+        ),
+        (
+            '[components]\nmarket_source = "demo"\nfilter = "default"\n\n'
+            '[screen]\nfilter = "default"\n',
+            "[screen] filter and [components] filter both choose the filter; keep only "
+            "[components] filter",
+        ),
+        (
+            '[components]\nmarket_source = "demo"\nrenderer = "default"\n',
+            "[components] renderer: not a component (one of market_source, filter, strategy, "
+            "scorer, chart_renderer)",
+        ),
+        (
+            '[components]\nmarket_source = "demo"\nstrategy = 3\n',
+            "[components] strategy must be a name, got 3",
+        ),
+        (
+            "[market]\nseed = 7\n",
+            '[components] needs market_source = "<market-data source name>"',
+        ),
+    ],
+)
+def test_a_bad_components_table_is_refused_in_one_sentence(tmp_path, head, message):
+    path = universe_file(tmp_path, head)
+    with pytest.raises(UniverseError) as refused:
+        load_universe_file(path)
+    assert str(refused.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("key", "name", "message"),
+    [
+        (
+            "strategy",
+            "acumulation",
+            "the universe's [components] strategy: no backtest strategy named 'acumulation' "
+            "(known: accumulation, kalman_band, ou_optimal)",
+        ),
+        (
+            "scorer",
+            "scroe",
+            "the universe's [components] scorer: no scorer named 'scroe' (known: score)",
+        ),
+        (
+            "chart_renderer",
+            "fancy",
+            "the universe's [components] chart_renderer: no chart renderer named 'fancy' "
+            "(known: default)",
+        ),
+        (
+            "filter",
+            "strict",
+            "the universe's [components] filter: no screen filter named 'strict' (known: default)",
+        ),
+    ],
+)
+def test_an_unknown_component_stops_the_start(runtime, tmp_path, key, name, message):
+    path = universe_file(tmp_path, f'[components]\nmarket_source = "demo"\n{key} = "{name}"\n')
+    with pytest.raises(PluginError) as refused:
+        start(runtime, path)
+    assert str(refused.value) == message
+
+
+def test_an_unknown_market_source_stops_the_command_in_one_line(database_url, tmp_path):
+    path = universe_file(tmp_path, '[components]\nmarket_source = "dmeo"\n')
+    env = {"PAIRSCREEN_LOAD_PLUGINS": "", "PAIRSCREEN_DATA_DIR": str(tmp_path)}
+    done = run_cli(
+        "--universe",
+        str(path),
+        "--database-url",
+        database_url,
+        "screen",
+        "run",
+        "--no-sync",
+        env=env,
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "pairscreen: error: the universe's [components] market_source: no market-data source "
+        "named 'dmeo' (known: ccxt, csv, demo)\n"
+    )
