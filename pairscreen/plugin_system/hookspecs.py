@@ -111,10 +111,10 @@ def pairscreen_register_filters(settings: Settings, options: Mapping[str, Any]) 
     others: its rules run in order over whole arrays and the first that fails gives the reason
     ``"<code>: <text>"``. The universe file's ``[components] filter = "<name>"`` picks the
     filter the service uses (``default`` unless set); the keys of its ``[screen]`` table
-    override the filter's ``thresholds`` and must be among them. Every metric field a rule of the chosen
-    filter lists in its ``inputs`` must be provided by some loaded metric, or the service does
-    not start; a field whose metric fails on a batch makes that rule reject the pairs it sees,
-    naming the failed metric, and the rule's ``check`` is not called.
+    override the filter's ``thresholds`` and must be among them. Every metric field a rule of
+    the chosen filter lists in its ``inputs`` must be provided by some loaded metric, or the
+    service does not start; a field whose metric fails on a batch makes that rule reject the
+    pairs it sees, naming the failed metric, and the rule's ``check`` is not called.
     ``/screen/latest`` counts rejections per code of the filter's rules and shows its name and
     thresholds.
     """
