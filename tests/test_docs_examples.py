@@ -78,7 +78,7 @@ def check_sine_market(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     universe = write_universe(
         tmp_path,
         'label = "made-up sine market"\n\n[components]\nmarket_source = "sine"\n\n'
-        '[market]\ndays = 400\n'
+        "[market]\ndays = 400\n"
         'period_days = 60\n\n[[asset]]\nticker = "UP"\nsector = "waves"\n\n'
         '[[asset]]\nticker = "DOWN"\nsector = "waves"\n',
     )
