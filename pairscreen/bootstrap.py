@@ -12,6 +12,7 @@ from pairscreen.config import Settings
 from pairscreen.db.connection import connect, init_database
 from pairscreen.engine.component_checks import check_components
 from pairscreen.engine.filtering import FilterChoice
+from pairscreen.market.source_options import settle_market_options
 from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
 from pairscreen.plugin_system.loader import load_plugins
 from pairscreen.plugin_system.registry import Plugins
@@ -58,6 +59,7 @@ def check_setup(
     if universe is None:
         universe = load_universe(settings)
     plugins = load_all_plugins(settings, universe, extra_plugins=extra_plugins)
+    plugins, universe = settle_market_options(plugins, universe)
     return plugins, universe, check_components(plugins, universe, settings)
 
 

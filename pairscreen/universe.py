@@ -148,6 +148,9 @@ class Universe:
     strategy: str = ""
     scorer: str = ""
     chart_renderer: str = ""
+    # The file it was read from (None when built in code): relative paths in a component's
+    # options are relative to its folder
+    file: Path | None = field(default=None, compare=False)
     # Lookups built by __post_init__ (not constructor arguments, not part of equality).
     _by_ticker: dict[str, Asset] = field(init=False, repr=False, compare=False)
     _by_lower: dict[str, Asset] = field(init=False, repr=False, compare=False)
@@ -304,12 +307,12 @@ def load_universe_file(path: Path) -> Universe:
         raise UniverseError(
             f'{path}: [components] needs market_source = "<market-data source name>"'
         )
-    _resolve_paths(market, path)
+    resolve_paths(market, path)
     peg_sources: dict[str, dict[str, Any]] = {}
     for name, table in data.get("peg_sources", {}).items():
         if not isinstance(table, Mapping):
             raise UniverseError(f"{path}: [peg_sources.{name}] must be a table of options")
-        peg_sources[name] = _resolve_paths(dict(table), path)
+        peg_sources[name] = resolve_paths(dict(table), path)
     entries = data.get("asset", [])
     assets = tuple(parse_asset(e, f"{path}: asset #{i + 1}") for i, e in enumerate(entries))
     if not assets:
@@ -366,6 +369,7 @@ def load_universe_file(path: Path) -> Universe:
         strategy=chosen.get("strategy", ""),
         scorer=chosen.get("scorer", ""),
         chart_renderer=chosen.get("chart_renderer", ""),
+        file=path,
     )
 
 
@@ -522,7 +526,7 @@ def parse_move_limits(table: object, where: str) -> dict[str, float]:
     return out
 
 
-def _resolve_paths(options: dict[str, Any], universe_file: Path) -> dict[str, Any]:
+def resolve_paths(options: dict[str, Any], universe_file: Path) -> dict[str, Any]:
     """Make the ``path`` / ``folder`` options of a table relative to the universe file."""
     for key in ("path", "folder"):
         if isinstance(options.get(key), str):

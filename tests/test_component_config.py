@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,7 @@ sector = "majors"
 ticker = "SOL"
 sector = "majors"
 """
-NEW = '[components]\nmarket_source = "demo"\nfilter = "default"\n\n[market]\nseed = 7\n'
+NEW = '[components]\nmarket_source = "demo"\nfilter = "default"\n\n[plugins.demo]\nseed = 7\n'
 OLD = '[market]\nsource = "demo"\nseed = 7\n\n[screen]\nfilter = "default"\n'
 TEST_PLUGINS = (hook_market_source, accept_all_filter, hook_strategy, hook_scorer)
 
@@ -147,12 +148,78 @@ def test_the_former_keys_work_warn_once_and_name_the_new_place(runtime, tmp_path
         "[components] market_source instead",
         f"{old}: [screen] filter is deprecated and still works for this release; write "
         "[components] filter instead",
+        f"{old}: [market] seed is deprecated and still works for this release; write "
+        "[plugins.demo] instead",
     ]
     assert all("\n" not in line for line in said)
     assert from_old.universe == from_new.universe == again.universe
     assert from_old.settings == replace(from_new.settings, universe_path=old)
     assert from_old.screen_filter == from_new.screen_filter
     assert from_old.plugins.options == from_new.plugins.options
+    assert from_old.universe.market_options == {"seed": 7}
+    assert from_old.plugins.options["demo"] == {"seed": 7, "days": 1200}
+
+
+CSV_OLD = '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n'
+CSV_NEW = (
+    '[components]\nmarket_source = "csv"\n\n'
+    '[plugins.csv_source]\npath = "prices"\nvolume_unit = "quote"\n'
+)
+
+
+def test_the_csv_source_reads_its_plugin_table_as_it_read_market(runtime, tmp_path, caplog):
+    """The same files give the same candles whichever place names the folder; a relative
+    path is relative to the universe file in both."""
+    prices = tmp_path / "prices"
+    prices.mkdir()
+    for ticker, base in (("BTC", 100.0), ("ETH", 10.0), ("SOL", 1.0)):
+        rows = [f"2026-01-{d:02d},{base + d},{1000 + d}" for d in range(1, 11)]
+        (prices / f"{ticker}.csv").write_text("date,close,volume\n" + "\n".join(rows) + "\n")
+    old = universe_file(tmp_path, CSV_OLD, "old.toml")
+    new = universe_file(tmp_path, CSV_NEW, "new.toml")
+    with caplog.at_level(logging.WARNING):
+        from_old, from_new = start(runtime, old), start(runtime, new)
+    assert notices(caplog) == [
+        f"{old}: [market] source is deprecated and still works for this release; write "
+        "[components] market_source instead",
+        f"{old}: [market] path, volume_unit is deprecated and still works for this release; "
+        "write [plugins.csv_source] instead",
+    ]
+    assert from_new.universe.market_options == {"path": str(prices), "volume_unit": "quote"}
+    assert from_old.universe == from_new.universe
+    assert from_old.plugins.options == from_new.plugins.options
+    source = from_new.plugins.market_sources.get("csv")
+    got = {
+        name: [
+            (c.ticker, c.close.tolist())
+            for c in source.fetch_candles(
+                rt.universe.assets, rt.universe.market_options, since={}, until=date(2026, 1, 31)
+            )
+        ]
+        for name, rt in (("old", from_old), ("new", from_new))
+    }
+    assert got["old"] == got["new"]
+    assert got["new"][0] == ("BTC", [100.0 + d for d in range(1, 11)])
+
+
+def test_a_market_option_in_both_places_is_refused(runtime, tmp_path):
+    path = universe_file(tmp_path, CSV_NEW + '\n[market]\npath = "prices"\n')
+    with pytest.raises(UniverseError) as refused:
+        start(runtime, path)
+    assert str(refused.value) == (
+        f"{path}: [market] and [plugins.csv_source] both set the options of market source "
+        "'csv'; keep only [plugins.csv_source]"
+    )
+
+
+def test_a_market_option_the_source_does_not_declare_stops_the_start(runtime, tmp_path):
+    path = universe_file(tmp_path, CSV_NEW + 'folder = "prices"\n')
+    with pytest.raises(PluginError) as refused:
+        start(runtime, path)
+    assert str(refused.value) == (
+        "[plugins.csv_source] folder: not an option of plugin 'csv_source' (its options: path, "
+        "volume_unit, close_time)"
+    )
 
 
 def test_the_new_form_says_nothing(tmp_path, caplog):
@@ -185,7 +252,7 @@ def test_the_new_form_says_nothing(tmp_path, caplog):
             "[components] strategy must be a name, got 3",
         ),
         (
-            "[market]\nseed = 7\n",
+            "[plugins.demo]\nseed = 7\n",
             '[components] needs market_source = "<market-data source name>"',
         ),
     ],

@@ -117,10 +117,15 @@ def check_wide_range_filter(request: pytest.FixtureRequest, tmp_path: Path) -> N
 
     runtime: Runtime = request.getfixturevalue("runtime")
     demo_universe = Path(clock.__file__).resolve().parent / "demo_universe.toml"
-    # The universe file's [screen] table exactly as docs/plugins.md shows it.
-    screen_table = re.search(r"```toml\n(\[screen\]\n.*?)```", PLUGINS_DOC.read_text(), re.S)
-    assert screen_table, "docs/plugins.md shows the [screen] table of the filter example"
-    universe = write_universe(tmp_path, demo_universe.read_text() + "\n" + screen_table[1])
+    # The universe file's choice and [screen] table exactly as docs/plugins.md shows them.
+    shown = re.search(
+        r"```toml\n\[components\]\n(filter = .*?\n)\n(\[screen\]\n.*?)```",
+        PLUGINS_DOC.read_text(),
+        re.S,
+    )
+    assert shown, "docs/plugins.md shows the [components] and [screen] tables of the example"
+    demo = demo_universe.read_text().replace("[components]\n", "[components]\n" + shown[1], 1)
+    universe = write_universe(tmp_path, demo + "\n" + shown[2])
     rt = with_settings(runtime, universe_path=universe)
     assert rt.plugins.filters.owner("wide_range") == "local:wide_range_filter.py"
     screen = compute_screen(rt, clock.now(), processes=1)
