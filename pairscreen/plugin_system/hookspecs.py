@@ -77,8 +77,9 @@ def pairscreen_register_market_sources(
     """Return the market-data sources this plugin provides.
 
     A source is chosen by ``name`` in the universe file's ``[components] market_source =
-    "..."``; its ``[market]`` table is passed to :meth:`MarketSource.fetch_candles` as
-    ``options``.
+    "..."``; its options are passed to :meth:`MarketSource.fetch_candles` as ``options``:
+    the keys given in this plugin's ``[plugins.<name>]`` table when it declares options
+    (``pairscreen_plugin_options``), else the universe's ``[market]`` table.
     Called once when the plugins load; every plugin's list is collected.
     """
 
