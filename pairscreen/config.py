@@ -388,11 +388,17 @@ class Settings:
     )
     disable_plugins: tuple[str, ...] = setting(
         "PAIRSCREEN_DISABLE_PLUGINS",
-        "plugins not to load, comma-separated, by the names `pairscreen plugins` lists "
+        "plugins not to load, comma-separated, by the names `pairscreen plugins --all` lists "
         "(built-ins too)",
         NAMES,
         default=(),
         shown_default="none",
+    )
+    trace_plugins: bool = setting(
+        "PAIRSCREEN_TRACE_PLUGINS",
+        "log every plugin hook call with the plugins it ran and how long it took",
+        FLAG,
+        default=False,
     )
     # The clock (pairscreen.clock reads it on every call; declared to be checked and listed)
     clock_shift: float = setting(

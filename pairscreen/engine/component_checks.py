@@ -46,6 +46,7 @@ def check_components(plugins: Plugins, universe: Universe, settings: Settings) -
     for source in universe.peg_source_options:
         _chosen(plugins.peg_sources, source, f"the universe's [peg_sources.{source}] table")
     len(plugins.notifiers)  # collected (and each one checked) now, not at the first delivery
+    len(plugins.channel_kinds.names)  # a badly declared channel kind stops the start too
     return choice
 
 

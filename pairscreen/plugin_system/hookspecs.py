@@ -32,6 +32,7 @@ import pluggy
 from pairscreen.config import Settings
 from pairscreen.types import (
     ChartRenderer,
+    Command,
     Filter,
     MarketSource,
     Metric,
@@ -199,4 +200,32 @@ def pairscreen_register_notifiers(settings: Settings, options: Mapping[str, Any]
     of that ``name``; a :class:`~pairscreen.types.DeliveryError` schedules a retry. The
     built-in notifiers take their servers and secrets from ``settings`` (``smtp_url``,
     ``telegram_token``, ``webhook_secret`` ...).
+
+    A notifier that is also a :class:`~pairscreen.types.ChannelNotifier` (a ``channel``
+    :class:`~pairscreen.types.ChannelSpec` and ``check_address``) offers its ``name`` as a
+    channel kind users choose: ``PUT /me/channels/{kind}``, ``GET /me/channels/kinds``,
+    ``pairscreen channels set --kind`` and the website's account form accept it, its address
+    is checked by ``check_address`` and its ``secret`` part is never shown outside the CLI.
+    The built-in kinds (``email``, ``telegram``, ``webhook``, ``discord``, ``slack``) are
+    declared this way too. A kind is 1 to 20 lowercase letters, digits or underscores.
+    """
+
+
+# ---------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def pairscreen_register_commands(settings: Settings, options: Mapping[str, Any]) -> list[Command]:
+    """Return the commands this plugin adds to ``pairscreen``.
+
+    Each :class:`~pairscreen.types.Command` (a :class:`~pairscreen.types.CommandSpec` is the
+    easy way to make one) runs as ``pairscreen <group> <name>``: the
+    group is the plugin's namespace (one plugin per group) and must not be a core command
+    (``serve``, ``channels`` ...), or every command stops with a sentence naming the plugin.
+    Called once when the command line is built, before it is parsed, so ``settings`` come
+    from the environment alone and ``options`` are the plugin's declared defaults (no
+    universe file is read yet); ``run`` gets the command's final settings. A command that
+    raises prints one line naming the plugin and exits non-zero.
     """

@@ -54,6 +54,8 @@ const GLOSSARY = [
   ["kalman_spread_std", "log units", (v) => num(v, 4), "The standard deviation the filter expects of that error."],
   ["kalman_z", "std devs", (v) => num(v), "The forecast error in its own standard deviations."],
   ["kalman_hedge_drift", "of β", (v) => (v === null || v === undefined ? "—" : pct(100 * v, 1)), "How far β moved over the window (after its first 30 closes), as a share of today's β."],
+  ["kalman_q", "per close", (v) => (v === null || v === undefined ? "—" : Number(v).toExponential(2)), "The state noise variance q the filter ran with: the plugin's setting, or this pair's maximum-likelihood estimate when fit = \"mle\"."],
+  ["kalman_r", "log units²", (v) => (v === null || v === undefined ? "—" : Number(v).toExponential(2)), "The observation noise variance r the filter ran with, set or fitted as q."],
   ["kalman_reason", "", (v) => (v ? esc(v) : "—"), "Why the Kalman fields are empty, when they are."],
   ["volume_a", "quote / day", (v) => num(v, 0), "Leg A's mean daily volume over 30 days."],
   ["volume_b", "quote / day", (v) => num(v, 0), "Leg B's mean daily volume over 30 days."],
