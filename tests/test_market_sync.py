@@ -26,8 +26,10 @@ DAYS = 300
 UNIVERSE = f"""
 label = "sync test"
 
-[market]
-source = "demo"
+[components]
+market_source = "demo"
+
+[plugins.demo]
 days = {DAYS}
 
 [[asset]]
