@@ -180,8 +180,9 @@ def test_incremental_sync_from_a_universe_file(tmp_path):
         )
     universe_file = tmp_path / "universe.toml"
     universe_file.write_text(
-        '[components]\nmarket_source = "csv"\n\n'
-        '[plugins.csv_source]\npath = "prices"\nvolume_unit = "quote"\n\n'
+        # the former [market] form: this test hands load_universe_file's universe to the
+        # sync directly, without the start-up that moves the options to their plugin's table
+        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n'
         '[[asset]]\nticker = "BTC"\nsector = "majors"\n\n'
         '[[asset]]\nticker = "ETH"\nsector = "majors"\n',
         encoding="utf-8",

@@ -26,10 +26,8 @@ DAYS = 300
 UNIVERSE = f"""
 label = "sync test"
 
-[components]
-market_source = "demo"
-
-[plugins.demo]
+[market]
+source = "demo"
 days = {DAYS}
 
 [[asset]]
