@@ -14,6 +14,7 @@ from pairscreen.engine.component_checks import check_components
 from pairscreen.engine.filtering import FilterChoice
 from pairscreen.market.source_options import settle_market_options
 from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
+from pairscreen.pegs.source_options import settle_peg_source_options
 from pairscreen.plugin_system.loader import load_plugins
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.runtime import Runtime
@@ -60,6 +61,7 @@ def check_setup(
         universe = load_universe(settings)
     plugins = load_all_plugins(settings, universe, extra_plugins=extra_plugins)
     plugins, universe = settle_market_options(plugins, universe)
+    plugins, universe = settle_peg_source_options(plugins, universe)
     return plugins, universe, check_components(plugins, universe, settings)
 
 

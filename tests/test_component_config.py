@@ -316,3 +316,68 @@ def test_an_unknown_market_source_stops_the_command_in_one_line(database_url, tm
         "pairscreen: error: the universe's [components] market_source: no market-data source "
         "named 'dmeo' (known: ccxt, csv, demo)\n"
     )
+
+
+PEG_ASSETS = """
+[[asset]]
+ticker = "BTC"
+sector = "majors"
+
+[[asset]]
+ticker = "PAXG"
+sector = "gold"
+asset_class = "tokenized_metal"
+peg = { reference = "XAU", sources = ["csv"] }
+"""
+PEG_HEAD = '[components]\nmarket_source = "demo"\n\n'
+
+
+def peg_universe(tmp_path: Path, table: str, name: str) -> Path:
+    path = tmp_path / name
+    path.write_text(PEG_HEAD + table + PEG_ASSETS, encoding="utf-8")
+    return path
+
+
+def test_a_peg_source_reads_its_plugin_table_as_it_read_peg_sources(runtime, tmp_path, caplog):
+    old = peg_universe(tmp_path, '[peg_sources.csv]\nfolder = "refs"\nmax_age_hours = 30\n', "o")
+    new = peg_universe(
+        tmp_path, '[plugins.csv_reference]\nfolder = "refs"\nmax_age_hours = 30\n', "n"
+    )
+    with caplog.at_level(logging.WARNING):
+        from_old, from_new = start(runtime, old), start(runtime, new)
+        start(runtime, old)
+    assert notices(caplog) == [
+        f"{old}: [peg_sources.csv] is deprecated and still works for this release; write "
+        "[plugins.csv_reference] instead"
+    ]
+    given = {"folder": str(tmp_path / "refs"), "max_age_hours": 30}
+    assert from_new.universe.peg_source_options == {"csv": given}
+    assert from_old.universe == from_new.universe
+    assert from_old.plugins.options == from_new.plugins.options
+    assert from_new.plugins.options["csv_reference"]["max_age_hours"] == 30.0
+
+
+def test_a_peg_source_configured_in_both_places_is_refused(runtime, tmp_path):
+    both = '[peg_sources.csv]\nfolder = "a"\n\n[plugins.csv_reference]\nfolder = "b"\n'
+    path = peg_universe(tmp_path, both, "u.toml")
+    with pytest.raises(UniverseError) as refused:
+        start(runtime, path)
+    assert str(refused.value) == (
+        f"{path}: [peg_sources.csv] and [plugins.csv_reference] both set the options of peg "
+        "source 'csv'; keep only [plugins.csv_reference]"
+    )
+
+
+def test_a_former_toml_datetime_option_moves_as_its_iso_text(runtime, tmp_path):
+    """An option's value is a boolean, number or string: a TOML date-time the former table
+    held reaches the demo source as the same moment in ISO text."""
+    path = peg_universe(
+        tmp_path, "[peg_sources.demo]\nscenario_anchor = 2026-11-28T12:00:00Z\n", "u.toml"
+    )
+    rt = start(runtime, path)
+    assert rt.universe.peg_source_options["demo"] == {
+        "scenario_anchor": "2026-11-28T12:00:00+00:00"
+    }
+    source = rt.plugins.peg_sources.get("demo")
+    anchor = source.anchor(rt.universe.peg_source_options["demo"])  # type: ignore[attr-defined]
+    assert anchor.isoformat() == "2026-11-28T12:00:00+00:00"
