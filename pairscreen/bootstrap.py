@@ -59,10 +59,19 @@ def check_setup(
     """
     if universe is None:
         universe = load_universe(settings)
+    plugins, universe = load_configured_plugins(settings, universe, extra_plugins=extra_plugins)
+    return plugins, universe, check_components(plugins, universe, settings)
+
+
+def load_configured_plugins(
+    settings: Settings, universe: Universe, *, extra_plugins: tuple[object, ...] = ()
+) -> tuple[Plugins, Universe]:
+    """:func:`load_all_plugins` with the market and peg sources' options in their plugins'
+    tables (a former ``[market]`` or ``[peg_sources.X]`` table moved there, with its notice),
+    and the universe whose ``market_options`` and ``peg_source_options`` are those tables."""
     plugins = load_all_plugins(settings, universe, extra_plugins=extra_plugins)
     plugins, universe = settle_market_options(plugins, universe)
-    plugins, universe = settle_peg_source_options(plugins, universe)
-    return plugins, universe, check_components(plugins, universe, settings)
+    return settle_peg_source_options(plugins, universe)
 
 
 def load_all_plugins(

@@ -7,6 +7,7 @@ notice naming the new place, and a name that matches nothing stops the start in 
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import replace
 from datetime import date
@@ -381,3 +382,18 @@ def test_a_former_toml_datetime_option_moves_as_its_iso_text(runtime, tmp_path):
     source = rt.plugins.peg_sources.get("demo")
     anchor = source.anchor(rt.universe.peg_source_options["demo"])  # type: ignore[attr-defined]
     assert anchor.isoformat() == "2026-11-28T12:00:00+00:00"
+
+
+def test_pairscreen_plugins_lists_a_former_market_option_in_its_new_place(tmp_path):
+    """``pairscreen plugins`` shows the options the service runs with: a former ``[market]``
+    key appears as the option of the source's plugin, after its one notice."""
+    path = universe_file(tmp_path, OLD)
+    env = {"PAIRSCREEN_LOAD_PLUGINS": "", "PAIRSCREEN_DATA_DIR": str(tmp_path)}
+    done = run_cli("--universe", str(path), "plugins", "--all", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    listed = {p["name"]: p for p in json.loads(done.stdout)["plugins"]}
+    assert {o["name"]: o["value"] for o in listed["demo"]["options"]} == {
+        "seed": 7,
+        "days": 1200,
+    }
+    assert done.stderr.count("[market] seed is deprecated") == 1
