@@ -341,6 +341,22 @@ def test_the_screen_page_says_whether_the_screen_works(site):
     for group in groups:
         row = site.text(f"#evidence-calibration tr[data-quintile='{group['quintile']}']")
         assert _lp(group["realised_mean"]) in row and _lp(group["model_implied"]) in row
+    assert not site.driver.find_elements("css selector", "#evidence .evidence-portfolio")
+
+    # Published with a portfolio: its line per horizon, beside the random pairs and the universe.
+    assert main([*argv, "--every", "60", "--sample", "60", "--portfolio", "5"]) == 0
+    evidence = site.get("/evidence", site.personal).json()
+    site.open("account", "Account")
+    site.open("screen", "Screen")
+    lines = lambda: site.driver.find_elements("css selector", "#evidence .evidence-portfolio")  # noqa: E731
+    site.wait(lambda d: len(lines()) == len(evidence["portfolio"]) == 2)
+    for line, p in zip(lines(), evidence["portfolio"], strict=True):
+        text = line.text
+        assert text.startswith(f"A portfolio of the top 5 picks, {p['horizon_days']} days"), text
+        assert f"{_lp(p['portfolio']['mean'])} per {p['horizon_days']} days" in text
+        assert f"{_lp(p['random']['mean'])} per {p['horizon_days']} days" in text
+        assert f"{_lp(p['universe']['mean'])} per {p['horizon_days']} days" in text
+        assert "accumulation strategy" in text
 
 
 def _in_accessibility_tree(driver: Any, selector: str) -> bool:

@@ -52,6 +52,7 @@ class Market:
     window_days: int
     min_history_days: int
     pairs_in_universe: int = 0  # every screened pair, when ``pairs`` is a sample of them
+    scorer: str | None = None  # the scorer plugin that ranks each day's pairs (portfolios)
 
     @classmethod
     def of(
@@ -63,6 +64,7 @@ class Market:
         min_history_days: int,
         sample: int | None = None,
         seed: int = SAMPLE_SEED,
+        scorer: str | None = None,
     ) -> Market:
         """The universe's screened pairs, or a random ``sample`` of them (drawn with a fixed
         seed, so a refresh on the same universe evaluates the same pairs)."""
@@ -79,7 +81,7 @@ class Market:
             else None
             for a, b in pairs
         )
-        return cls(universe, candles, pairs, aligned, window_days, min_history_days, total)
+        return cls(universe, candles, pairs, aligned, window_days, min_history_days, total, scorer)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class DateVerdicts:
     # (pairs,) float: MODEL_RETURN at the day's close, NaN where not computed; None when
     # no loaded metric provides it
     model_return: np.ndarray | None = None
+    score: np.ndarray | None = None  # (pairs,) float, NaN if untested; with Market.scorer only
 
 
 def verdicts_at(
@@ -146,11 +149,12 @@ def verdicts_at(
         pair = market.aligned[i]
         if core[i] == PASSES and pair is not None and k > 0:
             tested_rows.append(i)
-            cut.append(_prefix(pair, k))
+            cut.append(prefix(pair, k))
     zone = np.full(n, "", dtype=object)
     log_ratio = np.full(n, np.nan)
     survives = {s.name: np.zeros(n, dtype=bool) for s in sets}
     pvalues = {name: np.full(n, np.nan) for name in QVALUE_FIELDS}
+    score = None if market.scorer is None else np.full(n, np.nan)
     model_return = np.full(n, np.nan)
     modelled = False
     span_days = market.window_days + SCREEN_BT_DAYS
@@ -166,6 +170,9 @@ def verdicts_at(
         for name, column in pvalues.items():
             if name in metrics.values:  # absent when its metric failed: no test
                 column[at] = np.asarray(metrics.values[name], dtype=float)
+        if score is not None and market.scorer is not None:
+            scorer = plugins.scorers.get(market.scorer)
+            score[at] = np.asarray(scorer.score(dict(metrics.values)), dtype=float)
         history = np.array([cut[j].calendar_days for j in idx])
         legs = tuple(depegged_legs(depegs, a, b) for a, b in zip(panel.a, panel.b, strict=True))
         depegged = np.array([bool(pair_legs) for pair_legs in legs])
@@ -185,10 +192,12 @@ def verdicts_at(
         rows is None,
         core,
         model_return if modelled else None,
+        score,
     )
 
 
-def _prefix(pair: AlignedPair, k: int) -> AlignedPair:
+def prefix(pair: AlignedPair, k: int) -> AlignedPair:
+    """The pair's first ``k`` common closes (the pair itself when that is all of them)."""
     if k == pair.n_days:
         return pair
     return AlignedPair(

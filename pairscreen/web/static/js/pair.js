@@ -4,6 +4,7 @@
 import { api, ApiError, pairPath } from "./api.js";
 import { drawChart } from "./chart.js";
 import { day, esc, num, pct, pegWords, positionBar, pvalue, tableWrap, utc, zoneBadge } from "./format.js";
+import { realisedBy } from "./evidence.js";
 
 // The metrics, with their unit and what they mean (docs/methodology.md in one line each).
 const GLOSSARY = [
@@ -308,7 +309,7 @@ function fillCalibration(target, expected) {
       ${num(group.model_low, 2)} to ${num(group.model_high, 2)} log units / year, about
       ${lpct(group.model_implied)} over ${table.horizon} days) realised
       <strong data-realised="${group.quintile}">${lpct(group.realised_mean)}</strong> over the
-      next ${table.horizon} days holding the cheap leg${range} (${group.n} pair-days, evaluated
+      next ${table.horizon} days ${realisedBy(table)}${range} (${group.n} pair-days, evaluated
       up to ${day(evidence.data_through)}).`;
     target.hidden = false;
   }).catch(() => {});
