@@ -704,9 +704,10 @@ class MarketSource(Protocol):
     ) -> Iterator[Candles]:
         """Yield candles per asset for the days after ``since[ticker]`` up to ``until``.
 
-        ``options`` are the universe's ``[market]`` table (paths relative to the universe
-        file are already resolved). An asset the source does not know is skipped with a
-        logged warning, never an exception that stops the other assets.
+        ``options`` are the keys given in the source plugin's ``[plugins.<name>]`` table when
+        the plugin declares its options, else the universe's ``[market]`` table (paths
+        relative to the universe file are already resolved). An asset the source does not
+        know is skipped with a logged warning, never an exception that stops the other assets.
         """
         ...
 

@@ -73,8 +73,10 @@ peg = { reference = "XAU", sources = ["csv"] }
 
 UNIVERSE = (
     """
-[market]
-source = "csv"
+[components]
+market_source = "csv"
+
+[plugins.csv_source]
 path = "prices"
 volume_unit = "base"
 

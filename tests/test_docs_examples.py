@@ -78,7 +78,8 @@ def check_sine_market(request: pytest.FixtureRequest, tmp_path: Path) -> None:
 
     universe = write_universe(
         tmp_path,
-        'label = "made-up sine market"\n\n[market]\nsource = "sine"\ndays = 400\n'
+        'label = "made-up sine market"\n\n[components]\nmarket_source = "sine"\n\n'
+        "[market]\ndays = 400\n"
         'period_days = 60\n\n[[asset]]\nticker = "UP"\nsector = "waves"\n\n'
         '[[asset]]\nticker = "DOWN"\nsector = "waves"\n',
     )
@@ -117,10 +118,15 @@ def check_wide_range_filter(request: pytest.FixtureRequest, tmp_path: Path) -> N
 
     runtime: Runtime = request.getfixturevalue("runtime")
     demo_universe = Path(clock.__file__).resolve().parent / "demo_universe.toml"
-    # The universe file's [screen] table exactly as docs/plugins.md shows it.
-    screen_table = re.search(r"```toml\n(\[screen\]\n.*?)```", PLUGINS_DOC.read_text(), re.S)
-    assert screen_table, "docs/plugins.md shows the [screen] table of the filter example"
-    universe = write_universe(tmp_path, demo_universe.read_text() + "\n" + screen_table[1])
+    # The universe file's choice and [screen] table exactly as docs/plugins.md shows them.
+    shown = re.search(
+        r"```toml\n\[components\]\n(filter = .*?\n)\n(\[screen\]\n.*?)```",
+        PLUGINS_DOC.read_text(),
+        re.S,
+    )
+    assert shown, "docs/plugins.md shows the [components] and [screen] tables of the example"
+    demo = demo_universe.read_text().replace("[components]\n", "[components]\n" + shown[1], 1)
+    universe = write_universe(tmp_path, demo + "\n" + shown[2])
     rt = with_settings(runtime, universe_path=universe)
     assert rt.plugins.filters.owner("wide_range") == "local:wide_range_filter.py"
     screen = compute_screen(rt, clock.now(), processes=1)
@@ -188,8 +194,10 @@ def check_line_chart(request: pytest.FixtureRequest, tmp_path: Path) -> None:
 PEG_UNIVERSE = """\
 label = "peg test market"
 
+[components]
+market_source = "csv"
+
 [market]
-source = "csv"
 path = "prices"
 volume_unit = "quote"
 

@@ -38,8 +38,10 @@ CLOSES = Path(__file__).parent / "fixtures" / "stale_closes"
 BTC_LAST, PAXG_LAST = date(2023, 12, 31), date(2023, 6, 30)
 
 UNIVERSE = """
-[market]
-source = "csv"
+[components]
+market_source = "csv"
+
+[plugins.csv_source]
 path = "prices"
 
 [pairs]

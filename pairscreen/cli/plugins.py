@@ -9,7 +9,7 @@ import argparse
 import json
 from typing import Any
 
-from pairscreen.bootstrap import load_all_plugins
+from pairscreen.bootstrap import load_configured_plugins
 from pairscreen.cli.common import CommandError, settings_of
 from pairscreen.plugin_system.hookspecs import PROJECT_NAME
 from pairscreen.plugin_system.loader import BUILT_IN, FRAMEWORK, origins, versions
@@ -55,7 +55,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def _list(args: argparse.Namespace) -> None:
     settings = settings_of(args)
-    plugins = load_all_plugins(settings, load_universe(settings))
+    plugins, _ = load_configured_plugins(settings, load_universe(settings))
     hook = None if args.hook is None else hook_named(plugins, args.hook)
     listed = describe_plugins(plugins, hook=hook, everything=args.all_plugins)
     if args.json:

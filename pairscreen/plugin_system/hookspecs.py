@@ -77,8 +77,10 @@ def pairscreen_register_market_sources(
 ) -> list[MarketSource]:
     """Return the market-data sources this plugin provides.
 
-    A source is chosen by ``name`` in the universe file's ``[market] source = "..."``; the
-    rest of that table is passed to :meth:`MarketSource.fetch_candles` as ``options``.
+    A source is chosen by ``name`` in the universe file's ``[components] market_source =
+    "..."``; its options are passed to :meth:`MarketSource.fetch_candles` as ``options``:
+    the keys given in this plugin's ``[plugins.<name>]`` table when it declares options
+    (``pairscreen_plugin_options``), else the universe's ``[market]`` table.
     Called once when the plugins load; every plugin's list is collected.
     """
 
@@ -109,12 +111,12 @@ def pairscreen_register_filters(settings: Settings, options: Mapping[str, Any]) 
 
     A filter decides which pairs survive the screen and what ``filter_reason`` says for the
     others: its rules run in order over whole arrays and the first that fails gives the reason
-    ``"<code>: <text>"``. The universe file's ``[screen] filter = "<name>"`` picks the filter
-    the service uses (``default`` unless set); the other keys of that table override the
-    filter's ``thresholds`` and must be among them. Every metric field a rule of the chosen
-    filter lists in its ``inputs`` must be provided by some loaded metric, or the service does
-    not start; a field whose metric fails on a batch makes that rule reject the pairs it sees,
-    naming the failed metric, and the rule's ``check`` is not called.
+    ``"<code>: <text>"``. The universe file's ``[components] filter = "<name>"`` picks the
+    filter the service uses (``default`` unless set); the keys of its ``[screen]`` table
+    override the filter's ``thresholds`` and must be among them. Every metric field a rule of
+    the chosen filter lists in its ``inputs`` must be provided by some loaded metric, or the
+    service does not start; a field whose metric fails on a batch makes that rule reject the
+    pairs it sees, naming the failed metric, and the rule's ``check`` is not called.
     ``/screen/latest`` counts rejections per code of the filter's rules and shows its name and
     thresholds.
     """
@@ -135,7 +137,8 @@ def pairscreen_register_strategies(
 def pairscreen_register_scorers(settings: Settings, options: Mapping[str, Any]) -> list[Scorer]:
     """Return the survivor scores this plugin provides (the built-in one is ``score``).
 
-    The service ranks survivors with the scorer named in its settings.
+    The service ranks survivors with the scorer the universe's ``[components] scorer`` names
+    (``PAIRSCREEN_SCORER`` overrides it).
     """
 
 
