@@ -88,6 +88,9 @@ def describe_plugins(
     version = versions(plugins.pm)
     hooks = plugins.implemented_hooks()
     listeners = set(plugins.peg_event_listeners())
+    # Every plugin's components are registered, the hidden built-ins' too: a bad option in
+    # any [plugins.NAME] table stops the listing as it stops every other command.
+    registries: dict[str, Registry[Any]] = {attr: getattr(plugins, attr) for attr, _ in KINDS}
     commands: dict[str, list[str]] = {}
     for owner, command in plugins.commands:
         commands.setdefault(owner, []).append(f"{command.group} {command.name}")
@@ -105,7 +108,7 @@ def describe_plugins(
             "hooks": hooks.get(name, []),
         }
         for attribute, key in KINDS:
-            registry: Registry[Any] = getattr(plugins, attribute)
+            registry = registries[attribute]
             mine = [c for c in registry if registry.owner(c.name) == name]
             if mine:
                 entry[key] = [_component(key, c) for c in mine]
