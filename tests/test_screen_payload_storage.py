@@ -13,7 +13,7 @@ from pathlib import Path
 from pairscreen.db.connection import database
 from pairscreen.db.models import SchemaVersion, Screen, ScreenPayload
 from pairscreen.runtime import Runtime
-from pairscreen.screening.payload_parts import PayloadParts
+from pairscreen.screen_store.payload_parts import PayloadParts
 from tests.conftest import ContractClient
 
 BASE = "/api/v1"
@@ -25,10 +25,10 @@ from pairscreen import clock
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
-from pairscreen.runtime.published import stored_payload
-from pairscreen.screening.payload_parts import PayloadParts
-from pairscreen.screening.publish import ComputedScreen, publish_screen
-from pairscreen.screening.survivor_blobs import SurvivorCodec
+from pairscreen.screen_store.published import stored_payload
+from pairscreen.screen_store.payload_parts import PayloadParts
+from pairscreen.screen_store.publish import ComputedScreen, publish_screen
+from pairscreen.screen_store.survivor_blobs import SurvivorCodec
 
 rng = random.Random(7)
 codec = SurvivorCodec()

@@ -14,10 +14,11 @@ from pairscreen import clock
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import Screen, ScreenPageBlock, ScreenPageIndex, ScreenPayload
 from pairscreen.runtime import Runtime
-from pairscreen.screening import json_items, page_blocks, pages, pairs_view
-from pairscreen.screening.payload_parts import PayloadParts
+from pairscreen.screen_store import json_items, page_blocks, page_index
+from pairscreen.screen_store.payload_parts import PayloadParts
+from pairscreen.screen_store.stored_pages import prepare_page_index
+from pairscreen.screen_views import pairs_view
 from pairscreen.screening.screen import run_screen
-from pairscreen.screening.stored_pages import prepare_page_index
 from tests.conftest import ContractClient
 
 BASE = "/api/v1"
@@ -34,7 +35,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         walked.append(array)
         return json_items.walk(text, array)
 
-    monkeypatch.setattr(pages, "walk", counting)
+    monkeypatch.setattr(page_index, "walk", counting)
     monkeypatch.setattr(pairs_view, "walk", counting)
     return walked
 

@@ -1,6 +1,6 @@
 """``/screen/latest/pairs/{a}/{b}``: one pair's verdict in the latest screen, free of quota.
 
-Read from the verdicts stored beside the screen (:mod:`pairscreen.screening.verdict_store`):
+Read from the verdicts stored beside the screen (:mod:`pairscreen.screen_store.verdict_store`):
 one block of the screen's pairs, never the whole screen. ``ETag`` names the screen, so a
 client holding it gets ``304`` until another screen is published.
 """
@@ -14,7 +14,7 @@ from pairscreen.api.http_cache import not_modified
 from pairscreen.api.screen import latest_published
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
-from pairscreen.screening.verdict_store import pair_verdict
+from pairscreen.screen_store.verdict_store import pair_verdict
 
 
 async def screened_pair(a: str, b: str, token_info: TokenInfo) -> Response:

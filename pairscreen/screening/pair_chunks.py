@@ -32,8 +32,8 @@ from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chun
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.engine.windows import windows_of_rows
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.screening.survivor_blobs import SurvivorCodec
-from pairscreen.screening.verdicts import SHORT, VerdictLog, kinds
+from pairscreen.screen_store.survivor_blobs import SurvivorCodec
+from pairscreen.screen_store.verdicts import SHORT, VerdictLog, kinds
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, Filter
 from pairscreen.universe import SwapCosts, pair_sector
 

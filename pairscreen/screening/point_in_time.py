@@ -14,7 +14,7 @@ from datetime import date
 from pairscreen.market.cutoff import close_of
 from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
-from pairscreen.screening.publish import ScreenSummary, publish_screen
+from pairscreen.screen_store.publish import ScreenSummary, publish_screen
 from pairscreen.screening.screen import screen_text
 
 

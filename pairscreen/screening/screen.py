@@ -1,5 +1,5 @@
 """The screen: every pair of the universe through metrics, filter, score and both backtests,
-then published (:mod:`pairscreen.screening.publish`) in one transaction so that a crash
+then published (:mod:`pairscreen.screen_store.publish`) in one transaction so that a crash
 mid-screen leaves the previous screen served."""
 
 from __future__ import annotations
@@ -33,7 +33,12 @@ from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_day
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
-from pairscreen.screening.data_lag import data_lag
+from pairscreen.screen_store.data_lag import data_lag
+from pairscreen.screen_store.payload_parts import PayloadParts
+from pairscreen.screen_store.persistence import candidate_sets, spaced_screens, survived_count
+from pairscreen.screen_store.publish import ComputedScreen, ScreenSummary, publish_screen
+from pairscreen.screen_store.verdict_store import VerdictSetup, encode_screen
+from pairscreen.screen_views.staleness import ScreenFacts, judge_at
 from pairscreen.screening.pair_chunks import (
     TOO_SHORT,
     PairsOutcome,
@@ -43,11 +48,6 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
     pair_tasks,
 )
-from pairscreen.screening.payload_parts import PayloadParts
-from pairscreen.screening.persistence import candidate_sets, spaced_screens, survived_count
-from pairscreen.screening.publish import ComputedScreen, ScreenSummary, publish_screen
-from pairscreen.screening.staleness import ScreenFacts, judge_at
-from pairscreen.screening.verdict_store import encode_screen
 from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
@@ -216,7 +216,7 @@ def screen_text(
     wide: list[tuple[str, str, str, float | None]] = []  # screen-wide rejections
     candidates: list[tuple[str, str]] = []  # what the next screens' persistence counts
     # The screen-wide rules decide here, with the whole screen known; survivors stay
-    # compressed until publishing writes them (:mod:`.payload_parts`).
+    # compressed until publishing writes them (:mod:`pairscreen.screen_store.payload_parts`).
     while survivors:
         k = len(survivors) - 1
         _, a, b, packed, _, _, last = survivors.pop()
@@ -251,7 +251,18 @@ def screen_text(
     payload = PayloadParts(f'{_json(head)[:-1]},"survivors":[', kept, f"],{_json(tail)[1:]}")
     # encoded only for a screen that is published (not a point-in-time one, not a replay)
     verdicts = functools.partial(
-        encode_screen, rt, outcome.verdicts, matrix.tickers, keys, wide, {**head, **tail}
+        encode_screen,
+        VerdictSetup(
+            choice,
+            rt.plugins.filters.get(choice.name),
+            tuple(a.ticker for a in rt.universe.assets),
+            rt.settings.min_history_days,
+        ),
+        outcome.verdicts,
+        matrix.tickers,
+        keys,
+        wide,
+        {**head, **tail},
     )
     del outcome
     return ComputedScreen(

@@ -17,7 +17,7 @@ from pairscreen.db.models import JobRun, Screen
 from pairscreen.errors import NotFound
 from pairscreen.market.freshness import asset_freshness, last_days
 from pairscreen.runtime import Runtime
-from pairscreen.screening.staleness import Staleness, serve_latest
+from pairscreen.screen_views.staleness import Staleness, serve_latest
 
 
 @dataclass(frozen=True)

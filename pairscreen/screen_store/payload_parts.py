@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from pairscreen.screening.survivor_blobs import SurvivorCodec
+from pairscreen.screen_store.survivor_blobs import SurvivorCodec
 
 
 @dataclass(frozen=True)

@@ -20,21 +20,34 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Protocol
 
 from peewee import fn
 
 from pairscreen import clock
+from pairscreen.config import Settings
 from pairscreen.db.connection import database, is_sqlite, write_transaction
 from pairscreen.db.models import JobRun, Screen, ScreenPayload
-from pairscreen.runtime import Runtime
-from pairscreen.screening.payload_parts import PayloadParts
-from pairscreen.screening.persistence import spaced_screens
-from pairscreen.screening.stored_pages import prepare_page_index
-from pairscreen.screening.verdict_store import EncodedVerdicts
-from pairscreen.screening.verdict_store import store as store_verdicts
+from pairscreen.screen_store.payload_parts import PayloadParts
+from pairscreen.screen_store.persistence import spaced_screens
+from pairscreen.screen_store.published import PublishedScreenCache
+from pairscreen.screen_store.stored_pages import prepare_page_index
+from pairscreen.screen_store.verdict_store import EncodedVerdicts
+from pairscreen.screen_store.verdict_store import store as store_verdicts
 
 STREAMED_PAYLOAD_BYTES = 1 << 20  # SQLite payloads from this size are written in slices
 PAYLOAD_SLICE = 1 << 20
+
+
+class Publisher(Protocol):
+    """What publishing needs of a runtime: how many screens to keep, and the cache of the
+    latest screen it serves (:class:`pairscreen.runtime.Runtime` is one)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def published(self) -> PublishedScreenCache: ...
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,7 @@ class ScreenSummary:
 
 
 def publish_screen(
-    rt: Runtime, screen: ComputedScreen, *, as_of: date | None = None
+    rt: Publisher, screen: ComputedScreen, *, as_of: date | None = None
 ) -> ScreenSummary:
     """Store ``screen`` in one transaction: as the latest screen, or as the screen as of
     ``as_of`` (history)."""
@@ -117,7 +130,7 @@ def _store_row(screen: ComputedScreen, payload: PayloadParts, as_of: date | None
     return int(row.id)
 
 
-def _prune(rt: Runtime, generated_at: datetime) -> None:
+def _prune(rt: Publisher, generated_at: datetime) -> None:
     """Delete the regular screens beyond ``screens_kept``, keeping those the next screen's
     persistence counts however many ran between; point-in-time screens are never pruned."""
     regular = Screen.as_of.is_null()

@@ -2,7 +2,7 @@
 
 The screen current then is the newest stored screen, regular or point-in-time (see
 :mod:`pairscreen.screening.point_in_time`), dated at or before that moment
-(:class:`pairscreen.runtime.history.ScreenHistory`), so a backtest can replay what the
+(:class:`pairscreen.screen_store.screen_history.ScreenHistory`), so a backtest can replay what the
 service said then.
 """
 

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from pairscreen.db.models import Screen
 from pairscreen.errors import NotFound
-from pairscreen.runtime.published import stored_payload
+from pairscreen.screen_store.published import stored_payload
 
 KEPT_IN_MEMORY = 32  # payloads a runtime keeps in memory, the least recently used dropped
 
