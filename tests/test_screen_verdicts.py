@@ -246,7 +246,7 @@ def test_a_filter_gone_since_the_screen_still_gives_the_code_and_values(runtime)
     from pairscreen.screen_store.verdict_store import load_head, verdict
 
     with database.connection_context():
-        screen = runtime.published.latest()
+        screen = runtime.screens.latest()
         head = load_head(screen.key[0])
         gone = replace(head, facts={**head.facts, "filter": "retired"})
         for a, b in _screened_pairs(runtime):

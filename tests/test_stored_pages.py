@@ -50,14 +50,14 @@ def drop_stored_indexes(runtime: Runtime) -> None:
     with database.connection_context():
         ScreenPageBlock.delete().execute()
         ScreenPageIndex.delete().execute()
-    runtime.published.forget()
+    runtime.screens.forget()
 
 
 def drop_stored_blocks(runtime: Runtime) -> None:
     """Back to a screen published with its index but before screens stored their items."""
     with database.connection_context():
         ScreenPageBlock.delete().execute()
-    runtime.published.forget()
+    runtime.screens.forget()
 
 
 @pytest.fixture()
@@ -101,7 +101,7 @@ def publish_crafted_screen(runtime: Runtime, copies: int = 3) -> dict:
     across survivors, survivors without a zone, a sector with a non-ASCII name. Stored as
     ``run_screen`` stores a screen: compact JSON, with its page index."""
     with database.connection_context():
-        payload = json.loads(runtime.published.latest().payload)
+        payload = json.loads(runtime.screens.latest().payload)
         grown = []
         for copy in range(copies):
             for k, s in enumerate(payload["survivors"]):
@@ -123,7 +123,7 @@ def publish_crafted_screen(runtime: Runtime, copies: int = 3) -> dict:
             )
             ScreenPayload.create(screen=row.id, payload=text)
             prepare_page_index(PayloadParts.of(payload)).store(row.id)
-    runtime.published.forget()
+    runtime.screens.forget()
     return payload
 
 
@@ -218,7 +218,7 @@ def test_only_the_newest_screens_keep_their_blocks(
         indexed = {row.screen_id for row in ScreenPageIndex.select(ScreenPageIndex.screen)}
         assert set(screens) <= indexed
         Screen.delete().where(Screen.id.in_(screens[1:])).execute()
-    runtime.published.forget()
+    runtime.screens.forget()
     r = client.get(f"{BASE}/screen/latest?limit=2", keys.personal)
     assert r.status_code == 200 and r.json()["next_cursor"] == f"{screens[0]}.2"
 
@@ -240,7 +240,7 @@ def test_migration_17_gives_an_old_database_the_table_and_its_screens_still_page
     client: ContractClient, keys, runtime: Runtime, cli, parses: list[str]
 ) -> None:
     upgraded_from_before(cli, 17, ScreenPageIndex)
-    runtime.published.forget()
+    runtime.screens.forget()
     parses.clear()
     r = client.get(f"{BASE}/screen/latest?limit=2", keys.personal)
     assert r.status_code == 200 and r.json()["count"] == 2
@@ -295,12 +295,12 @@ def test_the_first_pages_of_a_new_screen_read_their_blocks_and_never_the_payload
     # A payload that says nothing: the same first pages, byte for byte, from a fresh server.
     with database.connection_context():
         ScreenPayload.update(payload="{}").where(ScreenPayload.screen == screen_id).execute()
-    runtime.published.forget()
+    runtime.screens.forget()
     for name, body in first.items():
         r = client.get(f"{BASE}{name}", keys.personal)
         assert r.status_code == 200 and r.content == body, name
     # Paging on through /pairs reads each block once: the server keeps the blocks it read.
-    runtime.published.forget()
+    runtime.screens.forget()
     statements.clear()
     cursor, seen = None, 0
     while True:
@@ -319,7 +319,7 @@ def test_migration_19_gives_an_old_database_the_table_and_its_screens_still_page
     client: ContractClient, keys, runtime: Runtime, cli, statements: list[tuple[str, tuple]]
 ) -> None:
     upgraded_from_before(cli, 19, ScreenPageBlock)
-    runtime.published.forget()
+    runtime.screens.forget()
     statements.clear()
     whole = client.get(f"{BASE}/pairs", keys.personal).json()["pairs"]
     r = client.get(f"{BASE}/pairs?limit=2", keys.personal)

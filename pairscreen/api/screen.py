@@ -2,7 +2,7 @@
 the screen that was current at a past time.
 
 Both answer from the screen the runtime holds in memory
-(:class:`~pairscreen.screen_store.published.PublishedScreenCache`), checked against the database
+(:class:`~pairscreen.screen_store.store.ScreenStore`), checked against the database
 at most once a second; the bodies are serialised once per screen, and gzip-compressed once
 per screen for the clients that accept it. Both carry the screen's ``ETag``: a client that
 sends it back in ``If-None-Match`` gets ``304`` and no body until another screen is published.
@@ -156,14 +156,14 @@ async def screen_at(token_info: TokenInfo, at: str) -> Response:
     caller(token_info).require_tier("personal")
     moment = parse_moment(at)
     svc = service()
-    payload = await svc.in_thread(svc.runtime.history.at, moment)
+    payload = await svc.in_thread(svc.runtime.screens.at, moment)
     return Response(payload, media_type="application/json")
 
 
 async def latest_published() -> PublishedScreen:
     """The latest screen, as known at most ``RECHECK_SECONDS`` ago."""
     svc = service()
-    published = svc.runtime.published
+    published = svc.runtime.screens
     screen = published.recent(RECHECK_SECONDS)
     if screen is None:
         screen = await svc.in_thread(published.latest)

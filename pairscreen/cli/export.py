@@ -33,7 +33,7 @@ def _export(args: argparse.Namespace) -> None:
 
     rt = open_runtime(args)
     with database.connection_context():
-        screen = rt.published.latest()
+        screen = rt.screens.latest()
     body = screen_csv(screen) if args.format == "csv" else screen.payload
     if args.file == "-":
         sys.stdout.write(body)

@@ -21,8 +21,7 @@ from pairscreen.market.assets import AssetListCache
 from pairscreen.market.candle_cache import CandleCache
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.runtime.charts import ChartCache
-from pairscreen.screen_store.published import PublishedScreenCache
-from pairscreen.screen_store.screen_history import ScreenHistory
+from pairscreen.screen_store.store import ScreenStore
 from pairscreen.universe import Universe
 
 
@@ -35,8 +34,7 @@ class Runtime:
     # (:func:`pairscreen.bootstrap.check_setup`), never per request or per screen.
     screen_filter: FilterChoice
     candles: CandleCache = field(default_factory=CandleCache)
-    published: PublishedScreenCache = field(default_factory=PublishedScreenCache)
-    history: ScreenHistory = field(default_factory=ScreenHistory)
+    screens: ScreenStore = field(default_factory=ScreenStore)  # with its caches
     key_owners: KeyOwners = field(default_factory=KeyOwners)
     assets: AssetListCache = field(default_factory=AssetListCache)
     charts: ChartCache = field(default_factory=ChartCache)

@@ -57,7 +57,7 @@ def stale_asset_count(rt: Runtime, at: datetime | None = None) -> int:
 def latest_screen_staleness(rt: Runtime, at: datetime | None = None) -> Staleness | None:
     """The latest screen's staleness judged at ``at`` (default now); None before the first."""
     try:
-        screen = rt.published.latest()
+        screen = rt.screens.latest()
     except NotFound:
         return None
     return serve_latest(rt.universe, screen, at or clock.now()).staleness

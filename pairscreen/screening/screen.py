@@ -42,7 +42,7 @@ from pairscreen.screen_store.persistence import (
     spaced_screens,
     survived_count,
 )
-from pairscreen.screen_store.publish import ComputedScreen, ScreenSummary, publish_screen
+from pairscreen.screen_store.publish import ComputedScreen, ScreenSummary
 from pairscreen.screen_store.verdict_store import VerdictSetup, encode_screen
 from pairscreen.screen_views.staleness import ScreenFacts, judge_at
 from pairscreen.screening.pair_chunks import (
@@ -73,7 +73,8 @@ def run_screen(
     scheduler: str | None = None,
     on_progress: Progress | None = None,
 ) -> ScreenSummary:
-    """Compute the whole screen and publish it atomically (:func:`publish_screen`).
+    """Compute the whole screen and publish it atomically
+    (:meth:`~pairscreen.screen_store.store.ScreenStore.publish`).
 
     ``on_progress(done, total)`` is called as chunks of pairs finish (a command line draws
     it); old screens beyond the ``screens_kept`` setting go in the same transaction.
@@ -86,7 +87,7 @@ def run_screen(
         scheduler=scheduler,
         on_progress=on_progress,
     )
-    return publish_screen(rt, computed)
+    return rt.screens.publish(rt.settings, computed)
 
 
 def data_source_label(rt: Runtime) -> str:
@@ -460,4 +461,4 @@ def data_time_range(outcome: PairsOutcome) -> dict[str, str] | None:
 
 def latest_screen_json(rt: Runtime) -> str:
     """The latest published screen as stored (JSON text); NotFound before the first one."""
-    return rt.published.latest().payload
+    return rt.screens.latest().payload
