@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
-from pairscreen.config import Settings
-from pairscreen.plugin_system.registry import Plugins
-from pairscreen.screen_store.publish import ComputedScreen, ScreenSummary, publish_screen
 from pairscreen.screen_store.published import PublishedScreen, PublishedScreenCache
 from pairscreen.screen_store.screen_history import ScreenHistory
-from pairscreen.screen_store.verdict_store import pair_verdict
-from pairscreen.types import Asset
+
+if TYPE_CHECKING:  # publishing and verdicts load when used: every command builds a runtime
+    from pairscreen.config import Settings
+    from pairscreen.plugin_system.registry import Plugins
+    from pairscreen.screen_store.publish import ComputedScreen, ScreenSummary
+    from pairscreen.types import Asset
 
 
 @dataclass
@@ -50,6 +52,8 @@ class ScreenStore:
     ) -> ScreenSummary:
         """Store ``screen`` as the latest one (or as history, as of ``as_of``); the latest
         is served from here at once."""
+        from pairscreen.screen_store.publish import publish_screen
+
         summary = publish_screen(settings, screen, as_of=as_of)
         if as_of is None:
             self.forget()
@@ -58,4 +62,6 @@ class ScreenStore:
     def verdict(self, plugins: Plugins, screen: PublishedScreen, a: Asset, b: Asset) -> str:
         """The verdict of the pair ``a``/``b`` in ``screen`` (JSON text), from the verdicts
         stored beside it."""
+        from pairscreen.screen_store.verdict_store import pair_verdict
+
         return pair_verdict(plugins, screen, a, b)
