@@ -345,12 +345,17 @@ def _measure(
 
 def survivor_unpacker() -> Callable[[bytes], bytes]:
     """How the checkout under measure packs a survivor, undone: zstd since issue 26's
-    serialisation work, zlib before."""
-    try:
-        from pairscreen.screening.survivor_blobs import SurvivorCodec
-    except ImportError:
+    serialisation work (``screening/`` then ``screen_store/``), zlib before."""
+    import importlib
+
+    for where in ("pairscreen.screen_store.survivor_blobs", "pairscreen.screening.survivor_blobs"):
+        try:  # the module moved from screening/ to screen_store/ with issue 34
+            codec = importlib.import_module(where).SurvivorCodec()
+            break
+        except ImportError:
+            continue
+    else:
         return zlib.decompress
-    codec = SurvivorCodec()
     return lambda blob: codec.unpack(blob).encode()
 
 

@@ -33,6 +33,7 @@ from pairscreen.universe import UniverseError
 COMMAND_GROUPS: tuple[str, ...] = (
     "pairscreen.cli.serving",
     "pairscreen.cli.data",
+    "pairscreen.cli.screen",  # before the commands that join its group (export)
     "pairscreen.cli.export",
     "pairscreen.cli.accounts",
     "pairscreen.cli.pegs",

@@ -151,7 +151,7 @@ class ScreenPayload(BaseModel):
 
 class ScreenVerdicts(BaseModel):
     """The head of a screen's stored verdicts (migration 16): tickers, kinds, thresholds, as
-    compressed JSON (:mod:`pairscreen.screening.verdict_store`)."""
+    compressed JSON (:mod:`pairscreen.screen_store.verdict_store`)."""
 
     screen = peewee.IntegerField(primary_key=True)
     head = peewee.BlobField()
@@ -186,7 +186,7 @@ class ScreenPageBlock(BaseModel):
     """A block of a screen's page items (migration 19), written with its page index: the
     text each view lists for ``BLOCK_ITEMS`` survivors in a row of the index's order, so the
     first page of a new screen reads a few blocks instead of the whole payload. Deleted with
-    its screen (:mod:`pairscreen.screening.page_blocks`)."""
+    its screen (:mod:`pairscreen.screen_store.page_blocks`)."""
 
     screen = peewee.ForeignKeyField(Screen, on_delete="CASCADE")
     block = peewee.IntegerField()
