@@ -189,7 +189,8 @@ def evaluate(
     primaries: Mapping[int, Sequence[object]] = (
         traded_outcomes if outcome == "strategy" else outcomes
     )
-    warnings = _warnings(results[0], primaries, PRIMARY[outcome]) if results else ()
+    zoned = [bool(np.isin(v.verdicts.zone, ("bottom", "top")).any()) for v in days]
+    warnings = _warnings(results[0], primaries, PRIMARY[outcome], zoned) if results else ()
     warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens))
     split = tuple(
         _period(
@@ -493,13 +494,28 @@ def _horizon(
 
 
 def _warnings(
-    screen: RuleSetResult, outcomes: Mapping[int, Sequence[object]], primary: str
+    screen: RuleSetResult,
+    outcomes: Mapping[int, Sequence[object]],
+    primary: str,
+    zoned: Sequence[bool],
 ) -> tuple[str, ...]:
-    """What the design cannot show, for the screen's own rules."""
+    """What the design cannot show, for the screen's own rules; ``zoned`` says per as-of day
+    whether any pair sat in a band zone (a day without one has no outcome to measure, which
+    is not missing data)."""
     out: list[str] = []
+    empty = sum(1 for z in zoned if not z)
+    if empty:
+        verb = "has" if empty == 1 else "have"
+        out.append(
+            f"{plural(empty, 'as-of day')} {verb} no pair in a band zone (nothing to measure)"
+        )
     for result in screen.horizons:
         h, diff = result.horizon, result.difference
-        beyond = sum(1 for o in outcomes[h] if not np.isfinite(getattr(o, primary)).any())
+        beyond = sum(
+            1
+            for o, z in zip(outcomes[h], zoned, strict=True)
+            if z and not np.isfinite(getattr(o, primary)).any()
+        )
         if beyond:
             missing = f"{plural(beyond, 'as-of day')} {'has' if beyond == 1 else 'have'} no outcome"
             out.append(f"{h} days: {missing} (no data {h} days later)")
