@@ -240,14 +240,19 @@ class Plugins:
             others = [p for i, p in plain.items() if i != plugin_id and i not in wrapping]
             yield plugin_name(self.pm, plugin), self.pm.subset_hook_caller(hook_name, others)
 
+    def _registered(self, owner: str, call: Any, hook_name: str) -> list[Any]:
+        """One plugin's answers to a register hook, called with the settings and its options;
+        a plugin that raises is named in one sentence."""
+        try:
+            answers: list[Any] = call(settings=self.settings, options=self.options.get(owner, {}))
+        except Exception as exc:
+            raise PluginError(f"plugin {owner!r} failed in {hook_name}: {exc}") from exc
+        return answers
+
     def _collect(self, kind: str, hook_name: str) -> Registry[Any]:
         registry: Registry[Any] = Registry(kind, component_type(getattr(self.pm.hook, hook_name)))
         for owner, call in self._per_plugin(hook_name):
-            try:
-                answers = call(settings=self.settings, options=self.options.get(owner, {}))
-            except Exception as exc:
-                raise PluginError(f"plugin {owner!r} failed in {hook_name}: {exc}") from exc
-            for answer in answers:
+            for answer in self._registered(owner, call, hook_name):
                 for component in _components(answer, owner, kind):
                     registry.add(component, owner)
         return registry
@@ -312,11 +317,7 @@ class Plugins:
         groups: dict[str, str] = {}
         seen: set[tuple[str, str]] = set()
         for owner, call in self._per_plugin(hook_name):
-            try:
-                answers = call(settings=self.settings, options=self.options.get(owner, {}))
-            except Exception as exc:
-                raise PluginError(f"plugin {owner!r} failed in {hook_name}: {exc}") from exc
-            for answer in answers:
+            for answer in self._registered(owner, call, hook_name):
                 for command in _components(answer, owner, "command"):
                     if not isinstance(command, Command) or not all(
                         isinstance(n, str) and COMMAND_NAME.match(n)
