@@ -20,6 +20,9 @@ stated ``min_detectable``. Seeds are fixed: simulation ``k`` of a scenario uses 
 
     .venv/bin/python benchmarks/evaluation_power.py [--null 100] [--planted 100]
         [--levels 0.15,0.20] [--every 5] [--processes 2] [--records FILE.jsonl]
+
+The records (one JSON line per simulated row) are written as the simulations finish, so a
+study stopped early leaves every finished simulation on file.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
 
 import argparse
+import contextlib
 import itertools
 import json
 import math
@@ -113,15 +117,23 @@ def main() -> None:
     levels = [float(v) for v in args.levels.split(",") if v.strip()]
     tasks = [(0.0, NULL_SEED + k, args.every) for k in range(args.null)]
     tasks += [(lv, PLANTED_SEED + k, args.every) for lv in levels for k in range(args.planted)]
+    # Simulation k of every scenario before simulation k + 1 of any: a study stopped early
+    # (its records are written as they come) still covers every scenario alike.
+    tasks.sort(key=lambda task: task[1] - (NULL_SEED if task[0] == 0 else PLANTED_SEED))
     start = time.perf_counter()
-    with Pool(args.processes) as pool:
-        runs = pool.map(one, tasks, chunksize=1)
+    runs: list[Run] = []
+    with contextlib.ExitStack() as stack:
+        out = None if args.records is None else stack.enter_context(args.records.open("w"))
+        pool = stack.enter_context(Pool(args.processes))
+        for run in pool.imap(one, tasks, chunksize=1):
+            runs.append(run)
+            if out is not None:
+                out.writelines(json.dumps({"level": run[0], **row}) + "\n" for row in run[6])
+                out.flush()
+            print(
+                f"{len(runs)}/{len(tasks)} in {time.perf_counter() - start:.0f} s", file=sys.stderr
+            )
     took = time.perf_counter() - start
-    if args.records is not None:
-        with args.records.open("w", encoding="utf-8") as out:
-            for run in runs:
-                for row in run[6]:
-                    out.write(json.dumps({"level": run[0], **row}) + "\n")
     print(machine_line())
     print(
         f"{len(tasks)} simulations (30 assets, 1,100 days, --every {args.every}, horizons 30 "
