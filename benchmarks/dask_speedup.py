@@ -62,8 +62,10 @@ def write_universe(folder: Path, n_assets: int, seed: int = 7) -> Path:
     lines = [
         'label = "synthetic benchmark universe"',
         "",
-        "[market]",
-        'source = "csv"',
+        "[components]",
+        'market_source = "csv"',
+        "",
+        "[plugins.csv_source]",
         'path = "prices"',
         'volume_unit = "quote"',
         "",

@@ -23,9 +23,16 @@ then both side by side with the ratio, the engine's ratio to the floor, and whet
 number is bit-identical (a digest of every published byte of the chunks: metrics, p-values,
 scores, both legs, the survivors' JSON).
 
+With ``--without PLUGIN`` the two sides are this checkout without that plugin
+(``PAIRSCREEN_DISABLE_PLUGINS``) and with it, instead of the baseline and this: the plugin's
+metric is then its own stage on one side, and the last lines say what it adds to the whole
+core time per pair; the numbers both sides publish for every pair must be bit-identical.
+``--kalman-fit mle`` runs the ``kalman`` metric with ``fit = "mle"``.
+
     .venv/bin/python benchmarks/engine_stages.py [--assets 1000] [--blocks 5] [--repeat 3]
                                                  [--rounds 3]
-                                                 [--baseline 91d0fd2]
+                                                 [--baseline 91d0fd2 | --without PLUGIN]
+                                                 [--kalman-fit fixed|mle]
 """
 
 from __future__ import annotations
@@ -67,10 +74,18 @@ def main() -> None:
         help="runs of both checkouts, alternated (a busy moment hits both), best kept",
     )
     parser.add_argument("--baseline", default=BASELINE, help="commit to compare with")
+    parser.add_argument(
+        "--without",
+        metavar="PLUGIN",
+        help="compare this checkout without this plugin to this checkout with it",
+    )
+    parser.add_argument(
+        "--kalman-fit", choices=("fixed", "mle"), default="fixed", help="the kalman fit option"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)  # the checkout a child measures
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.assets, args.blocks, args.repeat)))
+        print(json.dumps(measure(args.assets, args.blocks, args.repeat, args.kalman_fit)))
         return
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from _harness import machine_line
@@ -81,6 +96,14 @@ def main() -> None:
         f"{args.blocks} blocks of {BLOCK} pairs, one process each, best of {args.repeat} "
         f"passes in each of {args.rounds} alternated rounds"
     )
+    if args.without:
+        runs = [
+            (run_child(ROOT, args, disabled=args.without), run_child(ROOT, args))
+            for _ in range(args.rounds)
+        ]
+        without = best_of([b for b, _ in runs])
+        report_plugin(args.without, without, best_of([a for _, a in runs]))
+        return
     with tempfile.TemporaryDirectory(prefix="pairscreen-baseline-") as tmp:
         baseline = Path(tmp)
         archive = subprocess.run(
@@ -108,12 +131,15 @@ def best_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return best
 
 
-def run_child(root: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """This script's measurement in a fresh process importing the code under ``root``."""
+def run_child(root: Path, args: argparse.Namespace, disabled: str = "") -> dict[str, Any]:
+    """This script's measurement in a fresh process importing the code under ``root``, with
+    the plugin ``disabled`` switched off."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "plugins")])}
+    if disabled:
+        env["PAIRSCREEN_DISABLE_PLUGINS"] = disabled
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(root)]
     cmd += ["--assets", str(args.assets), "--blocks", str(args.blocks)]
-    cmd += ["--repeat", str(args.repeat)]
+    cmd += ["--repeat", str(args.repeat), "--kalman-fit", args.kalman_fit]
     out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return result
@@ -157,6 +183,40 @@ def report(commit: str, before: dict[str, Any], after: dict[str, Any]) -> None:
         raise SystemExit("the numbers differ from the baseline's")
 
 
+def report_plugin(plugin: str, without: dict[str, Any], with_: dict[str, Any]) -> None:
+    """Both sides of ``--without``, stage by stage, and what the plugin adds per pair."""
+    print(
+        f"{with_['pairs']} pairs, {with_['survivors']} survivors, tasks of {with_['task']} "
+        f"pairs; core us per screened pair, without and with {plugin}"
+    )
+    print(f"  {'stage':<34} {'without':>9} {'with':>9} {'ratio':>7}")
+    for name in [*with_["stages"], *(n for n in without["stages"] if n not in with_["stages"])]:
+        old, new = without["stages"].get(name), with_["stages"].get(name)
+        shown = [f"{v:9.1f}" if v is not None else f"{'-':>9}" for v in (old, new)]
+        ratio = f"{new / old:7.2f}" if old and new is not None else f"{'-':>7}"
+        print(f"  {name:<34} {shown[0]} {shown[1]} {ratio}")
+    for name in ("stage sum", "whole"):
+        old, new = without[name], with_[name]
+        print(f"  {name:<34} {old:9.1f} {new:9.1f} {new / old:7.2f}")
+    added = with_["whole"] / without["whole"] - 1
+    print(f"{plugin} adds {100 * added:.1f} % to the whole core time per screened pair")
+    own = sum(v for k, v in with_["stages"].items() if k not in without["stages"])
+    print(
+        f"its own stage: {own:.1f} us per screened pair, {100 * own / without['whole']:.1f} % "
+        f"of the whole without it; {own * with_['pairs'] / max(with_['survivors'], 1):.1f} us "
+        "per survivor it runs on"
+    )
+    common = sorted(set(without["fields"]) & set(with_["fields"]))
+    same = all(without["fields"][n] == with_["fields"][n] for n in common)
+    same &= without["survivors"] == with_["survivors"]
+    print(
+        f"every pair's deciding numbers and the survivors bit-identical without and with it: "
+        f"{'yes' if same else 'NO'}"
+    )
+    if not same:
+        raise SystemExit("the plugin changed numbers it should not touch")
+
+
 # --------------------------------------------------------------------------- the child
 
 
@@ -183,15 +243,21 @@ def synthetic_candles(n_assets: int, folder: Path) -> tuple[dict[str, Any], str]
     return candles, str(universe)
 
 
-def measure(n_assets: int, n_blocks: int, repeat: int) -> dict[str, Any]:
+def measure(n_assets: int, n_blocks: int, repeat: int, kalman_fit: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="pairscreen-stages-") as tmp:
-        return _measure(n_assets, n_blocks, repeat, Path(tmp))
+        return _measure(n_assets, n_blocks, repeat, Path(tmp), kalman_fit)
 
 
-def _measure(n_assets: int, n_blocks: int, repeat: int, folder: Path) -> dict[str, Any]:
+def _measure(
+    n_assets: int, n_blocks: int, repeat: int, folder: Path, kalman_fit: str
+) -> dict[str, Any]:
     import numpy as np
 
     candles, universe_path = synthetic_candles(n_assets, folder)
+    if kalman_fit != "fixed" and "kalman" not in os.environ.get("PAIRSCREEN_DISABLE_PLUGINS", ""):
+        with open(universe_path, "a", encoding="utf-8") as universe:
+            table = "[plugins.kalman]"
+            universe.write(f'\n{table}\nfit = "{kalman_fit}"\n')
     os.environ["PAIRSCREEN_UNIVERSE"] = universe_path
     import pairscreen
     from pairscreen.bootstrap import check_setup
@@ -279,12 +345,17 @@ def _measure(n_assets: int, n_blocks: int, repeat: int, folder: Path) -> dict[st
 
 def survivor_unpacker() -> Callable[[bytes], bytes]:
     """How the checkout under measure packs a survivor, undone: zstd since issue 26's
-    serialisation work, zlib before."""
-    try:
-        from pairscreen.screening.survivor_blobs import SurvivorCodec
-    except ImportError:
+    serialisation work (``screening/`` then ``screen_store/``), zlib before."""
+    import importlib
+
+    for where in ("pairscreen.screen_store.survivor_blobs", "pairscreen.screening.survivor_blobs"):
+        try:  # the module moved from screening/ to screen_store/ with issue 34
+            codec = importlib.import_module(where).SurvivorCodec()
+            break
+        except ImportError:
+            continue
+    else:
         return zlib.decompress
-    codec = SurvivorCodec()
     return lambda blob: codec.unpack(blob).encode()
 
 

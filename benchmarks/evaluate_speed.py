@@ -64,7 +64,14 @@ def write_universe(folder: Path, n_assets: int, n_days: int, seed: int = 7) -> P
         spread[:, t] = 0.97 * spread[:, t - 1] + rng.normal(0, 0.03, clusters)
     prices = folder / "prices"
     prices.mkdir()
-    lines = ['label = "synthetic evaluation benchmark"', "", "[market]", 'source = "csv"']
+    lines = [
+        'label = "synthetic evaluation benchmark"',
+        "",
+        "[components]",
+        'market_source = "csv"',
+        "",
+        "[plugins.csv_source]",
+    ]
     lines += ['path = "prices"', 'volume_unit = "quote"', ""]
     for i in range(n_assets):
         own = np.cumsum(rng.normal(0, 0.01 + 0.02 * (i % 3 == 0), n_days))

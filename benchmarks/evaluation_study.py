@@ -56,8 +56,15 @@ def build_universe(data: Path, folder: Path) -> Path:
     """A csv universe of the crypto files found in ``data`` (volume x close: quote units)."""
     prices = folder / "prices"
     prices.mkdir()
-    lines = ['label = "real daily closes (Binance spot, to 2023-12-31)"', "", "[market]"]
-    lines += ['source = "csv"', 'path = "prices"', 'volume_unit = "quote"', ""]
+    lines = ['label = "real daily closes (Binance spot, to 2023-12-31)"', "", "[components]"]
+    lines += [
+        'market_source = "csv"',
+        "",
+        "[plugins.csv_source]",
+        'path = "prices"',
+        'volume_unit = "quote"',
+        "",
+    ]
     for ticker in CRYPTO:
         source = data / f"{ticker}.csv"
         if not source.exists():

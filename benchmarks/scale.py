@@ -56,7 +56,14 @@ def write_universe(folder: Path, n_assets: int, days: int, seed: int = 7) -> Pat
     day_text = [(end - timedelta(days=days - 1 - i)).isoformat() for i in range(days)]
     market = np.cumsum(rng.normal(0.0003, 0.03, days))
     crossed = n_assets >= CROSSED_FROM
-    lines = ['label = "synthetic scale universe"', "", "[market]", 'source = "csv"']
+    lines = [
+        'label = "synthetic scale universe"',
+        "",
+        "[components]",
+        'market_source = "csv"',
+        "",
+        "[plugins.csv_source]",
+    ]
     lines += ['path = "prices"', 'volume_unit = "quote"', ""]
     if crossed:
         lines += ["[pairs]", "all = true", ""]

@@ -56,10 +56,10 @@ def publish_big_screen(url: str, folder: Path, survivors: int) -> Published:
     from pairscreen.config import load_settings
     from pairscreen.db.connection import database, write_transaction
     from pairscreen.db.models import Screen, ScreenPayload
-    from pairscreen.screening.pages import payload_index
-    from pairscreen.screening.payload_parts import PayloadParts
+    from pairscreen.screen_store.page_index import payload_index
+    from pairscreen.screen_store.payload_parts import PayloadParts
+    from pairscreen.screen_store.stored_pages import prepare_page_index
     from pairscreen.screening.screen import latest_screen_json
-    from pairscreen.screening.stored_pages import prepare_page_index
 
     rt = build_runtime(load_settings(data_dir=folder, database_url=url))
     with database.connection_context():
@@ -146,7 +146,7 @@ def payload_read_ms(url: str, screen_id: int) -> float:
     """Milliseconds to read the screen's payload from the database, as a server does before
     any answer about a new screen (the part of a first page no index saves)."""
     from pairscreen.db.connection import connect, database
-    from pairscreen.runtime.published import stored_payload
+    from pairscreen.screen_store.published import stored_payload
 
     connect(url)
     with database.connection_context():

@@ -7,8 +7,8 @@ synthesised with the shape a real screen gives them (the demo screen's mix of re
 5 % survivor rate, 2 % stale pairs, some reasons kept as text) and float64 values drawn at
 random (random mantissas: the worst case for compression, a real screen's values are no
 more compressible). They go through the same code a published screen's do
-(:func:`~pairscreen.screening.verdicts.finish`,
-:func:`~pairscreen.screening.verdict_store.encode` and ``store``) into a fresh SQLite
+(:func:`~pairscreen.screen_store.verdicts.finish`,
+:func:`~pairscreen.screen_store.verdict_store.encode` and ``store``) into a fresh SQLite
 database, then random pairs are looked up as ``/screen/latest/pairs/{a}/{b}`` does
 (one block read and decoded, the reason said again by the filter's rule).
 Prints the bytes stored, the bytes the screen holds for them while it runs, the encode and
@@ -45,7 +45,7 @@ MIX = {
 
 def synthetic_log(n_assets: int, table, rng):  # type: ignore[no-untyped-def]
     """A VerdictLog of every pair of ``n_assets`` in universe order, kinds drawn from MIX."""
-    from pairscreen.screening.verdicts import Part, VerdictLog, arities
+    from pairscreen.screen_store.verdicts import Part, VerdictLog, arities
 
     ia, ib = np.triu_indices(n_assets, 1)
     n = ia.size
@@ -87,8 +87,8 @@ def main() -> None:
     from pairscreen.bootstrap import build_runtime
     from pairscreen.config import load_settings
     from pairscreen.db.connection import database
-    from pairscreen.screening.verdict_store import encode, load_head, store, verdict
-    from pairscreen.screening.verdicts import finish, kinds
+    from pairscreen.screen_store.verdict_store import encode, load_head, store, verdict
+    from pairscreen.screen_store.verdicts import finish, kinds
     from pairscreen.types import Asset
 
     print(machine_line())

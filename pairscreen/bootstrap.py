@@ -7,11 +7,14 @@ container that domain modules can name without importing one another in a circle
 
 from __future__ import annotations
 
+from pairscreen.component_choice import choose_components
 from pairscreen.config import Settings
 from pairscreen.db.connection import connect, init_database
 from pairscreen.engine.component_checks import check_components
 from pairscreen.engine.filtering import FilterChoice
+from pairscreen.market.source_options import settle_market_options
 from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
+from pairscreen.pegs.source_options import settle_peg_source_options
 from pairscreen.plugin_system.loader import load_plugins
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.runtime import Runtime
@@ -39,7 +42,7 @@ def build_runtime(
         init_database(settings.database_url)
     else:
         connect(settings.database_url)
-    return Runtime(settings, plugins, universe, screen_filter)
+    return Runtime(plugins.settings, plugins, universe, screen_filter)
 
 
 def check_setup(
@@ -56,8 +59,19 @@ def check_setup(
     """
     if universe is None:
         universe = load_universe(settings)
-    plugins = load_all_plugins(settings, universe, extra_plugins=extra_plugins)
+    plugins, universe = load_configured_plugins(settings, universe, extra_plugins=extra_plugins)
     return plugins, universe, check_components(plugins, universe, settings)
+
+
+def load_configured_plugins(
+    settings: Settings, universe: Universe, *, extra_plugins: tuple[object, ...] = ()
+) -> tuple[Plugins, Universe]:
+    """:func:`load_all_plugins` with the market and peg sources' options in their plugins'
+    tables (a former ``[market]`` or ``[peg_sources.X]`` table moved there, with its notice),
+    and the universe whose ``market_options`` and ``peg_source_options`` are those tables."""
+    plugins = load_all_plugins(settings, universe, extra_plugins=extra_plugins)
+    plugins, universe = settle_market_options(plugins, universe)
+    return settle_peg_source_options(plugins, universe)
 
 
 def load_all_plugins(
@@ -65,6 +79,7 @@ def load_all_plugins(
 ) -> Plugins:
     """Every plugin a process runs with, unchecked: the loaded ones, the framework's own hook
     implementations (the depeg alerts), then the caller's. ``pairscreen plugins`` lists
-    exactly these."""
+    exactly these. Their settings name the strategy, scorer and chart renderer chosen
+    (``component_choice``): the runtime and every register hook see the resolved names."""
     pm = load_plugins(settings, extra=(DepegAlertsPlugin(), *extra_plugins))
-    return Plugins(pm, settings, universe.plugin_options)
+    return Plugins(pm, choose_components(settings, universe), universe.plugin_options)

@@ -148,6 +148,21 @@ def default_database_url(data_dir: Path) -> str:
     return f"sqlite:///{data_dir / 'pairscreen.sqlite3'}"
 
 
+# The components a setting may choose over the universe file's ``[components]`` table, with
+# the built-in each falls back to. Empty in :class:`Settings` means "not set here": the
+# composition root (``pairscreen.component_choice``) resolves the choice once, so every
+# reader of a built runtime's settings sees a name.
+COMPONENT_DEFAULTS: Mapping[str, str] = {
+    "strategy": "accumulation",
+    "scorer": "score",
+    "chart_renderer": "default",
+}
+
+
+def _component_default(name: str) -> str:
+    return f"the universe's `[components] {name}`, else `{COMPONENT_DEFAULTS[name]}`"
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where data lives and how the service behaves, read once; plugins get it from their hooks.
@@ -195,12 +210,16 @@ class Settings:
     )
     strategy: str = setting(
         "PAIRSCREEN_STRATEGY",
-        "the backtest strategy plugin to run (`accumulation`, `ou_optimal` or `kalman_band` "
-        "built in)",
-        default="accumulation",
+        "the backtest strategy to run (`accumulation`, `ou_optimal` or `kalman_band` built "
+        "in), over the universe's choice",
+        default="",
+        shown_default=_component_default("strategy"),
     )
     scorer: str = setting(
-        "PAIRSCREEN_SCORER", "the scorer plugin that ranks survivors", default="score"
+        "PAIRSCREEN_SCORER",
+        "the scorer that ranks survivors, over the universe's choice",
+        default="",
+        shown_default=_component_default("scorer"),
     )
     screens_kept: int = setting(
         "PAIRSCREEN_SCREENS_KEPT",
@@ -242,7 +261,10 @@ class Settings:
         flag="--scheduler",
     )
     chart_renderer: str = setting(
-        "PAIRSCREEN_CHART_RENDERER", "the chart renderer plugin for chart.png", default="default"
+        "PAIRSCREEN_CHART_RENDERER",
+        "the chart renderer for chart.png, over the universe's choice",
+        default="",
+        shown_default=_component_default("chart_renderer"),
     )
     # The API
     host: str = setting(
@@ -366,11 +388,17 @@ class Settings:
     )
     disable_plugins: tuple[str, ...] = setting(
         "PAIRSCREEN_DISABLE_PLUGINS",
-        "plugins not to load, comma-separated, by the names `pairscreen plugins` lists "
+        "plugins not to load, comma-separated, by the names `pairscreen plugins --all` lists "
         "(built-ins too)",
         NAMES,
         default=(),
         shown_default="none",
+    )
+    trace_plugins: bool = setting(
+        "PAIRSCREEN_TRACE_PLUGINS",
+        "log every plugin hook call with the plugins it ran and how long it took",
+        FLAG,
+        default=False,
     )
     # The clock (pairscreen.clock reads it on every call; declared to be checked and listed)
     clock_shift: float = setting(

@@ -16,7 +16,7 @@ from pairscreen.notify import watchlist
 from pairscreen.pegs.sampling import backfill_pegs
 from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
-from pairscreen.screening.publish import ScreenSummary
+from pairscreen.screen_store.publish import ScreenSummary
 from pairscreen.screening.screen import run_screen
 
 PERSONAL_EMAIL = "personal@demo.pairscreen.local"

@@ -209,7 +209,7 @@ def _universe_of(folder: Path, candles: Mapping[str, Candles]) -> Path:
     assets = "".join(f'\n[[asset]]\nticker = "{ticker}"\nsector = "test"\n' for ticker in candles)
     path = folder / "universe.toml"
     path.write_text(
-        f'label = "test candles"\n\n[market]\nsource = "{GIVEN_SOURCE}"\n{assets}',
+        f'label = "test candles"\n\n[components]\nmarket_source = "{GIVEN_SOURCE}"\n{assets}',
         encoding="utf-8",
     )
     return path

@@ -11,20 +11,31 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from functools import cached_property
-from typing import Any, Literal, Protocol, TypeVar, cast, get_args, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, get_args, runtime_checkable
+from urllib.parse import urlsplit
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import argparse
+
+    from pairscreen.config import Settings
 
 # The plugin API: what ``pairscreen`` re-exports for plugin authors (everything else here
 # is the framework's own).
 __all__ = [
     "ASSET_CLASSES",
+    "AddressError",
     "Asset",
     "BacktestBatch",
     "CalendarWindow",
     "Candles",
+    "ChannelNotifier",
+    "ChannelSpec",
     "ChartData",
     "ChartRenderer",
+    "Command",
+    "CommandSpec",
     "DeliveryError",
     "DepeggedLeg",
     "Filter",
@@ -47,6 +58,7 @@ __all__ = [
     "Scorer",
     "Strategy",
     "Trade",
+    "masked_address",
 ]
 
 AssetClass = Literal[
@@ -692,9 +704,10 @@ class MarketSource(Protocol):
     ) -> Iterator[Candles]:
         """Yield candles per asset for the days after ``since[ticker]`` up to ``until``.
 
-        ``options`` are the universe's ``[market]`` table (paths relative to the universe
-        file are already resolved). An asset the source does not know is skipped with a
-        logged warning, never an exception that stops the other assets.
+        ``options`` are the keys given in the source plugin's ``[plugins.<name>]`` table when
+        the plugin declares its options, else the universe's ``[market]`` table (paths
+        relative to the universe file are already resolved). An asset the source does not
+        know is skipped with a logged warning, never an exception that stops the other assets.
         """
         ...
 
@@ -834,6 +847,111 @@ class Notifier(Protocol):
     def deliver(self, notification: Notification) -> None:
         """Send it, or raise :class:`DeliveryError`."""
         ...
+
+
+SecretPart = Literal["none", "url_path", "all"]
+SECRET_PARTS: tuple[str, ...] = get_args(SecretPart)
+
+
+@dataclass(frozen=True)
+class ChannelSpec:
+    """What a user sees of a channel kind, declared by the notifier that delivers it.
+
+    The framework offers the kind wherever users choose channels (``PUT /me/channels/{kind}``,
+    ``GET /me/channels/kinds``, ``pairscreen channels set --kind``, the website) and hides the
+    address's ``secret`` part itself, so no plugin can leak one by mistake: ``none`` shows the
+    address whole, ``url_path`` shows a URL by its scheme and host (``https://ntfy.sh/…``),
+    ``all`` shows nothing of it but its last four characters. ``self_service`` false keeps the
+    address the operator's (``pairscreen channels set``): a user may only turn it on or off.
+    """
+
+    label: str  # how people call it: "Telegram", "Slack"
+    address_hint: str  # what an address looks like, for forms and errors
+    secret: SecretPart = "none"
+    self_service: bool = True
+
+
+class AddressError(ValueError):
+    """An address a channel kind refuses; the message says what a valid one looks like and
+    never repeats a secret part whole (see :func:`masked_address`)."""
+
+
+def masked_address(address: str, secret: str) -> str:
+    """``address`` as shown outside the operator's CLI, its ``secret`` part hidden."""
+    if secret == "none":
+        return address
+    if secret == "url_path":
+        parts = urlsplit(address)
+        return f"{parts.scheme}://{parts.hostname or ''}/…"
+    return f"…{address[-4:]}" if len(address) >= 16 else "…"
+
+
+@runtime_checkable
+class ChannelNotifier(Notifier, Protocol):
+    """A notifier users can choose: its ``name`` is a channel kind with an address per user.
+
+    A notifier without these two members still delivers what the outbox hands it (a kind the
+    operator or a plugin queues itself), but is not offered to users.
+    """
+
+    @property
+    def channel(self) -> ChannelSpec:
+        """How the kind is shown and who may set its address."""
+        ...
+
+    def check_address(self, address: str) -> str:
+        """The address cleaned up (surrounding blanks are already gone), or
+        :class:`AddressError` saying what a valid one looks like."""
+        ...
+
+
+# ---------------------------------------------------------------------------
+# Command-line commands
+# ---------------------------------------------------------------------------
+
+
+@runtime_checkable
+class Command(Protocol):
+    """A command a plugin adds to ``pairscreen``, in a group of its own: ``pairscreen <group>
+    <name>``, listed by ``pairscreen --help`` and ``pairscreen <group> --help``.
+
+    ``add_arguments`` adds the command's arguments to its parser (the global options are
+    added for it); ``run`` gets the parsed arguments and the settings and returns the exit
+    status (None: 0). Anything it raises ends the command with one line naming the plugin and
+    a non-zero status. :class:`CommandSpec` builds one from two functions.
+    """
+
+    @property
+    def group(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def help(self) -> str: ...
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace, settings: Settings) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """A :class:`Command` made of functions: ``action`` runs it, ``arguments`` (optional)
+    adds its arguments."""
+
+    group: str
+    name: str
+    help: str
+    action: Callable[[argparse.Namespace, Settings], int | None]
+    arguments: Callable[[argparse.ArgumentParser], None] | None = None
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        if self.arguments is not None:
+            self.arguments(parser)
+
+    def run(self, args: argparse.Namespace, settings: Settings) -> int | None:
+        return self.action(args, settings)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pairscreen.deprecation import moved
 from pairscreen.errors import BadRequest, NotFound
 from pairscreen.types import (
     ASSET_CLASSES,
@@ -29,7 +30,17 @@ if TYPE_CHECKING:  # settings name the universe file; the universe never needs t
     from pairscreen.config import Settings
 
 TICKER_PATTERN = re.compile(r"^[A-Za-z0-9]{1,20}$")
-DEFAULT_FILTER = "default"  # the screen filter used unless ``[screen] filter`` names another
+DEFAULT_FILTER = "default"  # the screen filter used unless ``[components] filter`` names another
+# The ``[components]`` table: each key chooses one component of the service. The first two
+# were chosen elsewhere before (``[market] source``, ``[screen] filter``) and still are for
+# one release, with a deprecation notice; the last three have settings that override them.
+COMPONENT_KEYS: Mapping[str, str] = {
+    "market_source": "[market] source",
+    "filter": "[screen] filter",
+    "strategy": "",
+    "scorer": "",
+    "chart_renderer": "",
+}
 # Calendar days an asset's last close may lag the current UTC day before its pairs are
 # rejected as stale (``[staleness]`` overrides them per asset class). Crypto trades every day.
 # The others pause at weekends and holidays: an exchange closed Friday to a Monday holiday
@@ -118,8 +129,9 @@ class Universe:
     label: str = ""  # e.g. "synthetic demo market"; shown wherever a person sees the data
     # ``[peg_sources.<name>]`` tables: each peg reference source's options (paths resolved)
     peg_source_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    # ``[screen]``: the screen filter's name and the thresholds set for it (checked against
-    # the filter's own when the plugins load, see ``pairscreen.engine.filtering``)
+    # ``[components] filter``: the screen filter's name; ``[screen]``: the thresholds set
+    # for it (checked against the filter's own when the plugins load, see
+    # ``pairscreen.engine.filtering``)
     screen_filter: str = DEFAULT_FILTER
     screen_thresholds: Mapping[str, float] = field(default_factory=dict)
     # ``[staleness]``: days a last close may lag today, per asset class (defaults filled in)
@@ -131,6 +143,14 @@ class Universe:
     plugin_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # ``[move_limits]``: the day-over-day move, in percent, above which a sync warns
     move_limits: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MOVE_LIMITS_PCT))
+    # ``[components]`` strategy, scorer and chart_renderer ("": not chosen; the settings
+    # override them and fall back to the built-ins, see ``pairscreen.component_choice``)
+    strategy: str = ""
+    scorer: str = ""
+    chart_renderer: str = ""
+    # The file it was read from (None when built in code): relative paths in a component's
+    # options are relative to its folder
+    file: Path | None = field(default=None, compare=False)
     # Lookups built by __post_init__ (not constructor arguments, not part of equality).
     _by_ticker: dict[str, Asset] = field(init=False, repr=False, compare=False)
     _by_lower: dict[str, Asset] = field(init=False, repr=False, compare=False)
@@ -281,16 +301,18 @@ def load_universe_file(path: Path) -> Universe:
         raise UniverseError(f"universe file {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise UniverseError(f"universe file {path} is not valid TOML: {exc}") from None
+    chosen = parse_components(data, path)  # first: it takes the former keys out of their tables
     market = dict(data.get("market", {}))
-    source = market.pop("source", None)
-    if not isinstance(source, str):
-        raise UniverseError(f'{path}: [market] needs source = "<market-data source name>"')
-    _resolve_paths(market, path)
+    if "market_source" not in chosen:
+        raise UniverseError(
+            f'{path}: [components] needs market_source = "<market-data source name>"'
+        )
+    resolve_paths(market, path)
     peg_sources: dict[str, dict[str, Any]] = {}
     for name, table in data.get("peg_sources", {}).items():
         if not isinstance(table, Mapping):
             raise UniverseError(f"{path}: [peg_sources.{name}] must be a table of options")
-        peg_sources[name] = _resolve_paths(dict(table), path)
+        peg_sources[name] = resolve_paths(dict(table), path)
     entries = data.get("asset", [])
     assets = tuple(parse_asset(e, f"{path}: asset #{i + 1}") for i, e in enumerate(entries))
     if not assets:
@@ -324,27 +346,69 @@ def load_universe_file(path: Path) -> Universe:
                 f"sectors of the universe (its sectors: {', '.join(sorted(sectors))})"
             )
         cross_sectors.append((str(entry[0]), str(entry[1])))
-    screen_filter, screen_thresholds = parse_screen(data.get("screen", {}), f"{path}: [screen]")
+    _, screen_thresholds = parse_screen(data.get("screen", {}), f"{path}: [screen]")
     staleness = parse_staleness(data.get("staleness", {}), f"{path}: [staleness]")
     costs = parse_costs(data.get("costs", {}), tickers, f"{path}: [costs]")
     plugin_options = parse_plugin_tables(data.get("plugins", {}), f"{path}: [plugins]")
     move_limits = parse_move_limits(data.get("move_limits", {}), f"{path}: [move_limits]")
     return Universe(
         assets=assets,
-        market_source=source,
+        market_source=chosen["market_source"],
         market_options=market,
         cross_pairs=tuple(cross),
         all_pairs=all_pairs,
         cross_sectors=tuple(cross_sectors),
         label=str(data.get("label", "")),
         peg_source_options=peg_sources,
-        screen_filter=screen_filter,
+        screen_filter=chosen.get("filter", DEFAULT_FILTER),
         screen_thresholds=screen_thresholds,
         staleness=staleness,
         costs=costs,
         plugin_options=plugin_options,
         move_limits=move_limits,
+        strategy=chosen.get("strategy", ""),
+        scorer=chosen.get("scorer", ""),
+        chart_renderer=chosen.get("chart_renderer", ""),
+        file=path,
     )
+
+
+def parse_components(data: dict[str, Any], path: Path) -> dict[str, str]:
+    """The ``[components]`` choices, with the former places (``[market] source``,
+    ``[screen] filter``) taken out of their tables and accepted with a deprecation notice.
+
+    A component chosen in both places is refused: which one would win is not obvious.
+    """
+    table = data.get("components", {})
+    if not isinstance(table, Mapping):
+        raise UniverseError(f"{path}: [components] must be a table of component = name")
+    chosen: dict[str, str] = {}
+    for key, value in table.items():
+        if key not in COMPONENT_KEYS:
+            raise UniverseError(
+                f"{path}: [components] {key}: not a component (one of {', '.join(COMPONENT_KEYS)})"
+            )
+        if not isinstance(value, str) or not value:
+            raise UniverseError(f"{path}: [components] {key} must be a name, got {value!r}")
+        chosen[key] = value
+    for key, (section, old) in (
+        ("market_source", ("market", "source")),
+        ("filter", ("screen", "filter")),
+    ):
+        former = data.get(section)
+        if not isinstance(former, dict) or old not in former:
+            continue
+        value = former.pop(old)
+        if key in chosen:
+            raise UniverseError(
+                f"{path}: [{section}] {old} and [components] {key} both choose the "
+                f"{key.replace('_', ' ')}; keep only [components] {key}"
+            )
+        if not isinstance(value, str) or not value:
+            raise UniverseError(f"{path}: [{section}] {old} must be a name, got {value!r}")
+        moved(str(path), f"[{section}] {old}", f"[components] {key}")
+        chosen[key] = value
+    return chosen
 
 
 def parse_costs(table: object, tickers: list[str], where: str) -> SwapCosts:
@@ -407,10 +471,12 @@ def parse_plugin_tables(table: object, where: str) -> dict[str, dict[str, Any]]:
 
 
 def parse_screen(table: object, where: str) -> tuple[str, dict[str, float]]:
-    """The ``[screen]`` table: the filter's name and the numbers set for its thresholds.
+    """A ``[screen]`` table: the filter's name and the numbers set for its thresholds.
 
     Only the shape is checked here; whether each key is a threshold of the chosen filter is
-    known once the plugins are loaded.
+    known once the plugins are loaded. A universe file names its filter in ``[components]``
+    (:func:`parse_components` takes a former ``filter`` key out first); a rule file of
+    ``evaluate --rules`` names it here.
     """
     if not isinstance(table, Mapping):
         raise UniverseError(f"{where} must be a table")
@@ -460,7 +526,7 @@ def parse_move_limits(table: object, where: str) -> dict[str, float]:
     return out
 
 
-def _resolve_paths(options: dict[str, Any], universe_file: Path) -> dict[str, Any]:
+def resolve_paths(options: dict[str, Any], universe_file: Path) -> dict[str, Any]:
     """Make the ``path`` / ``folder`` options of a table relative to the universe file."""
     for key in ("path", "folder"):
         if isinstance(options.get(key), str):

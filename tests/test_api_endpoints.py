@@ -36,7 +36,7 @@ def test_me_shows_account_and_quota(client, keys):
     assert pro["quota"]["limit_per_day"] == 2000
 
 
-def test_me_lists_the_notification_channels_with_webhook_secrets_hidden(client, keys):
+def test_me_lists_the_notification_channels_with_webhook_secrets_hidden(client, keys, runtime):
     from pairscreen.notify import channels
 
     implicit = client.get(f"{BASE}/me", keys.personal).json()["channels"]
@@ -53,6 +53,7 @@ def test_me_lists_the_notification_channels_with_webhook_secrets_hidden(client, 
             "pro@example.com",
             addresses={"telegram": "12345", "webhook": "https://hooks.example.com/t/s3cret?k=v"},
             depeg_alerts=True,
+            kinds=runtime.plugins.channel_kinds,
         )
         channels.disable_channel("pro@example.com", "telegram")
     shown = client.get(f"{BASE}/me", keys.pro).json()["channels"]

@@ -27,8 +27,10 @@ REAL = Path(__file__).parent / "fixtures" / "sync_realdata"
 NEW_CLASSES = ("spot_metal", "equity", "etf", "index", "fx")
 
 UNIVERSE = """
-[market]
-source = "csv"
+[components]
+market_source = "csv"
+
+[plugins.csv_source]
 path = "prices"
 volume_unit = "base"
 

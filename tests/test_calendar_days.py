@@ -406,7 +406,8 @@ def real_runtime(tmp_path):  # type: ignore[no-untyped-def]
         shutil.copy(FIXTURES / f"{t}.csv", prices / f"{t}.csv")
     assets = "".join(f'[[asset]]\nticker = "{t}"\nsector = "mixed"\n\n' for t in TICKERS)
     (tmp_path / "universe.toml").write_text(
-        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "base"\n\n'
+        '[components]\nmarket_source = "csv"\n\n'
+        '[plugins.csv_source]\npath = "prices"\nvolume_unit = "base"\n\n'
         "[staleness]\ncrypto = 100000\n" + LOOSE_SCREEN + "\n" + assets,
         encoding="utf-8",
     )

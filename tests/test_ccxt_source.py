@@ -343,8 +343,10 @@ def test_data_sync_from_a_universe_file_is_incremental(exchange: Exchange, empty
         f"""
 label = "recorded Binance answers"
 
+[components]
+market_source = "ccxt"
+
 [market]
-source = "ccxt"
 exchange = "binance"
 quote = "USDT"
 history_days = 365

@@ -60,7 +60,8 @@ def rt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
     )
     universe = tmp_path / "universe.toml"
     universe.write_text(
-        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n'
+        '[components]\nmarket_source = "csv"\n\n'
+        '[plugins.csv_source]\npath = "prices"\nvolume_unit = "quote"\n\n'
         '[screen]\nfilter = "accept_all"\n'
         + assets
         + '\n[[asset]]\nticker = "PEG"\nsector = "x"\nasset_class = "tokenized_metal"\n',

@@ -180,6 +180,8 @@ def test_incremental_sync_from_a_universe_file(tmp_path):
         )
     universe_file = tmp_path / "universe.toml"
     universe_file.write_text(
+        # the former [market] form: this test hands load_universe_file's universe to the
+        # sync directly, without the start-up that moves the options to their plugin's table
         '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n'
         '[[asset]]\nticker = "BTC"\nsector = "majors"\n\n'
         '[[asset]]\nticker = "ETH"\nsector = "majors"\n',
@@ -223,7 +225,8 @@ def test_a_volume_less_file_serves_null_volumes_over_http(empty_database_url, tm
         _write(prices, symbol, f"{header}\n{body}")
     universe_file = tmp_path / "universe.toml"
     universe_file.write_text(
-        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n'
+        '[components]\nmarket_source = "csv"\n\n'
+        '[plugins.csv_source]\npath = "prices"\nvolume_unit = "quote"\n\n'
         '[[asset]]\nticker = "AAA"\nsector = "majors"\n\n'
         '[[asset]]\nticker = "BBB"\nsector = "majors"\n',
         encoding="utf-8",

@@ -33,7 +33,8 @@ def _write_universe(folder) -> None:  # type: ignore[no-untyped-def]
         f'[[asset]]\nticker = "{t}"\nsector = "dollars"\n\n' for t in ("USDC", "USDT", "BTC")
     )
     (folder / "universe.toml").write_text(
-        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n' + assets,
+        '[components]\nmarket_source = "csv"\n\n'
+        '[plugins.csv_source]\npath = "prices"\nvolume_unit = "quote"\n\n' + assets,
         encoding="utf-8",
     )
 

@@ -123,6 +123,13 @@ def test_architecture_figures_are_the_code_s():
     row = next(line for line in text.splitlines() if line.startswith("| the runtime |"))
     for field in dataclasses.fields(Runtime):
         assert f"`{field.name}`" in row, f"architecture.md does not list Runtime.{field.name}"
+    # every domain package the layer table names exists and has its entry in the list below
+    domain = next(line for line in text.splitlines() if line.startswith("| domain packages |"))
+    named = re.findall(r"`(\w+)/`", domain.split("|")[2])
+    assert {"screening", "screen_store", "screen_views"} <= set(named), named
+    for name in named:
+        assert (ROOT / "pairscreen" / name / "__init__.py").is_file(), name
+        assert f"\n- `{name}/`: " in text, f"architecture.md has no entry for {name}/"
 
 
 @pytest.mark.parametrize("phrase", ["has no `settings` argument", "no command-line option or"])

@@ -9,6 +9,7 @@ A new runnable example without a check, or a check whose example is gone, fails 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import re
 import struct
@@ -77,7 +78,8 @@ def check_sine_market(request: pytest.FixtureRequest, tmp_path: Path) -> None:
 
     universe = write_universe(
         tmp_path,
-        'label = "made-up sine market"\n\n[market]\nsource = "sine"\ndays = 400\n'
+        'label = "made-up sine market"\n\n[components]\nmarket_source = "sine"\n\n'
+        "[market]\ndays = 400\n"
         'period_days = 60\n\n[[asset]]\nticker = "UP"\nsector = "waves"\n\n'
         '[[asset]]\nticker = "DOWN"\nsector = "waves"\n',
     )
@@ -116,10 +118,15 @@ def check_wide_range_filter(request: pytest.FixtureRequest, tmp_path: Path) -> N
 
     runtime: Runtime = request.getfixturevalue("runtime")
     demo_universe = Path(clock.__file__).resolve().parent / "demo_universe.toml"
-    # The universe file's [screen] table exactly as docs/plugins.md shows it.
-    screen_table = re.search(r"```toml\n(\[screen\]\n.*?)```", PLUGINS_DOC.read_text(), re.S)
-    assert screen_table, "docs/plugins.md shows the [screen] table of the filter example"
-    universe = write_universe(tmp_path, demo_universe.read_text() + "\n" + screen_table[1])
+    # The universe file's choice and [screen] table exactly as docs/plugins.md shows them.
+    shown = re.search(
+        r"```toml\n\[components\]\n(filter = .*?\n)\n(\[screen\]\n.*?)```",
+        PLUGINS_DOC.read_text(),
+        re.S,
+    )
+    assert shown, "docs/plugins.md shows the [components] and [screen] tables of the example"
+    demo = demo_universe.read_text().replace("[components]\n", "[components]\n" + shown[1], 1)
+    universe = write_universe(tmp_path, demo + "\n" + shown[2])
     rt = with_settings(runtime, universe_path=universe)
     assert rt.plugins.filters.owner("wide_range") == "local:wide_range_filter.py"
     screen = compute_screen(rt, clock.now(), processes=1)
@@ -187,8 +194,10 @@ def check_line_chart(request: pytest.FixtureRequest, tmp_path: Path) -> None:
 PEG_UNIVERSE = """\
 label = "peg test market"
 
+[components]
+market_source = "csv"
+
 [market]
-source = "csv"
 path = "prices"
 volume_unit = "quote"
 
@@ -274,6 +283,88 @@ def check_file_notifier(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     assert deliver_pending(unset, worker_id="docs-example").failed == 1
 
 
+def check_ntfy_channel(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    from pairscreen.db.models import Channel
+    from pairscreen.notify.outbox import OutboxMessage, deliver_pending, enqueue
+    from tests.support.receivers import HttpReceiver
+
+    rt = with_settings(request.getfixturevalue("runtime"))
+    keys = request.getfixturevalue("keys")
+    assert rt.plugins.channel_kinds.owners["ntfy"] == "local:ntfy_channel.py"
+    text = " ".join(PLUGINS_DOC.read_text().split())
+
+    def said_in_the_doc(body: object) -> bool:
+        return " ".join(json.dumps(body, ensure_ascii=False).split()) in text
+
+    receiver = HttpReceiver().start()
+    try:
+        c = make_client(rt)
+        with c.client:
+            (listed,) = [
+                k
+                for k in c.get("/api/v1/me/channels/kinds", keys.personal).json()["kinds"]
+                if k["name"] == "ntfy"
+            ]
+            assert said_in_the_doc(listed)
+            auth = {"Authorization": f"Bearer {keys.personal}"}
+            said = c.request(
+                "PUT",
+                "/api/v1/me/channels/ntfy",
+                headers=auth,
+                json={"address": "https://ntfy.sh/desk-alerts"},
+            ).json()
+            assert said_in_the_doc(said)
+            r = c.request(
+                "PUT",
+                "/api/v1/me/channels/ntfy",
+                headers=auth,
+                json={"address": receiver.url + "/desk-alerts"},
+            )
+            assert r.status_code == 200, r.text
+            refused = c.request(
+                "PUT",
+                "/api/v1/me/channels/ntfy",
+                headers=auth,
+                json={"address": "https://ntfy.sh/a/secret"},
+            )
+            assert refused.status_code == 400 and "secret" not in refused.text
+        with write_transaction():
+            address = Channel.get(Channel.kind == "ntfy").address
+            enqueue(
+                [OutboxMessage("docs.ntfy.1", None, "ntfy", address, "Hello", "From the outbox.")]
+            )
+        assert deliver_pending(rt, worker_id="docs-example").sent == 1
+    finally:
+        receiver.stop()
+    (posted,) = receiver.requests
+    assert (posted.path, posted.headers["Title"], posted.body) == (
+        "/desk-alerts",
+        "Hello",
+        b"From the outbox.",
+    )
+
+
+def check_hello_command(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    from pairscreen.cli import main
+
+    capsys: pytest.CaptureFixture[str] = request.getfixturevalue("capsys")
+    text = PLUGINS_DOC.read_text()
+    assert main(["--help"]) == 0
+    assert "commands of the plugin local:hello_command.py" in capsys.readouterr().out
+    assert main(["hello", "greet", "Ann"]) == 0
+    out = capsys.readouterr().out
+    assert out == "hello, Ann: the universe is the demo\n"
+    assert f"`pairscreen hello greet Ann` prints `{out.strip()}`" in text
+    assert main(["hello", "greet", "Ann", "--shout"]) == 0
+    assert capsys.readouterr().out == "HELLO, ANN: THE UNIVERSE IS THE DEMO\n"
+    assert main(["hello", "greet", " "]) == 6
+    err = capsys.readouterr().err
+    assert err == (
+        "pairscreen: error: plugin 'local:hello_command.py' failed: command 'hello greet' "
+        "raised ValueError: a name is needed (run again with --verbose for the traceback)\n"
+    )
+
+
 CHECKS: dict[str, Callable[[pytest.FixtureRequest, Path], None]] = {
     "sine_market.py": check_sine_market,
     "momentum_plugin.py": check_momentum_plugin,
@@ -284,6 +375,8 @@ CHECKS: dict[str, Callable[[pytest.FixtureRequest, Path], None]] = {
     "fixed_reference.py": check_fixed_reference,
     "depeg_log.py": check_depeg_log,
     "file_notifier.py": check_file_notifier,
+    "ntfy_channel.py": check_ntfy_channel,
+    "hello_command.py": check_hello_command,
 }
 
 

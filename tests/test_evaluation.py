@@ -23,7 +23,7 @@ from pairscreen.evaluation.statistics import (
 )
 from pairscreen.evaluation.verdicts import Market
 from pairscreen.pegs.status import active_depegs
-from pairscreen.runtime.published import stored_payload
+from pairscreen.screen_store.published import stored_payload
 from pairscreen.screening.point_in_time import run_screen_as_of
 from pairscreen.types import Asset, Candles
 from pairscreen.universe import Universe

@@ -27,7 +27,7 @@ from tests.series_factory import LAST_DAY, mean_reverting, random_walk
 from tests.test_evaluation import N_DAYS, no_depegs, universe_of
 
 from pairscreen_plugins.metrics.cointegration import engle_granger  # isort: skip
-from pairscreen.runtime.published import stored_payload
+from pairscreen.screen_store.published import stored_payload
 
 WINDOW = 540
 LAST = date.fromisoformat(str(LAST_DAY))

@@ -1,7 +1,7 @@
 """The evaluation's replayed verdicts run only the deciding metrics on every tested pair and
-the describing ones on the pairs some rule set passes (as the screen does), and give exactly
-what every metric on every pair gives: the verdicts of each rule set, the p-values, the zones
-and the model's return of the pairs that pass.
+the describing ones and the score on the pairs some rule set passes (as the screen does), and
+give exactly what every metric on every pair gives: the verdicts of each rule set, the
+p-values, the zones, and the model's return and the score of the pairs that pass.
 
 Real closes: ten Binance coins, 600 days to 2023-12-31 (``tests/fixtures/realdata``: every
 pair of them; their volume is not in the files and is set constant), three as-of days, the
@@ -72,6 +72,7 @@ def every_metric(
         )
     zone = np.full(n, "", dtype=object)
     model = np.full(n, np.nan)
+    score = np.full(n, np.nan)
     pvalues = {name: np.full(n, np.nan) for name in QVALUE_FIELDS}
     survives = {s.name: np.zeros(n, dtype=bool) for s in sets}
     for idx, panel in group_by_history(cut, WINDOW + SCREEN_BT_DAYS, WINDOW):
@@ -79,6 +80,7 @@ def every_metric(
         metrics = compute_metrics(plugins, panel, strict=True)
         zone[at] = metrics.values["zone"]
         model[at] = metrics.values[MODEL_RETURN]
+        score[at] = plugins.scorers.get("score").score(metrics.values)
         for name, column in pvalues.items():
             column[at] = metrics.values[name]
         history = np.array([cut[j].calendar_days for j in idx])
@@ -87,7 +89,9 @@ def every_metric(
             context = FilterContext(history, np.zeros(len(idx), bool), s.thresholds, context_legs)
             reasons = filter_reasons(s.screen_filter, metrics, context)
             survives[s.name][at] = [not r for r in reasons]
-    return DateVerdicts(day, zone, np.full(n, np.nan), survives, tested, pvalues, True, None, model)
+    return DateVerdicts(
+        day, zone, np.full(n, np.nan), survives, tested, pvalues, True, None, model, score
+    )
 
 
 def test_replayed_verdicts_equal_every_metric_on_every_pair(tmp_path: Path) -> None:
@@ -102,7 +106,7 @@ def test_replayed_verdicts_equal_every_metric_on_every_pair(tmp_path: Path) -> N
     )
     assert "half_life" in {m.name for m in deciding}  # read by the rule file's set only
     assert {"breakeven", "ou_bands"} <= {m.name for m in describing}
-    market = Market.of(universe, candles, window_days=WINDOW, min_history_days=200)
+    market = Market.of(universe, candles, window_days=WINDOW, min_history_days=200, scorer="score")
     passing = 0
     for day in DAYS:
         got = verdicts_at(plugins, market, sets, day, lambda _at: {})
@@ -117,6 +121,9 @@ def test_replayed_verdicts_equal_every_metric_on_every_pair(tmp_path: Path) -> N
         assert got.model_return is not None and want.model_return is not None
         assert np.array_equal(got.model_return[passed], want.model_return[passed], equal_nan=True)
         assert np.isnan(got.model_return[~passed]).all(), day  # never computed there
+        assert got.score is not None and want.score is not None
+        assert np.array_equal(got.score[passed], want.score[passed]), day  # the screen's score
+        assert np.isnan(got.score[~passed]).all(), day
         assert 0 < passed.sum() < got.tested.sum(), day  # both paths are taken
         passing += int(np.isfinite(got.model_return[passed]).sum())
     assert passing > 0  # the model's figure itself is compared, not only NaNs

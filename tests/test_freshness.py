@@ -57,7 +57,8 @@ def universe_file(tmp_path: Path) -> Path:
     (prices / "EQX.csv").write_text(_series(FRIDAY, 4), encoding="utf-8")
     path = tmp_path / "universe.toml"
     path.write_text(
-        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n'
+        '[components]\nmarket_source = "csv"\n\n'
+        '[plugins.csv_source]\npath = "prices"\nvolume_unit = "quote"\n\n'
         '[[asset]]\nticker = "BASE"\nsector = "x"\n\n'
         '[[asset]]\nticker = "WAVE"\nsector = "x"\n\n'
         '[[asset]]\nticker = "OLD"\nsector = "x"\n\n'

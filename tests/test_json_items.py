@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pairscreen.screening.json_items import Element, Field, walk
+from pairscreen.screen_store.json_items import Element, Field, walk
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 values = st.recursive(

@@ -21,12 +21,14 @@ import numpy as np
 import pytest
 from pykalman import KalmanFilter
 
+from pairscreen import clock
 from pairscreen.config import load_settings
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
 from pairscreen.plugin_system.loader import load_plugins
 from pairscreen.plugin_system.registry import PluginError, Plugins
 from pairscreen.types import Candles, PairPanel
 from tests.series_factory import LAST_DAY, PairSeries, all_series, by_length, panel
+from tests.support.cli import newcomer_env, run_cli
 
 from pairscreen_plugins.metrics.cointegration import CointegrationMetric  # isort: skip
 from pairscreen_plugins.metrics.kalman import (  # isort: skip
@@ -50,6 +52,7 @@ NUMBERS = (
     "kalman_hedge_drift",
 )
 PLUGIN = "kalman"
+DEMO_UNIVERSE = (Path(clock.__file__).resolve().parent / "demo_universe.toml").read_text()
 
 
 def reference(x: np.ndarray, y: np.ndarray, q: float, r: float) -> dict[str, float]:
@@ -109,7 +112,8 @@ def by_pykalman(x: np.ndarray, y: np.ndarray, q: float, r: float) -> dict[str, f
 def assert_equal_fields(got: dict[str, np.ndarray], row: int, want: dict[str, float]) -> None:
     for name in NUMBERS:
         value = float(got[name][row])
-        assert value == pytest.approx(want[name], rel=1e-9, abs=0), (row, name)
+        # 1e-12 relative, or absolute for a small difference of log closes near 10 (e, z)
+        assert value == pytest.approx(want[name], rel=1e-12, abs=1e-12), (row, name)
     assert got["kalman_reason"][row] == ""
 
 
@@ -257,15 +261,27 @@ def _plugins(table: dict[str, object]) -> Plugins:
 
 def test_q_and_r_are_options_of_the_plugin() -> None:
     plugins = _plugins({"q": 1e-5})
-    assert plugins.options[PLUGIN] == {"q": 1e-5, "r": DEFAULT_R}
+    assert plugins.options[PLUGIN] == {"q": 1e-5, "r": DEFAULT_R, "fit": "fixed"}
     metric = plugins.metrics.get("kalman")
     assert isinstance(metric, KalmanMetric) and (metric.q, metric.r) == (1e-5, DEFAULT_R)
     defaults = _plugins({}).metrics.get("kalman")
-    assert isinstance(defaults, KalmanMetric) and (defaults.q, defaults.r) == (1e-4, 1e-3)
+    assert isinstance(defaults, KalmanMetric)
+    assert (defaults.q, defaults.r, defaults.fit) == (1e-4, 1e-3, "fixed")
+    fitted = _plugins({"fit": "mle"}).metrics.get("kalman")
+    assert isinstance(fitted, KalmanMetric) and fitted.fit == "mle"
 
 
 @pytest.mark.parametrize(
-    ("table", "says"), [({"r": 0.0}, "r = 0.0"), ({"q": -1e-4}, "q = -0.0001")]
+    ("table", "says"),
+    [
+        ({"r": 0.0}, "r = 0.0 must be a finite number > 0"),
+        ({"q": -1e-4}, "q = -0.0001 must be a finite number > 0"),
+        ({"q": 0.0}, "q = 0.0 must be a finite number > 0"),
+        ({"q": float("inf")}, "q = inf must be"),
+        ({"r": float("nan")}, "r = nan must be"),
+        ({"fit": "ml"}, 'fit = \'ml\' must be "fixed" or "mle"'),
+        ({"fit": 1}, "fit must be a string"),
+    ],
 )
 def test_a_variance_that_is_no_variance_is_refused(table: dict[str, object], says: str) -> None:
     with pytest.raises(PluginError, match=says):
@@ -278,3 +294,17 @@ def test_dates_of_the_simulated_corpus_end_on_its_last_day() -> None:
     p = panel(group, window_days=WINDOW)
     assert p.metric_window.observations == WINDOW
     assert (p.dates[:, -1] == LAST_DAY).all()
+
+
+def test_a_bad_kalman_option_stops_start_up_in_one_line(tmp_path: Path) -> None:
+    """The options are checked before anything runs: ``screen run`` with ``fit = "ml"`` says
+    so in one line of stderr and exits non-zero, with no traceback."""
+    env = newcomer_env(tmp_path)
+    universe = tmp_path / "universe.toml"
+    universe.write_text(DEMO_UNIVERSE + f'\n[plugins."{PLUGIN}"]\nfit = "ml"\n')
+    folder = str(tmp_path / "data")
+    assert run_cli("--data-dir", folder, "db", "upgrade", env=env).returncode == 0
+    done = run_cli("--data-dir", folder, "--universe", str(universe), "screen", "run", env=env)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert 'fit = \'ml\' must be "fixed" or "mle"' in done.stderr, done.stderr

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -377,3 +377,50 @@ def test_evaluate_runs_with_kalman_band(cli, monkeypatch: pytest.MonkeyPatch) ->
     assert code == 0, err
     assert "declares no fee" not in err
     assert json.loads(out)["fee"] == FEE
+
+
+def test_evaluate_strategy_outcomes_trade_kalman_band_as_its_definition(empty_runtime) -> None:  # type: ignore[no-untyped-def]
+    """``evaluate --outcome strategy`` with kalman_band: each in-zone pair's forward return
+    over (t, t+30] is the close-by-close replay's, started in the zone's cheap leg, in the
+    quote currency, and ``excess`` is it less holding both legs half and half."""
+    from pairscreen.evaluation.dates import as_of_dates
+    from pairscreen.evaluation.rule_sets import rule_sets
+    from pairscreen.evaluation.strategy_outcomes import strategy_outcomes_at
+    from pairscreen.evaluation.verdicts import Market, verdicts_at
+    from pairscreen.types import Asset
+    from pairscreen.universe import SwapCosts, Universe
+    from tests.test_ou import real_candles
+
+    coins = ("BTC", "ETH", "LTC", "SOL", "LINK", "DOGE")
+    universe = Universe(tuple(Asset(t, sector="majors") for t in coins), market_source="csv")
+    m = Market.of(
+        universe, {t: real_candles(t) for t in coins}, window_days=WINDOW, min_history_days=200
+    )
+    sets = rule_sets(empty_runtime.plugins, universe, [])[:1]
+    first = m.aligned[0].dates[0].astype("datetime64[D]").item()  # type: ignore[union-attr]
+    last = m.aligned[0].dates[-1].astype("datetime64[D]").item()  # type: ignore[union-attr]
+    horizon, checked, swapped = 30, 0, 0
+    for day in as_of_dates(first + timedelta(days=WINDOW + 5), last - timedelta(days=horizon), 14):
+        v = verdicts_at(empty_runtime.plugins, m, sets, day, lambda _at: {})
+        o = strategy_outcomes_at(STRATEGY, m, v, horizon, FEE, SwapCosts())
+        for i, pair in enumerate(m.aligned):
+            assert pair is not None
+            zone = str(v.zone[i])
+            if zone not in ("bottom", "top"):
+                continue
+            t = int(np.searchsorted(pair.dates, np.datetime64(day, "D"), side="right")) - 1
+            k = t + horizon
+            own, other = (
+                (pair.close_a, pair.close_b) if zone == "bottom" else (pair.close_b, pair.close_a)
+            )
+            swaps, growth, _ = replay(pair.dates[: k + 1], own[: k + 1], other[: k + 1], horizon)
+            expected = math.log1p(growth / 100.0) + math.log(own[k] / own[t])
+            both = math.log(
+                0.5 * pair.close_a[k] / pair.close_a[t] + 0.5 * pair.close_b[k] / pair.close_b[t]
+            )
+            assert o.strategy_return[i] == pytest.approx(expected, abs=1e-9), (day, i)
+            assert o.excess[i] == pytest.approx(expected - both, abs=1e-9)
+            assert o.swaps[i] == len(swaps)
+            checked += 1
+            swapped += len(swaps)
+    assert checked >= 20 and swapped > 0, (checked, swapped)

@@ -38,8 +38,10 @@ CLOSES = Path(__file__).parent / "fixtures" / "stale_closes"
 BTC_LAST, PAXG_LAST = date(2023, 12, 31), date(2023, 6, 30)
 
 UNIVERSE = """
-[market]
-source = "csv"
+[components]
+market_source = "csv"
+
+[plugins.csv_source]
 path = "prices"
 
 [pairs]
@@ -158,7 +160,7 @@ def test_a_screen_that_was_fresh_when_computed_is_stale_when_served(world, stale
             body["stale"] is True and "its newest close is from 2023-12-31" in body["stale_reason"]
         )
         assert "pairs" not in body["stale_reason"]  # 1 of 2 stale is not most
-        assert latest.headers["ETag"] != f'W/"screen-{world.rt.published.latest().key[0]}"'
+        assert latest.headers["ETag"] != f'W/"screen-{world.rt.screens.latest().key[0]}"'
         again = stale_client.get(
             "/api/v1/screen/latest", world.key, headers={"If-None-Match": latest.headers["ETag"]}
         )

@@ -61,13 +61,21 @@ def test_one_email_per_interested_user(world):
     make_user("muted@example.com", "personal")
     watchlist.add_item(u, "muted@example.com", "BTC/PAXG")
     channels.disable_channel("muted@example.com", "email")
-    channels.set_channels("muted@example.com", addresses={"webhook": "https://h.example.com/m"})
+    channels.set_channels(
+        "muted@example.com",
+        addresses={"webhook": "https://h.example.com/m"},
+        kinds=world.plugins.channel_kinds,
+    )
     # a watcher whose tier expired: nothing
     watchlist.add_item(u, "expired@example.com", "PAXG/BTC")
     # a watcher with another e-mail address set: that address
     make_user("moved@example.com", "personal")
     watchlist.add_item(u, "moved@example.com", "PAXG/ETH")
-    channels.set_channels("moved@example.com", addresses={"email": "new@example.org"})
+    channels.set_channels(
+        "moved@example.com",
+        addresses={"email": "new@example.org"},
+        kinds=world.plugins.channel_kinds,
+    )
 
     world.plugins.peg_event_changed(OPENED)
 

@@ -170,9 +170,14 @@ def test_orientation_flags_channels_and_tiers(world):
     channels.set_channels(
         "pro@example.com",
         addresses={"telegram": "-100123", "webhook": "https://hooks.example.com/p"},
+        kinds=world.plugins.channel_kinds,
     )
     channels.disable_channel("personal@example.com", "email")
-    channels.set_channels("personal@example.com", addresses={"webhook": "https://h.example.com/x"})
+    channels.set_channels(
+        "personal@example.com",
+        addresses={"webhook": "https://h.example.com/x"},
+        kinds=world.plugins.channel_kinds,
+    )
 
     set_position(world, "ETH", "BTC", 0.25)  # ETH/BTC approaching bottom = BTC/ETH approaching top
     run_notifications(world)

@@ -168,7 +168,8 @@ def test_csv_through_the_sampler_with_the_universe_file(tmp_path, monkeypatch):
     )
     universe_file = write(
         tmp_path / "conf" / "universe.toml",
-        '[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "quote"\n\n'
+        '[components]\nmarket_source = "csv"\n\n'
+        '[plugins.csv_source]\npath = "prices"\nvolume_unit = "quote"\n\n'
         '[peg_sources.csv]\nfolder = "refs"\n\n'
         '[[asset]]\nticker = "BTC"\nsector = "majors"\n\n'
         '[[asset]]\nticker = "GLD1"\nsector = "gold"\nasset_class = "tokenized_metal"\n'

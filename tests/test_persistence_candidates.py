@@ -22,7 +22,7 @@ from pairscreen.evaluation.verdicts import Market
 from pairscreen.market.cutoff import close_of
 from pairscreen.pegs.status import active_depegs
 from pairscreen.runtime import Runtime
-from pairscreen.runtime.published import stored_payload
+from pairscreen.screen_store.published import stored_payload
 from pairscreen.screening import screen as screening
 from pairscreen.screening.point_in_time import run_screen_as_of
 from tests.conftest import make_client

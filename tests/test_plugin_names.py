@@ -66,7 +66,7 @@ def test_the_short_table_name_configures_the_plugin(runtime, tmp_path):
     universe = tmp_path / "universe.toml"
     universe.write_text(DEMO_UNIVERSE + "\n[plugins.kalman]\nr = 0.002\n")
     rt = build_runtime(dataclasses.replace(runtime.settings, universe_path=universe), migrate=False)
-    assert rt.plugins.options["kalman"] == {"q": 1e-4, "r": 0.002}
+    assert rt.plugins.options["kalman"] == {"q": 1e-4, "r": 0.002, "fit": "fixed"}
 
 
 @pytest.fixture()

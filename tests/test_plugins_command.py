@@ -39,7 +39,7 @@ def setup(tmp_path: Path) -> tuple[dict[str, str], Path]:
 
 
 def listing(env: dict[str, str], universe: Path) -> dict[str, dict]:
-    done = run_cli("--universe", str(universe), "plugins", "--json", env=env)
+    done = run_cli("--universe", str(universe), "plugins", "--all", "--json", env=env)
     assert done.returncode == 0, done.stderr
     return {p["name"]: p for p in json.loads(done.stdout)["plugins"]}
 
@@ -82,9 +82,11 @@ def test_hook_pairscreen_plugin_options_listed_with_the_table_values(setup):
     assert alerts == {
         "name": "pairscreen.notify.depeg_alerts.DepegAlertsPlugin",
         "origin": "framework",
+        "version": None,
+        "hooks": ["pairscreen_peg_event_changed"],
         "peg_event_listener": True,
     }
-    text = run_cli("--universe", str(universe), "plugins", env=env)
+    text = run_cli("--universe", str(universe), "plugins", "--all", env=env)
     assert text.returncode == 0, text.stderr
     assert "metric lookback_change: lookback_change" in text.stdout
     assert "DepegAlertsPlugin  (framework)\n  peg-event listener" in text.stdout

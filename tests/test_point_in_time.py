@@ -23,9 +23,9 @@ from pairscreen.db.models import (
 from pairscreen.errors import BadRequest
 from pairscreen.market.cutoff import candles_until, close_of
 from pairscreen.pegs.status import active_depegs
-from pairscreen.runtime.published import stored_payload as stored_text
+from pairscreen.screen_store.published import stored_payload as stored_text
+from pairscreen.screen_views.moments import parse_moment
 from pairscreen.screening import screen as screening
-from pairscreen.screening.history import parse_moment
 from pairscreen.screening.point_in_time import run_screen_as_of
 
 BASE = "/api/v1"

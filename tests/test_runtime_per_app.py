@@ -34,10 +34,10 @@ def test_the_runtime_module_holds_no_runtime():
 
 
 def test_each_runtime_holds_its_own_published_screen(runtime):
-    other = replace(runtime, published=type(runtime.published)())
+    other = replace(runtime, screens=type(runtime.screens)())
     with database.connection_context():
-        mine = runtime.published.latest()
-        assert runtime.published.recent(60) is mine
-        assert other.published.recent(60) is None, "another runtime has read nothing yet"
-        runtime.published.forget()
-        assert runtime.published.recent(60) is None
+        mine = runtime.screens.latest()
+        assert runtime.screens.recent(60) is mine
+        assert other.screens.recent(60) is None, "another runtime has read nothing yet"
+        runtime.screens.forget()
+        assert runtime.screens.recent(60) is None

@@ -14,8 +14,8 @@ import pytest
 from pairscreen import clock
 from pairscreen.db.connection import database
 from pairscreen.db.models import Screen
-from pairscreen.runtime.published import stored_payload
-from pairscreen.screening import publish
+from pairscreen.screen_store import publish
+from pairscreen.screen_store.published import stored_payload
 from pairscreen.screening import screen as screening
 
 

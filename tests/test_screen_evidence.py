@@ -24,7 +24,7 @@ from pairscreen.market.cutoff import close_of
 from pairscreen.market.freshness import asset_freshness, last_days
 from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
-from pairscreen.runtime.published import stored_payload
+from pairscreen.screen_store.published import stored_payload
 from pairscreen.screening import screen as screening
 from pairscreen.screening.snapshot import aligned_pair, evaluate_pair
 from tests.conftest import make_client

@@ -13,7 +13,7 @@ from pathlib import Path
 from pairscreen.db.connection import database
 from pairscreen.db.models import SchemaVersion, Screen, ScreenPayload
 from pairscreen.runtime import Runtime
-from pairscreen.screening.payload_parts import PayloadParts
+from pairscreen.screen_store.payload_parts import PayloadParts
 from tests.conftest import ContractClient
 
 BASE = "/api/v1"
@@ -25,10 +25,10 @@ from pairscreen import clock
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
-from pairscreen.runtime.published import stored_payload
-from pairscreen.screening.payload_parts import PayloadParts
-from pairscreen.screening.publish import ComputedScreen, publish_screen
-from pairscreen.screening.survivor_blobs import SurvivorCodec
+from pairscreen.screen_store.published import stored_payload
+from pairscreen.screen_store.payload_parts import PayloadParts
+from pairscreen.screen_store.publish import ComputedScreen
+from pairscreen.screen_store.survivor_blobs import SurvivorCodec
 
 rng = random.Random(7)
 codec = SurvivorCodec()
@@ -42,7 +42,7 @@ rt = build_runtime(load_settings(), migrate=True)
 screen = ComputedScreen(clock.now(), parts, 1, parts.n_survivors, {}, "test")
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 with database.connection_context():
-    summary = publish_screen(rt, screen, as_of=date(2026, 11, 26))
+    summary = rt.screens.publish(rt.settings, screen, as_of=date(2026, 11, 26))
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 with database.connection_context():
     stored = stored_payload(summary.screen_id)
@@ -100,7 +100,7 @@ def test_migration_20_moves_every_payload_to_its_own_table(
         assert {r.screen_id: r.payload for r in ScreenPayload.select()} == texts
         assert "payload" not in {c.name for c in database.get_columns(table)}
         assert moved in database.get_tables()
-    runtime.published.forget()
+    runtime.screens.forget()
     after = client.get(f"{BASE}/screen/latest", keys.personal)
     assert after.status_code == 200 and after.json() == before.json()
 

@@ -113,7 +113,7 @@ def test_screen_run_never_calls_back_up_a_layer(runtime, monkeypatch):
     ]:
         assert step in called, step
     publish = ("pairscreen.screening.screen", "run_screen")
-    assert (*publish, "pairscreen.screening.publish", "publish_screen") in calls
+    assert (*publish, "pairscreen.screen_store.store", "publish") in calls
     assert climbs(calls, reached) == []
 
 

@@ -146,7 +146,7 @@ def test_the_verdicts_are_small_and_go_with_their_screen(runtime):
 @pytest.mark.parametrize("value", [0.49951, 0.4995, np.nextafter(0.5, 0)])
 def test_a_rule_says_its_reason_again_from_the_stored_float(value):
     """A value stored as float64 says the reason the screen said, digit for digit."""
-    from pairscreen.screening.verdict_store import _pack, _unpack
+    from pairscreen.screen_store.verdict_store import _pack, _unpack
 
     days = np.array([19722, -(2**31), 0], "<i4")
     blob = _pack(np.zeros(3, np.uint8), np.zeros(3, "<u2"), days, np.array([value]), {})
@@ -160,7 +160,7 @@ def test_a_block_stored_before_last_closes_were_kept_still_reads() -> None:
     blocks (no such array, head without ``last_days``) read as before, without a date."""
     import zlib
 
-    from pairscreen.screening.verdict_store import _HEAD, _unpack
+    from pairscreen.screen_store.verdict_store import _HEAD, _unpack
 
     kinds, history, values = np.array([1, 0], np.uint8), np.array([900, 0], "<u2"), np.array([71.5])
     sizes = np.array([(kinds.size, values.size)], dtype=_HEAD).tobytes()
@@ -243,10 +243,10 @@ def test_a_filter_gone_since_the_screen_still_gives_the_code_and_values(runtime)
     the verdict names the code, the screen's filter and the values it saw."""
     from dataclasses import replace
 
-    from pairscreen.screening.verdict_store import load_head, verdict
+    from pairscreen.screen_store.verdict_store import load_head, verdict
 
     with database.connection_context():
-        screen = runtime.published.latest()
+        screen = runtime.screens.latest()
         head = load_head(screen.key[0])
         gone = replace(head, facts={**head.facts, "filter": "retired"})
         for a, b in _screened_pairs(runtime):

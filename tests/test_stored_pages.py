@@ -14,10 +14,11 @@ from pairscreen import clock
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import Screen, ScreenPageBlock, ScreenPageIndex, ScreenPayload
 from pairscreen.runtime import Runtime
-from pairscreen.screening import json_items, page_blocks, pages, pairs_view
-from pairscreen.screening.payload_parts import PayloadParts
+from pairscreen.screen_store import json_items, page_blocks, page_index
+from pairscreen.screen_store.payload_parts import PayloadParts
+from pairscreen.screen_store.stored_pages import prepare_page_index
+from pairscreen.screen_views import pairs_view
 from pairscreen.screening.screen import run_screen
-from pairscreen.screening.stored_pages import prepare_page_index
 from tests.conftest import ContractClient
 
 BASE = "/api/v1"
@@ -34,7 +35,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         walked.append(array)
         return json_items.walk(text, array)
 
-    monkeypatch.setattr(pages, "walk", counting)
+    monkeypatch.setattr(page_index, "walk", counting)
     monkeypatch.setattr(pairs_view, "walk", counting)
     return walked
 
@@ -49,14 +50,14 @@ def drop_stored_indexes(runtime: Runtime) -> None:
     with database.connection_context():
         ScreenPageBlock.delete().execute()
         ScreenPageIndex.delete().execute()
-    runtime.published.forget()
+    runtime.screens.forget()
 
 
 def drop_stored_blocks(runtime: Runtime) -> None:
     """Back to a screen published with its index but before screens stored their items."""
     with database.connection_context():
         ScreenPageBlock.delete().execute()
-    runtime.published.forget()
+    runtime.screens.forget()
 
 
 @pytest.fixture()
@@ -100,7 +101,7 @@ def publish_crafted_screen(runtime: Runtime, copies: int = 3) -> dict:
     across survivors, survivors without a zone, a sector with a non-ASCII name. Stored as
     ``run_screen`` stores a screen: compact JSON, with its page index."""
     with database.connection_context():
-        payload = json.loads(runtime.published.latest().payload)
+        payload = json.loads(runtime.screens.latest().payload)
         grown = []
         for copy in range(copies):
             for k, s in enumerate(payload["survivors"]):
@@ -122,7 +123,7 @@ def publish_crafted_screen(runtime: Runtime, copies: int = 3) -> dict:
             )
             ScreenPayload.create(screen=row.id, payload=text)
             prepare_page_index(PayloadParts.of(payload)).store(row.id)
-    runtime.published.forget()
+    runtime.screens.forget()
     return payload
 
 
@@ -217,7 +218,7 @@ def test_only_the_newest_screens_keep_their_blocks(
         indexed = {row.screen_id for row in ScreenPageIndex.select(ScreenPageIndex.screen)}
         assert set(screens) <= indexed
         Screen.delete().where(Screen.id.in_(screens[1:])).execute()
-    runtime.published.forget()
+    runtime.screens.forget()
     r = client.get(f"{BASE}/screen/latest?limit=2", keys.personal)
     assert r.status_code == 200 and r.json()["next_cursor"] == f"{screens[0]}.2"
 
@@ -239,7 +240,7 @@ def test_migration_17_gives_an_old_database_the_table_and_its_screens_still_page
     client: ContractClient, keys, runtime: Runtime, cli, parses: list[str]
 ) -> None:
     upgraded_from_before(cli, 17, ScreenPageIndex)
-    runtime.published.forget()
+    runtime.screens.forget()
     parses.clear()
     r = client.get(f"{BASE}/screen/latest?limit=2", keys.personal)
     assert r.status_code == 200 and r.json()["count"] == 2
@@ -294,12 +295,12 @@ def test_the_first_pages_of_a_new_screen_read_their_blocks_and_never_the_payload
     # A payload that says nothing: the same first pages, byte for byte, from a fresh server.
     with database.connection_context():
         ScreenPayload.update(payload="{}").where(ScreenPayload.screen == screen_id).execute()
-    runtime.published.forget()
+    runtime.screens.forget()
     for name, body in first.items():
         r = client.get(f"{BASE}{name}", keys.personal)
         assert r.status_code == 200 and r.content == body, name
     # Paging on through /pairs reads each block once: the server keeps the blocks it read.
-    runtime.published.forget()
+    runtime.screens.forget()
     statements.clear()
     cursor, seen = None, 0
     while True:
@@ -318,7 +319,7 @@ def test_migration_19_gives_an_old_database_the_table_and_its_screens_still_page
     client: ContractClient, keys, runtime: Runtime, cli, statements: list[tuple[str, tuple]]
 ) -> None:
     upgraded_from_before(cli, 19, ScreenPageBlock)
-    runtime.published.forget()
+    runtime.screens.forget()
     statements.clear()
     whole = client.get(f"{BASE}/pairs", keys.personal).json()["pairs"]
     r = client.get(f"{BASE}/pairs?limit=2", keys.personal)

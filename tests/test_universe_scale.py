@@ -18,7 +18,7 @@ ASSETS += [("S", "stables"), ("T", "stables")]
 
 
 def write(tmp_path: Path, pairs_table: str) -> Path:
-    lines = ['[market]\nsource = "demo"\n', pairs_table]
+    lines = ['[components]\nmarket_source = "demo"\n\n[plugins.demo]\n', pairs_table]
     for ticker, sector in ASSETS:
         lines.append(f'[[asset]]\nticker = "{ticker}"\nsector = "{sector}"\n')
     path = tmp_path / "universe.toml"

@@ -62,8 +62,10 @@ class World(CsvWorld):
 UNIVERSE = """
 label = "real closes (test fixture)"
 
-[market]
-source = "csv"
+[components]
+market_source = "csv"
+
+[plugins.csv_source]
 path = "prices"
 volume_unit = "base"
 

@@ -33,6 +33,7 @@ from tests.support.chromium import artifact_path, headless_chromium, missing_rea
 from tests.support.databases import TEST_DATABASE_URL
 from tests.support.live_server import live_server
 from tests.support.pegs import open_depeg_event
+from tests.support.plugin_files import PLUGINS_DIR
 
 pytestmark = [
     pytest.mark.slow,
@@ -128,7 +129,11 @@ def _accounts(url: str, folder: Any) -> tuple[str, str]:
 def site(site_database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     personal, pro = _accounts(site_database, tmp_path_factory.mktemp("site-data"))
     downloads = tmp_path_factory.mktemp("site-downloads")
-    with live_server(site_database) as api, headless_chromium(downloads) as driver:
+    # A third-party notifier plugin is installed: the account form offers its channel kind.
+    plugins = tmp_path_factory.mktemp("site-plugins")
+    shutil.copy(PLUGINS_DIR / "hook_ntfy_channel.py", plugins)
+    served = live_server(site_database, env={"PAIRSCREEN_PLUGINS_DIR": str(plugins)})
+    with served as api, headless_chromium(downloads) as driver:
         driver.set_window_size(*SIZES[1])
         root = api.removesuffix("api/v1")
         yield Site(root, api, personal, pro, driver, downloads, site_database)
@@ -339,6 +344,22 @@ def test_the_screen_page_says_whether_the_screen_works(site):
     for group in groups:
         row = site.text(f"#evidence-calibration tr[data-quintile='{group['quintile']}']")
         assert _lp(group["realised_mean"]) in row and _lp(group["model_implied"]) in row
+    assert not site.driver.find_elements("css selector", "#evidence .evidence-portfolio")
+
+    # Published with a portfolio: its line per horizon, beside the random pairs and the universe.
+    assert main([*argv, "--every", "60", "--sample", "60", "--portfolio", "5"]) == 0
+    evidence = site.get("/evidence", site.personal).json()
+    site.open("account", "Account")
+    site.open("screen", "Screen")
+    lines = lambda: site.driver.find_elements("css selector", "#evidence .evidence-portfolio")  # noqa: E731
+    site.wait(lambda d: len(lines()) == len(evidence["portfolio"]) == 2)
+    for line, p in zip(lines(), evidence["portfolio"], strict=True):
+        text = line.text
+        assert text.startswith(f"A portfolio of the top 5 picks, {p['horizon_days']} days"), text
+        assert f"{_lp(p['portfolio']['mean'])} per {p['horizon_days']} days" in text
+        assert f"{_lp(p['random']['mean'])} per {p['horizon_days']} days" in text
+        assert f"{_lp(p['universe']['mean'])} per {p['horizon_days']} days" in text
+        assert "accumulation strategy" in text
 
 
 def _in_accessibility_tree(driver: Any, selector: str) -> bool:
@@ -442,6 +463,8 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
     assert cell("kalman_z") == _shown(m["kalman_z"], 2)
     assert "std devs" in site.text("td[data-metric=kalman_z] + td")
     assert "moves with the market" in site.text("tr:has(td[data-metric=kalman_hedge_ratio]) th")
+    assert cell("kalman_q") == "1.00e-4" and cell("kalman_r") == "1.00e-3"  # the defaults
+    assert "maximum-likelihood" in site.text("tr:has(td[data-metric=kalman_q]) th")
     assert cell("spread_kurtosis") == "3.1416"
     assert "spread_kurtosis" in site.text("tr:has(td[data-metric=spread_kurtosis]) th")
     site.driver.execute_script("window.fetch = window.realFetch;")
@@ -591,6 +614,27 @@ def test_the_account_page_sets_a_discord_channel_and_turns_it_off(site):
     form.find_element("css selector", "button[type=submit]").click()
     site.wait(lambda d: "incoming-webhook URL" in site.text("#channel-message"))
     assert "secret" not in site.text("#channel-message")
+
+
+def test_the_account_form_offers_a_plugins_channel_kind_and_sets_it(site):
+    from selenium.webdriver.support.ui import Select
+
+    site.open("account", "Account")
+    form = site.driver.find_element("id", "channel-form")
+    choices = Select(form.find_element("name", "kind"))
+    offered = [o.get_attribute("value") for o in choices.options]
+    assert offered == ["discord", "ntfy", "slack", "telegram"]  # the self-service kinds, by name
+    choices.select_by_value("ntfy")
+    address = form.find_element("name", "address")
+    assert address.get_attribute("placeholder") == "a topic URL: https://ntfy.sh/your-secret-topic"
+    address.clear()  # the page may still hold what a test before typed
+    address.send_keys("https://ntfy.sh/desk-alerts-secret-topic")
+    form.find_element("css selector", "button[type=submit]").click()
+    site.wait(lambda d: site.text("#channel-message") == "ntfy saved and enabled.")
+    mine = {c["kind"]: c for c in site.get("/me", site.personal).json()["channels"]}
+    assert mine["ntfy"]["address"] == "https://ntfy.sh/…" and mine["ntfy"]["enabled"] is True
+    assert "https://ntfy.sh/…" in site.text("#channels tr[data-kind='ntfy']")
+    assert "secret-topic" not in site.text("#channels")
 
 
 def test_pegs_show_the_tier_note_to_personal_and_the_gold_depeg_to_pro(site):

@@ -190,3 +190,23 @@ def test_each_install_layout_serves_every_file_and_nothing_outside(layout, tmp_p
         assert headers["content-type"].startswith("text/plain"), path
         assert headers["content-security-policy"] == SECURITY_HEADERS["Content-Security-Policy"]
         assert b"outside" not in body
+
+
+def test_the_screen_tables_grid_has_one_track_per_column():
+    """The survivors' rows are CSS grids on ``--columns``: a column without its track wraps
+    every row onto a second line (as two added Kalman columns once did)."""
+    static = static_dir()
+    script = (static / "js" / "screen.js").read_text(encoding="utf-8")
+    table = script[
+        script.index("const COLUMNS = [") : script.index("];", script.index("const COLUMNS"))
+    ]
+    columns = re.findall(r'^\s*\{ key: "(\w+)"', table, re.M)
+    css = (static / "css" / "site.css").read_text(encoding="utf-8")
+    block = css[css.index("#survivors {") :]
+    tracks = block[
+        block.index("--columns:") + len("--columns:") : block.index(";", block.index("--columns:"))
+    ]
+    count = sum(int(n) for n in re.findall(r"repeat\((\d+),", tracks))
+    count += len(re.findall(r"minmax\(", re.sub(r"repeat\(\d+, minmax\([^)]*\)\)", "", tracks)))
+    assert len(columns) >= 17
+    assert count == len(columns), (count, columns)

@@ -14,4 +14,5 @@ from pairscreen.notify.channels import channels_json
 def show_account(token_info: TokenInfo) -> dict[str, Any]:
     principal = caller(token_info)
     body = account_json(principal, service().runtime.settings)
-    return {**body, "channels": channels_json(principal.user_id, principal.email)}
+    kinds = service().runtime.plugins.channel_kinds
+    return {**body, "channels": channels_json(principal.user_id, principal.email, kinds)}

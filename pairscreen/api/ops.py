@@ -29,7 +29,7 @@ from pairscreen.api.service import Service
 from pairscreen.db.connection import UNAVAILABLE_ERRORS, database
 from pairscreen.logs import ACCESS_LOGGER
 from pairscreen.runtime import Runtime
-from pairscreen.screening.status import (
+from pairscreen.screen_views.status import (
     latest_screen_staleness,
     latest_screen_status,
     stale_asset_count,

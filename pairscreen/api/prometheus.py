@@ -18,7 +18,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from pairscreen.notify.outbox import pending_count
 from pairscreen.runtime import Runtime
-from pairscreen.screening.status import ScreenStatus, latest_screen_status, stale_asset_count
+from pairscreen.screen_views.status import ScreenStatus, latest_screen_status, stale_asset_count
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 # Snapshots take tens of milliseconds, charts about 120 ms; a queue shows above a second.

@@ -2,7 +2,7 @@
 the screen that was current at a past time.
 
 Both answer from the screen the runtime holds in memory
-(:class:`~pairscreen.runtime.published.PublishedScreenCache`), checked against the database
+(:class:`~pairscreen.screen_store.store.ScreenStore`), checked against the database
 at most once a second; the bodies are serialised once per screen, and gzip-compressed once
 per screen for the clients that accept it. Both carry the screen's ``ETag``: a client that
 sends it back in ``If-None-Match`` gets ``304`` and no body until another screen is published.
@@ -26,12 +26,12 @@ from pairscreen.api.screen_csv import csv_requested, csv_response
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
 from pairscreen.errors import NotAcceptable
-from pairscreen.runtime.published import PublishedScreen
-from pairscreen.screening.history import parse_moment
-from pairscreen.screening.pages import PageIndex, PageQuery, page
-from pairscreen.screening.pairs_view import pairs_json
-from pairscreen.screening.staleness import facts_known, facts_of, serve_latest
-from pairscreen.screening.stored_pages import pair_page_index, survivor_page_index
+from pairscreen.screen_store.page_index import PageIndex
+from pairscreen.screen_store.published import PublishedScreen
+from pairscreen.screen_views.moments import parse_moment
+from pairscreen.screen_views.pages import PageQuery, page, pair_page_index, survivor_page_index
+from pairscreen.screen_views.pairs_view import pairs_json
+from pairscreen.screen_views.staleness import facts_known, facts_of, serve_latest
 
 # Every answer of the two operations depends on ``Accept`` (JSON or CSV) and on
 # ``Accept-Encoding`` (gzip or not).
@@ -74,7 +74,7 @@ async def _view(
 ) -> Response:
     """The view ``name`` of the latest screen: whole, as CSV, or a filtered page.
 
-    ``/screen/latest`` is judged stale or not now (:mod:`pairscreen.screening.staleness`):
+    ``/screen/latest`` is judged stale or not now (:mod:`pairscreen.screen_views.staleness`):
     its ``stale`` and ``stale_reason`` are today's, whatever was stored when it was published.
     """
     caller(token_info).require_tier("personal")
@@ -156,14 +156,14 @@ async def screen_at(token_info: TokenInfo, at: str) -> Response:
     caller(token_info).require_tier("personal")
     moment = parse_moment(at)
     svc = service()
-    payload = await svc.in_thread(svc.runtime.history.at, moment)
+    payload = await svc.in_thread(svc.runtime.screens.at, moment)
     return Response(payload, media_type="application/json")
 
 
 async def latest_published() -> PublishedScreen:
     """The latest screen, as known at most ``RECHECK_SECONDS`` ago."""
     svc = service()
-    published = svc.runtime.published
+    published = svc.runtime.screens
     screen = published.recent(RECHECK_SECONDS)
     if screen is None:
         screen = await svc.in_thread(published.latest)

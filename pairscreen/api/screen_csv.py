@@ -1,7 +1,7 @@
 """The CSV answer of ``/screen/latest`` and ``/pairs``, for a client that prefers it.
 
 Both operations give the same table (one row per survivor, see
-:mod:`pairscreen.screening.export`), as an attachment named after the screen's time. Its
+:mod:`pairscreen.screen_views.export`), as an attachment named after the screen's time. Its
 ``In-Sample-Columns`` header names the columns that are in-sample model or backtest figures,
 so a reader learns it without a column being added to or renamed in the table.
 """
@@ -15,9 +15,9 @@ from starlette.responses import Response
 
 from pairscreen.api.negotiation import prefers_csv
 from pairscreen.api.support import service
-from pairscreen.runtime.published import PublishedScreen
+from pairscreen.screen_store.published import PublishedScreen
+from pairscreen.screen_views.export import screen_csv
 from pairscreen.screening import in_sample
-from pairscreen.screening.export import screen_csv
 
 # Every answer of the two operations depends on ``Accept`` (JSON or CSV) and on
 # ``Accept-Encoding`` (the JSON may come gzip-compressed).

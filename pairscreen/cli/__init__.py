@@ -1,8 +1,9 @@
 """The ``pairscreen`` command line.
 
 Each command group lives in its own module with a ``register(subparsers)`` function; add a
-module to ``COMMAND_GROUPS`` to add commands. Every command exits non-zero with a one-line
-plain error on bad input.
+module to ``COMMAND_GROUPS`` to add commands. Plugins add theirs, each in a group of its own
+(``cli/plugin_commands.py``). Every command exits non-zero with a one-line plain error on
+bad input.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from pairscreen.access.accounts import AccountError, AccountNotFound
 from pairscreen.cli import exits
 from pairscreen.cli.common import CommandError as CommandError
 from pairscreen.cli.common import add_setting_options, settings_of
+from pairscreen.cli.plugin_commands import register_plugin_commands
 from pairscreen.cli.storage_errors import STORAGE_ERRORS, storage_line
+from pairscreen.config import Settings, load_settings
 from pairscreen.errors import MissingExtra, ServiceError
 from pairscreen.logs import configure_logging
 from pairscreen.plugin_system.registry import PluginError, PluginFailed
@@ -30,6 +33,7 @@ from pairscreen.universe import UniverseError
 COMMAND_GROUPS: tuple[str, ...] = (
     "pairscreen.cli.serving",
     "pairscreen.cli.data",
+    "pairscreen.cli.screen",  # before the commands that join its group (export)
     "pairscreen.cli.export",
     "pairscreen.cli.accounts",
     "pairscreen.cli.pegs",
@@ -45,7 +49,9 @@ USER_ERRORS = (AccountError, UniverseError, PluginError, ValueError)
 GLOBAL_SETTINGS = ("data_dir", "universe_path", "database_url", "log_format")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
+    """The whole command line: the core's groups, then the loaded plugins' commands (found
+    with ``settings``, by default the environment's: only it says which plugins load)."""
     parser = OneLineParser(
         prog="pairscreen",
         description="Screen asset pairs, backtest coin accumulation, watch depegs, serve the API.",
@@ -58,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMAND_GROUPS:
         importlib.import_module(module).register(commands)
+    register_plugin_commands(commands, settings or load_settings())
     for command in _commands(parser):
         add_setting_options(command, *GLOBAL_SETTINGS, repeated=True)
         _add_quiet(command, default=argparse.SUPPRESS)
@@ -94,7 +101,12 @@ def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except Exception as exc:  # a plugin that cannot load, or adds a command it may not
+        code, message = _failure(exc)
+        print(f"pairscreen: error: {message}", file=sys.stderr)
+        return code
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error already printed on one line

@@ -1,18 +1,14 @@
-"""``db upgrade``, ``data sync`` and ``screen run``."""
+"""``db upgrade`` and ``data sync`` (``screen run`` is :mod:`pairscreen.cli.screen`)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from datetime import date
 from typing import TYPE_CHECKING
 
-from pairscreen import clock
 from pairscreen.cli import exits
 from pairscreen.cli.common import (
     CommandError,
-    add_setting_options,
     open_runtime,
     settings_of,
 )
@@ -20,21 +16,9 @@ from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.db.connection import connect
 from pairscreen.db.migrations import upgrade
 from pairscreen.universe import Universe
-from pairscreen.wording import plural
 
 if TYPE_CHECKING:
     from pairscreen.market.sync_report import SyncReport
-
-
-def past_day(text: str) -> date:
-    """A ``--as-of`` day: an ISO date that has closed (before today, UTC)."""
-    try:
-        day = date.fromisoformat(text)
-    except ValueError:
-        raise CommandError(f"--as-of {text!r} is not a date (YYYY-MM-DD)") from None
-    if day >= clock.today():
-        raise CommandError(f"--as-of {day} has not closed yet; give a day before today")
-    return day
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -79,22 +63,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "as the sync names it; may be repeated (default: none)",
     )
     sync.set_defaults(handler=_sync)
-
-    screen = commands.add_parser("screen", help="the pair screen").add_subparsers(
-        dest="screen_command", required=True
-    )
-    run = screen.add_parser("run", help="screen every pair and publish the result")
-    add_setting_options(run, "executor", "dask_scheduler")
-    run.add_argument(
-        "--no-sync", action="store_true", help="do not pull new candles first (default: pull them)"
-    )
-    run.add_argument(
-        "--as-of",
-        metavar="DATE",
-        help="screen with the candles up to DATE only (YYYY-MM-DD) and store it as history, "
-        "beside the latest screen (implies --no-sync; default: today's screen)",
-    )
-    run.set_defaults(handler=_screen)
 
 
 def _upgrade(args: argparse.Namespace) -> None:
@@ -185,52 +153,3 @@ def _tickers(universe: Universe, text: str) -> tuple[str, ...]:
     if not out:
         raise CommandError("--replace needs at least one ticker, e.g. --replace BTC,ETH")
     return tuple(out)
-
-
-def _screen(args: argparse.Namespace) -> None:
-    from pairscreen.screening.screen import run_screen
-
-    settings = settings_of(args)
-    if settings.executor == "dask" and not settings.dask_scheduler:
-        raise CommandError("--executor dask needs --scheduler tcp://HOST:PORT (a Dask scheduler)")
-    as_of = past_day(args.as_of) if args.as_of is not None else None
-    rt = open_runtime(args)
-    if not args.quiet:
-        n_pairs = int(rt.universe.screened_pair_indices()[0].shape[0])
-        n_assets = len(rt.universe.assets)
-        print(f"screening {plural(n_pairs, 'pair')} of {plural(n_assets, 'asset')}", flush=True)
-    with ProgressDisplay(quiet=args.quiet) as display:
-        if not args.no_sync and as_of is None:
-            from pairscreen.market.sync import sync_candles
-
-            synced = sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
-            for line in synced.review_lines():
-                print(f"pairscreen: warning: sync {line}", file=sys.stderr)
-        started = time.perf_counter()
-        if as_of is not None:
-            from pairscreen.screening.point_in_time import run_screen_as_of
-
-            summary = run_screen_as_of(
-                rt,
-                as_of,
-                executor=settings.executor,
-                scheduler=settings.dask_scheduler,
-                on_progress=display.step("pairs"),
-            )
-        else:
-            summary = run_screen(
-                rt,
-                executor=settings.executor,
-                scheduler=settings.dask_scheduler,
-                on_progress=display.step("pairs"),
-            )
-        elapsed = time.perf_counter() - started
-    rejected = ", ".join(f"{k} {v}" for k, v in summary.rejected.items() if v)
-    when = f" as of {as_of}" if as_of is not None else ""
-    print(
-        f"screen #{summary.screen_id}{when}: {plural(summary.n_pairs_screened, 'pair')}, "
-        f"{plural(summary.n_survivors, 'survivor')} ({rejected or 'none rejected'}) "
-        f"in {elapsed:.1f} s",
-        file=sys.stdout,
-    )
-    print(f"published in {summary.publish_seconds:.2f} s")

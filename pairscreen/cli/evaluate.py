@@ -70,10 +70,32 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="evaluate a random N of the universe's pairs (fixed seed; default: every pair)",
     )
     run.add_argument(
+        "--outcome",
+        choices=("reversion", "strategy"),
+        default="reversion",
+        help="what is compared: 'reversion', the log-ratio's move back toward the range, or "
+        "'strategy', the configured strategy traded from each as-of day for the horizon "
+        "(net of its fee and the universe's [costs]) against holding both legs 50/50 "
+        "(default reversion)",
+    )
+    run.add_argument(
+        "--portfolio",
+        metavar="N",
+        help="also trade, at each as-of day, the top N survivors in the zones by score with "
+        "the strategy, equal weight, beside N random in-zone pairs and the universe held "
+        "equally (default: no portfolio)",
+    )
+    run.add_argument(
+        "--max-per-asset",
+        metavar="K",
+        help="with --portfolio: no asset in more than K of the N pairs (default: no limit)",
+    )
+    run.add_argument(
         "--publish",
         action="store_true",
         help="evaluate the screen's current rules only and publish the result as the "
-        "track record served by GET /evidence (default: print only)",
+        "track record served by GET /evidence, with the portfolio line when --portfolio is "
+        "given (default: print only)",
     )
     run.add_argument("--json", action="store_true", help="print one JSON object (default: a table)")
     run.add_argument(
@@ -85,6 +107,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _evaluate(args: argparse.Namespace) -> None:
     from pairscreen.evaluation.dates import as_of_dates
     from pairscreen.evaluation.plot import plot_differences
+    from pairscreen.evaluation.portfolio import PortfolioSpec
     from pairscreen.evaluation.report import as_json, table
     from pairscreen.evaluation.track_record import evaluate_current_rules
     from pairscreen.screening.evidence import publish
@@ -94,6 +117,19 @@ def _evaluate(args: argparse.Namespace) -> None:
     if not horizons:
         raise CommandError("--horizon needs at least one number of days, e.g. 30,90")
     sample = _whole(args.sample, "--sample", "pair") if args.sample is not None else None
+    size = _whole(args.portfolio, "--portfolio", "pair") if args.portfolio is not None else None
+    limit = (
+        _whole(args.max_per_asset, "--max-per-asset", "pair")
+        if args.max_per_asset is not None
+        else None
+    )
+    if limit is not None and size is None:
+        raise CommandError("--max-per-asset limits a portfolio: give --portfolio N too")
+    if args.publish and args.outcome != "reversion":
+        raise CommandError(
+            "--publish stores the reversion track record (with --portfolio, its portfolio "
+            "line): run --outcome strategy without --publish"
+        )
     if args.publish and args.rules:
         raise CommandError(
             "--publish stores the evaluation of the screen's current rules: run --rules "
@@ -118,12 +154,13 @@ def _evaluate(args: argparse.Namespace) -> None:
                 start=start,
                 end=end,
                 on_progress=display.step("as-of days"),
+                portfolio=None if size is None else PortfolioSpec(size, limit),
             )
         evidence_id = publish(record.body, record.first_day, record.last_day, clock.now())
         result = record.evaluation
         print(f"published {record.summary(evidence_id)}", file=sys.stderr)
     else:
-        result = _run(rt, args, dates, horizons, every, sample)
+        result = _run(rt, args, dates, horizons, every, sample, size, limit)
     if args.plot:
         plot_differences(result, args.plot)
     if args.json:
@@ -139,7 +176,10 @@ def _run(
     horizons: list[int],
     every: int,
     sample: int | None,
+    size: int | None,
+    limit: int | None,
 ) -> Evaluation:
+    from pairscreen.evaluation.portfolio import PortfolioSpec
     from pairscreen.evaluation.rule_sets import rule_sets
     from pairscreen.evaluation.run import evaluate
     from pairscreen.evaluation.verdicts import Market
@@ -152,6 +192,7 @@ def _run(
         window_days=settings.window_days,
         min_history_days=settings.min_history_days,
         sample=sample,
+        scorer=settings.scorer if size is not None else None,
     )
     sets = rule_sets(rt.plugins, rt.universe, args.rules)
     strategy = rt.plugins.strategies.get(settings.strategy)
@@ -174,6 +215,10 @@ def _run(
             depegs_at=active_depegs,
             persistence_screens=settings.persistence_screens,
             on_progress=display.step("as-of days"),
+            costs=rt.universe.costs,
+            outcome=args.outcome,
+            strategy=strategy,
+            portfolio=None if size is None else PortfolioSpec(size, limit),
         )
 
 

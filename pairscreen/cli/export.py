@@ -1,7 +1,7 @@
 """``screen export``: write the latest published screen to a file, as CSV or JSON.
 
 A command of the ``screen`` group, kept in its own module: it adds itself to the group that
-``pairscreen.cli.data`` creates. The files are the API's bodies: JSON is ``/screen/latest``
+``pairscreen.cli.screen`` creates. The files are the API's bodies: JSON is ``/screen/latest``
 as published, CSV is its ``text/csv`` table (one row per survivor).
 """
 
@@ -29,11 +29,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _export(args: argparse.Namespace) -> None:
-    from pairscreen.screening.export import screen_csv
+    from pairscreen.screen_views.export import screen_csv
 
     rt = open_runtime(args)
     with database.connection_context():
-        screen = rt.published.latest()
+        screen = rt.screens.latest()
     body = screen_csv(screen) if args.format == "csv" else screen.payload
     if args.file == "-":
         sys.stdout.write(body)

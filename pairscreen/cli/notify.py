@@ -8,10 +8,13 @@ import socket
 import sys
 from datetime import timedelta
 
-from pairscreen.cli.common import add_setting_options, open_database, open_runtime
+from pairscreen.bootstrap import load_all_plugins
+from pairscreen.cli.common import CommandError, add_setting_options, open_database, open_runtime
 from pairscreen.cli.output import Row, add_json_option, print_rows, text
+from pairscreen.config import Settings
 from pairscreen.db.connection import database
-from pairscreen.db.models import CHANNEL_KINDS
+from pairscreen.plugin_system.channel_kinds import ChannelKinds
+from pairscreen.universe import load_universe
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,6 +56,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--slack", metavar="URL", help="the Slack incoming-webhook URL (default: unchanged)"
     )
     set_.add_argument(
+        "--kind",
+        help="a channel kind by name, built-in or a notifier plugin's ('pairscreen plugins' "
+        "lists the notifiers), with --address (default: none)",
+    )
+    set_.add_argument("--address", help="the address of the --kind channel (default: none)")
+    set_.add_argument(
         "--depeg-alerts",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -62,7 +71,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     set_.set_defaults(handler=_channels_set)
     disable = channels.add_parser("disable", help="turn one of a user's channels off")
     disable.add_argument("email", help="the account's e-mail address")
-    disable.add_argument("kind", choices=CHANNEL_KINDS, help="the channel to turn off")
+    disable.add_argument(
+        "kind",
+        help="the channel kind to turn off: email, telegram, webhook, discord, slack or a plugin's",
+    )
     disable.set_defaults(handler=_channels_disable)
     show = channels.add_parser("list", help="a user's channels")
     show.add_argument("email", help="the account's e-mail address")
@@ -132,9 +144,9 @@ def _notify_deliver(args: argparse.Namespace) -> None:
 def _outbox_list(args: argparse.Namespace) -> None:
     from pairscreen.notify.outbox import listing
 
-    open_database(args)
+    kinds = channel_kinds(open_database(args))
     with database.connection_context():
-        rows = listing(None if args.status == "all" else args.status, args.limit)
+        rows = listing(None if args.status == "all" else args.status, args.limit, kinds)
 
     def cells(row: Row) -> list[str]:
         return [
@@ -162,10 +174,18 @@ def _positive(text: str) -> int:
     return value
 
 
+def channel_kinds(settings: Settings) -> ChannelKinds:
+    """The channel kinds the loaded notifier plugins offer (no runtime needed)."""
+    return load_all_plugins(settings, load_universe(settings)).channel_kinds
+
+
 def _channels_set(args: argparse.Namespace) -> None:
     from pairscreen.notify import channels
 
+    if (args.kind is None) != (args.address is None):
+        raise CommandError("--kind and --address go together: give both or neither")
     settings = open_database(args)
+    kinds = channel_kinds(settings)
     addresses = {
         kind: value
         for kind, value in (
@@ -177,33 +197,36 @@ def _channels_set(args: argparse.Namespace) -> None:
         )
         if value is not None
     }
+    if args.kind is not None:
+        if args.kind in addresses:
+            raise CommandError(f"--kind {args.kind} repeats --{args.kind}: give one of them")
+        addresses[args.kind] = args.address
     with database.connection_context():
         channels.set_channels(
-            args.email,
-            addresses=addresses,
-            depeg_alerts=args.depeg_alerts,
-            prefixes=channels.url_prefixes(settings),
+            args.email, addresses=addresses, depeg_alerts=args.depeg_alerts, kinds=kinds
         )
-        lines = channels.describe(args.email)
+        lines = channels.describe(args.email, kinds)
     print("\n".join(lines))
 
 
 def _channels_disable(args: argparse.Namespace) -> None:
     from pairscreen.notify import channels
 
-    open_database(args)
+    settings = open_database(args)
+    kinds = channel_kinds(settings)
     with database.connection_context():
-        channels.disable_channel(args.email, args.kind)
-        lines = channels.describe(args.email)
+        channels.disable_channel(args.email, args.kind, kinds)
+        lines = channels.describe(args.email, kinds)
     print("\n".join(lines))
 
 
 def _channels_list(args: argparse.Namespace) -> None:
     from pairscreen.notify import channels
 
-    open_database(args)
+    settings = open_database(args)
+    kinds = channel_kinds(settings)
     with database.connection_context():
-        rows = channels.channel_rows(args.email)
+        rows = channels.channel_rows(args.email, kinds)
 
     def cells(row: Row) -> list[str]:
         return [

@@ -151,7 +151,7 @@ class ScreenPayload(BaseModel):
 
 class ScreenVerdicts(BaseModel):
     """The head of a screen's stored verdicts (migration 16): tickers, kinds, thresholds, as
-    compressed JSON (:mod:`pairscreen.screening.verdict_store`)."""
+    compressed JSON (:mod:`pairscreen.screen_store.verdict_store`)."""
 
     screen = peewee.IntegerField(primary_key=True)
     head = peewee.BlobField()
@@ -186,7 +186,7 @@ class ScreenPageBlock(BaseModel):
     """A block of a screen's page items (migration 19), written with its page index: the
     text each view lists for ``BLOCK_ITEMS`` survivors in a row of the index's order, so the
     first page of a new screen reads a few blocks instead of the whole payload. Deleted with
-    its screen (:mod:`pairscreen.screening.page_blocks`)."""
+    its screen (:mod:`pairscreen.screen_store.page_blocks`)."""
 
     screen = peewee.ForeignKeyField(Screen, on_delete="CASCADE")
     block = peewee.IntegerField()
@@ -324,13 +324,14 @@ INITIAL_MODELS: tuple[type[BaseModel], ...] = (
 # Notifications (migration 2)
 # ---------------------------------------------------------------------------
 
-CHANNEL_KINDS: tuple[str, ...] = ("email", "telegram", "webhook", "discord", "slack")
 OUTBOX_STATUSES: tuple[str, ...] = ("pending", "sent", "failed")
 
 
 class Channel(BaseModel):
-    """One delivery channel of a user: an e-mail address, a Telegram chat id, a webhook URL or
-    a Discord or Slack incoming-webhook URL (secrets: never shown whole outside the CLI).
+    """One delivery channel of a user: an e-mail address, a Telegram chat id, a webhook URL,
+    a Discord or Slack incoming-webhook URL, or the address of a notifier plugin's kind
+    (secrets: never shown whole outside the CLI). ``kind`` is plain text, constrained by no
+    list in the schema, so a plugin's new kind needs no migration.
 
     A user without an ``email`` row gets e-mail at the account address; a disabled row turns
     that channel off. ``depeg_alerts`` (on the e-mail row, Pro only) asks for every depeg
@@ -340,7 +341,7 @@ class Channel(BaseModel):
     id = peewee.AutoField()
     user = peewee.ForeignKeyField(User, backref="channels", on_delete="CASCADE")
     user_id: int  # the raw foreign key, an accessor peewee adds for ``user``
-    kind = peewee.CharField(max_length=20)  # email | telegram | webhook | discord | slack
+    kind = peewee.CharField(max_length=20)  # a registered channel kind: email, telegram, ...
     address = peewee.CharField(max_length=500)
     enabled = peewee.BooleanField(default=True)
     depeg_alerts = peewee.BooleanField(default=False)

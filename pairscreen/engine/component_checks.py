@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pairscreen.config import Settings, declaration
+from pairscreen.component_choice import chosen
+from pairscreen.config import Settings
 from pairscreen.engine.filtering import FilterChoice, choose_filter
 from pairscreen.engine.required_fields import check_required_fields
 from pairscreen.plugin_system.registry import PluginError, Plugins, Registry, protocol_members
@@ -23,23 +24,29 @@ from pairscreen.universe import Universe
 
 def check_components(plugins: Plugins, universe: Universe, settings: Settings) -> FilterChoice:
     """Resolve every chosen component and check every filter's rules; the screen's filter
-    with its thresholds. Raises ``PluginError`` (or ``UniverseError`` for a bad threshold)."""
+    with its thresholds. ``settings`` are the ones given (not yet resolved), so an error can
+    say whether a setting or the universe chose the missing component. Raises
+    ``PluginError`` (or ``UniverseError`` for a bad threshold)."""
     len(plugins.options)  # every [plugins.<name>] table checked against the declared options
     for screen_filter in plugins.filters:
         check_rules(plugins, screen_filter.name)
+    _chosen(plugins.filters, universe.screen_filter, "the universe's [components] filter")
     choice = choose_filter(plugins, universe)
     check_required_fields(plugins, choice.name)
-    _chosen(plugins.market_sources, universe.market_source, "the universe's [market] source")
+    _chosen(
+        plugins.market_sources, universe.market_source, "the universe's [components] market_source"
+    )
     for name in ("strategy", "scorer", "chart_renderer"):
-        value = getattr(settings, name)
+        value, chosen_by = chosen(settings, universe, name)
         registry: Registry[Any] = getattr(plugins, _REGISTRY[name])
-        _chosen(registry, value, f"{declaration(name).env}={value}")
+        _chosen(registry, value, chosen_by)
     for asset in universe.assets:
         for source in asset.peg.sources if asset.peg is not None else ():
             _chosen(plugins.peg_sources, source, f"the peg sources of {asset.ticker}")
     for source in universe.peg_source_options:
         _chosen(plugins.peg_sources, source, f"the universe's [peg_sources.{source}] table")
     len(plugins.notifiers)  # collected (and each one checked) now, not at the first delivery
+    len(plugins.channel_kinds.names)  # a badly declared channel kind stops the start too
     return choice
 
 

@@ -31,13 +31,33 @@ def with_costs(
     row's leg slippage); the panel itself when the universe sets no costs."""
     if costs.is_zero:
         return panel
-    per_day = np.broadcast_to(
-        (np.asarray(slippage_a) + np.asarray(slippage_b))[:, None], panel.close_a.shape
-    ).copy()
+    per_day = swap_slippage(
+        costs,
+        np.asarray(slippage_a)[:, None],
+        np.asarray(slippage_b)[:, None],
+        panel.volume_a,
+        panel.volume_b,
+    )
+    return replace(panel, slippage=per_day, cache={})
+
+
+def swap_slippage(
+    costs: SwapCosts,
+    slippage_a: np.ndarray,
+    slippage_b: np.ndarray,
+    volume_a: np.ndarray,
+    volume_b: np.ndarray,
+) -> np.ndarray:
+    """What one swap costs beyond the fee on the days of ``volume_a``/``_b`` (legs'
+    slippage broadcast against them): both legs' slippage plus each leg's impact, capped.
+    Shared by the backtest's panels and the evaluation's holding values, so a swap costs
+    the same wherever it is priced."""
+    shape = np.broadcast_shapes(np.shape(volume_a), np.shape(slippage_a))
+    per_day = np.broadcast_to(np.asarray(slippage_a) + np.asarray(slippage_b), shape).copy()
     if costs.has_impact:
-        for volume in (panel.volume_a, panel.volume_b):
+        for volume in (volume_a, volume_b):
             with np.errstate(divide="ignore", invalid="ignore"):
                 impact = costs.impact_coefficient * costs.impact_trade_size / volume
             per_day += np.where(np.isfinite(impact), impact, 0.0)
     np.minimum(per_day, MAX_SWAP_SLIPPAGE, out=per_day)
-    return replace(panel, slippage=per_day, cache={})
+    return per_day

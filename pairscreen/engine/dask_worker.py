@@ -31,9 +31,15 @@ class WorkerPlugins(WorkerPlugin):
     name = NAME
     idempotent = True  # registering it again (every screen does) keeps the loaded one
 
-    def __init__(self, tables: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        tables: Mapping[str, Mapping[str, Any]] | None = None,
+        components: Mapping[str, str] | None = None,
+    ) -> None:
         self.plugins: Plugins | None = None
         self.tables = {name: dict(table) for name, table in (tables or {}).items()}
+        # the client's resolved strategy, scorer and chart renderer: the worker has no universe
+        self.components = dict(components or {})
 
     def setup(self, worker: Worker) -> None:
         self._loading = threading.Lock()  # a worker runs tasks on a thread pool
@@ -43,14 +49,14 @@ class WorkerPlugins(WorkerPlugin):
         with self._loading:
             if self.plugins is None:
                 # A worker is a process of its own: its settings come from its environment.
-                settings = load_settings()
+                settings = load_settings(None, flags=None, universe=None, **self.components)
                 # The plugins' own options come from the client's universe file.
                 self.plugins = Plugins(load_plugins(settings), settings, self.tables)
             return self.plugins
 
     def __getstate__(self) -> dict[str, Any]:
         # travels to the workers without plugins and without its lock
-        return {"plugins": None, "tables": self.tables}
+        return {"plugins": None, "tables": self.tables, "components": self.components}
 
 
 def worker_plugins(worker: Worker | None = None) -> Plugins:

@@ -2,10 +2,13 @@
 ``ou_expected_return_per_year`` at each as-of day (quintiles over every survivor
 observation), each group's mean realised outcome over the next 30 days with a 95 % interval.
 
-The realised outcome is, for now, the log value of holding the cheap leg for 30 days, two
-swaps at the strategy's fee (``hold_value`` of :mod:`pairscreen.evaluation.outcomes`): it
-exists only for survivors in a band zone. :data:`CALIBRATION_MEASURE` names it, so switching
-to the strategy's own forward return (once the evaluation computes one) changes one name.
+The realised outcome is the strategy's: its forward log return from the as-of day minus
+holding both legs half and half (``excess`` of
+:mod:`pairscreen.evaluation.strategy_outcomes`, fees and ``[costs]`` included), the
+relative-value return the OU model's figure is a promise of. Without a strategy it is the
+log value of holding the cheap leg for 30 days (``hold_value`` of
+:mod:`pairscreen.evaluation.outcomes`); ``measure`` says which. Either exists only for
+survivors in a band zone.
 
 Observations of one as-of day share its market move, and a horizon longer than the step
 between days makes neighbouring days share their forward windows; so a group's interval
@@ -24,7 +27,8 @@ import numpy as np
 from scipy.special import stdtrit
 
 CALIBRATION_HORIZON = 30  # days after the as-of day
-CALIBRATION_MEASURE = "hold_value"  # the Outcomes field realised
+STRATEGY_MEASURE = "excess"  # the StrategyOutcomes field realised, with a strategy
+HOLDING_MEASURE = "hold_value"  # the Outcomes field realised, without one
 GROUPS = 5  # quintiles
 YEAR_DAYS = 365  # the model's figure is per 365 days
 
@@ -65,6 +69,7 @@ _HORIZON_YEARS = CALIBRATION_HORIZON / YEAR_DAYS
 class Calibration:
     groups: tuple[Group, ...]
     block_days: int
+    measure: str = STRATEGY_MEASURE
 
     @property
     def n(self) -> int:
@@ -74,7 +79,7 @@ class Calibration:
         return {
             "model_field": "ou_expected_return_per_year",
             "horizon": CALIBRATION_HORIZON,
-            "measure": CALIBRATION_MEASURE,
+            "measure": self.measure,
             "block_days": self.block_days,
             "n": self.n,
             "groups": [g.as_json() for g in self.groups],
@@ -87,6 +92,7 @@ def calibrate(
     realised: Sequence[np.ndarray],
     *,
     block_days: int,
+    measure: str = STRATEGY_MEASURE,
 ) -> Calibration:
     """Per as-of day ``d`` (in order), every pair's model figure ``model[d]``, whether it
     survived ``survive[d]`` and its realised outcome ``realised[d]`` (NaN: none): the
@@ -101,13 +107,14 @@ def calibrate(
     y = np.concatenate(outcomes) if outcomes else np.zeros(0)
     block = np.concatenate(blocks) if blocks else np.zeros(0, dtype=int)
     if x.size == 0:
-        return Calibration(tuple(_group(q, x, y, block) for q in range(1, GROUPS + 1)), block_days)
+        empty = tuple(_group(q, x, y, block) for q in range(1, GROUPS + 1))
+        return Calibration(empty, block_days, measure)
     edges = np.quantile(x, np.arange(1, GROUPS) / GROUPS)
     which = np.searchsorted(edges, x, side="right")
     groups = tuple(
         _group(q + 1, x[which == q], y[which == q], block[which == q]) for q in range(GROUPS)
     )
-    return Calibration(groups, block_days)
+    return Calibration(groups, block_days, measure)
 
 
 def _group(quintile: int, x: np.ndarray, y: np.ndarray, block: np.ndarray) -> Group:

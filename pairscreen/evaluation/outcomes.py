@@ -5,6 +5,9 @@ back toward the range is ``r(t+h) - r(t)`` of the log-ratio ``r = ln(A/B)``; in 
 it is the opposite. Holding the cheap leg for ``h`` days (two swaps, each paying the
 strategy's fee) is worth ``ln((1-fee)^2 * exp(move)) = 2 ln(1-fee) + move`` in log points, and
 holding the other leg instead (the bet against reversion, the baseline) ``2 ln(1-fee) - move``.
+With the universe's ``[costs]`` each of the two swaps also pays that day's slippage ``s``
+(both legs' slippage plus impact, as the backtest prices a swap): ``ln(1-fee-s_t) +
+ln(1-fee-s_{t+h})`` replaces ``2 ln(1-fee)``; with no ``[costs]`` the numbers are unchanged.
 Log points, not ``exp(move) - 1``: the mean of ``exp(move) - 1`` is positive when the mean move
 is zero (Jensen), so on random walks both legs would look profitable. ``r(t+h)`` is the close
 of the last common day at or before ``t+h``; a pair whose data ends before ``t+h`` has no
@@ -18,7 +21,9 @@ from datetime import date, timedelta
 
 import numpy as np
 
+from pairscreen.engine.costs import swap_slippage
 from pairscreen.evaluation.verdicts import DateVerdicts, Market
+from pairscreen.universe import SwapCosts
 
 ZONE_SIGN = {"bottom": 1.0, "top": -1.0}
 
@@ -34,10 +39,19 @@ class Outcomes:
     last_close: date | None = None  # the newest close an outcome read; None when none did
 
 
-def outcomes_at(market: Market, verdicts: DateVerdicts, horizon: int, fee: float) -> Outcomes:
+def outcomes_at(
+    market: Market,
+    verdicts: DateVerdicts,
+    horizon: int,
+    fee: float,
+    costs: SwapCosts | None = None,
+) -> Outcomes:
     n = len(market.pairs)
     move = np.full(n, np.nan)
+    priced = costs is not None and not costs.is_zero
+    fees = np.full(n, np.nan) if priced else None
     end = np.datetime64(verdicts.as_of + timedelta(days=horizon), "D")
+    start = np.datetime64(verdicts.as_of, "D")
     newest: np.datetime64 | None = None
     for i, pair in enumerate(market.aligned):
         sign = ZONE_SIGN.get(str(verdicts.zone[i]))
@@ -48,6 +62,20 @@ def outcomes_at(market: Market, verdicts: DateVerdicts, horizon: int, fee: float
         newest = read if newest is None or read > newest else newest
         later = float(np.log(pair.close_a[k] / pair.close_b[k]))
         move[i] = sign * (later - verdicts.log_ratio[i])
-    fees = 2.0 * np.log1p(-fee)
+        if fees is not None and costs is not None:
+            t = int(np.searchsorted(pair.dates, start, side="right")) - 1
+            a, b = market.pairs[i]
+            on = [t, k]
+            slip = swap_slippage(
+                costs,
+                np.array(costs.slippage(a)),
+                np.array(costs.slippage(b)),
+                pair.volume_a[on],
+                pair.volume_b[on],
+            )
+            fees[i] = float(np.log((1.0 - fee) - slip).sum())
     last = None if newest is None else newest.astype(date)
+    if fees is None:
+        both = 2.0 * np.log1p(-fee)
+        return Outcomes(move, both + move, both - move, last)
     return Outcomes(move, fees + move, fees - move, last)

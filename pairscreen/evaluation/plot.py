@@ -10,8 +10,9 @@ from pairscreen.evaluation.run import Evaluation
 
 
 def plot_differences(evaluation: Evaluation, path: Path) -> None:
-    """Write a PNG of the screen rules' per-day differences (pp of log-ratio) to ``path``,
-    with each horizon's pooled difference and interval as a band."""
+    """Write a PNG of the screen rules' per-day differences (pp of log-ratio, or of the
+    strategy's excess over holding both legs) to ``path``, with each horizon's pooled
+    difference and interval as a band."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -28,7 +29,8 @@ def plot_differences(evaluation: Evaluation, path: Path) -> None:
         if diff.low is not None and diff.high is not None:
             axes.axhspan(diff.low * 100, diff.high * 100, color=line.get_color(), alpha=0.12)
     axes.axhline(0.0, color="black", lw=0.8)
-    axes.set_ylabel("survivors minus rest (pp of log-ratio)")
+    unit = "excess log return" if evaluation.outcome == "strategy" else "log-ratio"
+    axes.set_ylabel(f"survivors minus rest (pp of {unit})")
     axes.set_title(f"Rule set {screen.rule_set.name!r}: difference by as-of day and horizon")
     axes.legend(title="horizon (band: 95 % interval)")
     figure.autofmt_xdate()

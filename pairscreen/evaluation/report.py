@@ -34,6 +34,7 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
         "warnings": list(evaluation.warnings),
         "data_through": None if through is None else through.isoformat(),
         "calibration": None if calibration is None else calibration.as_json(),
+        **_traded(evaluation),
         "rule_sets": [
             {
                 "name": result.rule_set.name,
@@ -48,6 +49,20 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
             for result in evaluation.results
         ],
     }
+
+
+def _traded(evaluation: Evaluation) -> dict[str, object]:
+    """What ``--outcome strategy`` and ``--portfolio`` add (nothing for the default run, whose
+    object stays as it was): the outcome, the strategy traded, whether ``[costs]`` priced the
+    outcomes, and the portfolio per horizon."""
+    out: dict[str, object] = {}
+    if evaluation.outcome != "reversion" or evaluation.portfolio:
+        out["outcome"] = evaluation.outcome
+        out["strategy"] = evaluation.strategy
+        out["costs_set"] = evaluation.costs_set
+    if evaluation.portfolio:
+        out["portfolio"] = [p.as_json() for p in evaluation.portfolio]
+    return out
 
 
 def comparisons(evaluation: Evaluation) -> int:
@@ -98,11 +113,17 @@ def table(evaluation: Evaluation) -> str:
         if evaluation.n_pairs < evaluation.pairs_in_universe
         else ""
     )
+    outcome = (
+        f"outcome: the {evaluation.strategy} strategy's log return over holding both legs "
+        "50/50 (pp)"
+        if evaluation.outcome == "strategy"
+        else "outcome: move of the log-ratio back toward the range (pp)"
+    )
+    costs = " plus the universe's [costs]" if evaluation.costs_set else ""
     lines = [
         f"{plural(len(dates), 'as-of day')} from {dates[0]} to {dates[-1]} every "
         f"{plural(evaluation.every_days, 'day')}, {plural(evaluation.n_pairs, 'pair')}{sample}; "
-        "outcome: move of the log-ratio back toward "
-        f"the range (pp), zones bottom and top only; fee {evaluation.fee:.2%} per swap",
+        f"{outcome}, zones bottom and top only; fee {evaluation.fee:.2%} per swap{costs}",
         "",
         f"{'rule set':<30}{'h':>4} {'survivors n/mean/med/hit':>27} {'rest n/mean/med/hit':>27}"
         f" {'difference [95% CI]':>25} {'p':>6} {'p_holm':>6} {'reading':>14}"
@@ -121,8 +142,8 @@ def table(evaluation: Evaluation) -> str:
             diff = h.difference
             lines.append(
                 f"{name[:29]:<30}{h.horizon:>4} "
-                f"{_group(h.measures['reversion'].survivors):>27} "
-                f"{_group(h.measures['reversion'].rest):>27} "
+                f"{_group(h.measures[h.primary].survivors):>27} "
+                f"{_group(h.measures[h.primary].rest):>27} "
                 f"{_difference(diff):>25} {_p(diff.p_value):>6} {_p(diff.p_holm):>6} "
                 f"{READINGS[diff.reading]:>14} {mean_survivors:>8.1f} {stable:>6}"
             )
@@ -139,6 +160,10 @@ def table(evaluation: Evaluation) -> str:
     ]
     if evaluation.results and evaluation.results[0].horizons:
         lines += ["", _holding(evaluation.results[0])]
+        if evaluation.outcome == "strategy":
+            lines += ["", _strategy(evaluation.results[0])]
+    if evaluation.portfolio:
+        lines += ["", _portfolio(evaluation)]
     if notes:
         lines.append("")
         lines.extend(f"too few observations: {n}" for n in notes)
@@ -164,6 +189,79 @@ def _holding(screen: RuleSetResult) -> str:
             f"{_mean_median(other.rest):>16}"
         )
     return "\n".join(lines)
+
+
+def _strategy(screen: RuleSetResult) -> str:
+    """The screen's strategy outcomes: its log return and holding both legs, per group."""
+    lines = [
+        f"trading the strategy for the horizon, rule set {screen.rule_set.name!r} (log "
+        "points, fees and costs included; mean / median):",
+        f"{'h':>4} {'survivors: strategy':>22} {'both legs':>16} {'rest: strategy':>18}"
+        f" {'both legs':>16}",
+    ]
+    for h in screen.horizons:
+        traded, both = h.measures["strategy_return"], h.measures["hold_both"]
+        lines.append(
+            f"{h.horizon:>4} {_mean_median(traded.survivors):>22} "
+            f"{_mean_median(both.survivors):>16} {_mean_median(traded.rest):>18} "
+            f"{_mean_median(both.rest):>16}"
+        )
+    return "\n".join(lines)
+
+
+def _portfolio(evaluation: Evaluation) -> str:
+    """The portfolio of picks per horizon beside random in-zone pairs and the universe."""
+    first = evaluation.portfolio[0]
+    limit = (
+        "no limit per asset"
+        if first.max_per_asset is None
+        else (f"at most {plural(first.max_per_asset, 'pair')} per asset")
+    )
+    lines = [
+        f"portfolio: the top {first.size} survivors in the zones by score, {limit}, traded "
+        f"with the {evaluation.strategy} strategy, equal weight (log points per horizon; "
+        "Sharpe annualised over 365 days; drawdown of the compounded path of as-of days one "
+        "horizon apart, the worst chain; costs: fees and [costs] a pick paid, pp):",
+        f"{'h':>4} {'mean [95% CI]':>24} {'Sharpe':>7} {'max DD':>7} {'picks':>6}"
+        f" {'turnover':>8} {'costs':>6} {'random mean [95% range]':>26} {'p':>6}"
+        f" {'universe mean':>13} {'Sharpe':>7}",
+    ]
+    for p in evaluation.portfolio:
+        band = (
+            f"{_pp(p.null_mean)} [{_pp(p.null_ci95[0])}, {_pp(p.null_ci95[1])}]"
+            if p.null_ci95 is not None
+            else "-"
+        )
+        lines.append(
+            f"{p.horizon:>4} {_interval(p.picks.mean, p.picks.low, p.picks.high):>24} "
+            f"{_ratio(p.picks.sharpe):>7} {_share(p.picks.max_drawdown):>7} "
+            f"{_ratio(p.mean_picks):>6} {_share(p.turnover):>8} {_cost(p.costs_paid):>6} "
+            f"{band:>26} {_p(p.p_vs_null):>6} {_pp(p.universe.mean):>13} "
+            f"{_ratio(p.universe.sharpe):>7}"
+        )
+    lines.append(
+        f"random: {first.null_draws} draws of as many in-zone pairs each day under the same "
+        "per-asset limit; p: share of draws whose mean reaches the portfolio's"
+    )
+    return "\n".join(lines)
+
+
+def _interval(mean: float | None, low: float | None, high: float | None) -> str:
+    if mean is None:
+        return "-"
+    return f"{_pp(mean)} [-]" if low is None else f"{_pp(mean)} [{_pp(low)}, {_pp(high)}]"
+
+
+def _cost(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.2f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
 
 
 def _mean_median(group: GroupSummary) -> str:

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 import numpy as np
 
 from pairscreen.evaluation.calibration import (
     CALIBRATION_HORIZON,
-    CALIBRATION_MEASURE,
+    HOLDING_MEASURE,
+    STRATEGY_MEASURE,
     Calibration,
     calibrate,
 )
 from pairscreen.evaluation.outcomes import Outcomes, outcomes_at
+from pairscreen.evaluation.portfolio import PortfolioResult, PortfolioSpec, portfolios
 from pairscreen.evaluation.rule_sets import RuleSet
 from pairscreen.evaluation.screen_wide import Replay, ReplayedDay, notes
 from pairscreen.evaluation.statistics import (
@@ -37,14 +39,24 @@ from pairscreen.evaluation.statistics import (
     summarise,
     with_holm,
 )
+from pairscreen.evaluation.strategy_outcomes import (
+    STRATEGY_MEASURES,
+    StrategyOutcomes,
+    strategy_outcomes_at,
+)
 from pairscreen.evaluation.verdicts import DepegsAt, Market
 from pairscreen.plugin_system.registry import Plugins
+from pairscreen.types import Strategy
+from pairscreen.universe import SwapCosts
 from pairscreen.wording import plural
 
 Progress = Callable[[int, int], None]
 
 
 MEASURES = ("reversion", "hold_value", "hold_other_leg")
+OUTCOMES = ("reversion", "strategy")
+PRIMARY = {"reversion": "reversion", "strategy": "excess"}  # the measure each outcome tests
+_UNITS = {"reversion": "log-ratio", "excess": "log return over holding both legs"}
 
 
 @dataclass(frozen=True)
@@ -64,12 +76,13 @@ class HorizonResult:
 
     horizon: int
     measures: Mapping[str, Comparison]
-    per_date: tuple[float | None, ...]  # survivors' mean move minus the rest's, per day
+    per_date: tuple[float | None, ...]  # survivors' mean primary measure minus the rest's
     warnings: tuple[str, ...]
+    primary: str = "reversion"  # the measure the outcome tests (``excess`` for strategy)
 
     @property
     def difference(self) -> Difference:
-        return self.measures["reversion"].difference
+        return self.measures[self.primary].difference
 
 
 @dataclass(frozen=True)
@@ -107,6 +120,10 @@ class Evaluation:
     data_through: date | None = None  # the newest close the run read
     periods: tuple[Period, ...] = ()
     calibration: Calibration | None = None
+    outcome: str = "reversion"
+    strategy: str | None = None  # the strategy traded, for the strategy outcome and portfolio
+    costs_set: bool = False  # whether the universe's [costs] priced the outcomes
+    portfolio: tuple[PortfolioResult, ...] = ()  # per horizon, with --portfolio
 
 
 def evaluate(
@@ -122,32 +139,79 @@ def evaluate(
     on_progress: Progress | None = None,
     persistence_screens: int = 6,
     periods: Sequence[tuple[str, date, date]] = (),
+    costs: SwapCosts | None = None,
+    outcome: str = "reversion",
+    strategy: Strategy | None = None,
+    portfolio: PortfolioSpec | None = None,
 ) -> Evaluation:
     """Evaluate every rule set at every day of ``dates`` over every horizon; p-values are
-    Holm-adjusted within two families (:func:`_by_family`). A persistence rule counts the
-    ``persistence_screens`` days before each as-of day (the screen's setting). Each of
-    ``periods`` (name, first, last day) gets the screen's rules again over its own days,
-    from the same replay."""
+    Holm-adjusted within two families (:func:`_by_family`), each measure on its own. A
+    persistence rule counts the ``persistence_screens`` days before each as-of day (the
+    screen's setting). Each of ``periods`` (name, first, last day) gets the screen's rules
+    again over its own days, from the same replay. ``outcome`` "strategy" adds the
+    ``strategy`` traded from each day (``evaluation.strategy_outcomes``) and tests its excess
+    over holding both legs; ``portfolio`` adds the top picks traded with it
+    (``evaluation.portfolio``)."""
     if not horizons or min(horizons) < 1:
         raise ValueError("every --horizon must be at least 1 day")
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown outcome {outcome!r}: choose reversion or strategy")
+    traded = outcome == "strategy" or portfolio is not None
+    if traded and strategy is None:
+        raise ValueError("the strategy outcome and the portfolio need a strategy")
+    if portfolio is not None and market.scorer is None:
+        raise ValueError("a portfolio ranks survivors by score: build the Market with a scorer")
     replay = Replay(plugins, market, sets, depegs_at, persistence_screens)
     days: list[ReplayedDay] = []
     for done, day in enumerate(dates, start=1):
         days.append(replay.day(day))
         if on_progress is not None:
             on_progress(done, len(dates))
-    outcomes = {h: [outcomes_at(market, v.verdicts, h, fee) for v in days] for h in horizons}
+    outcomes = {h: [outcomes_at(market, v.verdicts, h, fee, costs) for v in days] for h in horizons}
+    traded_outcomes: dict[int, list[StrategyOutcomes]] = {}
+    if traded and strategy is not None:
+        priced = costs if costs is not None else SwapCosts()
+        traded_outcomes = {
+            h: [strategy_outcomes_at(strategy, market, v.verdicts, h, fee, priced) for v in days]
+            for h in horizons
+        }
+    calibrated = traded_outcomes.get(CALIBRATION_HORIZON)
+    modelled = any(v.verdicts.model_return is not None for v in days)
+    if calibrated is None and strategy is not None and modelled and CALIBRATION_HORIZON in horizons:
+        priced = costs if costs is not None else SwapCosts()
+        calibrated = [
+            strategy_outcomes_at(strategy, market, v.verdicts, CALIBRATION_HORIZON, fee, priced)
+            for v in days
+        ]
     names = np.array([f"{a.ticker}/{b.ticker}" for a, b in market.pairs], dtype=object)
-    results = _results(sets, days, outcomes, names, every_days)
+    results = _results(sets, days, outcomes, names, every_days, traded_outcomes, outcome)
     of_pairs = market.pairs_in_universe or len(market.pairs)
-    warnings = _warnings(results[0], outcomes) if results else ()
+    primaries: Mapping[int, Sequence[object]] = (
+        traded_outcomes if outcome == "strategy" else outcomes
+    )
+    zoned = [bool(np.isin(v.verdicts.zone, ("bottom", "top")).any()) for v in days]
+    warnings = _warnings(results[0], primaries, PRIMARY[outcome], zoned) if results else ()
     warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens))
     split = tuple(
-        _period(name, first, last, sets[:1], days, outcomes, names, every_days)
+        _period(
+            name, first, last, sets[:1], days, outcomes, names, every_days, traded_outcomes, outcome
+        )
         for name, first, last in periods
     )
     read = [o.last_close for per_day in outcomes.values() for o in per_day if o.last_close]
     through = max([*read, dates[-1]]) if dates else None
+    picked: tuple[PortfolioResult, ...] = ()
+    if portfolio is not None:
+        if not sets:
+            raise ValueError("a portfolio needs the screen's rule set")
+        picked = portfolios(
+            market,
+            [v.verdicts for v in days],
+            [v.survives[sets[0].name] for v in days],
+            traded_outcomes,
+            portfolio,
+            every_days,
+        )
     return Evaluation(
         tuple(dates),
         every_days,
@@ -160,7 +224,11 @@ def evaluate(
         persistence_screens,
         through,
         split,
-        _calibration(sets, days, outcomes, every_days),
+        _calibration(sets, days, outcomes, calibrated, every_days),
+        outcome,
+        None if strategy is None or not traded else strategy.name,
+        costs is not None and not costs.is_zero,
+        picked,
     )
 
 
@@ -173,6 +241,8 @@ def _period(
     outcomes: Mapping[int, Sequence[Outcomes]],
     names: np.ndarray,
     every_days: int,
+    traded: Mapping[int, Sequence[StrategyOutcomes]],
+    outcome: str,
 ) -> Period:
     """The screen's rules over the replayed days from ``first`` to ``last``."""
     keep = [i for i, day in enumerate(days) if first <= day.verdicts.as_of <= last]
@@ -180,7 +250,10 @@ def _period(
     if not keep or not screen:
         return Period(name, first, last, dates, None)
     part = {h: [per_day[i] for i in keep] for h, per_day in outcomes.items()}
-    result = _results(screen, [days[i] for i in keep], part, names, every_days)[0]
+    traded_part = {h: [per_day[i] for i in keep] for h, per_day in traded.items()}
+    result = _results(
+        screen, [days[i] for i in keep], part, names, every_days, traded_part, outcome
+    )[0]
     return Period(name, first, last, dates, result)
 
 
@@ -188,10 +261,13 @@ def _calibration(
     sets: Sequence[RuleSet],
     days: Sequence[ReplayedDay],
     outcomes: Mapping[int, Sequence[Outcomes]],
+    traded: Sequence[StrategyOutcomes] | None,
     every_days: int,
 ) -> Calibration | None:
     """The screen's survivors' realised outcome by quintile of their model's figure, at
-    :data:`CALIBRATION_HORIZON` days; None without that horizon or the model's figure."""
+    :data:`CALIBRATION_HORIZON` days: the strategy's excess over holding both legs
+    (``traded``), else holding the cheap leg; None without that horizon or the model's
+    figure."""
     per_day = outcomes.get(CALIBRATION_HORIZON)
     if not sets or per_day is None:
         return None
@@ -200,11 +276,16 @@ def _calibration(
     if all(m is None for m in model):
         return None
     n = days[0].verdicts.zone.size if days else 0
+    if traded is not None:
+        realised, measure = [o.excess for o in traded], STRATEGY_MEASURE
+    else:
+        realised, measure = [o.hold_value for o in per_day], HOLDING_MEASURE
     return calibrate(
         [np.full(n, np.nan) if m is None else m for m in model],
         [day.survives[screen] for day in days],
-        [getattr(o, CALIBRATION_MEASURE) for o in per_day],
+        realised,
         block_days=math.ceil(CALIBRATION_HORIZON / every_days),
+        measure=measure,
     )
 
 
@@ -214,8 +295,11 @@ def _results(
     outcomes: Mapping[int, Sequence[Outcomes]],
     names: np.ndarray,
     every_days: int,
+    traded_outcomes: Mapping[int, Sequence[StrategyOutcomes]],
+    outcome: str,
 ) -> tuple[RuleSetResult, ...]:
-    """Every rule set's comparisons over ``days`` (Holm within :func:`_by_family`)."""
+    """Every rule set's comparisons over ``days`` (Holm within :func:`_by_family`, each
+    measure on its own): the reversion's, and with ``outcome`` "strategy" the strategy's."""
     survive = {s.name: [v.survives[s.name] for v in days] for s in sets}
     screen = survive[sets[0].name] if sets else []
     idle = {
@@ -225,14 +309,23 @@ def _results(
         and all(np.array_equal(a, b) for a, b in zip(survive[s.name], screen, strict=True))
     }
     compared = [(s, h) for s in sets if s.name not in idle for h in sorted(outcomes)]
-    raw = {
-        (s.name, h): _compare(survive[s.name], outcomes[h], names, math.ceil(h / every_days))
-        for s, h in compared
-    }
-    adjusted = _by_family(raw, sets[0].name if sets else "")
+    tested = ("reversion", *STRATEGY_MEASURES) if outcome == "strategy" else ("reversion",)
+    raw: dict[str, dict[tuple[str, int], Compared]] = {}
+    for measure in tested:
+        source: Mapping[int, Sequence[object]] = (
+            outcomes if measure == "reversion" else traded_outcomes
+        )
+        raw[measure] = {
+            (s.name, h): _compare(
+                survive[s.name], source[h], names, math.ceil(h / every_days), measure
+            )
+            for s, h in compared
+        }
+    adjusted = {m: _by_family(raw[m], sets[0].name if sets else "") for m in tested}
+    primary = PRIMARY[outcome]
     horizon_results = {
-        key: _horizon(key[1], survivors, rest, adjusted[key], parts, per_date)
-        for key, (survivors, rest, _raw, parts, per_date) in raw.items()
+        key: _horizon(key[1], {m: raw[m][key] for m in tested}, adjusted, key, primary)
+        for key in raw["reversion"]
     }
     return tuple(
         RuleSetResult(
@@ -247,7 +340,7 @@ def _results(
 
 
 def _by_family(
-    raw: Mapping[tuple[str, int], tuple[GroupSummary, GroupSummary, Difference, Parts, object]],
+    raw: Mapping[tuple[str, int], Compared],
     screen: str,
 ) -> dict[tuple[str, int], Difference]:
     """Holm-adjusted differences in two families: the screen's own rules over their horizons
@@ -301,81 +394,128 @@ def _per_date(
     return tuple(out)
 
 
-Parts = tuple[Observations, Observations, Observations]
+Compared = tuple[GroupSummary, GroupSummary, Difference, Observations, tuple[float | None, ...]]
 
 
 def _compare(
-    survive: Sequence[np.ndarray], outcomes: Sequence[Outcomes], names: np.ndarray, block: int
-) -> tuple[GroupSummary, GroupSummary, Difference, Parts, tuple[float | None, ...]]:
-    """The reversion comparison (its difference not yet Holm-adjusted), the observations of
-    every measure, and the per-day difference."""
-    day_idx, pair_idx, surv, values = [], [], [], {m: [] for m in MEASURES}  # type: ignore[var-annotated]
+    survive: Sequence[np.ndarray],
+    outcomes: Sequence[object],
+    names: np.ndarray,
+    block: int,
+    measure: str,
+) -> Compared:
+    """One measure's comparison (its difference not yet Holm-adjusted), its observations (the
+    reversion's carry the holding values too: :func:`_reversion_parts`) and the per-day
+    difference."""
+    day_idx, pair_idx, surv, values = [], [], [], []
     per_date: list[float | None] = []
     for d, (s, o) in enumerate(zip(survive, outcomes, strict=True)):
-        at = np.flatnonzero(np.isfinite(o.reversion))
+        measured = getattr(o, measure)
+        at = np.flatnonzero(np.isfinite(measured))
         day_idx.append(np.full(at.size, d))
         pair_idx.append(at)
         surv.append(s[at])
-        for measure in MEASURES:
-            values[measure].append(getattr(o, measure)[at])
-        move, chosen = o.reversion[at], s[at]
+        values.append(measured[at])
+        move, chosen = measured[at], s[at]
         both = chosen.any() and (~chosen).any()
         per_date.append(float(move[chosen].mean() - move[~chosen].mean()) if both else None)
-    day = np.concatenate(day_idx) if day_idx else np.zeros(0, dtype=int)
-    pair = np.concatenate(pair_idx) if pair_idx else np.zeros(0, dtype=int)
-    flags = np.concatenate(surv) if surv else np.zeros(0, dtype=bool)
-    parts = tuple(
-        Observations(
-            np.concatenate(values[m]) if values[m] else np.zeros(0),
-            day,
-            pair,
-            flags,
-            len(outcomes),
-            names,
-        )
-        for m in MEASURES
+    obs = Observations(
+        np.concatenate(values) if values else np.zeros(0),
+        np.concatenate(day_idx) if day_idx else np.zeros(0, dtype=int),
+        np.concatenate(pair_idx) if pair_idx else np.zeros(0, dtype=int),
+        np.concatenate(surv) if surv else np.zeros(0, dtype=bool),
+        len(outcomes),
+        names,
     )
-    reversion = parts[0]
+    if measure == "reversion":
+        obs = _reversion_parts(obs, [o for o in outcomes if isinstance(o, Outcomes)])
     return (
-        summarise(reversion, True, block),
-        summarise(reversion, False, block),
-        difference(reversion, block),
-        parts,  # type: ignore[return-value]
+        summarise(obs, True, block),
+        summarise(obs, False, block),
+        difference(obs, block),
+        obs,
         tuple(per_date),
+    )
+
+
+@dataclass(frozen=True)
+class _ReversionObservations(Observations):
+    """The reversion's observations with the holding values of the same pairs and days."""
+
+    hold_value: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    hold_other_leg: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+def _reversion_parts(obs: Observations, outcomes: Sequence[Outcomes]) -> Observations:
+    held = {}
+    for measure in ("hold_value", "hold_other_leg"):
+        parts = [getattr(o, measure)[np.flatnonzero(np.isfinite(o.reversion))] for o in outcomes]
+        held[measure] = np.concatenate(parts) if parts else np.zeros(0)
+    return _ReversionObservations(
+        obs.values, obs.day, obs.pair, obs.survivor, obs.days, obs.pair_names, **held
     )
 
 
 def _horizon(
     horizon: int,
-    survivors: GroupSummary,
-    rest: GroupSummary,
-    diff: Difference,
-    parts: Parts,
-    per_date: tuple[float | None, ...],
+    raw: Mapping[str, Compared],
+    adjusted: Mapping[str, Mapping[tuple[str, int], Difference]],
+    key: tuple[str, int],
+    primary: str,
 ) -> HorizonResult:
-    """The three measures share their observations: holding the cheap leg is the move plus
-    a constant (the fees), so its difference is the move's; holding the other leg is the
-    constant minus the move, so its difference is the move's negated."""
+    """The reversion's three measures share their observations: holding the cheap leg is the
+    move plus the costs of its two swaps (a constant without ``[costs]``), so its difference
+    is reported as the move's; holding the other leg is the costs minus the move, so its
+    difference is the move's negated. The strategy's measures each have their own."""
+    survivors, rest, _diff, obs, per_date = raw["reversion"]
+    diff = adjusted["reversion"][key]
     block = diff.block_days
-    reasons = shortfalls(survivors, rest, block)
+    assert isinstance(obs, _ReversionObservations)
+    cheap = replace(obs, values=obs.hold_value)
+    other = replace(obs, values=obs.hold_other_leg)
     measures = {
         "reversion": Comparison(survivors, rest, diff),
         "hold_value": Comparison(
-            summarise(parts[1], True, block), summarise(parts[1], False, block), diff
+            summarise(cheap, True, block), summarise(cheap, False, block), diff
         ),
         "hold_other_leg": Comparison(
-            summarise(parts[2], True, block), summarise(parts[2], False, block), negated(diff)
+            summarise(other, True, block), summarise(other, False, block), negated(diff)
         ),
     }
-    return HorizonResult(horizon, measures, per_date, tuple(reasons))
+    for measure in STRATEGY_MEASURES:
+        if measure in raw:
+            s, r, _d, _o, days = raw[measure]
+            measures[measure] = Comparison(s, r, adjusted[measure][key])
+            if measure == primary:
+                per_date = days
+    survivors, rest = measures[primary].survivors, measures[primary].rest
+    reasons = shortfalls(survivors, rest, block)
+    return HorizonResult(horizon, measures, per_date, tuple(reasons), primary)
 
 
-def _warnings(screen: RuleSetResult, outcomes: Mapping[int, Sequence[Outcomes]]) -> tuple[str, ...]:
-    """What the design cannot show, for the screen's own rules."""
+def _warnings(
+    screen: RuleSetResult,
+    outcomes: Mapping[int, Sequence[object]],
+    primary: str,
+    zoned: Sequence[bool],
+) -> tuple[str, ...]:
+    """What the design cannot show, for the screen's own rules; ``zoned`` says per as-of day
+    whether any pair sat in a band zone (a day without one has no outcome to measure, which
+    is not missing data)."""
     out: list[str] = []
+    empty = sum(1 for z in zoned if not z)
+    if empty:
+        verb = "has" if empty == 1 else "have"
+        out.append(
+            f"{plural(empty, 'as-of day')} {verb} no pair in a band zone (nothing to measure)"
+        )
     for result in screen.horizons:
         h, diff = result.horizon, result.difference
-        beyond = sum(1 for o in outcomes[h] if not np.isfinite(o.reversion).any())
+        beyond = sum(
+            1
+            for o, z in zip(outcomes[h], zoned, strict=True)
+            if z and not np.isfinite(getattr(o, primary)).any()
+        )
         if beyond:
             missing = f"{plural(beyond, 'as-of day')} {'has' if beyond == 1 else 'have'} no outcome"
             out.append(f"{h} days: {missing} (no data {h} days later)")
@@ -386,7 +526,7 @@ def _warnings(screen: RuleSetResult, outcomes: Mapping[int, Sequence[Outcomes]])
         else:
             out.append(
                 f"{h} days: this design cannot resolve differences smaller than "
-                f"{diff.min_detectable * 100:.1f} pp of log-ratio (80 % power at the 5 % "
+                f"{diff.min_detectable * 100:.1f} pp of {_UNITS[primary]} (80 % power at the 5 % "
                 f"level over {diff.family} comparisons: "
                 f"{diff.min_detectable / diff.standard_error:.2f} overlap-aware standard "
                 f"errors, blocks of {diff.block_days} as-of days)"

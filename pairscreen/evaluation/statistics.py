@@ -364,3 +364,38 @@ def negated(diff: Difference) -> Difference:
         high=neg(diff.low),
         alternative=opposite,
     )
+
+
+@dataclass(frozen=True)
+class SeriesMean:
+    """The mean of one value per as-of day with its 95 % interval (Student's t), the
+    standard error summing the autocovariances of overlapping forward windows."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    standard_error: float | None
+    degrees_of_freedom: int | None
+    block_days: int
+
+
+def series_mean(values: np.ndarray, block_days: int) -> SeriesMean:
+    """The mean of ``values`` (one per as-of day, NaN where a day has none) with the error of
+    :func:`difference`: flat-kernel autocovariances up to ``block_days - 1`` days apart, one
+    degree of freedom less than the independent periods."""
+    block = max(1, block_days)
+    known = np.isfinite(values)
+    count = int(known.sum())
+    if count == 0:
+        return SeriesMean(None, None, None, None, None, block)
+    estimate = float(values[known].mean())
+    periods = count // block
+    if periods < 2:
+        return SeriesMean(estimate, None, None, None, None, block)
+    influence = np.where(known, values - estimate, 0.0) / count
+    se = _overlap_standard_error(influence, block)
+    if not se > 0:
+        return SeriesMean(estimate, None, None, None, None, block)
+    df = periods - 1
+    half = _t_quantile(1.0 - EVIDENCE_LEVEL / 2.0, df) * se
+    return SeriesMean(estimate, estimate - half, estimate + half, se, df, block)

@@ -16,6 +16,7 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 from pairscreen import clock
+from pairscreen.evaluation.portfolio import PortfolioSpec
 from pairscreen.evaluation.report import horizon_json
 from pairscreen.evaluation.run import Evaluation, Period, Progress
 from pairscreen.types import Candles
@@ -116,11 +117,24 @@ def track_record(evaluation: Evaluation, chosen_through: date | None = None) -> 
         "horizons": [horizon_json(h, per_date=False) for h in screen.horizons],
         "warnings": list(evaluation.warnings),
         "calibration": None if evaluation.calibration is None else evaluation.calibration.as_json(),
+        **portfolio_line(evaluation),
     }
     if chosen_through is not None:
         body["defaults_chosen_through"] = chosen_through.isoformat()
         body["periods"] = [period_json(p) for p in evaluation.periods]
     return body
+
+
+def portfolio_line(evaluation: Evaluation) -> dict[str, object]:
+    """The portfolio of picks for ``/evidence`` (``evaluate --publish --portfolio N``): per
+    horizon its figures beside the random in-zone pairs and the universe, without each day's
+    picks; nothing when none was asked for, so the body is as before."""
+    if not evaluation.portfolio:
+        return {}
+    return {
+        "portfolio_strategy": evaluation.strategy,
+        "portfolio": [p.as_json(per_date=False) for p in evaluation.portfolio],
+    }
 
 
 def evaluate_current_rules(
@@ -132,8 +146,10 @@ def evaluate_current_rules(
     start: date | None = None,
     end: date | None = None,
     on_progress: Progress | None = None,
+    portfolio: PortfolioSpec | None = None,
 ) -> TrackRecord:
-    """Evaluate the screen's current rules over the default range (or ``start`` … ``end``).
+    """Evaluate the screen's current rules over the default range (or ``start`` … ``end``),
+    with the portfolio of picks traded with the screen's strategy when ``portfolio`` is given.
 
     Raises ``ValueError`` with a sentence when there is nothing to evaluate.
     """
@@ -155,9 +171,11 @@ def evaluate_current_rules(
         window_days=rt.settings.window_days,
         min_history_days=rt.settings.min_history_days,
         sample=sample,
+        scorer=rt.settings.scorer if portfolio is not None else None,
     )
     screen_rules = rule_sets(rt.plugins, rt.universe, [])[:1]
-    fee = float(getattr(rt.plugins.strategies.get(rt.settings.strategy), "fee", 0.0))
+    strategy = rt.plugins.strategies.get(rt.settings.strategy)
+    fee = float(getattr(strategy, "fee", 0.0))
     chosen_through = rt.settings.defaults_chosen_through
     result = evaluate(
         rt.plugins,
@@ -171,5 +189,8 @@ def evaluate_current_rules(
         persistence_screens=rt.settings.persistence_screens,
         on_progress=on_progress,
         periods=split_periods(chosen_through, dates[0], dates[-1]),
+        costs=rt.universe.costs,
+        strategy=strategy,
+        portfolio=portfolio,
     )
     return TrackRecord(result, track_record(result, chosen_through))

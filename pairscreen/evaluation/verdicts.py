@@ -58,6 +58,7 @@ class Market:
     window_days: int
     min_history_days: int
     pairs_in_universe: int = 0  # every screened pair, when ``pairs`` is a sample of them
+    scorer: str | None = None  # the scorer plugin that ranks each day's pairs (portfolios)
 
     @classmethod
     def of(
@@ -69,6 +70,7 @@ class Market:
         min_history_days: int,
         sample: int | None = None,
         seed: int = SAMPLE_SEED,
+        scorer: str | None = None,
     ) -> Market:
         """The universe's screened pairs, or a random ``sample`` of them (drawn with a fixed
         seed, so a refresh on the same universe evaluates the same pairs)."""
@@ -85,7 +87,7 @@ class Market:
             else None
             for a, b in pairs
         )
-        return cls(universe, candles, pairs, aligned, window_days, min_history_days, total)
+        return cls(universe, candles, pairs, aligned, window_days, min_history_days, total, scorer)
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,9 @@ class DateVerdicts:
     # (pairs,) float: MODEL_RETURN at the day's close for the pairs that pass some rule
     # set's filter, NaN elsewhere; None when no loaded metric provides it
     model_return: np.ndarray | None = None
+    # (pairs,) float: the scorer's score of the pairs that pass some rule set's filter (the
+    # screen scores its survivors), NaN elsewhere; with Market.scorer only
+    score: np.ndarray | None = None
 
 
 def verdicts_at(
@@ -152,11 +157,12 @@ def verdicts_at(
         pair = market.aligned[i]
         if core[i] == PASSES and pair is not None and k > 0:
             tested_rows.append(i)
-            cut.append(_prefix(pair, k))
+            cut.append(prefix(pair, k))
     zone = np.full(n, "", dtype=object)
     log_ratio = np.full(n, np.nan)
     survives = {s.name: np.zeros(n, dtype=bool) for s in sets}
     pvalues = {name: np.full(n, np.nan) for name in QVALUE_FIELDS}
+    score = None if market.scorer is None else np.full(n, np.nan)
     model_return = np.full(n, np.nan)
     deciding, describing = split_metrics_for(
         plugins, [(s.screen_filter, s.thresholds) for s in sets]
@@ -192,6 +198,11 @@ def verdicts_at(
             metrics = metrics.with_rows(panel.n_pairs, keep, later, order)
         if MODEL_RETURN in metrics.values:
             model_return[at] = np.asarray(metrics.values[MODEL_RETURN], dtype=float)
+        if score is not None and market.scorer is not None and keep.size:
+            # The screen scores its survivors with every metric; so are these pairs scored.
+            scorer = plugins.scorers.get(market.scorer)
+            values = {name: column[keep] for name, column in metrics.values.items()}
+            score[at[keep]] = np.asarray(scorer.score(values), dtype=float)
     modelled = any(f.name == MODEL_RETURN for metric in plugins.metrics for f in metric.fields)
     tested = np.zeros(n, dtype=bool)
     tested[tested_rows] = True
@@ -205,10 +216,12 @@ def verdicts_at(
         rows is None,
         core,
         model_return if modelled else None,
+        score,
     )
 
 
-def _prefix(pair: AlignedPair, k: int) -> AlignedPair:
+def prefix(pair: AlignedPair, k: int) -> AlignedPair:
+    """The pair's first ``k`` common closes (the pair itself when that is all of them)."""
     if k == pair.n_days:
         return pair
     return AlignedPair(

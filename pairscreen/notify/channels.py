@@ -1,58 +1,39 @@
 """Users' delivery channels: where their notifications go.
 
-Kinds: ``email`` (an address), ``telegram`` (a chat id), ``webhook`` (an http(s) URL), and
-``discord`` and ``slack`` (an incoming-webhook URL, which must start with one of the prefixes
-of ``PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES`` / ``PAIRSCREEN_SLACK_WEBHOOK_PREFIXES``, by default
-the platforms' own hosts). The operator sets any of them with ``pairscreen channels set``; a
-user sets their own Telegram, Discord and Slack channels, and turns any of theirs on or off,
-over the API (``PUT /me/channels/{kind}``, :func:`set_own_channel`). E-mail and webhook
-addresses stay the operator's: the service would otherwise mail or POST wherever a key's
-holder says. A URL channel's path is its secret: outside the CLI it is shown masked
-(:func:`masked`).
+A channel kind is a notifier plugin's: every loaded notifier that declares a channel
+(:class:`~pairscreen.types.ChannelNotifier`) is a kind, with its own address check and its
+secret part (:class:`~pairscreen.plugin_system.channel_kinds.ChannelKinds`, handed in by the
+caller from its runtime). The built-in kinds are ``email`` (an address), ``telegram`` (a chat
+id), ``webhook`` (an http(s) URL), and ``discord`` and ``slack`` (an incoming-webhook URL under
+the operator's ``PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES`` / ``PAIRSCREEN_SLACK_WEBHOOK_PREFIXES``).
+The operator sets any of them with ``pairscreen channels set``; a user sets the kinds that
+declare ``self_service`` (Telegram, Discord, Slack and any plugin's that says so), and turns any
+of theirs on or off, over the API (``PUT /me/channels/{kind}``, :func:`set_own_channel`).
+E-mail and webhook addresses stay the operator's: the service would otherwise mail or POST
+wherever a key's holder says. An address's secret part (a URL's path) is never shown whole
+outside the CLI.
 A user with no ``email`` row gets e-mail at the account address, so notifications work with
 no setup; ``channels disable EMAIL email`` turns that off. ``depeg_alerts`` lives on the
 e-mail row: a Pro user who opts in gets every depeg alert, not only those of assets on the
-watchlist.
+watchlist. A stored row of a kind no loaded plugin offers any more is kept but neither listed
+nor delivered.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import Any
 
 from pairscreen import clock
-from pairscreen.access.accounts import EMAIL_RE, AccountError, AccountNotFound, find_user
+from pairscreen.access.accounts import AccountError, AccountNotFound, find_user
 from pairscreen.db.connection import write_transaction
-from pairscreen.db.models import CHANNEL_KINDS, Channel, User
+from pairscreen.db.models import Channel, User
 from pairscreen.errors import BadRequest, NotFound
+from pairscreen.plugin_system.channel_kinds import ChannelKinds
+from pairscreen.types import AddressError
 
-if TYPE_CHECKING:
-    from pairscreen.config import Settings
-
-CHAT_ID_RE = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$")
-URL_KINDS: tuple[str, ...] = ("webhook", "discord", "slack")  # addresses that hold a secret
-CHAT_KINDS: tuple[str, ...] = ("discord", "slack")
-PLATFORM = {"discord": "Discord", "slack": "Slack"}
-SELF_SERVICE_KINDS: tuple[str, ...] = ("telegram", "discord", "slack")  # a user may set these
-
-
-def url_prefixes(settings: Settings) -> dict[str, tuple[str, ...]]:
-    """Where each chat platform's webhook URL may point (the settings' prefixes)."""
-    return {
-        "discord": settings.discord_webhook_prefixes,
-        "slack": settings.slack_webhook_prefixes,
-    }
-
-
-def masked(kind: str, address: str) -> str:
-    """The address as shown outside the CLI: a URL by its scheme and host only."""
-    if kind not in URL_KINDS:
-        return address
-    parts = urlsplit(address)
-    return f"{parts.scheme}://{parts.hostname or ''}/…"
+IMPLICIT = "email"  # every account has it, at the account address, unless turned off
 
 
 @dataclass(frozen=True)
@@ -63,43 +44,20 @@ class Destination:
     address: str
 
 
-def validate_address(
-    kind: str, address: str, prefixes: Mapping[str, tuple[str, ...]] | None = None
-) -> str:
-    """The address cleaned up, or AccountError saying what a valid one looks like.
+def listed_kinds(kinds: ChannelKinds) -> tuple[str, ...]:
+    """The order channels are listed and delivered in: e-mail first, then the kinds as the
+    plugins loaded."""
+    return (IMPLICIT, *(k for k in kinds.names if k != IMPLICIT))
 
-    A Discord or Slack URL must start with one of ``prefixes[kind]`` (:func:`url_prefixes`);
-    the refusal shows the given URL by its scheme and host only.
-    """
-    address = address.strip()
-    if kind == "email":
-        if not EMAIL_RE.match(address) or len(address) > 254:
-            raise AccountError(f"not an e-mail address: {address!r}")
-        return address
-    if kind == "telegram":
-        if not CHAT_ID_RE.match(address):
-            raise AccountError(
-                f"a Telegram chat id is a number (e.g. 123456789 or -1001234567890) or "
-                f"@channelname, got {address!r}"
-            )
-        return address
-    if kind == "webhook":
-        parts = urlsplit(address)
-        if parts.scheme not in ("http", "https") or not parts.hostname or len(address) > 500:
-            raise AccountError(f"a webhook must be an http:// or https:// URL, got {address!r}")
-        return address
-    if kind in CHAT_KINDS:
-        allowed = (prefixes or {}).get(kind, ())
-        parts = urlsplit(address)
-        well_formed = parts.scheme in ("http", "https") and parts.hostname and len(address) <= 500
-        if not well_formed or not any(address.startswith(p) for p in allowed):
-            shown = masked(kind, address) if well_formed else "not a URL"
-            raise AccountError(
-                f"a {PLATFORM[kind]} channel takes the channel's incoming-webhook URL, starting "
-                f"with {' or '.join(allowed) or '(no prefix allowed)'}; got {shown}"
-            )
-        return address
-    raise AccountError(f"channel kind must be one of {', '.join(CHANNEL_KINDS)}, got {kind!r}")
+
+def validate_address(kind: str, address: str, kinds: ChannelKinds) -> str:
+    """The address cleaned up, or AccountError saying what a valid one looks like."""
+    if kind not in kinds:
+        raise AccountError(f"channel kind must be one of {', '.join(kinds.names)}, got {kind!r}")
+    try:
+        return kinds.check(kind, address)
+    except AddressError as exc:
+        raise AccountError(str(exc)) from None
 
 
 def set_channels(
@@ -107,11 +65,20 @@ def set_channels(
     *,
     addresses: dict[str, str] | None = None,
     depeg_alerts: bool | None = None,
-    prefixes: Mapping[str, tuple[str, ...]] | None = None,
+    kinds: ChannelKinds | None = None,
 ) -> list[Channel]:
-    """Set (and enable) the given channels of a user; ``depeg_alerts`` changes the opt-in."""
+    """Set (and enable) the given channels of a user; ``depeg_alerts`` changes the opt-in.
+
+    ``kinds`` check the addresses; only a change of ``depeg_alerts`` alone needs none.
+    """
     user = find_user(email)
-    cleaned = {kind: validate_address(kind, a, prefixes) for kind, a in (addresses or {}).items()}
+    if addresses and kinds is None:
+        raise TypeError("set_channels needs the channel kinds to check addresses")
+    cleaned = {
+        kind: validate_address(kind, a, kinds)
+        for kind, a in (addresses or {}).items()
+        if kinds is not None
+    }
     if depeg_alerts and user.tier != "pro":
         raise AccountError(
             f"depeg alerts for every asset are a Pro feature; {user.email} has the "
@@ -119,8 +86,8 @@ def set_channels(
         )
     if not cleaned and depeg_alerts is None:
         raise AccountError(
-            "nothing to set: give --email, --telegram, --webhook, --discord, --slack or "
-            "--depeg-alerts"
+            "nothing to set: give --email, --telegram, --webhook, --discord, --slack, --kind "
+            "with --address, or --depeg-alerts"
         )
     with write_transaction():
         for kind, address in cleaned.items():
@@ -135,10 +102,13 @@ def set_channels(
     return channels_of(email)
 
 
-def disable_channel(email: str, kind: str) -> Channel:
+def disable_channel(email: str, kind: str, kinds: ChannelKinds | None = None) -> Channel:
+    """Turn one channel of a user off; with ``kinds``, a kind that is not one is refused by
+    name (without, it is a channel the user does not have)."""
     user = find_user(email)
-    if kind not in CHANNEL_KINDS:
-        raise AccountError(f"channel kind must be one of {', '.join(CHANNEL_KINDS)}, got {kind!r}")
+    if kinds is not None and kind not in listed_kinds(kinds):
+        known = ", ".join(listed_kinds(kinds))
+        raise AccountError(f"channel kind must be one of {known}, got {kind!r}")
     with write_transaction():
         row = Channel.get_or_none((Channel.user == user.id) & (Channel.kind == kind))
         if row is None:
@@ -174,7 +144,7 @@ def channels_of(email: str) -> list[Channel]:
     return list(Channel.select().where(Channel.user == user.id).order_by(Channel.kind))
 
 
-def channel_rows(email: str) -> list[dict[str, Any]]:
+def channel_rows(email: str, kinds: ChannelKinds) -> list[dict[str, Any]]:
     """A user's channels, the implicit e-mail channel (the account address) included."""
     user = find_user(email)
     rows = {c.kind: c for c in channels_of(email)}
@@ -189,7 +159,7 @@ def channel_rows(email: str) -> list[dict[str, Any]]:
                 "depeg_alerts": False,
             }
         )
-    for kind in CHANNEL_KINDS:
+    for kind in listed_kinds(kinds):
         c = rows.get(kind)
         if c is not None:
             out.append(
@@ -213,16 +183,17 @@ def describe_row(row: Mapping[str, Any]) -> str:
     return f"{row['kind']:<9} {row['address']}  {state}{extra}"
 
 
-def describe(email: str) -> list[str]:
+def describe(email: str, kinds: ChannelKinds) -> list[str]:
     """One line per channel as the CLI prints it, the implicit e-mail channel included."""
-    return [describe_row(row) for row in channel_rows(email)]
+    return [describe_row(row) for row in channel_rows(email, kinds)]
 
 
-def channels_json(user_id: int, account_email: str) -> list[dict[str, object]]:
+def channels_json(user_id: int, account_email: str, kinds: ChannelKinds) -> list[dict[str, object]]:
     """The user's channels as ``/me`` shows them to their owner, the implicit e-mail included.
 
-    A webhook, Discord or Slack URL shows its scheme and host only: its path carries the
-    token, and a key that leaks must not leak the channel's secret with it.
+    Each address's secret part, as its kind declares it, is hidden (a webhook, Discord or
+    Slack URL shows its scheme and host only: its path carries the token), so a key that
+    leaks does not leak the channel's secret with it.
     """
     rows = {c.kind: c for c in Channel.select().where(Channel.user == user_id)}
     out: list[dict[str, object]] = []
@@ -230,14 +201,14 @@ def channels_json(user_id: int, account_email: str) -> list[dict[str, object]]:
         out.append(
             {"kind": "email", "address": account_email, "enabled": True, "depeg_alerts": False}
         )
-    for kind in CHANNEL_KINDS:
+    for kind in listed_kinds(kinds):
         c = rows.get(kind)
         if c is None:
             continue
         out.append(
             {
                 "kind": kind,
-                "address": masked(kind, c.address),
+                "address": kinds.masked(kind, c.address),
                 "enabled": c.enabled,
                 "depeg_alerts": c.depeg_alerts,
             }
@@ -245,7 +216,7 @@ def channels_json(user_id: int, account_email: str) -> list[dict[str, object]]:
     return out
 
 
-def destinations(user_ids: list[int]) -> dict[int, list[Destination]]:
+def destinations(user_ids: list[int], kinds: ChannelKinds) -> dict[int, list[Destination]]:
     """Every enabled channel of each user (e-mail at the account address by default)."""
     out: dict[int, list[Destination]] = {uid: [] for uid in user_ids}
     if not user_ids:
@@ -256,7 +227,7 @@ def destinations(user_ids: list[int]) -> dict[int, list[Destination]]:
         rows[c.user_id][c.kind] = c
     emails = {u.id: u.email for u in User.select(User.id, User.email).where(User.id.in_(user_ids))}
     for uid in user_ids:
-        for kind in CHANNEL_KINDS:
+        for kind in listed_kinds(kinds):
             c = rows[uid].get(kind)
             if c is None and kind == "email" and uid in emails:
                 out[uid].append(Destination("email", emails[uid]))
@@ -266,13 +237,22 @@ def destinations(user_ids: list[int]) -> dict[int, list[Destination]]:
 
 
 def email_destination(user_ids: list[int]) -> dict[int, str]:
-    """The e-mail address of each user whose e-mail channel is on."""
-    return {
-        uid: d.address
-        for uid, dests in destinations(user_ids).items()
-        for d in dests
-        if d.kind == "email"
+    """The e-mail address of each user whose e-mail channel is on (the account address when
+    the user has no e-mail row)."""
+    if not user_ids:
+        return {}
+    rows = {
+        c.user_id: c
+        for c in Channel.select().where(Channel.user.in_(user_ids) & (Channel.kind == IMPLICIT))
     }
+    found: dict[int, str] = {}
+    for u in User.select(User.id, User.email).where(User.id.in_(user_ids)):
+        row = rows.get(u.id)
+        if row is None:
+            found[u.id] = u.email
+        elif row.enabled:
+            found[u.id] = row.address
+    return {uid: found[uid] for uid in user_ids if uid in found}
 
 
 def set_own_channel(
@@ -281,27 +261,31 @@ def set_own_channel(
     *,
     address: str | None,
     enabled: bool | None,
-    prefixes: Mapping[str, tuple[str, ...]],
+    kinds: ChannelKinds,
 ) -> None:
     """A user's own change of one channel (``PUT /me/channels/{kind}``).
 
-    ``address`` sets (and, unless ``enabled`` is false, enables) a Telegram, Discord or Slack
-    channel; ``enabled`` alone turns an existing channel (any kind; the implicit e-mail one
-    too) on or off.
+    ``address`` sets (and, unless ``enabled`` is false, enables) a channel of a kind that
+    declares ``self_service`` (Telegram, Discord, Slack, a plugin's); ``enabled`` alone turns
+    an existing channel (any kind; the implicit e-mail one too) on or off. A kind no loaded
+    plugin offers is a 400 naming the ones there are (the contract's pattern cannot list them).
     """
-    if kind not in CHANNEL_KINDS:
-        raise NotFound(f"No channel kind {kind!r}: one of {', '.join(CHANNEL_KINDS)}.")
+    if kind not in listed_kinds(kinds):
+        raise BadRequest(
+            f"No channel kind {kind!r}: the kinds are {', '.join(listed_kinds(kinds))} "
+            "(GET /me/channels/kinds describes them)."
+        )
     if address is None and enabled is None:
         raise BadRequest("Nothing to set: give 'address', 'enabled' or both.")
-    if address is not None and kind not in SELF_SERVICE_KINDS:
+    if address is not None and kind not in kinds.self_service:
         raise BadRequest(
             f"The {kind} address is set by the operator (pairscreen channels set); over the API "
-            f"you may set {', '.join(SELF_SERVICE_KINDS)} and turn any channel on or off."
+            f"you may set {', '.join(kinds.self_service)} and turn any channel on or off."
         )
     user = User.get_by_id(user_id)
     if address is not None:
         try:
-            cleaned = validate_address(kind, address, prefixes)
+            cleaned = validate_address(kind, address, kinds)
         except AccountError as exc:
             raise BadRequest(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
         with write_transaction():
@@ -319,6 +303,8 @@ def set_own_channel(
             ).execute()
 
 
-def channel_json(user_id: int, account_email: str, kind: str) -> dict[str, object]:
+def channel_json(
+    user_id: int, account_email: str, kind: str, kinds: ChannelKinds
+) -> dict[str, object]:
     """One channel of the user as ``/me`` shows it."""
-    return next(c for c in channels_json(user_id, account_email) if c["kind"] == kind)
+    return next(c for c in channels_json(user_id, account_email, kinds) if c["kind"] == kind)

@@ -40,6 +40,7 @@ from pairscreen.config import Settings
 from pairscreen.db import rows
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import Outbox
+from pairscreen.plugin_system.channel_kinds import ChannelKinds, undeclared_masked
 from pairscreen.plugin_system.registry import PluginError
 from pairscreen.types import DeliveryError, Notification
 
@@ -360,14 +361,16 @@ def backlog() -> list[ChannelBacklog]:
 OUTBOX_STATUSES = ("pending", "failed", "sent")
 
 
-def listing(status: str | None = "pending", limit: int = 100) -> list[dict[str, Any]]:
+def listing(
+    status: str | None = "pending", limit: int = 100, kinds: ChannelKinds | None = None
+) -> list[dict[str, Any]]:
     """The outbox's messages of ``status`` (None: all), next due first, for people to read.
 
-    A URL address (webhook, Discord, Slack) shows its scheme and host only: the listing is
-    read over a shoulder and pasted into tickets, and the URL's path is the channel's secret.
+    An address's secret part, as its channel kind declares it in ``kinds``, is hidden (a
+    webhook, Discord or Slack URL shows its scheme and host only): the listing is read over a
+    shoulder and pasted into tickets. Without ``kinds`` (or for a kind they do not declare)
+    an http(s) URL shows its scheme and host, anything else is shown whole.
     """
-    from pairscreen.notify.channels import masked
-
     query = Outbox.select(
         Outbox.id,
         Outbox.channel,
@@ -387,7 +390,7 @@ def listing(status: str | None = "pending", limit: int = 100) -> list[dict[str, 
         {
             "id": row.id,
             "channel": row.channel,
-            "address": masked(row.channel, row.address),
+            "address": (kinds.masked if kinds else _undeclared)(row.channel, row.address),
             "subject": row.subject,
             "status": row.status,
             "attempts": row.attempts,
@@ -397,3 +400,7 @@ def listing(status: str | None = "pending", limit: int = 100) -> list[dict[str, 
         }
         for row in query.order_by(Outbox.next_attempt_at, Outbox.id).limit(limit)
     ]
+
+
+def _undeclared(kind: str, address: str) -> str:
+    return undeclared_masked(address)

@@ -175,7 +175,7 @@ def run_notifications(rt: Runtime, *, at: datetime | None = None) -> NotifyRepor
     owners = sorted({item.user_id for item, t, _ in planned if t.notify})
     active = _active_users(owners, at)
     with write_transaction():
-        where = destinations([u for u in owners if u in active])
+        where = destinations([u for u in owners if u in active], rt.plugins.channel_kinds)
         for item, t, pos in planned:
             sends = t.notify and item.user_id in active
             values: dict[str, Any] = {"last_notified_state": t.state, "state_changed_at": at}

@@ -5,8 +5,8 @@ For each tokenized asset at the sampling time ``at``:
 * **token price**: the token's price at ``at`` when the universe's market source has an
   intraday price for it (observed at ``at``), else the close of the last full UTC day before
   ``at`` from the candle store, observed at the market's close time (the end of the UTC day
-  unless ``[market] close_time`` says otherwise). The intraday price comes from the peg
-  source that carries the market source's name and satisfies
+  unless the market source's ``close_time`` option says otherwise). The intraday price comes
+  from the peg source that carries the market source's name and satisfies
   :class:`~pairscreen.types.IntradayMarketPrice` (the demo's does: its market has daily
   candles only, its peg plugin knows the hourly prices). A token price older than the asset
   class's staleness limit (the universe's ``[staleness]``) is not compared at all;
@@ -373,7 +373,7 @@ def token_price(
 
 
 def close_moment(rt: Runtime, day: date) -> datetime:
-    """When the market's daily close of ``day`` is observed: the universe's ``[market]``
+    """When the market's daily close of ``day`` is observed: the market source's option
     ``close_time`` (``"HH:MM"`` UTC, e.g. ``"21:00"`` for a US exchange's close) when set,
     else the end of the UTC day (24:00), as for an exchange's UTC daily candle."""
     text = rt.universe.market_options.get("close_time")
@@ -384,7 +384,8 @@ def close_moment(rt: Runtime, day: date) -> datetime:
         moment = time.fromisoformat(str(text))
     except ValueError:
         raise ValueError(
-            f'[market] close_time must be a UTC time of day such as "21:00", got {text!r}'
+            f'the market source\'s close_time must be a UTC time of day such as "21:00", '
+            f"got {text!r}"
         ) from None
     return start + timedelta(hours=moment.hour, minutes=moment.minute, seconds=moment.second)
 

@@ -32,6 +32,7 @@ import pluggy
 from pairscreen.config import Settings
 from pairscreen.types import (
     ChartRenderer,
+    Command,
     Filter,
     MarketSource,
     Metric,
@@ -76,8 +77,10 @@ def pairscreen_register_market_sources(
 ) -> list[MarketSource]:
     """Return the market-data sources this plugin provides.
 
-    A source is chosen by ``name`` in the universe file's ``[market] source = "..."``; the
-    rest of that table is passed to :meth:`MarketSource.fetch_candles` as ``options``.
+    A source is chosen by ``name`` in the universe file's ``[components] market_source =
+    "..."``; its options are passed to :meth:`MarketSource.fetch_candles` as ``options``:
+    the keys given in this plugin's ``[plugins.<name>]`` table when it declares options
+    (``pairscreen_plugin_options``), else the universe's ``[market]`` table.
     Called once when the plugins load; every plugin's list is collected.
     """
 
@@ -108,12 +111,12 @@ def pairscreen_register_filters(settings: Settings, options: Mapping[str, Any]) 
 
     A filter decides which pairs survive the screen and what ``filter_reason`` says for the
     others: its rules run in order over whole arrays and the first that fails gives the reason
-    ``"<code>: <text>"``. The universe file's ``[screen] filter = "<name>"`` picks the filter
-    the service uses (``default`` unless set); the other keys of that table override the
-    filter's ``thresholds`` and must be among them. Every metric field a rule of the chosen
-    filter lists in its ``inputs`` must be provided by some loaded metric, or the service does
-    not start; a field whose metric fails on a batch makes that rule reject the pairs it sees,
-    naming the failed metric, and the rule's ``check`` is not called.
+    ``"<code>: <text>"``. The universe file's ``[components] filter = "<name>"`` picks the
+    filter the service uses (``default`` unless set); the keys of its ``[screen]`` table
+    override the filter's ``thresholds`` and must be among them. Every metric field a rule of
+    the chosen filter lists in its ``inputs`` must be provided by some loaded metric, or the
+    service does not start; a field whose metric fails on a batch makes that rule reject the
+    pairs it sees, naming the failed metric, and the rule's ``check`` is not called.
     ``/screen/latest`` counts rejections per code of the filter's rules and shows its name and
     thresholds.
     """
@@ -134,7 +137,8 @@ def pairscreen_register_strategies(
 def pairscreen_register_scorers(settings: Settings, options: Mapping[str, Any]) -> list[Scorer]:
     """Return the survivor scores this plugin provides (the built-in one is ``score``).
 
-    The service ranks survivors with the scorer named in its settings.
+    The service ranks survivors with the scorer the universe's ``[components] scorer`` names
+    (``PAIRSCREEN_SCORER`` overrides it).
     """
 
 
@@ -196,4 +200,32 @@ def pairscreen_register_notifiers(settings: Settings, options: Mapping[str, Any]
     of that ``name``; a :class:`~pairscreen.types.DeliveryError` schedules a retry. The
     built-in notifiers take their servers and secrets from ``settings`` (``smtp_url``,
     ``telegram_token``, ``webhook_secret`` ...).
+
+    A notifier that is also a :class:`~pairscreen.types.ChannelNotifier` (a ``channel``
+    :class:`~pairscreen.types.ChannelSpec` and ``check_address``) offers its ``name`` as a
+    channel kind users choose: ``PUT /me/channels/{kind}``, ``GET /me/channels/kinds``,
+    ``pairscreen channels set --kind`` and the website's account form accept it, its address
+    is checked by ``check_address`` and its ``secret`` part is never shown outside the CLI.
+    The built-in kinds (``email``, ``telegram``, ``webhook``, ``discord``, ``slack``) are
+    declared this way too. A kind is 1 to 20 lowercase letters, digits or underscores.
+    """
+
+
+# ---------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def pairscreen_register_commands(settings: Settings, options: Mapping[str, Any]) -> list[Command]:
+    """Return the commands this plugin adds to ``pairscreen``.
+
+    Each :class:`~pairscreen.types.Command` (a :class:`~pairscreen.types.CommandSpec` is the
+    easy way to make one) runs as ``pairscreen <group> <name>``: the
+    group is the plugin's namespace (one plugin per group) and must not be a core command
+    (``serve``, ``channels`` ...), or every command stops with a sentence naming the plugin.
+    Called once when the command line is built, before it is parsed, so ``settings`` come
+    from the environment alone and ``options`` are the plugin's declared defaults (no
+    universe file is read yet); ``run`` gets the command's final settings. A command that
+    raises prints one line naming the plugin and exits non-zero.
     """

@@ -23,57 +23,11 @@ import pluggy
 
 from pairscreen.config import Settings
 from pairscreen.plugin_system import hookspecs
+from pairscreen.plugin_system.builtins import BUILTIN_PLUGINS as BUILTIN_PLUGINS
+from pairscreen.plugin_system.builtins import current_name
+from pairscreen.plugin_system.tracing import trace_hook_calls
 
 log = logging.getLogger(__name__)
-
-# The built-in plugins, by the name a user gives them (``[plugins.NAME]``,
-# ``PAIRSCREEN_DISABLE_PLUGINS``) and their module: registered exactly like a third-party
-# plugin, through the hooks, under a short name as an entry point's would be.
-BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
-    ("demo", "pairscreen_plugins.market.demo"),
-    ("csv_source", "pairscreen_plugins.market.csv_source"),
-    ("ccxt_source", "pairscreen_plugins.market.ccxt_source"),
-    ("bands", "pairscreen_plugins.metrics.bands"),
-    ("mean_reversion", "pairscreen_plugins.metrics.mean_reversion"),
-    ("range_stats", "pairscreen_plugins.metrics.range_stats"),
-    ("volume", "pairscreen_plugins.metrics.volume"),
-    ("half_life", "pairscreen_plugins.metrics.half_life"),
-    ("cointegration", "pairscreen_plugins.metrics.cointegration"),
-    ("johansen", "pairscreen_plugins.metrics.johansen"),
-    ("correlation", "pairscreen_plugins.metrics.correlation"),
-    ("ou", "pairscreen_plugins.metrics.ou"),
-    ("breakeven", "pairscreen_plugins.metrics.breakeven"),
-    ("kalman", "pairscreen_plugins.metrics.kalman"),
-    ("default_filter", "pairscreen_plugins.rules"),
-    ("accumulation", "pairscreen_plugins.strategies.accumulation"),
-    ("ou_optimal", "pairscreen_plugins.strategies.ou_optimal"),
-    ("kalman_band", "pairscreen_plugins.strategies.kalman_band"),
-    ("score", "pairscreen_plugins.score"),
-    ("default_chart", "pairscreen_plugins.charts.default"),
-    ("email", "pairscreen_plugins.notifiers.email"),
-    ("webhook", "pairscreen_plugins.notifiers.webhook"),
-    ("chat", "pairscreen_plugins.notifiers.chat"),
-    ("demo_reference", "pairscreen_plugins.pegs.demo_reference"),
-    ("csv_reference", "pairscreen_plugins.pegs.csv_reference"),
-    ("http_json", "pairscreen_plugins.pegs.http_json"),
-)
-
-
-def current_name(name: str, where: str) -> str:
-    """``name`` as a plugin is named now: a built-in's former name (its module path, which
-    names built-ins before this release) becomes its short name, with a one-line warning
-    naming ``where`` it was given and what to write instead; any other name is returned as is."""
-    for short, module in BUILTIN_PLUGINS:
-        if name == module:
-            log.warning(
-                "%s names the built-in plugin %r by its former name; write %r instead (the "
-                "former name stops working in the next release)",
-                where,
-                module,
-                short,
-            )
-            return short
-    return name
 
 
 def entry_point_name(plugin: object) -> str | None:
@@ -113,6 +67,13 @@ def origins(pm: pluggy.PluginManager) -> dict[str, str]:
     return dict(found)
 
 
+def versions(pm: pluggy.PluginManager) -> dict[str, str]:
+    """The version of each loaded plugin that has one: an entry-point plugin's distribution
+    version, and pairscreen's own for the built-ins."""
+    found: dict[str, str] = getattr(pm, "pairscreen_versions", {})
+    return dict(found)
+
+
 def load_plugins(settings: Settings, *, extra: tuple[object, ...] = ()) -> pluggy.PluginManager:
     """Build the plugin manager: built-ins, entry points, the plugins folder, then ``extra``,
     leaving out the plugins ``PAIRSCREEN_DISABLE_PLUGINS`` names."""
@@ -137,8 +98,19 @@ def load_plugins(settings: Settings, *, extra: tuple[object, ...] = ()) -> plugg
         if not pm.is_registered(plugin):  # a test may hand over a module its entry point loaded
             pm.register(plugin, name=entry_point_name(plugin))
     pm.check_pending()
+    if settings.trace_plugins:
+        trace_hook_calls(pm)
     pm.pairscreen_origins = {  # type: ignore[attr-defined]
         name: origin for name, origin in seen.items() if not pm.is_blocked(name)
+    }
+    own = importlib.metadata.version(hookspecs.PROJECT_NAME)
+    pm.pairscreen_versions = {  # type: ignore[attr-defined]
+        **{name: own for name, origin in seen.items() if origin == BUILT_IN},
+        **{
+            registered: dist.version
+            for plugin, dist in pm.list_plugin_distinfo()
+            if (registered := pm.get_name(plugin))
+        },
     }
     return pm
 

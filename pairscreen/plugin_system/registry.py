@@ -14,9 +14,8 @@ implementation be logged without stopping the others.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import traceback
+import re
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -27,9 +26,15 @@ from typing import Any, Generic, TypeVar
 import pluggy
 
 from pairscreen.config import Settings
-from pairscreen.plugin_system.loader import current_name
+from pairscreen.plugin_system.builtins import current_name
+from pairscreen.plugin_system.channel_kinds import ChannelKinds
+from pairscreen.plugin_system.failures import OutOfContract as OutOfContract
+from pairscreen.plugin_system.failures import PluginError as PluginError
+from pairscreen.plugin_system.failures import PluginFailed as PluginFailed
+from pairscreen.plugin_system.failures import blamed as blamed
 from pairscreen.types import (
     ChartRenderer,
+    Command,
     Filter,
     MarketSource,
     Metric,
@@ -45,48 +50,7 @@ from pairscreen.types import (
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-class PluginError(Exception):
-    """A plugin broke the contract (a duplicate name, a missing component, a wrong type)."""
-
-
-class PluginFailed(Exception):
-    """A plugin's component raised, or answered out of contract, while a run computed.
-
-    Carries the plugin, the component and the traceback as text, so it crosses a worker's
-    pipe (or Dask) whole and the command line can name the culprit and, with ``--verbose``,
-    show where it failed.
-    """
-
-    def __init__(self, plugin: str, component: str, problem: str, trace: str = "") -> None:
-        super().__init__(plugin, component, problem, trace)
-        self.plugin = plugin
-        self.component = component
-        self.problem = problem
-        self.trace = trace
-
-    def __str__(self) -> str:
-        return f"plugin {self.plugin!r} failed: {self.component} {self.problem}"
-
-
-class OutOfContract(Exception):
-    """A component answered, but not what its kind's contract says (a wrong shape)."""
-
-
-@contextlib.contextmanager
-def blamed(plugin: str, component: str) -> Iterator[None]:
-    """Turn any failure inside into a :class:`PluginFailed` naming ``plugin`` and
-    ``component`` (``"metric 'hurst'"``), with the traceback kept as text."""
-    try:
-        yield
-    except PluginFailed:
-        raise
-    except OutOfContract as exc:
-        raise PluginFailed(plugin, component, f"answered {exc}", traceback.format_exc()) from exc
-    except Exception as exc:
-        problem = f"raised {type(exc).__name__}: {exc}"
-        raise PluginFailed(plugin, component, problem, traceback.format_exc()) from exc
+COMMAND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 
 
 def protocol_members(protocol: type) -> tuple[str, ...]:
@@ -329,6 +293,71 @@ class Plugins:
     @cached_property
     def notifiers(self) -> Registry[Notifier]:
         return self._collect("notifier", "pairscreen_register_notifiers")
+
+    @cached_property
+    def channel_kinds(self) -> ChannelKinds:
+        """The channel kinds users may choose: the notifiers that declare one."""
+        notifiers = self.notifiers
+        return ChannelKinds.of(notifiers, notifiers.owner)
+
+    @cached_property
+    def commands(self) -> list[tuple[str, Command]]:
+        """Every plugin's commands with the plugin's name, in registration order.
+
+        A group belongs to one plugin and holds a command name once; a malformed command is
+        a :class:`PluginError` naming the plugin.
+        """
+        hook_name = "pairscreen_register_commands"
+        found: list[tuple[str, Command]] = []
+        groups: dict[str, str] = {}
+        seen: set[tuple[str, str]] = set()
+        for owner, call in self._per_plugin(hook_name):
+            try:
+                answers = call(settings=self.settings, options=self.options.get(owner, {}))
+            except Exception as exc:
+                raise PluginError(f"plugin {owner!r} failed in {hook_name}: {exc}") from exc
+            for answer in answers:
+                for command in _components(answer, owner, "command"):
+                    if not isinstance(command, Command) or not all(
+                        isinstance(n, str) and COMMAND_NAME.match(n)
+                        for n in (command.group, command.name)
+                    ):
+                        raise PluginError(
+                            f"plugin {owner!r} registered {command!r} as a command; a command "
+                            "is a Command (e.g. a CommandSpec) whose group and name are lowercase "
+                            "words (letters, digits, '-')"
+                        )
+                    if groups.setdefault(command.group, owner) != owner:
+                        raise PluginError(
+                            f"the command group {command.group!r} is taken by plugin "
+                            f"{groups[command.group]!r}; plugin {owner!r} must use its own"
+                        )
+                    if (command.group, command.name) in seen:
+                        raise PluginError(
+                            f"plugin {owner!r} registers the command "
+                            f"'{command.group} {command.name}' twice"
+                        )
+                    seen.add((command.group, command.name))
+                    found.append((owner, command))
+        return found
+
+    def hook_names(self) -> list[str]:
+        """Every hook the framework specifies, by name."""
+        return sorted(
+            name
+            for name, caller in vars(self.pm.hook).items()
+            if isinstance(caller, pluggy.HookCaller) and caller.spec is not None
+        )
+
+    def implemented_hooks(self) -> dict[str, list[str]]:
+        """Each loaded plugin's name and the hooks it implements, by name."""
+        return {
+            plugin_name(self.pm, plugin): sorted(
+                caller.name for caller in self.pm.get_hookcallers(plugin) or ()
+            )
+            for _, plugin in self.pm.list_name_plugin()
+            if plugin is not None
+        }
 
     def peg_event_listeners(self) -> list[str]:
         """The plugins that implement ``pairscreen_peg_event_changed``, by name."""

@@ -4,10 +4,10 @@ Built at the composition root (:func:`pairscreen.bootstrap.build_runtime`, calle
 and the app factory) and handed down as an argument: no module keeps one, so two runtimes
 (two databases, two universes) can live side by side in one process, as the tests do.
 
-The package sits below the domain packages that work on a runtime (``market`` excepted, whose
-candle and ``/assets`` caches it holds): besides :class:`Runtime` it holds the caches of
-stored screens (``published``, ``history``, ``charts``), which need nothing of ``screening``,
-so ``screening`` and ``pegs`` can take a runtime without a loop between folders.
+The package sits below the domain packages that work on a runtime (``market`` and
+``screen_store`` excepted, whose caches it holds: candles and ``/assets``, the latest screen
+and the screen of a moment) and beside them keeps the chart cache, so ``screening``,
+``screen_views`` and ``pegs`` can take a runtime without a loop between folders.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from pairscreen.market.assets import AssetListCache
 from pairscreen.market.candle_cache import CandleCache
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.runtime.charts import ChartCache
-from pairscreen.runtime.history import ScreenHistory
-from pairscreen.runtime.published import PublishedScreenCache
+from pairscreen.screen_store.store import ScreenStore
 from pairscreen.universe import Universe
 
 
@@ -35,8 +34,7 @@ class Runtime:
     # (:func:`pairscreen.bootstrap.check_setup`), never per request or per screen.
     screen_filter: FilterChoice
     candles: CandleCache = field(default_factory=CandleCache)
-    published: PublishedScreenCache = field(default_factory=PublishedScreenCache)
-    history: ScreenHistory = field(default_factory=ScreenHistory)
+    screens: ScreenStore = field(default_factory=ScreenStore)  # with its caches
     key_owners: KeyOwners = field(default_factory=KeyOwners)
     assets: AssetListCache = field(default_factory=AssetListCache)
     charts: ChartCache = field(default_factory=ChartCache)

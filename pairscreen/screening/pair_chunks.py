@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
@@ -32,8 +32,8 @@ from pairscreen.engine.screen_chunks import ChunkJob, ChunkResult, evaluate_chun
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.engine.windows import windows_of_rows
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.screening.survivor_blobs import SurvivorCodec
-from pairscreen.screening.verdicts import SHORT, VerdictLog, kinds
+from pairscreen.screen_store.survivor_blobs import SurvivorCodec
+from pairscreen.screen_store.verdicts import SHORT, VerdictLog, kinds
 from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, Filter
 from pairscreen.universe import SwapCosts, pair_sector
 
@@ -70,18 +70,38 @@ class ScreenSpec:
         return any(self.depegs)
 
 
+class Survivor(NamedTuple):
+    """A survivor of a chunk, as the screen keeps it until the screen-wide rules decide.
+
+    Compressed, a survivor holds about a third of its 1.2 KB of JSON while the screen runs
+    (200,000 survivors: 80 MB instead of 240). A named tuple, not a dataclass: survivors
+    sort as tuples, by the fields in this order (worst score last, then the pair; ties in
+    the first three never reach the others, since a pair appears once), at no cost per
+    comparison, and a chunk's survivors pickle back from a worker as compactly as before.
+    """
+
+    neg_score: float  # -score: sorted ascending, the best survivor comes first
+    a: str
+    b: str
+    packed: bytes  # the survivor's JSON object, packed by ``survivor_blobs``
+    coint_pvalue: float  # the p-values the screen-wide q-values are computed from
+    adf_pvalue: float
+    last_day: int  # its last common close, in days since 1970-01-01
+
+    def pvalue(self, name: str) -> float:
+        """Its p-value of the q-value field ``name`` (one of ``QVALUE_FIELDS``)."""
+        value: float = getattr(self, name)  # the fields are named as QVALUE_FIELDS
+        return value
+
+
 @dataclass
 class PairsOutcome:
     """What the screen keeps of a chunk (or of the whole screen, once merged)."""
 
     pairs: int = 0
     rejected: Counter[str] = field(default_factory=Counter)
-    # (-score, A, B, the survivor's JSON object packed by ``survivor_blobs``): sorted, they
-    # give the published order. Compressed, a survivor holds about a third of its 1.2 KB of JSON
-    # while the screen runs (200,000 survivors: 80 MB instead of 240).
-    # Each survivor's p-values (``QVALUE_FIELDS`` order) and its last common close (days since
-    # 1970-01-01) follow; ties in the first three never reach them, since a pair appears once.
-    survivors: list[tuple[float, str, str, bytes, float, float, int]] = field(default_factory=list)
+    # Sorted, the survivors give the published order (:class:`Survivor`).
+    survivors: list[Survivor] = field(default_factory=list)
     # Pairs that reached the metrics, and per p-value field its value for each of them, one
     # float array per group: what the q-values are computed from once every chunk is in.
     tested: int = 0
@@ -269,7 +289,7 @@ def add_result(
         packed = codec.pack(orjson.dumps(survivor))
         last = int(group.last_day[i].astype("datetime64[D]").astype(np.int64))
         outcome.survivors.append(
-            (-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]), last)
+            Survivor(-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]), last)
         )
 
 

@@ -14,7 +14,7 @@ from datetime import date
 from pairscreen.market.cutoff import close_of
 from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
-from pairscreen.screening.publish import ScreenSummary, publish_screen
+from pairscreen.screen_store.publish import ScreenSummary
 from pairscreen.screening.screen import screen_text
 
 
@@ -41,4 +41,4 @@ def run_screen_as_of(
         on_progress=on_progress,
         as_of=day,
     )
-    return publish_screen(rt, computed, as_of=day)
+    return rt.screens.publish(rt.settings, computed, as_of=day)

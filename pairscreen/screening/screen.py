@@ -1,5 +1,5 @@
 """The screen: every pair of the universe through metrics, filter, score and both backtests,
-then published (:mod:`pairscreen.screening.publish`) in one transaction so that a crash
+then published (:mod:`pairscreen.screen_store.publish`) in one transaction so that a crash
 mid-screen leaves the previous screen served."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import functools
 import json
 import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
@@ -19,7 +20,7 @@ from pairscreen.db.models import survivor_keys
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
 from pairscreen.engine.fdr import QValues
-from pairscreen.engine.filtering import filter_codes
+from pairscreen.engine.filtering import FilterChoice, filter_codes
 from pairscreen.engine.guarantees import CORE_CODES, NO_CANDLES, STALE_LEG, core_verdicts
 from pairscreen.engine.screen_chunks import DECIDE_ROWS
 from pairscreen.engine.screen_rules import (
@@ -33,7 +34,17 @@ from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_day
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
-from pairscreen.screening.data_lag import data_lag
+from pairscreen.screen_store.data_lag import data_lag
+from pairscreen.screen_store.payload_parts import PayloadParts, survivor_entry
+from pairscreen.screen_store.persistence import (
+    PastScreen,
+    candidate_sets,
+    spaced_screens,
+    survived_count,
+)
+from pairscreen.screen_store.publish import ComputedScreen, ScreenSummary
+from pairscreen.screen_store.verdict_store import VerdictSetup, encode_screen
+from pairscreen.screen_views.staleness import ScreenFacts, judge_at
 from pairscreen.screening.pair_chunks import (
     TOO_SHORT,
     PairsOutcome,
@@ -43,11 +54,6 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
     pair_tasks,
 )
-from pairscreen.screening.payload_parts import PayloadParts
-from pairscreen.screening.persistence import candidate_sets, spaced_screens, survived_count
-from pairscreen.screening.publish import ComputedScreen, ScreenSummary, publish_screen
-from pairscreen.screening.staleness import ScreenFacts, judge_at
-from pairscreen.screening.verdict_store import encode_screen
 from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
@@ -67,7 +73,8 @@ def run_screen(
     scheduler: str | None = None,
     on_progress: Progress | None = None,
 ) -> ScreenSummary:
-    """Compute the whole screen and publish it atomically (:func:`publish_screen`).
+    """Compute the whole screen and publish it atomically
+    (:meth:`~pairscreen.screen_store.store.ScreenStore.publish`).
 
     ``on_progress(done, total)`` is called as chunks of pairs finish (a command line draws
     it); old screens beyond the ``screens_kept`` setting go in the same transaction.
@@ -80,7 +87,7 @@ def run_screen(
         scheduler=scheduler,
         on_progress=on_progress,
     )
-    return publish_screen(rt, computed)
+    return rt.screens.publish(rt.settings, computed)
 
 
 def data_source_label(rt: Runtime) -> str:
@@ -132,24 +139,84 @@ def screen_text(
     as_of: date | None = None,
 ) -> ComputedScreen:
     """Stream every screened pair through the engine, chunk by chunk, keeping only the
-    counts and the survivors (serialised), and write the payload's JSON text."""
+    counts and the survivors (serialised), and write the payload's JSON text.
+
+    In four steps: the pairs left to evaluate (:func:`_plan`), their chunks run and merged
+    (:func:`_run_chunks`), the screen-wide rules with the q-values of every tested pair
+    (:func:`_screen_wide`), then the payload and the verdicts to store with it."""
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if chunk_rows is not None and chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
+    outcome = PairsOutcome()
+    plan = _plan(rt, generated_at, as_of, outcome)
+    progress = _Progress(plan.total - int(plan.ra.shape[0]), plan.total, on_progress)
+    progress.report()
+    if chunk_rows is None:
+        workers = processes or rt.settings.screen_processes or os.cpu_count() or 1
+        chunk_rows = chunk_size(int(plan.ra.shape[0]), workers)
+    tasks = pair_tasks(plan.ra, plan.rb, chunk_rows)
+    chunks = _run_chunks(rt, plan.spec, tasks, processes, executor, scheduler)
+    for part in chunks:
+        outcome.merge(part)
+        progress.advance(part.pairs)
+    qvalues = _qvalues(outcome)
+    previous = spaced_screens(generated_at, rt.settings.persistence_screens)
+    newest = day_of(outcome.newest) if outcome.newest is not None else None
+    decided = _screen_wide(rt.screen_filter, outcome, qvalues, candidate_sets(previous), newest)
+    head, tail = _fields(
+        rt, generated_at, plan.total, outcome, qvalues, previous, len(decided.kept)
+    )
+    payload = PayloadParts.write(head, decided.kept, tail)
+    # encoded only for a screen that is published (not a point-in-time one, not a replay)
+    verdicts = functools.partial(
+        encode_screen,
+        _verdict_setup(rt),
+        outcome.verdicts,
+        plan.spec.matrix.tickers,
+        decided.keys,
+        decided.wide,
+        {**head, **tail},
+    )
+    del outcome
+    return ComputedScreen(
+        generated_at,
+        payload,
+        plan.total,
+        len(decided.kept),
+        tail["rejected"],
+        tail["data_source"],
+        survivor_keys(decided.keys),
+        survivor_keys(decided.candidates),
+        verdicts,
+    )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The pairs a screen evaluates: what every chunk shares, and their legs as matrix rows."""
+
+    spec: ScreenSpec
+    ra: np.ndarray
+    rb: np.ndarray
+    total: int  # every screened pair, those decided before any chunk (stale, no candles) too
+
+
+def _plan(rt: Runtime, generated_at: datetime, as_of: date | None, outcome: PairsOutcome) -> _Plan:
+    """The candles (up to ``as_of`` for a point-in-time screen), the pairs decided before any
+    chunk counted into ``outcome``, and the spec the chunks share, with the depeg events
+    active at ``generated_at``."""
     settings = rt.settings
-    choice = rt.screen_filter
     candles = rt.candles.get()
     if as_of is not None:
         candles = candles_until(candles, as_of)
-    outcome = PairsOutcome()
     matrix, assets, ra, rb, total = _screened_rows(rt, candles, generated_at, outcome)
     active = active_depegs(generated_at if as_of is not None else None)
     spec = ScreenSpec(
         matrix=matrix,
         assets=assets,
         depegs=tuple((active[t],) if t in active else () for t in matrix.tickers),
-        screen_filter=choice,
+        screen_filter=rt.screen_filter,
         strategy=settings.strategy,
         scorer=settings.scorer,
         bt_days=SCREEN_BT_DAYS,
@@ -157,24 +224,121 @@ def screen_text(
         min_history_days=settings.min_history_days,
         costs=rt.universe.costs,
     )
-    done = total - int(ra.shape[0])
-    if on_progress is not None:
-        on_progress(done, total)
-    if chunk_rows is None:
-        workers = processes or settings.screen_processes or os.cpu_count() or 1
-        chunk_rows = chunk_size(int(ra.shape[0]), workers)
-    tasks = pair_tasks(ra, rb, chunk_rows)
+    return _Plan(spec, ra, rb, total)
+
+
+@dataclass
+class _Progress:
+    """Pairs done out of the screen's, told to ``on_progress`` (a command line draws it)."""
+
+    done: int
+    total: int
+    on_progress: Progress | None
+
+    def report(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.total)
+
+    def advance(self, pairs: int) -> None:
+        self.done += pairs
+        self.report()
+
+
+def _run_chunks(
+    rt: Runtime,
+    spec: ScreenSpec,
+    tasks: Iterator[PairTask],
+    processes: int | None,
+    executor: str = "local",
+    scheduler: str | None = None,
+) -> Iterator[PairsOutcome]:
+    """Each chunk's outcome as it finishes, on the chosen executor."""
     if executor == "dask":
-        results = _on_dask(rt, spec, tasks, scheduler or "")
-    else:
-        work = functools.partial(evaluate_pairs, rt.plugins, spec)
-        preload_compute_modules()
-        results = stream_local(work, tasks, processes or settings.screen_processes)
-    for part in results:
-        outcome.merge(part)
-        done += part.pairs
-        if on_progress is not None:
-            on_progress(done, total)
+        return _on_dask(rt, spec, tasks, scheduler or "")
+    work = functools.partial(evaluate_pairs, rt.plugins, spec)
+    preload_compute_modules()
+    return stream_local(work, tasks, processes or rt.settings.screen_processes)
+
+
+def _qvalues(outcome: PairsOutcome) -> dict[str, QValues]:
+    """Per p-value field, the Benjamini-Hochberg q-values over every tested pair's p-value;
+    the p-values themselves are dropped (a big screen's are tens of MB)."""
+    qvalues = {
+        name: QValues.of(np.concatenate(parts) if parts else np.empty(0))
+        for name, parts in outcome.pvalues.items()
+    }
+    outcome.pvalues.clear()
+    return qvalues
+
+
+@dataclass
+class _Decided:
+    """The survivors after the screen-wide rules, in the published order."""
+
+    kept: list[tuple[bytes, str]] = field(default_factory=list)  # each still compressed
+    keys: list[tuple[str, str]] = field(default_factory=list)
+    wide: list[tuple[str, str, str, float | None]] = field(default_factory=list)  # rejections
+    candidates: list[tuple[str, str]] = field(default_factory=list)  # persistence counts these
+
+
+def _screen_wide(
+    choice: FilterChoice,
+    outcome: PairsOutcome,
+    qvalues: Mapping[str, QValues],
+    counted: list[frozenset[str]],
+    newest: date | None,
+) -> _Decided:
+    """The screen-wide rules, decided here with the whole screen known: each survivor's
+    q-values, persistence and data lag, its rejection counted into ``outcome``. Survivors
+    stay compressed until publishing writes them (:mod:`pairscreen.screen_store.payload_parts`)."""
+    survivors = outcome.survivors
+    survivors.sort(reverse=True)  # worst first: popping from the end gives the published order
+    coint_q, adf_q = (
+        qvalues[name].lookup(np.array([s.pvalue(name) for s in survivors], dtype=float))
+        for name in QVALUE_FIELDS
+    )
+    decided = _Decided()
+    while survivors:
+        k = len(survivors) - 1
+        survivor = survivors.pop()
+        a, b = survivor.a, survivor.b
+        extra = {
+            "coint_qvalue": _number_or_none(coint_q[k]),
+            "adf_qvalue": _number_or_none(adf_q[k]),
+            "survived_last": survived_count(a, b, counted),
+            **data_lag(day_of(np.datetime64(survivor.last_day, "D")), newest),
+        }
+        if not screen_rule_reason(choice.screen_wide, extra, skip=PERSISTENCE):
+            decided.candidates.append((a, b))
+        reason = screen_rule_reason(choice.screen_wide, extra)
+        if reason:
+            outcome.rejected[reason] += 1
+            decided.wide.append((a, b, reason, extra[_rule_field(reason)]))
+            continue
+        decided.kept.append(survivor_entry(survivor.packed, extra))
+        decided.keys.append((a, b))
+    return decided
+
+
+def _fields(
+    rt: Runtime,
+    generated_at: datetime,
+    total: int,
+    outcome: PairsOutcome,
+    qvalues: Mapping[str, QValues],
+    previous: Sequence[PastScreen],
+    n_survivors: int,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The payload's fields before its survivors and after them, once the screen-wide rules
+    have counted their rejections."""
+    choice = rt.screen_filter
+    newest = day_of(outcome.newest) if outcome.newest is not None else None
+    facts = ScreenFacts(  # stale pairs are all counted by now: no later rule rejects as stale
+        total,
+        outcome.rejected.get(STALE, 0),
+        newest,
+        stored=None,
+    )
     codes = dict.fromkeys(
         (
             STALE,
@@ -184,63 +348,16 @@ def screen_text(
             *(rule.code for rule in SCREEN_RULES),
         )
     )
-    qvalues = {
-        name: QValues.of(np.concatenate(parts) if parts else np.empty(0))
-        for name, parts in outcome.pvalues.items()
-    }
-    outcome.pvalues.clear()
-    previous = spaced_screens(generated_at, settings.persistence_screens)
-    counted = candidate_sets(previous)
-    newest = day_of(outcome.newest) if outcome.newest is not None else None
-    survivors = outcome.survivors
-    survivors.sort(reverse=True)  # worst first: popping from the end gives the published order
-    coint_q, adf_q = (
-        qvalues[name].lookup(np.array([entry[4 + k] for entry in survivors], dtype=float))
-        for k, name in enumerate(QVALUE_FIELDS)
-    )
-    facts = ScreenFacts(  # stale pairs are all counted by now: no later rule rejects as stale
-        total,
-        outcome.rejected.get(STALE, 0),
-        newest,
-        stored=None,
-    )
     head = {
         **judge_at(rt.universe, facts, generated_at).fields(),
         "generated_at": clock.iso(generated_at),
         "n_pairs_screened": total,
         "pairs_tested": outcome.tested,
+        "n_survivors": n_survivors,
     }
-    source = data_source_label(rt)
-    kept: list[tuple[bytes, str]] = []  # each survivor, still compressed, and its added fields
-    keys: list[tuple[str, str]] = []
-    wide: list[tuple[str, str, str, float | None]] = []  # screen-wide rejections
-    candidates: list[tuple[str, str]] = []  # what the next screens' persistence counts
-    # The screen-wide rules decide here, with the whole screen known; survivors stay
-    # compressed until publishing writes them (:mod:`.payload_parts`).
-    while survivors:
-        k = len(survivors) - 1
-        _, a, b, packed, _, _, last = survivors.pop()
-        extra = {
-            "coint_qvalue": _number_or_none(coint_q[k]),
-            "adf_qvalue": _number_or_none(adf_q[k]),
-            "survived_last": survived_count(a, b, counted),
-            **data_lag(day_of(np.datetime64(last, "D")), newest),
-        }
-        if not screen_rule_reason(choice.screen_wide, extra, skip=PERSISTENCE):
-            candidates.append((a, b))
-        reason = screen_rule_reason(choice.screen_wide, extra)
-        if reason:
-            outcome.rejected[reason] += 1
-            wide.append((a, b, reason, extra[_rule_field(reason)]))
-            continue
-        kept.append((packed, _json(extra)[1:-1]))
-        keys.append((a, b))
-    rejected = {code: outcome.rejected.get(code, 0) for code in codes}
-    n_survivors = len(kept)
-    head["n_survivors"] = n_survivors
     tail = {
-        "data_source": source,
-        "rejected": rejected,
+        "data_source": data_source_label(rt),
+        "rejected": {code: outcome.rejected.get(code, 0) for code in codes},
         "data_time": data_time_range(outcome),
         "filter": choice.as_json(),
         "screen_rules": dict(choice.screen_wide),
@@ -248,22 +365,16 @@ def screen_text(
         "qvalue_tests": {name: qvalues[name].tests for name in QVALUE_FIELDS},
         "persistence_screens": [clock.iso(p.generated_at) for p in previous],
     }
-    payload = PayloadParts(f'{_json(head)[:-1]},"survivors":[', kept, f"],{_json(tail)[1:]}")
-    # encoded only for a screen that is published (not a point-in-time one, not a replay)
-    verdicts = functools.partial(
-        encode_screen, rt, outcome.verdicts, matrix.tickers, keys, wide, {**head, **tail}
-    )
-    del outcome
-    return ComputedScreen(
-        generated_at,
-        payload,
-        total,
-        n_survivors,
-        rejected,
-        source,
-        survivor_keys(keys),
-        survivor_keys(candidates),
-        verdicts,
+    return head, tail
+
+
+def _verdict_setup(rt: Runtime) -> VerdictSetup:
+    choice = rt.screen_filter
+    return VerdictSetup(
+        choice,
+        rt.plugins.filters.get(choice.name),
+        tuple(a.ticker for a in rt.universe.assets),
+        rt.settings.min_history_days,
     )
 
 
@@ -328,10 +439,6 @@ def _screened_rows(
     return matrix, assets, ra[screened], rb[screened], int(ia.shape[0])
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, allow_nan=False, separators=(",", ":"))
-
-
 def _on_dask(
     rt: Runtime,
     spec: ScreenSpec,
@@ -354,4 +461,4 @@ def data_time_range(outcome: PairsOutcome) -> dict[str, str] | None:
 
 def latest_screen_json(rt: Runtime) -> str:
     """The latest published screen as stored (JSON text); NotFound before the first one."""
-    return rt.published.latest().payload
+    return rt.screens.latest().payload

@@ -24,7 +24,8 @@ def real_rows(folder: str, ticker: str, *, since: str = "", through: str = "9999
 
 def universe_text(*assets: tuple[str, str], volume_unit: str = "base") -> str:
     """A csv universe of ``(ticker, asset_class)`` assets, each in a sector of its class."""
-    out = f'[market]\nsource = "csv"\npath = "prices"\nvolume_unit = "{volume_unit}"\n'
+    out = '[components]\nmarket_source = "csv"\n\n'
+    out += f'[plugins.csv_source]\npath = "prices"\nvolume_unit = "{volume_unit}"\n'
     for ticker, asset_class in assets:
         out += (
             f'\n[[asset]]\nticker = "{ticker}"\nsector = "{asset_class}"\n'

@@ -1,12 +1,14 @@
 """Market source ``csv``: daily candles from a folder of ``<symbol>.csv`` files.
 
-Universe options: ``path``, the folder (relative paths are resolved against the universe
-file), and ``volume_unit``, what the ``volume`` column counts: ``"base"`` (units of the asset,
-as exchanges such as Binance publish it) or ``"quote"`` (the quote currency). pairscreen
-stores quote volume, so a base volume is multiplied by that day's close. A file with a volume
-column and no declared ``volume_unit`` is an error: guessing the unit would make every volume
-wrong by the price. A file without the column, or an empty cell, is an unknown volume (NaN,
-served as ``null``), never 0: a made-up zero would read as a market nobody trades.
+Options (the ``[plugins.csv_source]`` table; ``[market]`` for one more release): ``path``, the
+folder (relative paths are resolved against the universe file), ``close_time`` (when the daily
+close is observed, for the peg checks) and ``volume_unit``, what the ``volume`` column counts:
+``"base"`` (units of the asset, as exchanges such as Binance publish it) or ``"quote"`` (the
+quote currency). pairscreen stores quote volume, so a base volume is multiplied by that day's
+close. A file with a volume column and no declared ``volume_unit`` is an error: guessing the
+unit would make every volume wrong by the price. A file without the column, or an empty cell,
+is an unknown volume (NaN, served as ``null``), never 0: a made-up zero would read as a market
+nobody trades.
 
 A file is UTF-8 (with or without a byte-order mark, any line ends) and its first line names
 the columns (:mod:`~pairscreen_plugins.market.csv_layout`): ``date`` (an ISO day; a timestamp
@@ -43,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairscreen import Asset, Candles, RowIssues, hookimpl
+from pairscreen import Asset, Candles, PluginOption, RowIssues, hookimpl
 from pairscreen_plugins.market.csv_cells import (
     CellError,
     close_value,
@@ -123,7 +125,7 @@ def read_csv_candles(
         return _unreadable(path, ticker, f"line 1 is not CSV: {exc}")
     if columns.volume is not None and volume_unit not in VOLUME_UNITS:
         raise ValueError(
-            f"{path} has a volume column: declare its unit in [market], "
+            f"{path} has a volume column: declare its unit in [plugins.csv_source], "
             'volume_unit = "base" (units of the asset, as exchanges publish it) or '
             '"quote" (the quote currency)'
         )
@@ -218,7 +220,8 @@ class CsvMarketSource:
         folder_option = options.get("path")
         if not isinstance(folder_option, str) or not folder_option:
             raise ValueError(
-                'csv market source: set path = "<folder of SYMBOL.csv files>" in [market]'
+                'csv market source: set path = "<folder of SYMBOL.csv files>" in '
+                "[plugins.csv_source]"
             )
         folder = Path(folder_option).expanduser()
         if not folder.is_dir():
@@ -245,3 +248,21 @@ class CsvMarketSource:
 @hookimpl
 def pairscreen_register_market_sources() -> list[CsvMarketSource]:
     return [CsvMarketSource()]
+
+
+@hookimpl
+def pairscreen_plugin_options() -> list[PluginOption]:
+    """The ``[plugins.csv_source]`` table; a key left out is not given to the source."""
+    return [
+        PluginOption("path", "", "the folder of SYMBOL.csv files (relative to the universe file)"),
+        PluginOption(
+            "volume_unit",
+            "",
+            'what the volume column counts, "base" or "quote" (required when a file has one)',
+        ),
+        PluginOption(
+            "close_time",
+            "",
+            'when the market\'s daily close is observed, "HH:MM" UTC (unset: 24:00)',
+        ),
+    ]

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any
 
-from pairscreen import Asset, Candles, clock, hookimpl
+from pairscreen import Asset, Candles, PluginOption, clock, hookimpl
 from pairscreen_plugins.demo_market.catalogue import (
     CRYPTO_BY_SYMBOL,
     DEFAULT_DAYS,
@@ -79,3 +79,12 @@ class DemoMarketSource:
 @hookimpl
 def pairscreen_register_market_sources() -> list[DemoMarketSource]:
     return [DemoMarketSource()]
+
+
+@hookimpl
+def pairscreen_plugin_options() -> list[PluginOption]:
+    """The ``[plugins.demo]`` table; a key left out is not given to the source."""
+    return [
+        PluginOption("seed", DEFAULT_SEED, "the random seed: same seed and end day, same candles"),
+        PluginOption("days", DEFAULT_DAYS, "days of history generated on the first sync"),
+    ]

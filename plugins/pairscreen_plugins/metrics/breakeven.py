@@ -1,7 +1,8 @@
 """``breakeven_fee``: the highest fee per swap at which the pair's backtest still breaks even.
 
 The screen's backtest (both legs over 360 days, with the universe's slippage) of the built-in
-strategy the service runs (``PAIRSCREEN_STRATEGY``; the accumulation strategy when that names
+strategy the service runs (``settings.strategy``, as ``[components] strategy`` or
+``PAIRSCREEN_STRATEGY`` chose it; the accumulation strategy when that names
 a third-party one); each leg's break-even fee is the fee at which its same swaps end where
 the leg started (solved exactly, see ``strategies.accumulation.breakeven_fee``). The pair's is
 the lower of its two legs', so "this pair's edge survives up to 0.35 % per swap" holds for

@@ -11,7 +11,9 @@ run over the log closes of both legs on ``W``'s closes (the window the cointegra
 regresses). ``q`` and ``r`` are this plugin's options; the defaults are the reference's
 (ArbitrageLab's ``transition_covariance = 1e-4`` and ``observation_covariance = 1e-3``, which
 are Chan's ``δ = 1e-4``, ``V_w = δ/(1-δ)·I ≈ 1e-4·I`` and ``V_e = 1e-3`` of his EWA-EWC example),
-not fitted to any data.
+not fitted to any data. With the option ``fit = "mle"`` each pair's ``q`` and ``r`` are instead
+its own maximum-likelihood estimates on the same closes (``_kalman_mle``), and the filter
+runs with them; ``kalman_q`` and ``kalman_r`` say which variances each row ran with.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 
 from pairscreen import Metric, MetricField, PairPanel, PluginOption, hookimpl
 from pairscreen_plugins.metrics._kalman import KalmanRun, kalman_filter
+from pairscreen_plugins.metrics._kalman_mle import fit_variances
 from pairscreen_plugins.metrics._log_prices import window_logs
 
 DEFAULT_Q = 1e-4  # state noise variance per close (ArbitrageLab's transition_covariance)
@@ -34,6 +37,7 @@ DEFAULT_R = 1e-3  # observation noise variance (ArbitrageLab's observation_covar
 # of daily closes), and a window needs one close more than that for any field.
 BURN_IN = 30
 MIN_CLOSES = BURN_IN + 1
+FITS = ("fixed", "mle")  # q and r as the options give them, or fitted per pair
 
 _NULL = " Null with kalman_reason when W holds fewer than 31 closes or Q is not a positive number."
 
@@ -44,6 +48,7 @@ class KalmanMetric:
 
     q: float = DEFAULT_Q
     r: float = DEFAULT_R
+    fit: str = "fixed"
     name: str = "kalman"
     fields: tuple[MetricField, ...] = (
         MetricField(
@@ -84,6 +89,19 @@ class KalmanMetric:
             nullable=True,
         ),
         MetricField(
+            "kalman_q",
+            description="The state noise variance q the filter ran with: the plugin's option, "
+            "or with fit = \"mle\" this pair's maximum-likelihood estimate on W's closes. "
+            "Also null when that fit has no interior maximum." + _NULL,
+            nullable=True,
+        ),
+        MetricField(
+            "kalman_r",
+            description="The observation noise variance r the filter ran with, as kalman_q."
+            + _NULL,
+            nullable=True,
+        ),
+        MetricField(
             "kalman_reason",
             type="string",
             description="Why Kalman fields are null (too few closes in W, Q not positive, "
@@ -101,12 +119,27 @@ class KalmanMetric:
                 **{f.name: nan for f in self.fields if f.type == "number"},
                 "kalman_reason": np.full(panel.n_pairs, reason),
             }
-        with np.errstate(divide="ignore", invalid="ignore"):
-            run = kalman_filter(log_a, log_b, q=self.q, r=self.r, burn_in=BURN_IN)
-            return published(run)
+        if self.fit == "fixed":
+            q, r = np.full(panel.n_pairs, self.q), np.full(panel.n_pairs, self.r)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return published(
+                    kalman_filter(log_a, log_b, q=self.q, r=self.r, burn_in=BURN_IN), q, r
+                )
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            fit = fit_variances(log_a, log_b, burn=BURN_IN)
+            fitted = np.isfinite(fit.q)
+            # Rows without a fit run with the options only to keep the panel in one piece;
+            # their numbers are dropped below.
+            q, r = np.where(fitted, fit.q, self.q), np.where(fitted, fit.r, self.r)
+            fields = published(kalman_filter(log_a, log_b, q=q, r=r, burn_in=BURN_IN), q, r)
+        for name, column in fields.items():
+            if name != "kalman_reason":
+                column[~fitted] = np.nan
+        fields["kalman_reason"] = np.where(fitted, fields["kalman_reason"], fit.reasons)
+        return fields
 
 
-def published(run: KalmanRun) -> dict[str, np.ndarray]:
+def published(run: KalmanRun, q: np.ndarray, r: np.ndarray) -> dict[str, np.ndarray]:
     """The fields of a filter run, NaN where they have no meaning, and why.
 
     A row whose last ``Q`` is not a positive number (``q = r = 0`` leaves ``K = 0/0``) has no
@@ -138,13 +171,15 @@ def published(run: KalmanRun) -> dict[str, np.ndarray]:
         "kalman_spread_std": std,
         "kalman_z": spread / std,
         "kalman_hedge_drift": drift,
+        "kalman_q": np.where(filtered, q, np.nan),
+        "kalman_r": np.where(filtered, r, np.nan),
         "kalman_reason": reasons.astype(str),
     }
 
 
 @hookimpl
 def pairscreen_plugin_options() -> list[PluginOption]:
-    """``q`` and ``r``, the filter's noise variances."""
+    """``q`` and ``r``, the filter's noise variances, and whether to fit them."""
     return [
         PluginOption(
             "q",
@@ -157,16 +192,25 @@ def pairscreen_plugin_options() -> list[PluginOption]:
             DEFAULT_R,
             "observation noise variance of ln A around β ln B + alpha (default 1e-3, Chan's V_e)",
         ),
+        PluginOption(
+            "fit",
+            "fixed",
+            '"fixed" runs every pair with q and r; "mle" fits each pair\'s own q and r by '
+            "maximum likelihood on W's closes (about 70 filter runs per pair)",
+        ),
     ]
 
 
 @hookimpl
 def pairscreen_register_metrics(options: Mapping[str, Any]) -> list[Metric]:
-    """The Kalman metric with the table's ``q`` and ``r`` (refused unless q >= 0 and r > 0:
-    a negative variance is no model, and r = 0 lets Q vanish)."""
-    q, r = float(options["q"]), float(options["r"])
-    if not (math.isfinite(q) and q >= 0):
-        raise ValueError(f"q = {q} is not a variance (a finite number >= 0)")
+    """The Kalman metric with the table's ``q``, ``r`` and ``fit`` (refused unless q > 0 and
+    r > 0: a negative variance is no model, q = 0 with the start's zero covariance never moves
+    the state from 0, and r = 0 lets Q vanish; and unless fit is one of ``FITS``)."""
+    q, r, fit = float(options["q"]), float(options["r"]), str(options["fit"])
+    if not (math.isfinite(q) and q > 0):
+        raise ValueError(f"q = {q} must be a finite number > 0")
     if not (math.isfinite(r) and r > 0):
         raise ValueError(f"r = {r} must be a finite number > 0")
-    return [KalmanMetric(q=q, r=r)]
+    if fit not in FITS:
+        raise ValueError(f'fit = {fit!r} must be "fixed" or "mle"')
+    return [KalmanMetric(q=q, r=r, fit=fit)]

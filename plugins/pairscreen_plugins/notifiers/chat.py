@@ -34,8 +34,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
-from pairscreen import DeliveryError, Notification, Notifier, Settings, hookimpl
+from pairscreen import (
+    AddressError,
+    ChannelSpec,
+    DeliveryError,
+    Notification,
+    Notifier,
+    Settings,
+    hookimpl,
+    masked_address,
+)
 from pairscreen_plugins.notifiers.webhook import post_json
 
 FACT_RE = re.compile(r"^([A-Z][^:]{0,40}):\s+(\S.*)$")
@@ -191,6 +201,24 @@ class ChatNotifier:
     @property
     def platform(self) -> str:
         return "Discord" if self.name == "discord" else "Slack"
+
+    @property
+    def channel(self) -> ChannelSpec:
+        starts = " or ".join(self.prefixes) or "(no prefix allowed)"
+        hint = f"the channel's incoming-webhook URL, starting with {starts}"
+        return ChannelSpec(self.platform, hint, secret="url_path")
+
+    def check_address(self, address: str) -> str:
+        """A URL under one of the operator's prefixes; a refusal shows it by its host only."""
+        parts = urlsplit(address)
+        well_formed = parts.scheme in ("http", "https") and parts.hostname and len(address) <= 500
+        if not well_formed or not any(address.startswith(p) for p in self.prefixes):
+            shown = masked_address(address, "url_path") if well_formed else "not a URL"
+            raise AddressError(
+                f"a {self.platform} channel takes the channel's incoming-webhook URL, starting "
+                f"with {' or '.join(self.prefixes) or '(no prefix allowed)'}; got {shown}"
+            )
+        return address
 
     def deliver(self, notification: Notification) -> None:
         url = notification.address

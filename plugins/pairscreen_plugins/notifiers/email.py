@@ -18,6 +18,7 @@ Errors: a 5xx answer to the recipient or the message is permanent; connection pr
 
 from __future__ import annotations
 
+import re
 import smtplib
 import ssl
 from dataclasses import dataclass, field
@@ -25,10 +26,21 @@ from email.message import EmailMessage
 from email.utils import formatdate
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from pairscreen import DeliveryError, Notification, Notifier, Settings, hookimpl
+from pairscreen import (
+    AddressError,
+    ChannelSpec,
+    DeliveryError,
+    Notification,
+    Notifier,
+    Settings,
+    hookimpl,
+)
 
 TIMEOUT_SECONDS = 20.0
 TRUE = {"1", "true", "yes", "on"}
+ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+# The operator's: the service would otherwise mail wherever a key's holder says.
+CHANNEL = ChannelSpec("E-mail", "an e-mail address: name@example.com", self_service=False)
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,15 @@ class EmailNotifier:
     @classmethod
     def of(cls, settings: Settings) -> EmailNotifier:
         return cls(smtp_url=settings.smtp_url, mail_from=settings.mail_from)
+
+    @property
+    def channel(self) -> ChannelSpec:
+        return CHANNEL
+
+    def check_address(self, address: str) -> str:
+        if not ADDRESS.match(address) or len(address) > 254:
+            raise AddressError(f"not an e-mail address: {address!r}")
+        return address
 
     def deliver(self, notification: Notification) -> None:
         url = self.smtp_url

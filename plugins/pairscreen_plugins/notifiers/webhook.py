@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -32,11 +33,27 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from http.client import HTTPMessage
 from typing import IO
+from urllib.parse import urlsplit
 
-from pairscreen import DeliveryError, Notification, Notifier, Settings, hookimpl
+from pairscreen import (
+    AddressError,
+    ChannelSpec,
+    DeliveryError,
+    Notification,
+    Notifier,
+    Settings,
+    hookimpl,
+)
 
 TIMEOUT_SECONDS = 15.0
 USER_AGENT = "pairscreen-notifier/1"
+CHAT_ID = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$")
+TELEGRAM = ChannelSpec("Telegram", "a chat id: 123456789, -1001234567890 or @channelname")
+# The operator's: the service would otherwise POST wherever a key's holder says; the URL's
+# path often carries the receiver's token.
+WEBHOOK = ChannelSpec(
+    "Webhook", "an http:// or https:// URL", secret="url_path", self_service=False
+)
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -139,6 +156,18 @@ class TelegramNotifier:
     def of(cls, settings: Settings) -> TelegramNotifier:
         return cls(token=settings.telegram_token, api=settings.telegram_api)
 
+    @property
+    def channel(self) -> ChannelSpec:
+        return TELEGRAM
+
+    def check_address(self, address: str) -> str:
+        if not CHAT_ID.match(address):
+            raise AddressError(
+                f"a Telegram chat id is a number (e.g. 123456789 or -1001234567890) or "
+                f"@channelname, got {address!r}"
+            )
+        return address
+
     def deliver(self, notification: Notification) -> None:
         token = self.token
         if not token:
@@ -167,6 +196,16 @@ class WebhookNotifier:
     @classmethod
     def of(cls, settings: Settings) -> WebhookNotifier:
         return cls(secret=settings.webhook_secret)
+
+    @property
+    def channel(self) -> ChannelSpec:
+        return WEBHOOK
+
+    def check_address(self, address: str) -> str:
+        parts = urlsplit(address)
+        if parts.scheme not in ("http", "https") or not parts.hostname or len(address) > 500:
+            raise AddressError(f"a webhook must be an http:// or https:// URL, got {address!r}")
+        return address
 
     def deliver(self, notification: Notification) -> None:
         secret = self.secret

@@ -1,10 +1,10 @@
 """Peg reference source ``csv``: reference prices from a folder of ``<REFERENCE>.csv`` files.
 
-Options (the universe's ``[peg_sources.csv]`` table): ``folder`` (or ``path``), the folder of
-files, relative to the universe file; ``max_age_hours`` overrides the default maximum age of
-an answer (26 hours, made for one price a day: Friday's fix is stale by Sunday);
-``close_time`` (``"HH:MM"`` UTC, e.g. ``"21:00"`` for a New York close) says when a daily
-row's price is final, by default at the end of its UTC day.
+Options (the ``[plugins.csv_reference]`` table; ``[peg_sources.csv]`` for one more release):
+``folder`` (or ``path``), the folder of files, relative to the universe file; ``max_age_hours``
+overrides the default maximum age of an answer (26 hours, made for one price a day: Friday's
+fix is stale by Sunday); ``close_time`` (``"HH:MM"`` UTC, e.g. ``"21:00"`` for a New York
+close) says when a daily row's price is final, by default at the end of its UTC day.
 
 Each file is named after the reference symbol (``XAU.csv``, ``AAPL.csv``) and has the header
 ``timestamp,price`` (column order free, extra columns ignored). A timestamp is ISO 8601; one
@@ -35,7 +35,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
-from pairscreen import ReferenceQuote, hookimpl
+from pairscreen import PluginOption, ReferenceQuote, hookimpl
 
 log = logging.getLogger(__name__)
 
@@ -173,3 +173,26 @@ class CsvPegSource:
 @hookimpl
 def pairscreen_register_peg_sources() -> list[CsvPegSource]:
     return [CsvPegSource()]
+
+
+@hookimpl
+def pairscreen_plugin_options() -> list[PluginOption]:
+    """The ``[plugins.csv_reference]`` table; a key left out is not given to the source."""
+    return [
+        PluginOption("folder", "", "the folder of REFERENCE.csv files (relative to the universe)"),
+        PluginOption("path", "", "the same as folder"),
+        PluginOption(
+            "close_time", "", 'when a daily row\'s price is final, "HH:MM" UTC (unset: 24:00)'
+        ),
+        PluginOption("max_age_hours", 26.0, "an answer older than this many hours does not count"),
+        PluginOption(
+            "max_skew_hours",
+            1.0,
+            "how many hours apart the token price's moment and the answer's may be",
+        ),
+        PluginOption(
+            "max_deviation_pct",
+            50.0,
+            "an answer farther than this from the market price is a broken feed, not a depeg",
+        ),
+    ]

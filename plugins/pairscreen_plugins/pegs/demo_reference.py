@@ -36,9 +36,9 @@ the start of the hour in which the source was created, i.e. when the demo starte
 * ``USTB`` trades 0.9 % above its NAV for the 6 hours from 36 to 30 hours before the anchor:
   a short blip that never becomes an event.
 
-Options (the universe's ``[peg_sources.demo]`` table): ``seed`` (the demo market's seed,
-default the same as the market source's), ``scenario_anchor``, ``scenario = false`` to turn
-the episodes off, ``max_age_hours``.
+Options (the ``[plugins.demo_reference]`` table; ``[peg_sources.demo]`` for one more release):
+``seed`` (the demo market's seed, default the same as the market source's),
+``scenario_anchor``, ``scenario = false`` to turn the episodes off, ``max_age_hours``.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from pairscreen import Asset, ReferenceQuote, clock, hookimpl
+from pairscreen import Asset, PluginOption, ReferenceQuote, clock, hookimpl
 from pairscreen_plugins.demo_market.catalogue import DEFAULT_SEED, REFERENCE_BY_SYMBOL
 from pairscreen_plugins.demo_market.model import demo_reference_at
 
@@ -164,3 +164,26 @@ def _seed(options: Mapping[str, Any]) -> int:
 @hookimpl
 def pairscreen_register_peg_sources() -> list[DemoPegSource]:
     return [DemoPegSource()]
+
+
+@hookimpl
+def pairscreen_plugin_options() -> list[PluginOption]:
+    """The ``[plugins.demo_reference]`` table; a key left out is not given to the source."""
+    return [
+        PluginOption("seed", DEFAULT_SEED, "the demo market's seed (the market source's default)"),
+        PluginOption("scenario", True, "play the scripted depeg episodes"),
+        PluginOption(
+            "scenario_anchor", "", "when the episodes end, ISO time (unset: when the source loaded)"
+        ),
+        PluginOption("max_age_hours", 1.5, "an answer older than this many hours does not count"),
+        PluginOption(
+            "max_skew_hours",
+            1.5,
+            "how many hours apart the token price's moment and the answer's may be",
+        ),
+        PluginOption(
+            "max_deviation_pct",
+            50.0,
+            "an answer farther than this from the market price is a broken feed, not a depeg",
+        ),
+    ]

@@ -182,14 +182,15 @@ def pairscreen_plugin_options() -> list[PluginOption]:
 @hookimpl
 def pairscreen_register_strategies(options: Mapping[str, Any]) -> list[Strategy]:
     """The strategy with the table's levels, refused unless ``entry > 0``, ``exit < entry``
-    (a day could otherwise ask for both coins), ``q >= 0`` and ``r > 0``."""
+    (a day could otherwise ask for both coins), ``q > 0`` (with the start's zero covariance
+    q = 0 never moves the state from 0, as for the metric) and ``r > 0``."""
     entry, exit_, q, r = (_number(options, n) for n in ("entry", "exit", "q", "r"))
     if entry <= 0:
         raise ValueError(f"entry = {entry} must be above 0 standard deviations")
     if exit_ >= entry:
         raise ValueError(f"exit = {exit_} must be below entry = {entry}")
-    if q < 0:
-        raise ValueError(f"q = {q} is not a variance (a finite number >= 0)")
+    if q <= 0:
+        raise ValueError(f"q = {q} must be a finite number > 0")
     if r <= 0:
         raise ValueError(f"r = {r} must be a finite number > 0")
     return [KalmanBandStrategy(entry=entry, exit=exit_, q=q, r=r)]

@@ -51,6 +51,33 @@ function horizonCard(h) {
     </article>`;
 }
 
+// The portfolio line (published with `evaluate --publish --portfolio N`): per horizon the
+// picks traded with the strategy beside random in-zone pairs and the whole universe.
+function portfolioCard(p, strategy) {
+  const f = p.portfolio, r = p.random, u = p.universe;
+  const range = f.ci95 ? `${lp(f.ci95[0])} to ${lp(f.ci95[1])}` : "—";
+  const nullRange = r.range95 ? `${lp(r.range95[0])} to ${lp(r.range95[1])}` : "—";
+  const limit = p.max_per_asset === null ? "" : `, no asset in more than ${p.max_per_asset}`;
+  return `
+    <article class="evidence-portfolio" data-horizon="${p.horizon_days}">
+      <h3>A portfolio of the top ${p.size} picks, ${p.horizon_days} days</h3>
+      <p class="hint">At each day the ${p.size} best-scored survivors in a zone${esc(limit)},
+        each traded with the ${esc(strategy)} strategy for ${p.horizon_days} days, equal
+        amounts, fees and costs included.</p>
+      <dl class="evidence-figures">
+        <dt>Portfolio</dt>
+        <dd class="portfolio-mean">${lp(f.mean)} per ${p.horizon_days} days, 95 % range ${range};
+          Sharpe ${num(f.sharpe_annualised, 2)} a year; worst drawdown ${pct(f.max_drawdown === null ? null : f.max_drawdown * 100, 0, false)}
+          (${f.as_of_days} days, ${num(p.mean_picks, 1)} pairs held, turnover ${pct(p.turnover === null ? null : p.turnover * 100, 0, false)})</dd>
+        <dt>The same number of random pairs in the zones</dt>
+        <dd class="portfolio-random">${lp(r.mean)} per ${p.horizon_days} days (${r.draws} draws, 95 % of them
+          ${nullRange}); p ${num(r.p_value, 3)}, the share of draws that did as well</dd>
+        <dt>Holding every asset equally</dt>
+        <dd class="portfolio-universe">${lp(u.mean)} per ${p.horizon_days} days, Sharpe ${num(u.sharpe_annualised, 2)} a year</dd>
+      </dl>
+    </article>`;
+}
+
 const PERIOD_WORDS = {
   after: (e) => `After ${day(e.defaults_chosen_through)}: days the default rules were not chosen on`,
   chosen_on: (e) => `Up to ${day(e.defaults_chosen_through)}: the period the default rules were chosen on (in-sample)`,
@@ -78,6 +105,13 @@ function periodsTable(evidence) {
       <tbody>${rows}</tbody></table>`)}`;
 }
 
+// What the calibration's realised outcome was: trading the strategy, or holding the cheap leg.
+export function realisedBy(calibration) {
+  return calibration.measure === "excess"
+    ? "trading the strategy against holding both legs"
+    : "holding the cheap leg";
+}
+
 // What the in-sample model return realised, by quintile of it.
 function calibrationTable(evidence) {
   const c = evidence.calibration;
@@ -91,7 +125,7 @@ function calibrationTable(evidence) {
     `<td class="num" data-label="Pair-days">${g.n}</td></tr>`).join("");
   return `<h3 id="evidence-calibration-title">The model's expected return against what followed</h3>
     <p class="hint">Survivors grouped by their in-sample expected OU return (a model figure
-      fitted on the history they were picked on), and what holding the cheap leg for the next
+      fitted on the history they were picked on), and what ${realisedBy(c)} for the next
       ${c.horizon} days realised, fees included, ${c.n} pair-days in all.</p>
     ${tableWrap("Calibration", `<table class="data row-cards" id="evidence-calibration"><thead><tr>
       <th scope="col">Quintile</th><th scope="col">Model says (log units / year)</th>
@@ -163,6 +197,9 @@ function evidenceSection({ evidence, message }) {
     ${periodsTable(evidence)}
     <h3 id="evidence-all-title">All days</h3>
     <div class="evidence-grid">${evidence.horizons.map(horizonCard).join("")}</div>
+    ${evidence.portfolio
+      ? `<div class="evidence-grid">${evidence.portfolio.map((p) => portfolioCard(p, evidence.portfolio_strategy)).join("")}</div>`
+      : ""}
     ${calibrationTable(evidence)}
     ${evidence.warnings.length
       ? `<ul class="hint evidence-warnings">${evidence.warnings.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>`

@@ -4,6 +4,7 @@
 import { api, ApiError, pairPath } from "./api.js";
 import { drawChart } from "./chart.js";
 import { day, esc, num, pct, pegWords, positionBar, pvalue, tableWrap, utc, zoneBadge } from "./format.js";
+import { realisedBy } from "./evidence.js";
 
 // The metrics, with their unit and what they mean (docs/methodology.md in one line each).
 const GLOSSARY = [
@@ -54,6 +55,8 @@ const GLOSSARY = [
   ["kalman_spread_std", "log units", (v) => num(v, 4), "The standard deviation the filter expects of that error."],
   ["kalman_z", "std devs", (v) => num(v), "The forecast error in its own standard deviations."],
   ["kalman_hedge_drift", "of β", (v) => (v === null || v === undefined ? "—" : pct(100 * v, 1)), "How far β moved over the window (after its first 30 closes), as a share of today's β."],
+  ["kalman_q", "per close", (v) => (v === null || v === undefined ? "—" : Number(v).toExponential(2)), "The state noise variance q the filter ran with: the plugin's setting, or this pair's maximum-likelihood estimate when fit = \"mle\"."],
+  ["kalman_r", "log units²", (v) => (v === null || v === undefined ? "—" : Number(v).toExponential(2)), "The observation noise variance r the filter ran with, set or fitted as q."],
   ["kalman_reason", "", (v) => (v ? esc(v) : "—"), "Why the Kalman fields are empty, when they are."],
   ["volume_a", "quote / day", (v) => num(v, 0), "Leg A's mean daily volume over 30 days."],
   ["volume_b", "quote / day", (v) => num(v, 0), "Leg B's mean daily volume over 30 days."],
@@ -306,7 +309,7 @@ function fillCalibration(target, expected) {
       ${num(group.model_low, 2)} to ${num(group.model_high, 2)} log units / year, about
       ${lpct(group.model_implied)} over ${table.horizon} days) realised
       <strong data-realised="${group.quintile}">${lpct(group.realised_mean)}</strong> over the
-      next ${table.horizon} days holding the cheap leg${range} (${group.n} pair-days, evaluated
+      next ${table.horizon} days ${realisedBy(table)}${range} (${group.n} pair-days, evaluated
       up to ${day(evidence.data_through)}).`;
     target.hidden = false;
   }).catch(() => {});

@@ -1,37 +1,17 @@
-"""``/pairs``: the survivors of a screen in compact form (pair, legs, sector, zone, position,
-score, the screen-wide fields and how old each pair's data is), best score first.
+"""A survivor in compact form, as ``/pairs`` lists it: pair, legs, sector, zone, position,
+score, the screen-wide fields and how old its data is.
 
-Built from the screen's payload once per screen, one survivor decoded at a time; a page of
-it compacts only the survivors it shows (:mod:`pairscreen.screening.stored_pages`).
+Stored with each screen in the pages' blocks (:mod:`.page_blocks`) and rendered by the
+``/pairs`` view (:mod:`pairscreen.screen_views.pairs_view`), so both give the same text.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_rules import SCREEN_FIELDS
-from pairscreen.runtime.published import PublishedScreen
-from pairscreen.screening.data_lag import LAG_FIELDS
-from pairscreen.screening.json_items import Field, walk
-
-
-def pairs_json(screen: PublishedScreen) -> str:
-    """The ``/pairs`` body of ``screen``, serialised once per screen."""
-    return screen.view("pairs", _render_pairs)
-
-
-def _render_pairs(payload: str) -> str:
-    head: dict[str, Any] = {}
-    survivors: list[dict[str, Any]] = []
-    for part in walk(payload, "survivors"):  # one survivor decoded at a time
-        if isinstance(part, Field):
-            head[part.name] = part.value
-        else:
-            survivors.append(compact_pair(part.value))
-    return json.dumps(compact_pairs(head["generated_at"], survivors), allow_nan=False)
-
+from pairscreen.screen_store.data_lag import LAG_FIELDS
 
 # Metrics ``/pairs`` carries when the screen's metrics provide them: what the website's map of
 # the universe plots against the position, so 100,000 survivors need no full screen.

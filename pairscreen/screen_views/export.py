@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from pairscreen.engine.screen_rules import SCREEN_FIELDS
-from pairscreen.runtime.published import PublishedScreen
-from pairscreen.screening.data_lag import LAG_FIELDS
-from pairscreen.screening.json_items import Element, walk
+from pairscreen.screen_store.data_lag import LAG_FIELDS
+from pairscreen.screen_store.json_items import Element, walk
+from pairscreen.screen_store.published import PublishedScreen
 
 IDENTITY = ("rank", "pair", "a", "b", "sector", "score", *LAG_FIELDS)
 LEG_FIELDS = (

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from pairscreen.db.models import Screen
 from pairscreen.errors import NotFound
-from pairscreen.runtime.published import stored_payload
+from pairscreen.screen_store.published import stored_payload
 
 KEPT_IN_MEMORY = 32  # payloads a runtime keeps in memory, the least recently used dropped
 
@@ -25,7 +25,7 @@ def whole_second(moment: datetime) -> datetime:
 class ScreenHistory:
     """Stored screens by time, their payloads kept in memory by row id (a row never changes).
 
-    Held by a :class:`~pairscreen.runtime.Runtime`; thread-safe, bounded to
+    Held by a runtime's :class:`~pairscreen.screen_store.store.ScreenStore`; thread-safe, bounded to
     ``KEPT_IN_MEMORY`` payloads.
     """
 

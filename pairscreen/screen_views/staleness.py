@@ -25,8 +25,8 @@ from typing import Any
 
 from pairscreen import clock
 from pairscreen.market.freshness import STALE, age_days
-from pairscreen.runtime.published import PublishedScreen
-from pairscreen.screening.stored_pages import stored_fields
+from pairscreen.screen_store.published import PublishedScreen
+from pairscreen.screen_store.stored_pages import stored_fields
 from pairscreen.universe import Universe
 
 TAIL_MARKER = '],"data_source":'  # where the survivors end and the payload's tail begins

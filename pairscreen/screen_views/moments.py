@@ -2,8 +2,8 @@
 
 The screen current then is the newest stored screen, regular or point-in-time (see
 :mod:`pairscreen.screening.point_in_time`), dated at or before that moment
-(:class:`pairscreen.runtime.history.ScreenHistory`), so a backtest can replay what the
-service said then.
+(:meth:`pairscreen.screen_store.store.ScreenStore.at`), so a backtest can replay what
+the service said then.
 """
 
 from __future__ import annotations

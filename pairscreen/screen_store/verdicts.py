@@ -17,7 +17,7 @@ takes to say the verdict again later in the same words, in compact arrays rather
 A rule's text is rendered again from its inputs, so a rule's ``explain`` must read only the
 inputs it declares and its context (the :class:`~pairscreen.types.FilterRule` contract). Chunk
 workers record matrix rows; :func:`finish` maps them onto the universe and orders them by
-slot (:mod:`pairscreen.screening.verdict_store` stores them).
+slot (:mod:`pairscreen.screen_store.verdict_store` stores them).
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
-"""Filtered pages of a screen: by sector, zone and score, a page at a time.
+"""A screen view's page index: where each item lies in the view's text, best score first,
+with the arrays a page filters on (score, sector, zone).
 
-A screen of 100,000 survivors makes a 3 MB ``/pairs`` and a far bigger ``/screen/latest``;
-a client after the top 100 of one sector should download neither. Each view is indexed by a
-:class:`PageIndex` (where each item lies in the view's text, best score first, and arrays of
-score, sector and zone), so a filtered page costs one vectorised mask and the join of the
-page's slices (or, for a screen published with its items in blocks, of the items read from
-them). A screen's index is built when it is published and stored beside it
-(:mod:`pairscreen.screening.stored_pages`); the functions here parse a view instead, for the
-screens published before that. A cursor names the screen it belongs to and the offset
-of the next page, so paging through a screen that has been replaced meanwhile answers 404
-rather than silently mixing two screens.
+Built when a screen is published (:mod:`.stored_pages` stores it beside the screen) and, for a
+screen published before that, by the reading side on the first filtered request
+(:mod:`pairscreen.screen_views.pages`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,18 +16,13 @@ import numpy as np
 import orjson
 
 from pairscreen.engine.required_fields import ZONE
-from pairscreen.errors import BadRequest, NotFound
-from pairscreen.runtime.published import PublishedScreen
-from pairscreen.screening.json_items import Field, walk
-from pairscreen.screening.pairs_view import pairs_json
-from pairscreen.screening.payload_parts import PayloadParts
-
-DEFAULT_LIMIT = 100  # page size when a filter is given without ``limit``
+from pairscreen.screen_store.json_items import Field, walk
+from pairscreen.screen_store.payload_parts import PayloadParts
 
 
 class ItemSource(Protocol):
     """Where the items of a view are read from when the index does not hold its text: the
-    blocks stored at publish (:class:`~pairscreen.screening.page_blocks.BlockItems`)."""
+    blocks stored at publish (:class:`~pairscreen.screen_store.page_blocks.BlockItems`)."""
 
     def texts(self, positions: np.ndarray) -> list[str]: ...
 
@@ -163,78 +151,7 @@ def placed_survivors(
         at += len(text)
 
 
-def pair_index(screen: PublishedScreen) -> PageIndex:
-    """The page index of ``screen``'s ``/pairs`` view."""
-    return PageIndex.of(pairs_json(screen), "pairs", lambda pair: pair.get(ZONE.name))
-
-
-def survivor_index(screen: PublishedScreen) -> PageIndex:
-    """The page index of ``screen``'s ``/screen/latest`` view."""
-    return payload_index(screen.payload)
-
-
 def payload_index(payload: str, each: Callable[[dict[str, Any]], None] | None = None) -> PageIndex:
     """The page index of a screen's payload (its ``/screen/latest`` view); ``each`` is given
     every survivor as decoded."""
     return PageIndex.of(payload, "survivors", survivor_zone, each)
-
-
-@dataclass(frozen=True)
-class PageQuery:
-    sector: str | None = None
-    zone: str | None = None
-    min_score: float | None = None
-    limit: int | None = None
-    cursor: str | None = None
-
-    @property
-    def is_plain(self) -> bool:
-        """No parameter at all: the whole view, served from the bytes prepared per screen."""
-        given = (self.sector, self.zone, self.min_score, self.limit, self.cursor)
-        return all(value is None for value in given)
-
-
-def page(
-    screen: PublishedScreen,
-    index: PageIndex,
-    query: PageQuery,
-    head: Mapping[str, Any] | None = None,
-) -> str:
-    """The body for ``query`` (JSON text): the matching items from the cursor on, at most
-    ``limit`` of them, their ``count``, and ``next_cursor`` when more follow; ``head``'s
-    fields replace the stored ones of the same name (a screen's staleness judged now)."""
-    offset = _offset(screen, query.cursor)
-    keep = np.ones(index.score.shape[0], dtype=bool)
-    if query.sector is not None:
-        keep &= index.sector == query.sector
-    if query.zone is not None:
-        keep &= index.zone == query.zone
-    if query.min_score is not None:
-        keep &= index.score >= query.min_score
-    matching = np.flatnonzero(keep)
-    limit = query.limit or DEFAULT_LIMIT
-    chosen = matching[offset : offset + limit]
-    fields = {**index.head, **(head or {}), "count": int(chosen.shape[0])}
-    text = json.dumps(fields, allow_nan=False)
-    more = ""
-    if offset + limit < matching.shape[0]:
-        more = f', "next_cursor": "{screen.key[0]}.{offset + limit}"'
-    items = ", ".join(index.texts(chosen))
-    return f'{text[:-1]}, "{index.items_key}": [{items}]{more}}}'
-
-
-def _offset(screen: PublishedScreen, cursor: str | None) -> int:
-    if cursor is None:
-        return 0
-    screen_id, _, offset = cursor.partition(".")
-    if not (screen_id.isdigit() and offset.isdigit()):
-        raise BadRequest(
-            f"query parameter 'cursor' is {cursor[:64]!r}; "
-            "allowed: the next_cursor of the previous page."
-        )
-    if int(screen_id) != screen.key[0]:
-        raise NotFound(
-            "The page this cursor names is gone: a newer screen has been published since. "
-            "Ask again without cursor to page through the latest screen."
-        )
-    return int(offset)

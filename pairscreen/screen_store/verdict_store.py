@@ -24,16 +24,16 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.db.models import Screen, ScreenVerdictBlock, ScreenVerdicts
+from pairscreen.engine.filtering import FilterChoice
 from pairscreen.engine.guarantees import NO_CANDLES as CORE_NO_CANDLES
 from pairscreen.engine.guarantees import SHORT, STALE_LEG, core_reason
 from pairscreen.engine.screen_rules import SCREEN_RULES
 from pairscreen.errors import NotFound
 from pairscreen.market.freshness import AssetFreshness, day_of, day_start
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.runtime import Runtime
-from pairscreen.runtime.published import PublishedScreen
-from pairscreen.screening.data_lag import data_lag
-from pairscreen.screening.verdicts import (
+from pairscreen.screen_store.data_lag import data_lag
+from pairscreen.screen_store.published import PublishedScreen
+from pairscreen.screen_store.verdicts import (
     NO_CANDLES,
     NO_DAY,
     ZONES,
@@ -44,7 +44,7 @@ from pairscreen.screening.verdicts import (
     finish,
     kinds,
 )
-from pairscreen.types import Asset, FilterContext
+from pairscreen.types import Asset, Filter, FilterContext
 
 BLOCK_SLOTS = 1 << 14  # a lookup decodes about 200 kB
 LEVEL = 1  # random mantissa bytes gain nothing from a slower level
@@ -63,8 +63,19 @@ class EncodedVerdicts:
         return len(self.head) + sum(len(b) for b in self.blocks.values())
 
 
+@dataclass(frozen=True)
+class VerdictSetup:
+    """What encoding a screen's verdicts reads of the service: the screen filter with its
+    thresholds, the universe's tickers and the history a pair needs."""
+
+    choice: FilterChoice
+    filter: Filter
+    tickers: tuple[str, ...]
+    min_history_days: int
+
+
 def encode_screen(
-    rt: Runtime,
+    setup: VerdictSetup,
     log: VerdictLog,
     matrix_tickers: Sequence[str],
     survivors: Sequence[tuple[str, str]],
@@ -73,9 +84,9 @@ def encode_screen(
 ) -> EncodedVerdicts:
     """The verdicts of a screen just computed, ready to store with it: ``screen`` is the
     payload's head and tail (generated_at, filter, screen_rules, n_survivors)."""
-    choice = rt.screen_filter
-    table = kinds(rt.plugins.filters.get(choice.name), choice.thresholds)
-    tickers = [a.ticker for a in rt.universe.assets]
+    choice = setup.choice
+    table = kinds(setup.filter, choice.thresholds)
+    tickers = list(setup.tickers)
     index = {t: k for k, t in enumerate(tickers)}
     rows = np.array([index[t] for t in matrix_tickers], dtype=np.int64)
     done = finish(log, table, rows, survivors, wide, index)
@@ -85,7 +96,7 @@ def encode_screen(
         "filter": choice.name,
         "thresholds": dict(choice.thresholds),
         "screen_rules": dict(choice.screen_wide),
-        "min_history_days": rt.settings.min_history_days,
+        "min_history_days": setup.min_history_days,
         "newest": (screen.get("data_time") or {}).get("newest"),
     }
     return encode(done, log, table, tickers, facts)

@@ -7,11 +7,12 @@ written again), in one transaction: a crash mid-publish leaves the previous scre
 (something stored beside the row, say) is one more call there.
 
 A regular screen becomes the latest one: its pairs' verdicts and its page index with the
-pages' items are stored beside its row (prepared before the transaction), old regular screens beyond
-``screens_kept`` go (but not those the next screen's persistence reads), the ``screen`` job
-time is set and the runtime's published-screen cache drops what it holds. A point-in-time
-screen (``as_of``) is history: it replaces an earlier screen as of the same day, prunes
-nothing, stores no verdicts nor page index and never becomes the latest.
+pages' items are stored beside its row (prepared before the transaction), old regular
+screens beyond ``screens_kept`` go (but not those the next screen's persistence reads), the
+``screen`` job time is set, and the store (:mod:`.store`) drops what its cache of the latest
+screen holds. A point-in-time screen (``as_of``) is history: it replaces an earlier screen
+as of the same day, prunes nothing, stores no verdicts nor page index and never becomes the
+latest.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ from datetime import date, datetime
 from peewee import fn
 
 from pairscreen import clock
+from pairscreen.config import Settings
 from pairscreen.db.connection import database, is_sqlite, write_transaction
 from pairscreen.db.models import JobRun, Screen, ScreenPayload
-from pairscreen.runtime import Runtime
-from pairscreen.screening.payload_parts import PayloadParts
-from pairscreen.screening.persistence import spaced_screens
-from pairscreen.screening.stored_pages import prepare_page_index
-from pairscreen.screening.verdict_store import EncodedVerdicts
-from pairscreen.screening.verdict_store import store as store_verdicts
+from pairscreen.screen_store.payload_parts import PayloadParts
+from pairscreen.screen_store.persistence import spaced_screens
+from pairscreen.screen_store.stored_pages import prepare_page_index
+from pairscreen.screen_store.verdict_store import EncodedVerdicts
+from pairscreen.screen_store.verdict_store import store as store_verdicts
 
 STREAMED_PAYLOAD_BYTES = 1 << 20  # SQLite payloads from this size are written in slices
 PAYLOAD_SLICE = 1 << 20
@@ -69,10 +70,11 @@ class ScreenSummary:
 
 
 def publish_screen(
-    rt: Runtime, screen: ComputedScreen, *, as_of: date | None = None
+    settings: Settings, screen: ComputedScreen, *, as_of: date | None = None
 ) -> ScreenSummary:
     """Store ``screen`` in one transaction: as the latest screen, or as the screen as of
-    ``as_of`` (history)."""
+    ``as_of`` (history). Called through :meth:`.store.ScreenStore.publish`, which then
+    drops what its cache of the latest screen holds."""
     latest = as_of is None
     # Prepared before the transaction opens, so that it stays short: what the latest screen
     # stores beside its row (every pair's verdict, the page index and the pages' items).
@@ -89,10 +91,8 @@ def publish_screen(
         if page_index is not None:
             page_index.store(row_id)
         if latest:
-            _prune(rt, screen.generated_at)
+            _prune(settings, screen.generated_at)
             JobRun.replace(name="screen", finished_at=clock.now()).execute()
-    if latest:
-        rt.published.forget()  # this runtime serves the new screen at once
     return ScreenSummary(
         row_id,
         screen.generated_at,
@@ -117,7 +117,7 @@ def _store_row(screen: ComputedScreen, payload: PayloadParts, as_of: date | None
     return int(row.id)
 
 
-def _prune(rt: Runtime, generated_at: datetime) -> None:
+def _prune(settings: Settings, generated_at: datetime) -> None:
     """Delete the regular screens beyond ``screens_kept``, keeping those the next screen's
     persistence counts however many ran between; point-in-time screens are never pruned."""
     regular = Screen.as_of.is_null()
@@ -125,9 +125,9 @@ def _prune(rt: Runtime, generated_at: datetime) -> None:
         Screen.select(Screen.id)
         .where(regular)
         .order_by(Screen.id.desc())
-        .limit(rt.settings.screens_kept)
+        .limit(settings.screens_kept)
     )
-    counted = [s.id for s in spaced_screens(generated_at, rt.settings.persistence_screens)]
+    counted = [s.id for s in spaced_screens(generated_at, settings.persistence_screens)]
     pruned = Screen.id.not_in(keep) & Screen.id.not_in(counted or [0]) & regular
     Screen.delete().where(pruned).execute()
 

@@ -17,7 +17,7 @@ from pairscreen.db.models import JobRun, Screen
 from pairscreen.errors import NotFound
 from pairscreen.market.freshness import asset_freshness, last_days
 from pairscreen.runtime import Runtime
-from pairscreen.screening.staleness import Staleness, serve_latest
+from pairscreen.screen_views.staleness import Staleness, serve_latest
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def stale_asset_count(rt: Runtime, at: datetime | None = None) -> int:
 def latest_screen_staleness(rt: Runtime, at: datetime | None = None) -> Staleness | None:
     """The latest screen's staleness judged at ``at`` (default now); None before the first."""
     try:
-        screen = rt.published.latest()
+        screen = rt.screens.latest()
     except NotFound:
         return None
     return serve_latest(rt.universe, screen, at or clock.now()).staleness

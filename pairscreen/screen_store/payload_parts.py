@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from pairscreen.screening.survivor_blobs import SurvivorCodec
+from pairscreen.screen_store.survivor_blobs import SurvivorCodec
 
 
 @dataclass(frozen=True)
@@ -31,18 +31,31 @@ class PayloadParts:
     codec: SurvivorCodec = field(default_factory=SurvivorCodec, compare=False, repr=False)
 
     @classmethod
+    def write(
+        cls,
+        head: Mapping[str, Any],
+        survivors: Sequence[tuple[bytes, str]],
+        tail: Mapping[str, Any],
+        codec: SurvivorCodec | None = None,
+    ) -> PayloadParts:
+        """The payload whose fields are ``head``, then its ``survivors`` (each from
+        :func:`survivor_entry`), then ``tail``: the one writer of a screen's JSON text."""
+        before = _compact(head)[:-1]
+        opening = f'{before}{"," if head else ""}"survivors":['
+        closing = f"],{_compact(tail)[1:]}" if tail else "]}"
+        return cls(opening, survivors, closing, codec or SurvivorCodec())
+
+    @classmethod
     def of(cls, body: Mapping[str, Any]) -> PayloadParts:
         """The parts of the payload ``body`` (with its ``survivors`` where the payload lists
         them), whose text is ``body``'s compact JSON."""
         names = list(body)
         at = names.index("survivors")
-        before = _compact({name: body[name] for name in names[:at]})[:-1]
-        after = _compact({name: body[name] for name in names[at + 1 :]})[1:]
-        opening = f'{before}{"," if at else ""}"survivors":['
-        closing = f"],{after}" if at + 1 < len(names) else "]}"
         codec = SurvivorCodec()
         survivors = [(codec.pack(_compact(s).encode()), "") for s in body["survivors"]]
-        return cls(opening, survivors, closing, codec)
+        head = {name: body[name] for name in names[:at]}
+        tail = {name: body[name] for name in names[at + 1 :]}
+        return cls.write(head, survivors, tail, codec)
 
     @property
     def n_survivors(self) -> int:
@@ -79,3 +92,9 @@ class PayloadParts:
 
 def _compact(value: object) -> str:
     return json.dumps(value, allow_nan=False, separators=(",", ":"))
+
+
+def survivor_entry(packed: bytes, added: Mapping[str, Any]) -> tuple[bytes, str]:
+    """A survivor as the payload holds it: its compressed JSON object, and the fields the
+    screen adds to it once every chunk is in (written here, as JSON members)."""
+    return packed, _compact(dict(added))[1:-1] if added else ""

@@ -4,8 +4,9 @@
 tells whether the screen in memory is still the latest, instead of reading and parsing the
 whole payload on every request. A new screen's payload (218 MB for 100,000 survivors) is
 read only when an answer needs it (the whole view, the CSV): the pages of a screen published
-with its page items in blocks never do. The cache belongs to a :class:`~pairscreen.runtime.Runtime`
-(not to this module) so that each runtime, bound to its own database, serves its own screen.
+with its page items in blocks never do. The cache belongs to a runtime's
+:class:`~pairscreen.screen_store.store.ScreenStore` (not to this module) so that each
+runtime, bound to its own database, serves its own screen.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ One index serves both views: ``/pairs`` lists the same survivors in the same ord
 score first, ties in published order) with the same score, sector and zone; its page shows
 each chosen survivor compacted from its place in the payload, the same text the whole
 ``/pairs`` body holds for it. A screen published before the table existed has no row: its
-views are parsed on their first filtered request, as before (:mod:`.pages`); one published
-with an index but before the blocks existed has its pages cut from its payload.
+views are parsed on their first filtered request, as before
+(:mod:`pairscreen.screen_views.pages`); one published with an index but before the blocks
+existed has its pages cut from its payload.
 """
 
 from __future__ import annotations
@@ -29,17 +30,15 @@ import numpy as np
 import orjson
 
 from pairscreen.db.models import ScreenPageIndex
-from pairscreen.runtime.published import PublishedScreen
-from pairscreen.screening.page_blocks import BlockItems, PreparedBlocks, has_blocks, prepare_blocks
-from pairscreen.screening.pages import (
-    ItemSource,
-    PageIndex,
-    pair_index,
-    placed_survivors,
-    survivor_index,
+from pairscreen.screen_store.compact_pairs import compact_pair
+from pairscreen.screen_store.page_blocks import (
+    PreparedBlocks,
+    has_blocks,
+    prepare_blocks,
 )
-from pairscreen.screening.pairs_view import compact_pair, compact_pairs
-from pairscreen.screening.payload_parts import PayloadParts
+from pairscreen.screen_store.page_index import ItemSource, PageIndex, placed_survivors
+from pairscreen.screen_store.payload_parts import PayloadParts
+from pairscreen.screen_store.published import PublishedScreen
 
 MEMO = "stored_page_index"  # the stored index's name among a screen's memos
 
@@ -99,36 +98,16 @@ def prepare_page_index(payload: PayloadParts) -> PreparedIndex:
     return PreparedIndex(json.dumps(index.head, allow_nan=False), pack(index), blocks)
 
 
-def survivor_page_index(screen: PublishedScreen) -> PageIndex:
-    """The page index of ``screen``'s ``/screen/latest``: the stored one, its items read
-    from their blocks (or cut from the payload when it has none), else parsed."""
-    stored = _stored(screen)
-    if stored is None:
-        return survivor_index(screen)
-    if stored.blocks:
-        items = BlockItems(screen.key[0], "survivors")
-        return stored.view("survivors", stored.head, "", None, items)
-    return stored.view("survivors", stored.head, screen.payload, None)
-
-
-def pair_page_index(screen: PublishedScreen) -> PageIndex:
-    """The page index of ``screen``'s ``/pairs``: the stored one, its items read from their
-    blocks (or compacted from the payload, each as a page first shows it, when it has
-    none), else parsed from the ``/pairs`` body."""
-    stored = _stored(screen)
-    if stored is None:
-        return pair_index(screen)
-    body = compact_pairs(stored.head["generated_at"], [])
-    head = {k: v for k, v in body.items() if k not in ("count", "pairs")}
-    if stored.blocks:
-        return stored.view("pairs", head, "", None, BlockItems(screen.key[0], "pairs"))
-    return stored.view("pairs", head, screen.payload, compact_text)
+def stored_index(screen: PublishedScreen) -> StoredIndex | None:
+    """The index stored for ``screen``, read once per screen; None for a screen published
+    before screens stored one."""
+    return screen.memo(MEMO, lambda: _read(screen.key[0]))
 
 
 def stored_fields(screen: PublishedScreen) -> dict[str, Any] | None:
     """The fields of ``screen``'s payload but its survivors, from its stored index (no read
     of the payload); None for a screen published before screens stored one."""
-    stored = _stored(screen)
+    stored = stored_index(screen)
     return stored.head if stored is not None else None
 
 
@@ -172,12 +151,6 @@ def unpack(head: str, blob: bytes, blocks: bool) -> StoredIndex:
             arrays["zones"][arrays["zone_code"]],
             blocks,
         )
-
-
-def _stored(screen: PublishedScreen) -> StoredIndex | None:
-    """The index stored for ``screen``, read once per screen; None for a screen published
-    before screens stored one."""
-    return screen.memo(MEMO, lambda: _read(screen.key[0]))
 
 
 def _read(screen_id: int) -> StoredIndex | None:

@@ -1,0 +1,127 @@
+"""``screen run``: sync the candles, screen every pair, publish the result, say what it did.
+
+Read top-down: :func:`register` declares the command, :func:`_run` is the command itself in
+its four steps (check the flags and build the runtime, sync, screen and publish, report),
+each a function below it. The computing lives in :mod:`pairscreen.screening`, the storing in
+:mod:`pairscreen.screen_store`; this module only reads flags and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import date
+from typing import TYPE_CHECKING
+
+from pairscreen import clock
+from pairscreen.cli.common import CommandError, add_setting_options, open_runtime, settings_of
+from pairscreen.cli.progress import ProgressDisplay
+from pairscreen.wording import plural
+
+if TYPE_CHECKING:  # a command imports what it runs when it runs (``--help`` stays light)
+    from pairscreen.config import Settings
+    from pairscreen.runtime import Runtime
+    from pairscreen.screen_store.publish import ScreenSummary
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    screen = commands.add_parser("screen", help="the pair screen").add_subparsers(
+        dest="screen_command", required=True
+    )
+    run = screen.add_parser("run", help="screen every pair and publish the result")
+    add_setting_options(run, "executor", "dask_scheduler")
+    run.add_argument(
+        "--no-sync", action="store_true", help="do not pull new candles first (default: pull them)"
+    )
+    run.add_argument(
+        "--as-of",
+        metavar="DATE",
+        help="screen with the candles up to DATE only (YYYY-MM-DD) and store it as history, "
+        "beside the latest screen (implies --no-sync; default: today's screen)",
+    )
+    run.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> None:
+    settings = _checked_settings(args)
+    as_of = past_day(args.as_of) if args.as_of is not None else None
+    rt = open_runtime(args)
+    if not args.quiet:
+        _announce(rt)
+    with ProgressDisplay(quiet=args.quiet) as display:
+        if not args.no_sync and as_of is None:
+            _sync_first(rt, display)
+        started = time.perf_counter()
+        summary = _screen_and_publish(rt, settings, as_of, display)
+        elapsed = time.perf_counter() - started
+    _report(summary, as_of, elapsed)
+
+
+def past_day(text: str) -> date:
+    """A ``--as-of`` day: an ISO date that has closed (before today, UTC)."""
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        raise CommandError(f"--as-of {text!r} is not a date (YYYY-MM-DD)") from None
+    if day >= clock.today():
+        raise CommandError(f"--as-of {day} has not closed yet; give a day before today")
+    return day
+
+
+def _checked_settings(args: argparse.Namespace) -> Settings:
+    """The settings, refused before anything runs when the executor cannot work."""
+    settings = settings_of(args)
+    if settings.executor == "dask" and not settings.dask_scheduler:
+        raise CommandError("--executor dask needs --scheduler tcp://HOST:PORT (a Dask scheduler)")
+    return settings
+
+
+def _announce(rt: Runtime) -> None:
+    n_pairs = int(rt.universe.screened_pair_indices()[0].shape[0])
+    n_assets = len(rt.universe.assets)
+    print(f"screening {plural(n_pairs, 'pair')} of {plural(n_assets, 'asset')}", flush=True)
+
+
+def _sync_first(rt: Runtime, display: ProgressDisplay) -> None:
+    """New candles first; what the sync left for a person is a warning, not a stop."""
+    from pairscreen.market.sync import sync_candles
+
+    synced = sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
+    for line in synced.review_lines():
+        print(f"pairscreen: warning: sync {line}", file=sys.stderr)
+
+
+def _screen_and_publish(
+    rt: Runtime, settings: Settings, as_of: date | None, display: ProgressDisplay
+) -> ScreenSummary:
+    """Today's screen as the latest one, or the screen as of ``as_of`` as history."""
+    if as_of is not None:
+        from pairscreen.screening.point_in_time import run_screen_as_of
+
+        return run_screen_as_of(
+            rt,
+            as_of,
+            executor=settings.executor,
+            scheduler=settings.dask_scheduler,
+            on_progress=display.step("pairs"),
+        )
+    from pairscreen.screening.screen import run_screen
+
+    return run_screen(
+        rt,
+        executor=settings.executor,
+        scheduler=settings.dask_scheduler,
+        on_progress=display.step("pairs"),
+    )
+
+
+def _report(summary: ScreenSummary, as_of: date | None, elapsed: float) -> None:
+    rejected = ", ".join(f"{k} {v}" for k, v in summary.rejected.items() if v)
+    when = f" as of {as_of}" if as_of is not None else ""
+    print(
+        f"screen #{summary.screen_id}{when}: {plural(summary.n_pairs_screened, 'pair')}, "
+        f"{plural(summary.n_survivors, 'survivor')} ({rejected or 'none rejected'}) "
+        f"in {elapsed:.1f} s"
+    )
+    print(f"published in {summary.publish_seconds:.2f} s")

@@ -1,0 +1,116 @@
+"""What trading a pair with the configured strategy earned after an as-of day, against holding
+both legs.
+
+For a pair in a band zone at day ``t`` and a horizon ``h`` the strategy runs walk-forward over
+``(t, t+h]`` from that day's state: its panel is the pair cut at the last common close at or
+before ``t+h``, simulated over the calendar days after ``t``'s close, so the band (or model)
+of each simulated day reads only the closes before it, as in the live backtest. It starts
+fully in the zone's cheap leg (A in the bottom zone, B in the top one): the coin the signal
+says to hold, so that a strategy that agrees with the zone does not pay a first swap into it
+(started in the other leg it would swap into the cheap one on the first day). Every swap pays
+the strategy's fee plus the universe's ``[costs]`` slippage of its day
+(:func:`pairscreen.engine.costs.with_costs`); the position held at ``t`` is taken as given, so
+no entry swap is charged (nor is one for the baseline).
+
+The strategy counts its value in the start coin (100 coins at ``t``); in the quote currency
+its log return is ``ln(V_{t+h}/100) + ln(S_{t+h}/S_t)`` with ``S`` the start coin's close.
+The baseline holds both legs half and half: ``hold_both = ln(A_{t+h}/(2 A_t) +
+B_{t+h}/(2 B_t))``; ``excess`` is the difference, in log points. Pairs are simulated together,
+one panel per start leg, simulated span and calendar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+import numpy as np
+
+from pairscreen.engine.costs import leg_slippage, with_costs
+from pairscreen.engine.panels import AlignedPair, group_by_history
+from pairscreen.evaluation.outcomes import ZONE_SIGN
+from pairscreen.evaluation.verdicts import DateVerdicts, Market, prefix
+from pairscreen.types import Leg, PairPanel, Strategy
+from pairscreen.universe import SwapCosts
+
+STRATEGY_MEASURES = ("strategy_return", "hold_both", "excess")
+
+
+@dataclass(frozen=True)
+class StrategyOutcomes:
+    """Per pair at one day and horizon, NaN where a pair is outside the zones or has no data
+    at ``t + h``: log returns in the quote currency, fees and costs included, and the swaps
+    the strategy made and what they cost in log points."""
+
+    strategy_return: np.ndarray
+    hold_both: np.ndarray
+    excess: np.ndarray
+    swaps: np.ndarray
+    costs_paid: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Cut:
+    row: int  # the pair's index in the market
+    pair: AlignedPair  # cut at the last close at or before t + h
+    start: int  # index of t's close in the cut pair
+
+
+def strategy_outcomes_at(
+    strategy: Strategy,
+    market: Market,
+    verdicts: DateVerdicts,
+    horizon: int,
+    fee: float,
+    costs: SwapCosts,
+) -> StrategyOutcomes:
+    """The strategy's outcomes of every in-zone pair of one day over ``horizon`` days.
+    ``fee`` is the strategy's own fee (to price ``costs_paid``)."""
+    n = len(market.pairs)
+    out = {name: np.full(n, np.nan) for name in (*STRATEGY_MEASURES, "swaps", "costs_paid")}
+    groups: dict[tuple[Leg, int], list[_Cut]] = {}
+    end = np.datetime64(verdicts.as_of + timedelta(days=horizon), "D")
+    day = np.datetime64(verdicts.as_of, "D")
+    for i, pair in enumerate(market.aligned):
+        sign = ZONE_SIGN.get(str(verdicts.zone[i]))
+        if sign is None or pair is None or pair.dates[-1] < end:
+            continue
+        k = int(np.searchsorted(pair.dates, end, side="right")) - 1
+        t = int(np.searchsorted(pair.dates, day, side="right")) - 1
+        if t < 0 or k <= t:
+            continue
+        days = int((pair.dates[k] - pair.dates[t]).astype("timedelta64[D]").astype(np.int64))
+        leg: Leg = "A" if sign > 0 else "B"
+        cut = prefix(pair, k + 1)
+        groups.setdefault((leg, days), []).append(_Cut(i, cut, t))
+    slippage = leg_slippage(costs, [a for pair in market.pairs for a in pair]).reshape(-1, 2)
+    for (leg, days), cuts in groups.items():
+        pairs = [c.pair for c in cuts]
+        for idx, panel in group_by_history(pairs, market.window_days + days, market.window_days):
+            rows = np.array([cuts[j].row for j in idx])
+            panel = with_costs(panel, costs, slippage[rows, 0], slippage[rows, 1])
+            batch = strategy.run(panel, bt_days=days, start_leg=leg)
+            first = [cuts[j].start - cuts[j].pair.n_days for j in idx]  # t's column, from the end
+            a_t = np.array([pairs[j].close_a[cuts[j].start] for j in idx])
+            b_t = np.array([pairs[j].close_b[cuts[j].start] for j in idx])
+            a_end, b_end = panel.close_a[:, -1], panel.close_b[:, -1]
+            own_t, own_end = (a_t, a_end) if leg == "A" else (b_t, b_end)
+            value = np.log1p(batch.growth_pct / 100.0) + np.log(own_end / own_t)
+            hold = np.log(0.5 * (a_end / a_t) + 0.5 * (b_end / b_t))
+            out["strategy_return"][rows] = value
+            out["hold_both"][rows] = hold
+            out["excess"][rows] = value - hold
+            out["swaps"][rows] = batch.n_trades
+            out["costs_paid"][rows] = batch.n_trades * -np.log(
+                (1.0 - fee) - _mean_slippage(panel, first)
+            )
+    return StrategyOutcomes(**out)
+
+
+def _mean_slippage(panel: PairPanel, first: list[int]) -> np.ndarray:
+    """Each row's mean per-swap slippage over its simulated days (0 without ``[costs]``):
+    exact for a fixed slippage, the horizon's average when an impact varies it by day."""
+    slip = panel.slippage
+    if slip is None:
+        return np.zeros(len(first))
+    return np.array([float(slip[r, f + 1 :].mean()) for r, f in enumerate(first)])
