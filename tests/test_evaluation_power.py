@@ -6,9 +6,9 @@ rules, horizons 30 and 90) on its first three simulations of two scenarios: rand
 and planted groups (four groups of three assets, OU deviations of standard deviation 0.15,
 half-lives 5 to 20 days). Tolerance, from the full study (docs/methodology.md, "The power
 study"): random walks were called evidence in 3 of 100 universes (the t statistics' spread
-allows up to about 7 %), so three of them all read "no evidence" with probability 0.80 to
-0.91; planted universes at this level were called evidence in about 78 % (sd 0.15: +6.7 pp
-at 30 days), so at least two of three are with probability about 0.88. The seeds are fixed
+allows up to about 8 %), so three of them all read "no evidence" with probability 0.78 to
+0.91; planted universes at this level (+6.1 pp at 30 days on average) were called evidence
+in 29 of 40, so at least two of three are with probability about 0.81. The seeds are fixed
 (these are simulations 0 to 2 of the study), so the test is deterministic; it fails when a
 change makes the evaluation call chance evidence or miss an edge the study sees in most
 universes.
