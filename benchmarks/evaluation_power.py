@@ -20,6 +20,9 @@ stated ``min_detectable``. Seeds are fixed: simulation ``k`` of a scenario uses 
 
     .venv/bin/python benchmarks/evaluation_power.py [--null 100] [--planted 100]
         [--levels 0.15,0.20] [--every 5] [--processes 2] [--records FILE.jsonl]
+
+The records (one JSON line per simulated row) are written as the simulations finish, so a
+study stopped early leaves every finished simulation on file.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
 
 import argparse
+import contextlib
 import itertools
 import json
 import math
@@ -39,6 +43,7 @@ import sys
 import time
 from multiprocessing import Pool
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 for path in (ROOT, ROOT / "plugins"):
@@ -47,6 +52,14 @@ for path in (ROOT, ROOT / "plugins"):
 
 from _harness import machine_line  # noqa: E402
 
+from pairscreen.evaluation.statistics import (  # noqa: E402
+    GREATER,
+    Difference,
+    demeaning_correction,
+    detectable,
+    one_sided_p,
+    with_holm,
+)
 from tests.support.power_universe import evaluate_universe, planted, universe  # noqa: E402
 
 NULL_SEED = 10_000
@@ -77,8 +90,77 @@ def one(task: tuple[float, int, int]) -> Run:
     )
 
 
+def replayed(path: Path) -> list[Run]:
+    """The runs of a records file, their p-values, Holm adjustment, ``min_detectable`` and
+    readings derived again by today's ``evaluation.statistics`` from each row's estimate,
+    standard error and degrees of freedom (a row the observation rules refused stays
+    refused: they never read the outcomes). A study run before a change of the test is
+    read as the changed test would read it, without simulating again."""
+    rows: dict[tuple[float, int], list[dict[str, Any]]] = {}
+    with path.open(encoding="utf-8") as records:
+        for line in records:
+            row = json.loads(line)
+            rows.setdefault((row["level"], row["seed"]), []).append(row)
+    runs: list[Run] = []
+    for (level, seed), mine in rows.items():
+        mine.sort(key=lambda r: r["horizon"])
+        diffs = [_difference(r) for r in mine]
+        tested = [i for i, d in enumerate(diffs) if not d.too_few and d.p_value is not None]
+        for i, d in zip(tested, with_holm([diffs[i] for i in tested]), strict=True):
+            diffs[i] = d
+        first = diffs[0]
+        runs.append(
+            (
+                level,
+                first.estimate,
+                first.standard_error,
+                first.min_detectable,
+                first.reading,
+                any(d.reading == "evidence" for d in diffs),
+                [
+                    {"seed": seed, "horizon": r["horizon"], **d.as_json()}
+                    for r, d in zip(mine, diffs, strict=True)
+                ],
+            )
+        )
+    return runs
+
+
+def _difference(row: dict[str, Any]) -> Difference:
+    """A recorded row as today's test reads it. Rows recorded before ``paired_days`` existed
+    hold the standard error without the demeaning correction: it is applied here with the
+    fewest days their degrees of freedom allow, ``block x (df + 1)`` (the most allow one
+    block more, less a day; on the study's rows both give the same readings)."""
+    low, high = row["ci95"] if row["ci95"] is not None else (None, None)
+    estimate, se, df = row["estimate"], row["standard_error"], row["degrees_of_freedom"]
+    tested = estimate is not None and se is not None and df is not None
+    if tested and "paired_days" not in row:
+        se *= demeaning_correction(row["block_days"] * (df + 1), row["block_days"])
+    return Difference(
+        estimate,
+        low,
+        high,
+        se,
+        detectable(se, df, 1) if tested else None,
+        row["block_days"],
+        0,
+        one_sided_p(estimate, se, df, GREATER) if tested else None,
+        too_few=row["reading"] == "too_few_observations",
+        degrees_of_freedom=df,
+    )
+
+
 def share(flags: list[bool]) -> str:
     return f"{sum(flags)}/{len(flags)} = {sum(flags) / len(flags):.0%}" if flags else "-"
+
+
+def clopper_pearson(k: int, n: int) -> tuple[float, float]:
+    """The exact 95 % interval of a share of ``k`` in ``n``."""
+    from scipy.stats import beta
+
+    low = 0.0 if k == 0 else float(beta.ppf(0.025, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(0.975, k + 1, n - k))
+    return low, high
 
 
 def power_point(levels: list[tuple[float, float, float]]) -> float | None:
@@ -107,33 +189,67 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=5)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument(
+        "--start",
+        type=int,
+        default=0,
+        help="skip simulations 0 … START-1 of each scenario (done by an earlier, stopped run)",
+    )
+    parser.add_argument(
         "--records", type=Path, help="also write every row's difference, one JSON line each"
     )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        help="simulate nothing: read the runs of this records file with today's test",
+    )
     args = parser.parse_args()
+    if args.replay is not None:
+        runs = replayed(args.replay)
+        levels = sorted({run[0] for run in runs if run[0] > 0})
+        print(f"{len(runs)} simulations read from {args.replay} (--every {args.every})")
+        summary(runs, levels)
+        return
     levels = [float(v) for v in args.levels.split(",") if v.strip()]
-    tasks = [(0.0, NULL_SEED + k, args.every) for k in range(args.null)]
-    tasks += [(lv, PLANTED_SEED + k, args.every) for lv in levels for k in range(args.planted)]
+    tasks = [(0.0, NULL_SEED + k, args.every) for k in range(args.start, args.null)]
+    tasks += [
+        (lv, PLANTED_SEED + k, args.every) for lv in levels for k in range(args.start, args.planted)
+    ]
+    # Simulation k of every scenario before simulation k + 1 of any: a study stopped early
+    # (its records are written as they come) still covers every scenario alike.
+    tasks.sort(key=lambda task: task[1] - (NULL_SEED if task[0] == 0 else PLANTED_SEED))
     start = time.perf_counter()
-    with Pool(args.processes) as pool:
-        runs = pool.map(one, tasks, chunksize=1)
+    runs: list[Run] = []
+    with contextlib.ExitStack() as stack:
+        out = None if args.records is None else stack.enter_context(args.records.open("w"))
+        pool = stack.enter_context(Pool(args.processes))
+        for run in pool.imap(one, tasks, chunksize=1):
+            runs.append(run)
+            if out is not None:
+                out.writelines(json.dumps({"level": run[0], **row}) + "\n" for row in run[6])
+                out.flush()
+            print(
+                f"{len(runs)}/{len(tasks)} in {time.perf_counter() - start:.0f} s", file=sys.stderr
+            )
     took = time.perf_counter() - start
-    if args.records is not None:
-        with args.records.open("w", encoding="utf-8") as out:
-            for run in runs:
-                for row in run[6]:
-                    out.write(json.dumps({"level": run[0], **row}) + "\n")
     print(machine_line())
     print(
         f"{len(tasks)} simulations (30 assets, 1,100 days, --every {args.every}, horizons 30 "
         f"and 90, default rules) in {took:.0f} s, {args.processes} processes\n"
     )
+    summary(runs, levels)
+
+
+def summary(runs: list[Run], levels: list[float]) -> None:
+    """The table: per scenario the 30-day difference, the stated ``min_detectable`` and the
+    share called evidence (with its 95 % Clopper-Pearson interval), then the 80 % power
+    point against the stated size."""
     print(
         f"{'scenario':<18}{'sims':>5} {'30 d difference pp, mean (sd)':>30} "
         f"{'min_detectable':>15} {'evidence 30 d':>16} {'evidence any h':>16}"
     )
     points: list[tuple[float, float, float]] = []
     stated_all: list[float] = []
-    false_share = 0.0
+    false_share = (0, 0)
     for level in [0.0, *levels]:
         mine = [r for r in runs if r[0] == level]
         effects = [r[1] for r in mine if r[1] is not None]
@@ -149,7 +265,7 @@ def main() -> None:
             f"{stated * 100:>15.2f} {share(at30):>16} {share(anywhere):>16}"
         )
         if level == 0:
-            false_share = sum(anywhere) / max(1, len(anywhere))
+            false_share = (sum(anywhere), len(anywhere))
         elif tested:
             z = statistics.fmean(md / se for se, md in tested) - Z80
             points.append((mean, sum(at30) / len(at30), z))
@@ -162,7 +278,21 @@ def main() -> None:
         f"{'-' if point is None else f'{point * 100:.2f} pp'}; stated min_detectable "
         f"(planted runs): {stated * 100:.2f} pp; ratio stated / simulated {ratio:.2f}"
     )
-    print(f"false evidence on random walks: {false_share:.1%} (at most 5 % wanted)")
+    for level in levels:
+        mine = [r[4] == "evidence" for r in runs if r[0] == level]
+        if mine:
+            low, high = clopper_pearson(sum(mine), len(mine))
+            print(
+                f"power at 30 d, planted sd {level:.2f}: {sum(mine) / len(mine):.1%} "
+                f"(95 % interval {low:.1%} to {high:.1%})"
+            )
+    called, sims = false_share
+    if sims:
+        low, high = clopper_pearson(called, sims)
+        print(
+            f"false evidence on random walks: {called}/{sims} = {called / sims:.1%} (95 % "
+            f"interval {low:.1%} to {high:.1%}; at most 5 % wanted)"
+        )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ one was built in and none is invented where there is none, and the outputs hold 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import date, timedelta
 
 import numpy as np
@@ -13,7 +14,13 @@ from pairscreen import clock
 from pairscreen.evaluation.dates import as_of_dates
 from pairscreen.evaluation.rule_sets import rule_sets
 from pairscreen.evaluation.run import Evaluation, evaluate
-from pairscreen.evaluation.statistics import Observations, difference, holm
+from pairscreen.evaluation.statistics import (
+    Observations,
+    detectable,
+    difference,
+    holm,
+    negated,
+)
 from pairscreen.evaluation.verdicts import Market
 from pairscreen.pegs.status import active_depegs
 from pairscreen.screen_store.published import stored_payload
@@ -174,13 +181,65 @@ def test_paired_difference_cancels_the_day_move_and_its_bootstrap_is_fixed():
 
     half = stats.t.ppf(0.975, one.degrees_of_freedom) * one.standard_error
     assert (one.low, one.high) == pytest.approx((one.estimate - half, one.estimate + half))
-    expected_p = 2 * stats.t.sf(abs(one.estimate) / one.standard_error, one.degrees_of_freedom)
+    # One-sided: the chance of a statistic at least this large when survivors do not revert
+    # more; holding the other leg (the negated difference) tests the other side, same p.
+    expected_p = stats.t.sf(one.estimate / one.standard_error, one.degrees_of_freedom)
     assert one.p_value == pytest.approx(expected_p, rel=1e-9)
+    assert one.alternative == "greater" and one.as_json()["alternative"] == "greater"
+    flipped = negated(one)
+    assert flipped.alternative == "less" and flipped.p_value == one.p_value
+    assert (flipped.low, flipped.high) == (-one.high, -one.low)
+    # min_detectable: the one-sided critical value at 5 % / family plus the 80 % quantile.
+    for family in (1, 2, 5):
+        t_crit = stats.t.ppf(1 - 0.05 / family, one.degrees_of_freedom)
+        want = (t_crit + stats.t.ppf(0.80, one.degrees_of_freedom)) * one.standard_error
+        assert detectable(one.standard_error, one.degrees_of_freedom, family) == pytest.approx(
+            want, rel=1e-9
+        )
     nobody = observations([np.zeros(0)] * 40, rest, pairs=5)
     assert difference(nobody, 1).estimate is None
     # Fewer than two independent periods: no interval and no p-value.
     short = observations(survivors[:6], rest[:6], pairs=5)
     assert difference(short, 4).p_value is None
+
+
+def test_with_one_day_blocks_the_standard_error_is_the_textbook_one():
+    """Blocks of one day (no overlap) and the same counts every day: the corrected flat
+    kernel is the sample standard deviation of the daily differences (n - 1 in the
+    denominator) over the square root of the days; without the demeaning correction it was
+    the n-denominator one, and with blocks of ``b`` days the share lost grows to
+    ``(2b - 1) / days``."""
+    from pairscreen.evaluation.statistics import demeaning_correction
+
+    rng = np.random.default_rng(4)
+    survivors = [rng.normal(0.01, 0.02, 3) for _ in range(25)]
+    rest = [rng.normal(0.0, 0.02, 12) for _ in range(25)]
+    one = difference(observations(survivors, rest, pairs=3), 1)
+    gaps = np.array([s.mean() - r.mean() for s, r in zip(survivors, rest, strict=True)])
+    assert one.paired_days == 25 and one.as_json()["paired_days"] == 25
+    assert one.standard_error == pytest.approx(gaps.std(ddof=1) / np.sqrt(25), rel=1e-12)
+    assert demeaning_correction(94, 6) == pytest.approx(np.sqrt(94 / 83), rel=1e-15)
+
+
+def test_survivors_that_revert_less_are_no_evidence_and_more_is():
+    """The test is one-sided: a difference whose whole interval lies below zero says the
+    rules picked worse pairs, which is not evidence that they work; the same size above
+    zero is."""
+    from pairscreen.evaluation.statistics import with_holm
+
+    rng = np.random.default_rng(3)
+    common = rng.normal(0, 0.05, 40).cumsum()
+    rest = [common[i] + rng.normal(0.0, 0.02, 30) for i in range(40)]
+    for edge, reading in ((-0.02, "no_evidence"), (0.02, "evidence")):
+        survivors = [common[i] + rng.normal(edge, 0.02, 4) for i in range(40)]
+        (diff,) = with_holm(
+            [replace(difference(observations(survivors, rest, 5), 1), too_few=False)]
+        )
+        assert diff.low is not None and diff.high is not None and diff.p_value is not None
+        assert (diff.high < 0) if edge < 0 else (diff.low > 0)  # the interval excludes zero
+        assert diff.reading == reading, diff
+        assert (diff.p_value > 0.99) if edge < 0 else (diff.p_value < 0.01)
+        assert negated(diff).reading == reading  # holding the other leg: the same test
 
 
 def test_a_few_repeating_pairs_are_refused_by_the_concentration_rule():

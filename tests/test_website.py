@@ -330,6 +330,9 @@ def test_the_screen_page_says_whether_the_screen_works(site):
             assert horizon["warnings"] and all(w in text for w in horizon["warnings"])
         else:
             assert "Too few observations" not in text and not horizon["warnings"]
+        if diff["reading"] == "no_evidence":  # one-sided: "did worse" only when all below 0
+            assert "No evidence" in text
+            assert ("survivors did worse" in text) == (high < 0), text
     for warning in evidence["warnings"]:
         assert warning in site.text("#evidence .evidence-warnings")
     # The periods, the after-period first, the prices' last day and the calibration table.

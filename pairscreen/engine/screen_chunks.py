@@ -6,7 +6,7 @@ plugins, so a job is plain data."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,8 +126,17 @@ def split_metrics(
     """The metrics that decide survival (a field read by the core or by the filter with these
     thresholds, or a p-value the screen turns into q-values over every tested pair) and the
     ones that only describe survivors, each in registration order."""
-    needed = {f.name for f in CORE_FIELDS} | filter_fields(screen_filter, thresholds)
-    needed |= set(QVALUE_FIELDS)
+    return split_metrics_for(plugins, [(screen_filter, thresholds)])
+
+
+def split_metrics_for(
+    plugins: Plugins, filters: Sequence[tuple[Filter, Mapping[str, float]]]
+) -> tuple[list[Metric], list[Metric]]:
+    """:func:`split_metrics` for several filters at once (an evaluation's rule sets): a
+    metric decides when any of them reads one of its fields."""
+    needed = {f.name for f in CORE_FIELDS} | set(QVALUE_FIELDS)
+    for screen_filter, thresholds in filters:
+        needed |= filter_fields(screen_filter, thresholds)
     deciding: list[Metric] = []
     describing: list[Metric] = []
     for metric in plugins.metrics:

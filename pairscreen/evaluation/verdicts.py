@@ -4,10 +4,14 @@ pass.
 This replays the screen's own first stage (``pairscreen.screening.screen.compute_screen``) on
 the candles known at the close of the day: a stale leg, a missing leg or too short a history
 first, then the metrics once per panel and each rule set's filter over the same metric
-arrays. The pairs that reach the metrics are the day's tested pairs, and their p-values are
-kept: the screen-wide rules (``evaluation.screen_wide``) decide on them afterwards, as the
-screen does once every chunk is in. Pairs are aligned once over all candles; a day's view is
-a prefix of each aligned pair (the common days of two cut histories are the cut common days).
+arrays. As in the screen (``engine.screen_chunks``), only the metrics that decide some rule
+set's verdict (a field its filter reads, the core's fields, the p-values behind q-values) run
+on every tested pair; the ones that only describe a pair run on the pairs that pass some
+rule set's filter, which is all that the evaluation reads of them. The pairs that reach the
+metrics are the day's tested pairs, and their p-values are kept: the screen-wide rules
+(``evaluation.screen_wide``) decide on them afterwards, as the screen does once every chunk
+is in. Pairs are aligned once over all candles; a day's view is a prefix of each aligned pair
+(the common days of two cut histories are the cut common days).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pairscreen.engine.filtering import filter_reasons
 from pairscreen.engine.guarantees import PASSES
 from pairscreen.engine.panels import AlignedPair, align, group_by_history, history_days
 from pairscreen.engine.required_fields import ZONE
+from pairscreen.engine.screen_chunks import split_metrics_for
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.evaluation.rule_sets import RuleSet
 from pairscreen.market.cutoff import candles_until, close_of
@@ -35,7 +40,8 @@ from pairscreen.types import Asset, Candles, DepeggedLeg, FilterContext
 from pairscreen.universe import Universe
 
 SAMPLE_SEED = 20260102
-# The model figure the calibration table groups by; kept per pair at every as-of day.
+# The model figure the calibration table groups by; kept per surviving pair at every as-of
+# day (survivors of any rule set: the table reads the screen's survivors only).
 MODEL_RETURN = "ou_expected_return_per_year"
 DepegsAt = Callable[[datetime], Mapping[str, DepeggedLeg]]
 
@@ -102,10 +108,12 @@ class DateVerdicts:
     complete: bool = True
     # (pairs,) uint8: the core's verdict (``engine.guarantees``), PASSES outside ``rows``
     core: np.ndarray | None = None
-    # (pairs,) float: MODEL_RETURN at the day's close, NaN where not computed; None when
-    # no loaded metric provides it
+    # (pairs,) float: MODEL_RETURN at the day's close for the pairs that pass some rule
+    # set's filter, NaN elsewhere; None when no loaded metric provides it
     model_return: np.ndarray | None = None
-    score: np.ndarray | None = None  # (pairs,) float, NaN if untested; with Market.scorer only
+    # (pairs,) float: the scorer's score of the pairs that pass some rule set's filter (the
+    # screen scores its survivors), NaN elsewhere; with Market.scorer only
+    score: np.ndarray | None = None
 
 
 def verdicts_at(
@@ -156,30 +164,46 @@ def verdicts_at(
     pvalues = {name: np.full(n, np.nan) for name in QVALUE_FIELDS}
     score = None if market.scorer is None else np.full(n, np.nan)
     model_return = np.full(n, np.nan)
-    modelled = False
+    deciding, describing = split_metrics_for(
+        plugins, [(s.screen_filter, s.thresholds) for s in sets]
+    )
+    order = [f.name for metric in plugins.metrics for f in metric.fields]
     span_days = market.window_days + SCREEN_BT_DAYS
     for idx, panel in group_by_history(cut, span_days, market.window_days):
         at = np.asarray([tested_rows[j] for j in idx])
-        metrics = compute_metrics(plugins, panel, strict=True)  # stops as ``screen run`` does
+        # Strict: a failing metric stops the evaluation as it stops ``screen run``.
+        metrics = compute_metrics(plugins, panel, deciding, strict=True)
         if ZONE.name in metrics.values:
             zone[at] = np.asarray(metrics.values[ZONE.name], dtype=object)
         log_ratio[at] = np.log(panel.close_a[:, -1] / panel.close_b[:, -1])
-        if MODEL_RETURN in metrics.values:
-            model_return[at] = np.asarray(metrics.values[MODEL_RETURN], dtype=float)
-            modelled = True
         for name, column in pvalues.items():
             if name in metrics.values:  # absent when its metric failed: no test
                 column[at] = np.asarray(metrics.values[name], dtype=float)
-        if score is not None and market.scorer is not None:
-            scorer = plugins.scorers.get(market.scorer)
-            score[at] = np.asarray(scorer.score(dict(metrics.values)), dtype=float)
         history = np.array([cut[j].calendar_days for j in idx])
         legs = tuple(depegged_legs(depegs, a, b) for a, b in zip(panel.a, panel.b, strict=True))
         depegged = np.array([bool(pair_legs) for pair_legs in legs])
+        passed = np.zeros(len(idx), dtype=bool)
         for rule_set in sets:
             context = FilterContext(history, depegged, rule_set.thresholds, legs)
             reasons = filter_reasons(rule_set.screen_filter, metrics, context)
-            survives[rule_set.name][at] = np.array([not r for r in reasons], dtype=bool)
+            kept = np.array([not r for r in reasons], dtype=bool)
+            survives[rule_set.name][at] = kept
+            passed |= kept
+        keep = np.flatnonzero(passed)
+        if describing and keep.size:
+            # As the screen does: what only describes a pair runs on the survivors (a metric
+            # gives a pair the same numbers in any panel), so the break-even backtests and
+            # the other descriptions do not run on every tested pair of every day.
+            later = compute_metrics(plugins, panel.rows(keep), describing, strict=True)
+            metrics = metrics.with_rows(panel.n_pairs, keep, later, order)
+        if MODEL_RETURN in metrics.values:
+            model_return[at] = np.asarray(metrics.values[MODEL_RETURN], dtype=float)
+        if score is not None and market.scorer is not None and keep.size:
+            # The screen scores its survivors with every metric; so are these pairs scored.
+            scorer = plugins.scorers.get(market.scorer)
+            values = {name: column[keep] for name, column in metrics.values.items()}
+            score[at[keep]] = np.asarray(scorer.score(values), dtype=float)
+    modelled = any(f.name == MODEL_RETURN for metric in plugins.metrics for f in metric.fields)
     tested = np.zeros(n, dtype=bool)
     tested[tested_rows] = True
     return DateVerdicts(

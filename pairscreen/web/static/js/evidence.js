@@ -12,8 +12,12 @@ const READING_WORDS = {
     d.estimate > 0
       ? "Survivors did better than the other pairs in the same zones, by more than chance explains."
       : "Survivors did worse than the other pairs in the same zones, by more than chance explains.",
-  no_evidence: () =>
-    "No evidence either way: survivors cannot be told apart from the other pairs in the same zones (the range includes zero, or the difference is within what chance gives).",
+  // The test is one-sided (alternative "greater"): a difference below zero, however clear,
+  // is no evidence that the rules work; the sentence says which way it went.
+  no_evidence: (d) =>
+    d.alternative && d.ci95 && d.ci95[1] < 0
+      ? "No evidence that the rules work: survivors did worse than the other pairs in the same zones."
+      : "No evidence that survivors do better: they cannot be told apart from the other pairs in the same zones (the difference is within what chance gives).",
   too_few_observations: () => "Too few observations to tell:",
 };
 
@@ -138,7 +142,7 @@ export const EVIDENCE_PLACEHOLDER = `<section id="evidence" class="evidence"
 // The verdict per horizon in a few words, for the line at the top of the screen page.
 const SHORT_WORDS = {
   evidence: (d) => (d.estimate > 0 ? "survivors did better" : "survivors did worse"),
-  no_evidence: () => "no evidence either way",
+  no_evidence: () => "no evidence survivors do better",
   too_few_observations: () => "too few observations to tell",
 };
 
