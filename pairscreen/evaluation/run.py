@@ -526,8 +526,8 @@ def _warnings(
         else:
             out.append(
                 f"{h} days: this design cannot resolve differences smaller than "
-                f"{diff.min_detectable * 100:.1f} pp of {_UNITS[primary]} (80 % power at the 5 % "
-                f"level over {diff.family} comparisons: "
+                f"{diff.min_detectable * 100:.1f} pp of {_UNITS[primary]} (80 % power at the "
+                f"one-sided 5 % level over {diff.family} comparisons: "
                 f"{diff.min_detectable / diff.standard_error:.2f} overlap-aware standard "
                 f"errors, blocks of {diff.block_days} as-of days)"
             )
