@@ -211,3 +211,24 @@ def test_register_hooks_hand_the_settings_to_the_plugins_that_ask():
 def test_settings_are_part_of_the_public_api():
     assert pairscreen.Settings is Settings
     assert "Settings" in pairscreen.__all__
+
+
+PLUGIN_OPTIONS = re.compile(
+    r"<!-- plugin options table: generated from the plugins' declarations -->\n(.*)"
+    r"<!-- end of plugin options table -->",
+    re.S,
+)
+
+
+def test_the_docs_plugin_options_table_is_the_built_ins_declarations():
+    from pairscreen.plugin_system.options_table import builtin_options_markdown
+
+    found = PLUGIN_OPTIONS.search(DOCS.read_text(encoding="utf-8"))
+    assert found, f"{DOCS} has lost its plugin options table markers"
+    table = builtin_options_markdown()
+    assert '| `[plugins.kalman]` | `fit` | string | `"fixed"` |' in table
+    assert found.group(1) == table, (
+        "docs/configuration.md disagrees with the plugins' declared options: regenerate with "
+        'python -c "from pairscreen.plugin_system.options_table import '
+        'builtin_options_markdown; print(builtin_options_markdown())"'
+    )
