@@ -33,6 +33,7 @@ from tests.support.cli import newcomer_env, run_cli
 from pairscreen_plugins.metrics.cointegration import CointegrationMetric  # isort: skip
 from pairscreen_plugins.metrics.kalman import (  # isort: skip
     BURN_IN,
+    CONSTANT_B,
     DEFAULT_Q,
     DEFAULT_R,
     MIN_CLOSES,
@@ -222,17 +223,17 @@ def test_a_window_of_too_few_closes_is_null_with_its_reason() -> None:
     assert list(enough["kalman_reason"]) == [""] * 3
 
 
-def test_a_leg_b_at_one_leaves_the_hedge_ratio_at_zero_and_the_drift_null() -> None:
+def test_a_constant_leg_b_is_null_with_its_reason() -> None:
+    """ln B constant over W (at 1, or any other price) leaves β and the intercept not
+    identified: every number null and the reason says why; the pair beside it is untouched."""
     s = by_length(all_series())[900][0]
     flat_b = PairSeries("b_at_one", s.close_a, np.ones(s.n_days), s.volume_a, s.volume_b)
-    got = KalmanMetric().compute(panel([flat_b, s], window_days=WINDOW))
-    assert got["kalman_hedge_ratio"][0] == 0.0  # ln B = 0: F = [0, 1] never moves β
-    assert np.isnan(got["kalman_hedge_drift"][0])
-    assert got["kalman_reason"][0] == (
-        "the hedge ratio is 0: its drift as a fraction of it is undefined"
-    )
-    assert np.isfinite(got["kalman_intercept"][0]) and np.isfinite(got["kalman_z"][0])
-    assert got["kalman_reason"][1] == "" and np.isfinite(got["kalman_hedge_drift"][1])
+    at_two = PairSeries("b_at_two", s.close_a, np.full(s.n_days, 2.0), s.volume_a, s.volume_b)
+    got = KalmanMetric().compute(panel([flat_b, at_two, s], window_days=WINDOW))
+    for name in NUMBERS:
+        assert np.isnan(got[name][:2]).all(), name
+        assert np.isfinite(got[name][2]), name
+    assert list(got["kalman_reason"]) == [CONSTANT_B, CONSTANT_B, ""]
 
 
 def test_no_noise_at_all_is_no_filter() -> None:

@@ -122,9 +122,10 @@ class KalmanMetric:
         if self.fit == "fixed":
             q, r = np.full(panel.n_pairs, self.q), np.full(panel.n_pairs, self.r)
             with np.errstate(divide="ignore", invalid="ignore"):
-                return published(
+                fields = published(
                     kalman_filter(log_a, log_b, q=self.q, r=self.r, burn_in=BURN_IN), q, r
                 )
+            return without_constant_b(fields, log_b)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             fit = fit_variances(log_a, log_b, burn=BURN_IN)
             fitted = np.isfinite(fit.q)
@@ -139,12 +140,32 @@ class KalmanMetric:
         return fields
 
 
+CONSTANT_B = (
+    "ln B is constant over W: the hedge ratio and the intercept cannot be told apart "
+    "(not identified)"
+)
+
+
+def without_constant_b(fields: dict[str, np.ndarray], log_b: np.ndarray) -> dict[str, np.ndarray]:
+    """``fields`` with every number null where ln B does not move over W: its regressor is
+    then a second intercept, and the filter's split of the level between β and the
+    intercept is an artefact of its start, not an estimate."""
+    constant = np.ptp(log_b, axis=1) == 0
+    if constant.any():
+        for name, column in fields.items():
+            if name != "kalman_reason":
+                column[constant] = np.nan
+        fields["kalman_reason"] = np.where(constant, CONSTANT_B, fields["kalman_reason"])
+    return fields
+
+
 def published(run: KalmanRun, q: np.ndarray, r: np.ndarray) -> dict[str, np.ndarray]:
     """The fields of a filter run, NaN where they have no meaning, and why.
 
     A row whose last ``Q`` is not a positive number (``q = r = 0`` leaves ``K = 0/0``) has no
     filter at all: every number is null. The drift is also null when ``β`` is exactly 0 (a
-    leg B of constant price 1 never moves it), as a fraction of 0 is no number.
+    a leg B that never moved would leave it there, but such a pair is null as a whole:
+    :func:`without_constant_b`), as a fraction of 0 is no number.
     """
     filtered = np.isfinite(run.spread_var) & (run.spread_var > 0)
     filtered &= np.isfinite(run.hedge_ratio) & np.isfinite(run.intercept)
