@@ -324,10 +324,16 @@ def test_a_genuine_metric_bug_is_one_line_naming_its_plugin_the_traceback_with_v
 ) -> None:
     _prices(tmp_path)
     universe = tmp_path / "universe.toml"
-    universe.write_text(UNIVERSE.replace("{screen}", ""), encoding="utf-8")
+    # Every pair survives (accept_all), so the describing metric runs: as in a screen, a
+    # metric no rule reads is computed for the pairs some rule set passes, and raises there.
+    chosen = UNIVERSE.replace(
+        'market_source = "csv"', 'market_source = "csv"\nfilter = "accept_all"'
+    )
+    universe.write_text(chosen.replace("{screen}", ""), encoding="utf-8")
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     (plugins / "broken_metric.py").write_text(BROKEN_METRIC, encoding="utf-8")
+    shutil.copy(Path(accept_all_filter.__file__), plugins / "accept_all_filter.py")
     env = {
         **newcomer_env(tmp_path),
         "PAIRSCREEN_DATA_DIR": str(tmp_path),
