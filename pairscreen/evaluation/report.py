@@ -175,36 +175,40 @@ def table(evaluation: Evaluation) -> str:
 
 def _holding(screen: RuleSetResult) -> str:
     """The screen's holding values: the cheap leg against the other one, in log points."""
-    lines = [
-        f"holding for the horizon, rule set {screen.rule_set.name!r} (log points, fees "
-        "included; mean / median):",
-        f"{'h':>4} {'survivors: cheap leg':>22} {'other leg':>16} {'rest: cheap leg':>18}"
-        f" {'other leg':>16}",
-    ]
-    for h in screen.horizons:
-        cheap, other = h.measures["hold_value"], h.measures["hold_other_leg"]
-        lines.append(
-            f"{h.horizon:>4} {_mean_median(cheap.survivors):>22} "
-            f"{_mean_median(other.survivors):>16} {_mean_median(cheap.rest):>18} "
-            f"{_mean_median(other.rest):>16}"
-        )
-    return "\n".join(lines)
+    return _two_measures(
+        screen,
+        "holding for the horizon, rule set {name} (log points, fees included; mean / median):",
+        ("hold_value", "cheap leg"),
+        ("hold_other_leg", "other leg"),
+    )
 
 
 def _strategy(screen: RuleSetResult) -> str:
     """The screen's strategy outcomes: its log return and holding both legs, per group."""
+    return _two_measures(
+        screen,
+        "trading the strategy for the horizon, rule set {name} (log points, fees and costs "
+        "included; mean / median):",
+        ("strategy_return", "strategy"),
+        ("hold_both", "both legs"),
+    )
+
+
+def _two_measures(
+    screen: RuleSetResult, title: str, first: tuple[str, str], second: tuple[str, str]
+) -> str:
+    """Two measures side by side per horizon, survivors then the rest: (measure, label)."""
     lines = [
-        f"trading the strategy for the horizon, rule set {screen.rule_set.name!r} (log "
-        "points, fees and costs included; mean / median):",
-        f"{'h':>4} {'survivors: strategy':>22} {'both legs':>16} {'rest: strategy':>18}"
-        f" {'both legs':>16}",
+        title.format(name=repr(screen.rule_set.name)),
+        f"{'h':>4} {'survivors: ' + first[1]:>22} {second[1]:>16} {'rest: ' + first[1]:>18}"
+        f" {second[1]:>16}",
     ]
     for h in screen.horizons:
-        traded, both = h.measures["strategy_return"], h.measures["hold_both"]
+        one, two = h.measures[first[0]], h.measures[second[0]]
         lines.append(
-            f"{h.horizon:>4} {_mean_median(traded.survivors):>22} "
-            f"{_mean_median(both.survivors):>16} {_mean_median(traded.rest):>18} "
-            f"{_mean_median(both.rest):>16}"
+            f"{h.horizon:>4} {_mean_median(one.survivors):>22} "
+            f"{_mean_median(two.survivors):>16} {_mean_median(one.rest):>18} "
+            f"{_mean_median(two.rest):>16}"
         )
     return "\n".join(lines)
 
