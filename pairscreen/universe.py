@@ -18,6 +18,7 @@ import numpy as np
 
 from pairscreen.deprecation import moved
 from pairscreen.errors import BadRequest, NotFound
+from pairscreen.market.bar_size import DAILY, bar_size
 from pairscreen.types import (
     ASSET_CLASSES,
     DEFAULT_PEG_THRESHOLD_PCT,
@@ -148,6 +149,9 @@ class Universe:
     strategy: str = ""
     scorer: str = ""
     chart_renderer: str = ""
+    # ``[market] bar``: the bar size its market is read and stored at ("1d", "4h", "1h",
+    # "15m"; see ``pairscreen.market.bar_size``). The screen itself still runs on daily bars.
+    bar: str = DAILY.name
     # The file it was read from (None when built in code): relative paths in a component's
     # options are relative to its folder
     file: Path | None = field(default=None, compare=False)
@@ -303,6 +307,7 @@ def load_universe_file(path: Path) -> Universe:
         raise UniverseError(f"universe file {path} is not valid TOML: {exc}") from None
     chosen = parse_components(data, path)  # first: it takes the former keys out of their tables
     market = dict(data.get("market", {}))
+    bar = parse_bar(market.pop("bar", DAILY.name), f"{path}: [market]")
     if "market_source" not in chosen:
         raise UniverseError(
             f'{path}: [components] needs market_source = "<market-data source name>"'
@@ -369,8 +374,17 @@ def load_universe_file(path: Path) -> Universe:
         strategy=chosen.get("strategy", ""),
         scorer=chosen.get("scorer", ""),
         chart_renderer=chosen.get("chart_renderer", ""),
+        bar=bar,
         file=path,
     )
+
+
+def parse_bar(value: object, where: str) -> str:
+    """``[market] bar``: the name of a bar size (``"1d"`` when the key is absent)."""
+    try:
+        return bar_size(value).name  # type: ignore[arg-type]  # refused when not a name
+    except ValueError as exc:
+        raise UniverseError(f"{where}: {exc}") from None
 
 
 def parse_components(data: dict[str, Any], path: Path) -> dict[str, str]:

@@ -18,7 +18,9 @@ from pairscreen.db.migrations import upgrade
 from pairscreen.universe import Universe
 
 if TYPE_CHECKING:
+    from pairscreen.market.bar_sync import BarSyncReport
     from pairscreen.market.sync_report import SyncReport
+    from pairscreen.plugin_system.registry import Plugins
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,6 +87,9 @@ def _sync(args: argparse.Namespace) -> None:
     else:
         replace = _tickers(rt.universe, args.replace) if args.replace is not None else ()
     accept = _moves(rt.universe, args.accept)
+    if rt.universe.bar != "1d":
+        _sync_bars(args, rt.universe, rt.plugins, replace, accept)
+        return
     with ProgressDisplay(quiet=args.quiet) as display:
         report = sync_candles(
             rt.universe,
@@ -100,7 +105,36 @@ def _sync(args: argparse.Namespace) -> None:
         raise CommandError(_review_line(report), exits.DATA_CONFLICT)
 
 
-def _review_line(report: SyncReport) -> str:
+def _sync_bars(
+    args: argparse.Namespace,
+    universe: Universe,
+    plugins: Plugins,
+    replace: tuple[str, ...],
+    accept: tuple[str, ...],
+) -> None:
+    """``data sync`` of an intraday universe (:mod:`pairscreen.market.bar_sync`)."""
+    from pairscreen.market.bar_sync import sync_bars
+
+    if accept:
+        raise CommandError(
+            f"--accept: implausible moves are held on daily universes only; this universe's "
+            f"bar is {universe.bar}"
+        )
+    with ProgressDisplay(quiet=args.quiet) as display:
+        report = sync_bars(
+            universe,
+            plugins,
+            verify=args.verify,
+            replace=replace,
+            on_progress=display.step("market data"),
+        )
+    for line in report.lines():
+        print(line)
+    if report.needs_review:
+        raise CommandError(_review_line(report), exits.DATA_CONFLICT)
+
+
+def _review_line(report: SyncReport | BarSyncReport) -> str:
     """The one-line error of a sync that left assets for a person (the report names why)."""
     parts = []
     if report.conflicts:

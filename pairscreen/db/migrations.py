@@ -191,6 +191,12 @@ def _screen_payloads(db: peewee.Database) -> None:
     db.execute_sql(f"ALTER TABLE {table} DROP COLUMN payload")
 
 
+def _bar_blocks(db: peewee.Database) -> None:
+    """Intraday bars (a universe's ``[market] bar`` of 4h, 1h or 15m) get a table of their
+    own, one packed row per asset, bar size and UTC day; daily candles stay where they are."""
+    db.create_tables([models.BarBlock], safe=True)
+
+
 MIGRATIONS: list[tuple[int, str, Migration]] = [
     (1, "initial schema", _initial_schema),
     (2, "notification channels, outbox, worker lock", _notifications),
@@ -213,6 +219,7 @@ MIGRATIONS: list[tuple[int, str, Migration]] = [
     (19, "each screen's page items in compressed blocks (first pages)", _screen_page_blocks),
     (20, "each screen's payload in a table of its own, as its last column", _screen_payloads),
     (21, "when a peg sample's prices were observed; why a depeg event ended", _peg_observations),
+    (22, "intraday bars, packed per asset, bar size and UTC day", _bar_blocks),
 ]
 
 

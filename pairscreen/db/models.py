@@ -407,3 +407,25 @@ class Evidence(BaseModel):
     first_day = peewee.DateField()  # the first and last as-of day evaluated
     last_day = peewee.DateField()
     payload = peewee.TextField()  # the /evidence body as JSON
+
+
+class BarBlock(BaseModel):
+    """One asset's intraday bars of one UTC day at one bar size (migration 22).
+
+    A block holds the day's ``86400 / bar_seconds`` bars as packed little-endian float64
+    arrays, slot ``k`` being the bar that opens at ``day + k * bar_seconds`` (it closes one
+    bar later): ``closes`` with NaN where the source has no bar, ``volumes`` NULL when no bar
+    of the day has a known volume, else NaN where one is unknown. One row per asset and day,
+    keyed by the asset's integer id, is what keeps an hour from costing a daily candle row
+    (:mod:`pairscreen.market.bar_store`). Daily universes never write here.
+    """
+
+    asset = peewee.ForeignKeyField(AssetRow, on_delete="CASCADE")
+    asset_id: int  # the raw foreign key, an accessor peewee adds for ``asset``
+    bar_seconds = peewee.IntegerField()
+    day = peewee.DateField()
+    closes = peewee.BlobField()
+    volumes = peewee.BlobField(null=True)
+
+    class Meta:
+        primary_key = peewee.CompositeKey("asset", "bar_seconds", "day")

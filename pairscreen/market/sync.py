@@ -40,6 +40,7 @@ from pairscreen import clock
 from pairscreen.db import rows
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion
+from pairscreen.market.bar_size import require_daily
 from pairscreen.market.freshness import AssetFreshness, asset_freshness, describe, last_closed_day
 from pairscreen.market.reconcile import OVERLAP_DAYS
 from pairscreen.market.row_checks import checked
@@ -78,6 +79,7 @@ def sync_candles(
     its implausible moves accepted); ``accept`` names implausible moves a person has reviewed
     (``BTC:2023-10-01``, the move into that day); ``on_progress`` hears of each ticker fetched.
     """
+    require_daily(universe.bar, "the daily candle sync")
     closed = last_closed_day()
     until = min(until or closed, closed)
     source = plugins.market_sources.get(universe.market_source)

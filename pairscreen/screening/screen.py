@@ -29,6 +29,7 @@ from pairscreen.engine.screen_rules import (
     SCREEN_RULES,
     screen_rule_reason,
 )
+from pairscreen.market.bar_size import require_daily
 from pairscreen.market.cutoff import candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_days
 from pairscreen.pegs.status import active_depegs
@@ -79,6 +80,7 @@ def run_screen(
     ``on_progress(done, total)`` is called as chunks of pairs finish (a command line draws
     it); old screens beyond the ``screens_kept`` setting go in the same transaction.
     """
+    require_daily(rt.universe.bar, "the screen")
     computed = screen_text(
         rt,
         at or clock.now(),

@@ -94,3 +94,40 @@ def volume_value(text: str) -> float:
     if not (0 <= value < float("inf")):
         raise CellError(f"volume {text.strip()!r} is not {expected}")
     return value
+
+
+def close_time(text: str) -> int:
+    """A bar's close time as whole epoch seconds, from an ISO date-time (``Z``, an offset, or
+    none: then UTC) or a whole number of seconds or milliseconds since 1970. A bare day is
+    refused: an intraday file names each bar's time."""
+    cell = text.strip()
+    if WHOLE_NUMBER.fullmatch(cell):
+        value = int(cell)
+        if value in SECONDS:
+            return value
+        if value in MILLISECONDS:
+            if value % 1000:
+                raise CellError(f"timestamp {cell} falls between two whole seconds")
+            return value // 1000
+        raise CellError(
+            f"timestamp {cell} is neither seconds (10^8 to 10^10) nor milliseconds "
+            "(10^11 to 10^13) since 1970; its unit is unknown"
+        )
+    if not ISO_DAY.match(cell):
+        raise CellError(
+            f"time {cell!r} is neither an ISO date-time (2023-12-31T23:00:00Z) nor seconds "
+            "or milliseconds since 1970"
+        )
+    if len(cell) == 10:
+        raise CellError(f"time {cell!r} is a day; an intraday file gives each bar's close time")
+    if cell[10] not in "T ":
+        raise CellError(f"time {cell!r} is not an ISO date-time (2023-12-31T23:00:00Z)")
+    try:
+        moment = datetime.fromisoformat(cell.replace("Z", "+00:00"))
+    except ValueError:
+        raise CellError(f"time {cell!r} is not a time of the calendar") from None
+    if moment.microsecond:
+        raise CellError(f"time {cell!r} falls between two whole seconds")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)  # naive: UTC, as the format documents
+    return int(moment.timestamp())

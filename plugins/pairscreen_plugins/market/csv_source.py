@@ -39,7 +39,7 @@ import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -217,25 +217,8 @@ class CsvMarketSource:
         since: Mapping[str, date | None],
         until: date,
     ) -> Iterator[Candles]:
-        folder_option = options.get("path")
-        if not isinstance(folder_option, str) or not folder_option:
-            raise ValueError(
-                'csv market source: set path = "<folder of SYMBOL.csv files>" in '
-                "[plugins.csv_source]"
-            )
-        folder = Path(folder_option).expanduser()
-        if not folder.is_dir():
-            raise ValueError(f"csv market source: the folder {folder} does not exist")
-        volume_unit = options.get("volume_unit")
-        if volume_unit is not None and volume_unit not in VOLUME_UNITS:
-            raise ValueError(
-                f'csv market source: volume_unit must be "base" or "quote", got {volume_unit!r}'
-            )
-        for asset in assets:
-            path = folder / f"{asset.market_symbol}.csv"
-            if not path.is_file():
-                log.warning("csv market source: %s has no file %s; skipped", asset.ticker, path)
-                continue
+        folder, volume_unit = _folder_and_unit(options)
+        for asset, path in _files(folder, assets):
             yield read_csv_candles(
                 path,
                 asset.ticker,
@@ -243,6 +226,62 @@ class CsvMarketSource:
                 until=until,
                 volume_unit=volume_unit,
             )
+
+    def fetch_bars(
+        self,
+        assets: Sequence[Asset],
+        options: Mapping[str, Any],
+        *,
+        bar: str,
+        since: Mapping[str, datetime | None],
+        until: datetime,
+    ) -> Iterator[Candles]:
+        """Intraday bars (:mod:`~pairscreen_plugins.market.csv_bars`): each row's time is
+        the bar's close time, UTC."""
+        from pairscreen.market.bar_size import bar_size
+        from pairscreen_plugins.market.csv_bars import read_csv_bars
+
+        size = bar_size(bar)
+        folder, volume_unit = _folder_and_unit(options)
+        last = int(until.timestamp())
+        for asset, path in _files(folder, assets):
+            after = since.get(asset.ticker)
+            yield read_csv_bars(
+                path,
+                asset.ticker,
+                size,
+                after=None if after is None else int(after.timestamp()),
+                until=last,
+                volume_unit=volume_unit,
+            )
+
+
+def _folder_and_unit(options: Mapping[str, Any]) -> tuple[Path, str | None]:
+    """The folder of files and the declared volume unit, or a one-line error."""
+    folder_option = options.get("path")
+    if not isinstance(folder_option, str) or not folder_option:
+        raise ValueError(
+            'csv market source: set path = "<folder of SYMBOL.csv files>" in [plugins.csv_source]'
+        )
+    folder = Path(folder_option).expanduser()
+    if not folder.is_dir():
+        raise ValueError(f"csv market source: the folder {folder} does not exist")
+    volume_unit = options.get("volume_unit")
+    if volume_unit is not None and volume_unit not in VOLUME_UNITS:
+        raise ValueError(
+            f'csv market source: volume_unit must be "base" or "quote", got {volume_unit!r}'
+        )
+    return folder, volume_unit
+
+
+def _files(folder: Path, assets: Sequence[Asset]) -> Iterator[tuple[Asset, Path]]:
+    """Each asset with its file; an asset without one is skipped with a warning."""
+    for asset in assets:
+        path = folder / f"{asset.market_symbol}.csv"
+        if not path.is_file():
+            log.warning("csv market source: %s has no file %s; skipped", asset.ticker, path)
+            continue
+        yield asset, path
 
 
 @hookimpl

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
+
+import numpy as np
 
 from pairscreen import Asset, Candles, PluginOption, clock, hookimpl
 from pairscreen_plugins.demo_market.catalogue import (
@@ -74,6 +76,52 @@ class DemoMarketSource:
                 close=world.close[symbol][first:n].copy(),
                 volume=world.volume[symbol][first:n].copy(),
             )
+
+    def fetch_bars(
+        self,
+        assets: Sequence[Asset],
+        options: Mapping[str, Any],
+        *,
+        bar: str,
+        since: Mapping[str, datetime | None],
+        until: datetime,
+    ) -> Iterator[Candles]:
+        """Intraday bars ending on each simulated day's close
+        (:mod:`~pairscreen_plugins.demo_market.intraday`); ``days`` bounds a first sync."""
+        from pairscreen.market.bar_size import bar_size
+        from pairscreen_plugins.demo_market.intraday import DAY_SECONDS, bars_between
+
+        size = bar_size(bar)
+        seed = int(options.get("seed", DEFAULT_SEED))
+        days = int(options.get("days", DEFAULT_DAYS))
+        if days < 1:
+            raise ValueError(f"demo market: days must be at least 1, got {days}")
+        last = int(until.timestamp())
+        end = until.astimezone(UTC).date()
+        if end < EPOCH:
+            return
+        world = simulate(seed, end)
+        n = days_through(end)
+        first_of_history = (int(world.dates[0].astype(np.int64)) + max(0, n - days)) * DAY_SECONDS
+        for asset in assets:
+            symbol = asset.market_symbol
+            if symbol not in world.volume:
+                log.warning("demo market: no synthetic series for %s; skipped", asset.ticker)
+                continue
+            after = since.get(asset.ticker)
+            start = first_of_history if after is None else int(after.timestamp())
+            times, close, volume = bars_between(
+                seed,
+                symbol,
+                world.dates[:n],
+                world.close[symbol][:n],
+                world.volume[symbol][:n],
+                float(world.log_return_sd[symbol]),
+                size.seconds,
+                start,
+                last,
+            )
+            yield Candles(asset.ticker, times.astype("datetime64[s]"), close, volume)
 
 
 @hookimpl

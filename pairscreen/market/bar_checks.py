@@ -1,0 +1,84 @@
+"""What a sync checks in the bars a market source returns, before any is stored.
+
+The daily rules of :mod:`pairscreen.market.row_checks`, applied per bar: rows are sorted; a
+bar closing after the last closed bar (unfinished, or not closed yet) is left out and
+counted; a bar repeated with the same values is stored once; a close that is not a finite
+positive number, a close time off the bar's UTC grid, or a bar given twice with different
+values refuses the asset (``RowIssues.refuses``), since storing the rest would be a history
+with rows left out or chosen between. A source that read its rows from a file (``csv``)
+names their lines itself; what reaches here from it is already on the grid and unique.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from pairscreen.market.bar_size import BarSize
+from pairscreen.market.bar_store import as_bar_candles, bar_times
+from pairscreen.types import ROW_EXAMPLES, Candles, RowIssues
+
+
+def iso_time(epoch_seconds: int) -> str:
+    """``2023-12-31T23:00:00Z``: a close time as a person reads it."""
+    return f"{np.datetime64(int(epoch_seconds), 's')}Z"
+
+
+def checked_bars(candles: Candles, bar: BarSize, until: int) -> Candles:
+    """``candles`` sorted by close time with one row per bar on ``bar``'s grid, closing at
+    or before ``until`` (epoch seconds), with positive finite closes; what was left out or
+    could not be used is counted and its first rows named."""
+    dates = np.asarray(candles.dates)
+    valid_time = ~np.isnat(dates) if len(dates) else np.ones(0, dtype=bool)
+    times = bar_times(candles)
+    close = np.asarray(candles.close, dtype=np.float64)
+    volume = np.asarray(candles.volume, dtype=np.float64)
+    examples: list[str] = []
+
+    def name(rows: np.ndarray, why: Callable[[int], str]) -> None:
+        for i in rows[: max(0, ROW_EXAMPLES - len(examples))].tolist():
+            examples.append(f"row {i + 1} of the source's answer: {why(i)}")
+
+    bad_close = ~(np.isfinite(close) & (close > 0)) | ~valid_time
+    name(np.flatnonzero(bad_close), lambda i: f"close {close[i]!r} is not a finite positive number")
+    off_grid = ~bad_close & ~bar.on_grid(times)
+    name(
+        np.flatnonzero(off_grid),
+        lambda i: f"{iso_time(times[i])} is not a {bar.name} close time on the UTC grid",
+    )
+    usable = ~bad_close & ~off_grid
+    unparseable = int((~usable).sum())
+    times, close, volume = times[usable], close[usable], volume[usable]
+    future = times > until
+    n_future = int(future.sum())
+    times, close, volume = times[~future], close[~future], volume[~future]
+    volume = np.where(np.isfinite(volume) & (volume >= 0), volume, np.nan)  # unknown, not 0
+    order = np.argsort(times, kind="stable")
+    times, close, volume = times[order], close[order], volume[order]
+    last = np.ones(len(times), dtype=bool)
+    if len(times) > 1:
+        last[:-1] = times[1:] != times[:-1]
+    repeat = np.flatnonzero(~last)
+    same = (close[repeat] == close[repeat + 1]) & (
+        (volume[repeat] == volume[repeat + 1])
+        | (np.isnan(volume[repeat]) & np.isnan(volume[repeat + 1]))
+    )
+    differing = repeat[~same]
+    for i in differing[: max(0, ROW_EXAMPLES - len(examples))].tolist():
+        examples.append(
+            f"the bar closing {iso_time(times[i])} is given twice, with closes "
+            f"{close[i]!r} and {close[i + 1]!r}"
+            if close[i] != close[i + 1]
+            else f"the bar closing {iso_time(times[i])} is given twice, with volumes "
+            f"{volume[i]!r} and {volume[i + 1]!r}"
+        )
+    found = RowIssues(
+        future=n_future,
+        duplicate=int(same.sum()),
+        unparseable=unparseable,
+        conflicting=len(differing),
+        examples=tuple(examples),
+    )
+    out = as_bar_candles(candles.ticker, times[last], close[last], volume[last])
+    return Candles(out.ticker, out.dates, out.close, out.volume, candles.issues + found)
