@@ -20,11 +20,11 @@ from pairscreen_plugins.market import demo
 from pairscreen_plugins.market.csv_cells import CellError, close_time
 
 from pairscreen import clock
+from pairscreen.bar_size import BAR_SIZES, bar_size
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import BarBlock, Candle
-from pairscreen.market.bar_size import BAR_SIZES, bar_size
 from pairscreen.market.bar_source import bar_source
 from pairscreen.market.bar_store import load_bars, pack_days, unpack_days
 from pairscreen.market.bar_sync import sync_bars

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pairscreen.market.bar_size import BarSize
+from pairscreen.bar_size import BarSize
 from pairscreen.market.bar_store import as_bar_candles, bar_times
 from pairscreen.types import ROW_EXAMPLES, Candles, RowIssues
 

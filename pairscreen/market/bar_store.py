@@ -9,7 +9,7 @@ compression of the mantissa), so what a sync wrote is what the reader gives back
 
 Bars are exchanged as :class:`~pairscreen.types.Candles` whose ``dates`` are the bars' close
 times (``datetime64[s]``, UTC): the engine's candle arrays, at a finer clock. Slot ``k`` of
-day D is the bar opening at ``D + k * bar`` (:mod:`pairscreen.market.bar_size`).
+day D is the bar opening at ``D + k * bar`` (:mod:`pairscreen.bar_size`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from pairscreen.bar_size import DAY_SECONDS, BarSize
 from pairscreen.db.connection import database
 from pairscreen.db.models import AssetRow, BarBlock
-from pairscreen.market.bar_size import DAY_SECONDS, BarSize
 from pairscreen.types import Candles
 
 PACKED = np.dtype("<f8")  # little-endian float64 on every machine

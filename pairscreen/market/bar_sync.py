@@ -24,10 +24,10 @@ import numpy as np
 from peewee import fn
 
 from pairscreen import clock
+from pairscreen.bar_size import BarSize, bar_size
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, BarBlock
 from pairscreen.market.bar_checks import checked_bars, iso_time
-from pairscreen.market.bar_size import BarSize, bar_size
 from pairscreen.market.bar_source import bar_source
 from pairscreen.market.bar_store import asset_ids, bar_times, delete_bars, load_bars, write_bars
 from pairscreen.market.reconcile import OVERLAP_DAYS

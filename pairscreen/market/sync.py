@@ -37,10 +37,10 @@ import numpy as np
 import peewee
 
 from pairscreen import clock
+from pairscreen.bar_size import require_daily
 from pairscreen.db import rows
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion
-from pairscreen.market.bar_size import require_daily
 from pairscreen.market.freshness import AssetFreshness, asset_freshness, describe, last_closed_day
 from pairscreen.market.reconcile import OVERLAP_DAYS
 from pairscreen.market.row_checks import checked

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pairscreen import clock
+from pairscreen.bar_size import require_daily
 from pairscreen.db.models import survivor_keys
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
@@ -29,7 +30,6 @@ from pairscreen.engine.screen_rules import (
     SCREEN_RULES,
     screen_rule_reason,
 )
-from pairscreen.market.bar_size import require_daily
 from pairscreen.market.cutoff import candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_days
 from pairscreen.pegs.status import active_depegs

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from pairscreen import Candles, RowIssues
-from pairscreen.market.bar_size import BarSize
+from pairscreen.bar_size import BarSize
 from pairscreen_plugins.market.csv_cells import CellError, close_time, close_value, volume_value
 from pairscreen_plugins.market.csv_layout import Layout, Unreadable, decode, layout
 from pairscreen_plugins.market.csv_source import _Rows, _unreadable
