@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from pairscreen import clock
 from pairscreen.bar_size import DAY_SECONDS, BarSize
 from pairscreen.db.connection import database
 from pairscreen.db.models import AssetRow, BarBlock
@@ -139,6 +140,12 @@ def load_bars(
             if len(times):
                 out[by_id[asset_id]] = as_bar_candles(by_id[asset_id], times, close, volume)
     return out
+
+
+def load_closed_bars(bar: BarSize, tickers: Iterable[str] | None = None) -> dict[str, Candles]:
+    """What the engine reads, as :func:`~pairscreen.market.sync.load_candles` does for days:
+    every stored bar at ``bar`` that has closed at the service's clock, per ticker."""
+    return load_bars(bar, tickers, until=bar.last_closed(clock.now()))
 
 
 def asset_ids() -> dict[str, int]:
