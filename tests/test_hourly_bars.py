@@ -372,3 +372,30 @@ def test_a_daily_universe_syncs_and_screens_bit_identically_to_before(tmp_path):
         pytest.skip("the digests are those of the suite's own pinned day")
     candles, export = demo_fixture_digest(tmp_path / "a", PINNED_NOW.replace(hour=4, minute=5))
     assert (candles, hashlib.sha256(export.encode()).hexdigest()) == DAILY_DEMO_DIGESTS
+
+
+def test_a_long_history_is_written_in_several_statements_and_reads_back(bar_database):
+    """More blocks than one statement writes (600 days > 500), merged into a stored day."""
+    from pairscreen.db.connection import write_transaction
+    from pairscreen.db.models import AssetRow
+    from pairscreen.market.bar_store import asset_ids, write_bars
+    from pairscreen.types import Candles
+
+    four = BAR_SIZES["4h"]
+    start = np.datetime64("2022-01-01T04:00:00", "s")
+    times = start + np.arange(600 * 6) * np.timedelta64(four.seconds, "s")
+    rng = np.random.default_rng(11)
+    close = 50 * np.exp(np.cumsum(rng.normal(0, 0.01, len(times))))
+    volume = np.where(rng.random(len(times)) < 0.5, rng.random(len(times)) * 1e5, np.nan)
+    with database.connection_context():
+        AssetRow.create(ticker="AAA", sector="s", asset_class="crypto")
+        with write_transaction():
+            first = Candles("AAA", times[:-3], close[:-3], volume[:-3])
+            write_bars(four, asset_ids(), first)
+        with write_transaction():  # the last day's three remaining bars join its block
+            write_bars(four, asset_ids(), Candles("AAA", times[-3:], close[-3:], volume[-3:]))
+        back = load_bars(four)["AAA"]
+        assert BarBlock.select().count() == 600
+    np.testing.assert_array_equal(back.dates, times)
+    assert back.close.tobytes() == close.tobytes()
+    np.testing.assert_array_equal(back.volume, volume)

@@ -420,7 +420,8 @@ class BarBlock(BaseModel):
     (:mod:`pairscreen.market.bar_store`). Daily universes never write here.
     """
 
-    asset = peewee.ForeignKeyField(AssetRow, on_delete="CASCADE")
+    # No index of its own: the primary key leads with it.
+    asset = peewee.ForeignKeyField(AssetRow, on_delete="CASCADE", index=False)
     asset_id: int  # the raw foreign key, an accessor peewee adds for ``asset``
     bar_seconds = peewee.IntegerField()
     day = peewee.DateField()
