@@ -399,3 +399,38 @@ def test_a_long_history_is_written_in_several_statements_and_reads_back(bar_data
     np.testing.assert_array_equal(back.dates, times)
     assert back.close.tobytes() == close.tobytes()
     np.testing.assert_array_equal(back.volume, volume)
+
+
+def test_a_clean_file_reads_column_by_column_as_it_does_row_by_row(tmp_path):
+    """The fast path of a clean file gives the bits the row-by-row reader gives."""
+    import io
+
+    from pairscreen_plugins.market import csv_bars
+    from pairscreen_plugins.market.csv_layout import layout
+
+    times, close = file_bars(FIXTURES / "BTC.csv")
+    rng = np.random.default_rng(5)
+    volume = [f"{v:.4f}" if v > 0.3 else "" for v in rng.random(len(times))]
+    order = rng.permutation(len(times))
+    texts = {
+        "iso": (FIXTURES / "BTC.csv").read_text(encoding="utf-8"),
+        "seconds, volumes": "timestamp,close,volume\n"
+        + "".join(f"{t},{float(c)!r},{v}\n" for t, c, v in zip(times, close, volume, strict=True)),
+        "milliseconds, shuffled": "close,date\n"
+        + "".join(f"{float(close[i])!r},{times[i] * 1000}\n" for i in order),
+    }
+    for name, text in texts.items():
+        header, *records = list(csv.reader(io.StringIO(text)))
+        columns = layout(header)
+        fast = csv_bars._clean_bars(records, columns, HOUR)
+        assert fast is not None, name
+        slow = csv_bars._read_bar_rows(
+            csv.reader(io.StringIO(text.split("\n", 1)[1])), columns, HOUR
+        )
+        keys = sorted(slow.days)
+        assert fast[0].tolist() == [int(k.timestamp()) for k in keys], name  # type: ignore[attr-defined]
+        assert fast[1].tobytes() == np.array([slow.days[k][0] for k in keys]).tobytes(), name
+        np.testing.assert_array_equal(fast[2], np.array([slow.days[k][1] for k in keys]))
+    broken = texts["iso"].replace("2023-03-10T05:00:00Z", "2023-03-10T05:30:00Z")
+    header, *records = list(csv.reader(io.StringIO(broken)))
+    assert csv_bars._clean_bars(records, layout(header), HOUR) is None  # named row by row

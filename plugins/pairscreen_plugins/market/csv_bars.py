@@ -11,6 +11,10 @@ an hourly file), a bar given again with other values, or a cell that cannot be r
 the asset (nothing of it is stored); a bar given again with the same values is stored once,
 and a bar closing after ``until`` (unfinished at the service's clock) is left out; both are
 counted.
+
+A clean file (the common case: every row read, on the grid, each bar once) is read column
+by column with numpy; any other is read again row by row, so that each row not understood
+is named with its line. Both give the same bars, bit for bit.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -26,12 +31,23 @@ import numpy as np
 
 from pairscreen import Candles, RowIssues
 from pairscreen.bar_size import BarSize
-from pairscreen_plugins.market.csv_cells import CellError, close_time, close_value, volume_value
+from pairscreen_plugins.market.csv_cells import (
+    MILLISECONDS,
+    PLAIN_NUMBER,
+    SECONDS,
+    WHOLE_NUMBER,
+    CellError,
+    close_time,
+    close_value,
+    volume_value,
+)
 from pairscreen_plugins.market.csv_layout import Layout, Unreadable, decode, layout
 from pairscreen_plugins.market.csv_source import _Rows, _unreadable
 
 if TYPE_CHECKING:
     import _csv
+
+ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
 def read_csv_bars(
@@ -62,31 +78,34 @@ def read_csv_bars(
             'volume_unit = "base" or "quote"'
         )
     try:
-        rows = _read_bar_rows(reader, columns, bar)
+        records = list(reader)
     except csv.Error as exc:
         return _no_bars(_unreadable(path, ticker, f"line {reader.line_num} is not CSV: {exc}"))
-    if not rows.days and not rows.unparseable:
-        return _no_bars(_unreadable(path, ticker, "has its header and no rows"))
-    future = 0
-    kept: list[int] = []
-    values: list[tuple[float, float]] = []
-    for moment in sorted(rows.days):
-        seconds = int(cast(datetime, moment).timestamp())  # the keys are close times
-        if after is not None and seconds <= after:
-            continue
-        if seconds > until:
-            future += 1
-            continue
-        kept.append(seconds)
-        close, volume, _line = rows.days[moment]
-        values.append((close, volume))
-    close_array = np.array([c for c, _ in values], dtype=np.float64)
-    volume_array = np.array([v for _, v in values], dtype=np.float64)
+    clean = _clean_bars(records, columns, bar)
+    if clean is not None:
+        times, close_array, volume_array = clean
+        rows = _Rows()  # nothing to count: every row was read and each bar given once
+    else:  # read again row by row, to name each row not understood with its line
+        again = csv.reader(io.StringIO(text, newline=""))
+        next(again)
+        rows = _read_bar_rows(again, columns, bar)
+        if not rows.days and not rows.unparseable:
+            return _no_bars(_unreadable(path, ticker, "has its header and no rows"))
+        ordered = sorted(rows.days)
+        times = np.array(
+            [int(cast(datetime, moment).timestamp()) for moment in ordered], dtype=np.int64
+        )  # the keys are close times
+        close_array = np.array([rows.days[m][0] for m in ordered], dtype=np.float64)
+        volume_array = np.array([rows.days[m][1] for m in ordered], dtype=np.float64)
+    future_rows = times > until
+    future = int(future_rows.sum())
+    keep = ~future_rows & (times > after if after is not None else True)
+    times, close_array, volume_array = times[keep], close_array[keep], volume_array[keep]
     if volume_unit == "base":
         volume_array = volume_array * close_array
     return Candles(
         ticker=ticker,
-        dates=np.array(kept, dtype=np.int64).astype("datetime64[s]"),
+        dates=times.astype("datetime64[s]"),
         close=close_array,
         volume=volume_array,
         issues=RowIssues(
@@ -98,6 +117,63 @@ def read_csv_bars(
             origin=path.name,
         ),
     )
+
+
+def _clean_bars(
+    records: list[list[str]], columns: Layout, bar: BarSize
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The bars of a clean file, read column by column: every row has the header's fields,
+    a time of the commonest forms (``2023-03-10T14:00:00Z``, or whole epoch seconds, or
+    milliseconds), a plain positive close and a plain or empty volume, on the bar's grid,
+    each bar once. None when any row is not so: then the rows are read one by one, and
+    those not understood named with their lines (:func:`_read_bar_rows`), which gives the
+    same bars for a clean file at about five times the cost."""
+    rows = [r for r in records if r and not (len(r) == 1 and not r[0].strip())]
+    if not rows or any(len(r) != columns.width for r in rows):
+        return None
+    stamps = [r[columns.day].strip() for r in rows]
+    closes = [r[columns.close].strip() for r in rows]
+    times: np.ndarray | None
+    try:
+        if all(ISO_UTC.fullmatch(t) for t in stamps):
+            times = np.array([t[:-1] for t in stamps], dtype="datetime64[s]").astype(np.int64)
+        elif all(WHOLE_NUMBER.fullmatch(t) for t in stamps):
+            times = _epoch_seconds(np.array([int(t) for t in stamps], dtype=np.int64))
+        else:
+            return None
+    except (ValueError, OverflowError):  # a day that is not of the calendar, and the like
+        return None
+    if times is None or not all(PLAIN_NUMBER.fullmatch(c) for c in closes):
+        return None
+    close = np.array(closes, dtype=np.float64)
+    if columns.volume is None:
+        volume = np.full(len(rows), np.nan)
+    else:
+        cells = [r[columns.volume].strip() for r in rows]
+        if not all(not c or PLAIN_NUMBER.fullmatch(c) for c in cells):
+            return None
+        volume = np.array([c or "nan" for c in cells], dtype=np.float64)
+        if ((volume < 0) | np.isinf(volume)).any():
+            return None
+    if not (np.isfinite(close) & (close > 0)).all() or (times % bar.seconds).any():
+        return None
+    order = np.argsort(times, kind="stable")
+    times, close, volume = times[order], close[order], volume[order]
+    if (np.diff(times) == 0).any():
+        return None
+    return times, close, volume
+
+
+def _epoch_seconds(values: np.ndarray) -> np.ndarray | None:
+    """Whole epoch seconds, or milliseconds of whole seconds (each range all through), as
+    seconds; None otherwise."""
+    if ((values >= SECONDS.start) & (values < SECONDS.stop)).all():
+        return values
+    in_ms = (values >= MILLISECONDS.start) & (values < MILLISECONDS.stop)
+    if in_ms.all() and not (values % 1000).any():
+        seconds: np.ndarray = values // 1000
+        return seconds
+    return None
 
 
 def _read_bar_rows(reader: _csv.Reader, columns: Layout, bar: BarSize) -> _Rows:
