@@ -304,6 +304,9 @@ def test_data_sync_on_the_command_line_names_refusals_and_exits_7(tmp_path):
     screen = run_cli(*argv, "screen", "run", "--no-sync", env=newcomer_env(tmp_path))
     assert screen.returncode != 0 and screen.stderr.count("\n") == 1
     assert "runs on daily bars only so far" in screen.stderr
+    worker = run_cli(*argv, "worker", env=newcomer_env(tmp_path), timeout=60)
+    assert worker.returncode != 0 and worker.stderr.count("\n") == 1
+    assert "the worker runs on daily bars only so far" in worker.stderr
 
 
 def test_a_daily_only_source_is_refused_for_intraday_bars_in_one_line():

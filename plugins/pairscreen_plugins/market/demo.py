@@ -102,14 +102,20 @@ class DemoMarketSource:
             return
         world = simulate(seed, end)
         n = days_through(end)
-        first_of_history = (int(world.dates[0].astype(np.int64)) + max(0, n - days)) * DAY_SECONDS
+        first_day = int(world.dates[0].astype(np.int64))
         for asset in assets:
             symbol = asset.market_symbol
             if symbol not in world.volume:
                 log.warning("demo market: no synthetic series for %s; skipped", asset.ticker)
                 continue
+            spec = CRYPTO_BY_SYMBOL.get(symbol)
+            history = days
+            if spec is not None and spec.listed_days is not None:
+                history = min(history, spec.listed_days)  # listed lately, as for daily candles
             after = since.get(asset.ticker)
-            start = first_of_history if after is None else int(after.timestamp())
+            start = (first_day + max(0, n - history)) * DAY_SECONDS
+            if after is not None:
+                start = int(after.timestamp())
             times, close, volume = bars_between(
                 seed,
                 symbol,
