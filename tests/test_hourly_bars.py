@@ -279,8 +279,8 @@ def test_off_grid_and_duplicated_bars_are_named_and_refused(bar_database, tmp_pa
     btc_line = next(line for line in lines_out if line.startswith("refused: BTC"))
     assert btc_line == (
         "refused: BTC: BTC.csv: 2 rows not understood: line 6: 2023-03-10T04:30:00Z is off "
-        "the 1h grid (bars close every 1h from 00:00 UTC); line 530 gives 2023-03-10 "
-        "09:00:00+00:00 again with close 1 (line 11: 19959.12); nothing written for BTC"
+        "the 1h grid (bars close every 1h from 00:00 UTC); line 530 gives "
+        "2023-03-10T09:00:00Z again with close 1 (line 11: 19959.12); nothing written for BTC"
     )
     eth_line = next(line for line in lines_out if line.startswith("refused: ETH"))
     assert "1680314460000 is off the 1h grid" in eth_line

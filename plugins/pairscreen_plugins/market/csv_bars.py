@@ -50,6 +50,14 @@ if TYPE_CHECKING:
 ISO_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
+class CloseTime(datetime):
+    """A bar's close time that prints as the files write it (``2023-03-10T09:00:00Z``), in
+    the sentences naming a row."""
+
+    def __str__(self) -> str:
+        return self.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def read_csv_bars(
     path: Path,
     ticker: str,
@@ -193,7 +201,7 @@ def _read_bar_rows(reader: _csv.Reader, columns: Layout, bar: BarSize) -> _Rows:
         except CellError as exc:
             rows.refuse(line, f": {exc}")
             continue
-        moment = datetime.fromtimestamp(seconds, UTC)
+        moment = CloseTime.fromtimestamp(seconds, UTC)
         if seconds % bar.seconds:
             rows.refuse(
                 line,
