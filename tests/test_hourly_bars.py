@@ -182,6 +182,13 @@ def test_an_hourly_csv_universe_syncs_and_its_bars_read_back_exactly(bar_databas
     report = sync_bars(universe, plugins)
     assert report.inserted == {"BTC": 527, "ETH": 527, "SOL": 527}
     assert not report.needs_review and report.data_version == 1
+    headline = report.lines()[0]  # 2023's bars, the suite's clock in 2026: stale, in bars and days
+    assert headline.startswith(
+        "3 of 3 assets are stale; the oldest is BTC, last bar closed 2023-04-01T00:00:00Z ("
+    )
+    assert " days behind the last closed 1h bar, limit 2 days)" in headline
+    behind = report.freshness["ETH"].bars_behind
+    assert behind == (HOUR.last_closed(clock.now()) - 1680307200) // 3600  # 2023-04-01T00:00Z
     with database.connection_context():
         stored = load_bars(HOUR)
         blocks = BarBlock.select().count()
@@ -236,6 +243,9 @@ def test_an_unfinished_last_bar_is_not_stored(bar_database, tmp_path, monkeypatc
     report = sync_bars(universe, plugins)
     assert report.inserted == {"BTC": 526}
     assert report.issues["BTC"].future == 1 and not report.needs_review
+    assert (
+        report.lines()[0] == "no stale assets: 1 asset with 1h bars, each within its class's limit"
+    )
     warning = next(line for line in report.lines() if line.startswith("warning: BTC"))
     assert warning == (
         "warning: BTC: source rows left out (BTC.csv): 1 closing after 2023-03-31T23:00:00Z, "
@@ -334,6 +344,9 @@ def test_the_demo_market_generates_hourly_bars_ending_on_its_daily_closes(bar_da
     plugins = rt.plugins
     report = sync_bars(hourly, plugins)
     assert not report.needs_review and report.inserted["BTC"] >= 29 * 24
+    assert (
+        report.lines()[0] == "no stale assets: 2 assets with 1h bars, each within its class's limit"
+    )
     with database.connection_context():
         bars = load_bars(HOUR)
     btc = bars["BTC"]

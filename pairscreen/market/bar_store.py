@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+from peewee import fn
 
 from pairscreen import clock
 from pairscreen.bar_size import DAY_SECONDS, BarSize
@@ -147,6 +148,34 @@ def load_closed_bars(bar: BarSize, tickers: Iterable[str] | None = None) -> dict
     """What the engine reads, as :func:`~pairscreen.market.sync.load_candles` does for days:
     every stored bar at ``bar`` that has closed at the service's clock, per ticker."""
     return load_bars(bar, tickers, until=bar.last_closed(clock.now()))
+
+
+def last_closes(bar: BarSize) -> dict[str, int]:
+    """Each asset's last stored bar at ``bar``: its close time (epoch seconds), by ticker.
+    One query reads each asset's last block."""
+    latest = (
+        BarBlock.select(BarBlock.asset, fn.MAX(BarBlock.day).alias("last_day"))
+        .where(BarBlock.bar_seconds == bar.seconds)
+        .group_by(BarBlock.asset)
+        .alias("latest")
+    )
+    query = (
+        BarBlock.select(AssetRow.ticker, BarBlock.day, BarBlock.closes)
+        .join(AssetRow)
+        .switch(BarBlock)
+        .join(
+            latest,
+            on=(BarBlock.asset == latest.c.asset_id) & (BarBlock.day == latest.c.last_day),
+        )
+        .where(BarBlock.bar_seconds == bar.seconds)
+    )
+    out: dict[str, int] = {}
+    for ticker, day, packed in database.execute(query).fetchall():
+        closes = np.frombuffer(bytes(packed), dtype=PACKED)
+        slot = int(np.flatnonzero(~np.isnan(closes))[-1])
+        epoch_day = int(np.datetime64(str(day)[:10], "D").astype(np.int64))
+        out[str(ticker)] = epoch_day * DAY_SECONDS + (slot + 1) * bar.seconds
+    return out
 
 
 def asset_ids() -> dict[str, int]:

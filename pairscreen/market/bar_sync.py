@@ -28,8 +28,16 @@ from pairscreen.bar_size import BarSize, bar_size
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, BarBlock
 from pairscreen.market.bar_checks import checked_bars, iso_time
+from pairscreen.market.bar_freshness import BarFreshness, bar_freshness, bar_headline
 from pairscreen.market.bar_source import bar_source
-from pairscreen.market.bar_store import asset_ids, bar_times, delete_bars, load_bars, write_bars
+from pairscreen.market.bar_store import (
+    asset_ids,
+    bar_times,
+    delete_bars,
+    last_closes,
+    load_bars,
+    write_bars,
+)
 from pairscreen.market.reconcile import OVERLAP_DAYS
 from pairscreen.market.sync import _bump_version, _connected, _upsert_assets  # one writer each
 from pairscreen.market.sync_report import describe_refusal
@@ -77,6 +85,7 @@ class BarSyncReport:
     issues: dict[str, RowIssues] = field(default_factory=dict)
     replaced: tuple[str, ...] = ()
     holds: tuple[()] = ()  # the implausible-move hold is daily only, so far
+    freshness: dict[str, BarFreshness] = field(default_factory=dict)  # after the sync
 
     @property
     def refused(self) -> tuple[str, ...]:
@@ -91,7 +100,9 @@ class BarSyncReport:
         return sum(self.inserted.values())
 
     def lines(self) -> list[str]:
-        out = [f"conflict: {c.describe()}" for c in self.conflicts]
+        """Staleness first, then what needs a look, then the counts (as the daily sync)."""
+        out = [bar_headline(self.freshness, bar_size(self.bar))]
+        out += [f"conflict: {c.describe()}" for c in self.conflicts]
         out += [f"refused: {describe_refusal(t, self.issues[t])}" for t in self.refused]
         out += [f"replaced: {t}: adopted the source's {self.bar} bars" for t in self.replaced]
         for ticker, issues in self.issues.items():
@@ -208,17 +219,18 @@ def sync_bars(
                 inserted[candles.ticker] = write_bars(bar, ids, candles)
             if writes or changed:
                 version = _bump_version()
-        stored = set(_last_days(bar))
+        closes = last_closes(bar)
     return BarSyncReport(
         source=named.name,
         bar=bar.name,
         until=until,
         inserted=inserted,
-        missing=tuple(t for t in universe.tickers if t not in stored and t not in inserted),
+        missing=tuple(t for t in universe.tickers if t not in closes),
         data_version=version,
         conflicts=tuple(conflicts),
         issues=issues,
         replaced=tuple(c.ticker for c, replacing_it in writes if replacing_it),
+        freshness=bar_freshness(universe, bar, closes, until),
     )
 
 
