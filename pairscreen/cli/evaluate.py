@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pairscreen import clock
+from pairscreen.bar_size import require_daily
 from pairscreen.cli.common import CommandError, open_runtime
 from pairscreen.cli.progress import ProgressDisplay
 
@@ -136,6 +137,7 @@ def _evaluate(args: argparse.Namespace) -> None:
             "without --publish"
         )
     rt = open_runtime(args)
+    require_daily(rt.universe.bar, "evaluate")
     settings = rt.settings
     candles = rt.candles.get()
     if not candles:

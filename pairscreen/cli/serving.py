@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 
+from pairscreen.bar_size import require_daily
 from pairscreen.bootstrap import build_runtime, check_setup
 from pairscreen.cli.common import add_setting_options, require_database, settings_of
 from pairscreen.cli.demo_lock import describe_holder, hold_demo_lock
@@ -44,6 +45,7 @@ def _serve(args: argparse.Namespace) -> None:
     listener = bind_port(settings.host, settings.port)
     export_settings(settings)  # the uvicorn workers read them back from the environment
     rt = build_runtime(settings)  # migrates and fails fast on a bad universe or database
+    require_daily(rt.universe.bar, "the API")  # it would serve an empty market
     print(banner(settings, listener), flush=True)
     print(f"prices: {freshness_line(rt.universe)}", flush=True)
     run_server(listener, settings.workers, log_format=settings.log_format, settings=settings)
