@@ -34,7 +34,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     sync = data.add_parser(
         "sync",
-        help="pull new daily candles from the universe's market source",
+        help="pull new daily candles (or the universe's intraday bars) from its market source",
         description="Check the last stored days of every asset against the source and add "
         "the new days. An asset whose stored history the source contradicts, whose rows the "
         "source could not all read, or whose new closes move implausibly is left as stored "
