@@ -219,6 +219,7 @@ def _run(
             outcome=args.outcome,
             strategy=strategy,
             portfolio=None if size is None else PortfolioSpec(size, limit),
+            processes=settings.screen_processes,
         )
 
 
