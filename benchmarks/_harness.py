@@ -1,4 +1,5 @@
-"""What the latency benchmarks share: a demo database, a live ``pairscreen serve``, timers.
+"""What the benchmarks share: a demo database, a live ``pairscreen serve``, timers, and a
+runtime over a generated universe with a timed ``evaluate`` (the evaluation benchmarks).
 
 Imported by the scripts beside it (run them from the checkout: ``.venv/bin/python
 benchmarks/<script>.py``; Python puts this folder on ``sys.path``).
@@ -80,6 +81,61 @@ def machine_line() -> str:
         f"machine: {os.cpu_count()} cores, {model}, load average {os.getloadavg()[0]:.2f}, "
         f"numpy sort of 1e6 doubles {statistics.median(times):.1f} ms"
     )
+
+
+@contextmanager
+def generated_runtime(name: str, write: Callable[[Path], Path]) -> Iterator[object]:
+    """A runtime over the universe file ``write(folder)`` writes into a temporary folder, its
+    candles synced into a fresh SQLite database there; yields it inside a connection."""
+    os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
+    from pairscreen.bootstrap import build_runtime
+    from pairscreen.config import load_settings
+    from pairscreen.db.connection import database
+    from pairscreen.market.sync import sync_candles
+
+    with tempfile.TemporaryDirectory(prefix=f"pairscreen-{name}-bench-") as tmp:
+        folder = Path(tmp)
+        universe = write(folder)
+        url = f"sqlite:///{folder / 'bench.sqlite3'}"
+        rt = build_runtime(load_settings(data_dir=folder, database_url=url, universe=universe))
+        sync_candles(rt.universe, rt.plugins)
+        with database.connection_context():
+            yield rt
+
+
+def timed_evaluate(rt, sets, dates, horizons, every, **options):  # type: ignore[no-untyped-def]
+    """``evaluate`` of the rule ``sets`` as the CLI runs it on ``rt`` (its Market built first,
+    with the scorer when a portfolio is asked for, inside the time); returns (seconds, the
+    Evaluation). ``options`` go to ``evaluate`` (outcome, portfolio, processes)."""
+    from pairscreen.evaluation.run import evaluate
+    from pairscreen.evaluation.verdicts import Market
+    from pairscreen.pegs.status import active_depegs
+
+    settings = rt.settings
+    strategy = rt.plugins.strategies.get(settings.strategy)
+    started = time.perf_counter()
+    market = Market.of(
+        rt.universe,
+        rt.candles.get(),
+        window_days=settings.window_days,
+        min_history_days=settings.min_history_days,
+        scorer=settings.scorer if options.get("portfolio") is not None else None,
+    )
+    result = evaluate(
+        rt.plugins,
+        market,
+        sets,
+        dates,
+        horizons,
+        every_days=every,
+        fee=float(getattr(strategy, "fee", 0.0)),
+        depegs_at=active_depegs,
+        persistence_screens=settings.persistence_screens,
+        costs=rt.universe.costs,
+        strategy=strategy,
+        **options,
+    )
+    return time.perf_counter() - started, result
 
 
 class Timings:

@@ -6,7 +6,8 @@ model (a common market factor, clusters that mean-revert against each other, idi
 random walks) ending 2025-11-11, synced into a fresh SQLite database. Then, on that runtime:
 
 * ``evaluate``: 45 as-of days every 30 days from 2022-01-01, horizons 30 and 90, the default
-  rules and each rule left out (7 rule sets), in one process, as the CLI runs it;
+  rules and each rule left out, in one process, as the CLI runs it (strategy and ``[costs]``
+  given, so the calibration's strategy outcomes are in the time);
 * black-box: ``compute_screen(as_of=day)`` for each of the 45 days (metrics, filter, score and
   both backtests of the survivors, ``--processes`` workers), for the default rules only; the
   survivors must equal the evaluation's at every day.
@@ -24,7 +25,6 @@ os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
 
 import argparse
 import sys
-import tempfile
 import time
 from datetime import date, timedelta
 from pathlib import Path
@@ -32,20 +32,16 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-for path in (ROOT, ROOT / "plugins"):
+for path in (ROOT, ROOT / "plugins", ROOT / "benchmarks"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from pairscreen.bootstrap import build_runtime  # noqa: E402
+from _harness import generated_runtime, timed_evaluate  # noqa: E402
+
 from pairscreen.config import load_settings  # noqa: E402
-from pairscreen.db.connection import database  # noqa: E402
 from pairscreen.evaluation.dates import as_of_dates  # noqa: E402
 from pairscreen.evaluation.rule_sets import rule_sets  # noqa: E402
-from pairscreen.evaluation.run import evaluate  # noqa: E402
-from pairscreen.evaluation.verdicts import Market  # noqa: E402
 from pairscreen.market.cutoff import close_of  # noqa: E402
-from pairscreen.market.sync import sync_candles  # noqa: E402
-from pairscreen.pegs.status import active_depegs  # noqa: E402
 from pairscreen.screening.screen import SCREEN_BT_DAYS, compute_screen  # noqa: E402
 
 LAST_DAY = date(2025, 11, 11)
@@ -94,44 +90,17 @@ def main() -> None:
     parser.add_argument("--dates", type=int, default=45)
     parser.add_argument("--processes", type=int, default=2)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pairscreen-evaluate-bench-") as tmp:
-        folder = Path(tmp)
-        defaults = load_settings()
-        n_days = (LAST_DAY - FIRST_AS_OF).days + defaults.window_days + SCREEN_BT_DAYS + 1
-        universe = write_universe(folder, args.assets, n_days)
-        settings = load_settings(
-            data_dir=folder, database_url=f"sqlite:///{folder / 'bench.sqlite3'}", universe=universe
-        )
-        rt = build_runtime(settings)
-        sync_candles(rt.universe, rt.plugins)
-        with database.connection_context():
-            run(rt, args)
+    n_days = (LAST_DAY - FIRST_AS_OF).days + load_settings().window_days + SCREEN_BT_DAYS + 1
+    with generated_runtime("evaluate", lambda f: write_universe(f, args.assets, n_days)) as rt:
+        run(rt, args)
 
 
 def run(rt, args: argparse.Namespace) -> None:  # type: ignore[no-untyped-def]
-    settings = rt.settings
     last_as_of = FIRST_AS_OF + timedelta(days=EVERY * (args.dates - 1))
     dates = as_of_dates(FIRST_AS_OF, last_as_of, EVERY)
-    started = time.perf_counter()
-    market = Market.of(
-        rt.universe,
-        rt.candles.get(),
-        window_days=settings.window_days,
-        min_history_days=settings.min_history_days,
-    )
     sets = rule_sets(rt.plugins, rt.universe, [])
-    strategy = rt.plugins.strategies.get(settings.strategy)
-    result = evaluate(
-        rt.plugins,
-        market,
-        sets,
-        dates,
-        HORIZONS,
-        every_days=EVERY,
-        fee=float(getattr(strategy, "fee", 0.0)),
-        depegs_at=active_depegs,
-    )
-    total = time.perf_counter() - started
+    total, result = timed_evaluate(rt, sets, dates, HORIZONS, EVERY)
+    n_pairs = result.n_pairs
     started = time.perf_counter()
     black_box = [
         compute_screen(rt, close_of(day), as_of=day, processes=args.processes) for day in dates
@@ -144,11 +113,14 @@ def run(rt, args: argparse.Namespace) -> None:  # type: ignore[no-untyped-def]
             raise SystemExit(f"{entry['as_of']}: evaluate and the screen disagree")
     per_day = sum(int(d["survivors"]) for d in screen.per_date) / len(dates)  # type: ignore[call-overload]
     print(
-        f"{len(dates)} as-of days x {len(market.pairs)} pairs x {len(HORIZONS)} horizons x "
-        f"{len(sets)} rule sets, {args.assets} assets with {len(market.candles['A00'].dates)} "
+        f"{len(dates)} as-of days x {n_pairs} pairs x {len(HORIZONS)} horizons x "
+        f"{len(sets)} rule sets, {args.assets} assets with {len(rt.candles.get()['A00'].dates)} "
         f"days of candles; {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
     )
-    print(f"evaluate, 7 rule sets, one process:  {total:6.1f} s ({total / len(dates):.2f} s/day)")
+    print(
+        f"evaluate, {len(sets)} rule sets, one process:  {total:6.1f} s "
+        f"({total / len(dates):.2f} s/day)"
+    )
     print(
         f"black-box, one screen --as-of per day: {loop:6.1f} s for the default rules alone "
         f"({args.processes} processes; x{len(sets)} rule sets = {loop * len(sets):.0f} s); "

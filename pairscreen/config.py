@@ -243,7 +243,8 @@ class Settings:
     )
     screen_processes: int = setting(
         "PAIRSCREEN_SCREEN_PROCESSES",
-        "processes a local screen runs on (0: one per core)",
+        "processes a local screen, and the as-of days of `evaluate` and of the worker's "
+        "evidence, run on (0: one per core)",
         COUNT,
         default=0,
     )
@@ -446,6 +447,22 @@ class Settings:
         AT_LEAST_ONE,
         default=5000,
         flag="--evidence-sample",
+    )
+    evidence_portfolio: int = setting(
+        "PAIRSCREEN_EVIDENCE_PORTFOLIO",
+        "pairs in the portfolio of picks the worker's /evidence publishes, as `evaluate "
+        "--publish --portfolio N` does (0: no portfolio)",
+        COUNT,
+        default=0,
+        flag="--evidence-portfolio",
+    )
+    evidence_max_per_asset: int = setting(
+        "PAIRSCREEN_EVIDENCE_MAX_PER_ASSET",
+        "with a worker's portfolio, no asset in more than this many of its pairs, as "
+        "`--max-per-asset K` (0: no limit)",
+        COUNT,
+        default=0,
+        flag="--evidence-max-per-asset",
     )
     worker_lock_ttl: float = setting(
         "PAIRSCREEN_WORKER_LOCK_TTL",

@@ -57,6 +57,7 @@ from pairscreen.db.models import JobRun, WorkerLock
 from pairscreen.wording import plural
 
 if TYPE_CHECKING:
+    from pairscreen.evaluation.portfolio import PortfolioSpec
     from pairscreen.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,7 @@ class WorkerOptions:
     wait_poll: float = 2.0
     evidence_every: timedelta = timedelta(days=1)
     evidence_sample: int | None = 5000
+    evidence_portfolio: PortfolioSpec | None = None  # the picks /evidence shows, if any
 
 
 class WorkerBusy(Exception):
@@ -365,7 +367,11 @@ class Worker:
         from pairscreen.screening.evidence import publish
 
         try:
-            record = evaluate_current_rules(self.rt, sample=self.options.evidence_sample)
+            record = evaluate_current_rules(
+                self.rt,
+                sample=self.options.evidence_sample,
+                portfolio=self.options.evidence_portfolio,
+            )
         except ValueError as exc:  # too little history for one as-of day, no candles
             summary = f"nothing published: {exc}"
         else:

@@ -99,3 +99,52 @@ def test_the_worker_refreshes_the_evidence_on_its_schedule(runtime):
     body = json.loads(row.payload)
     assert body["sample"]["pairs"] == 30 and body["sample"]["sampled"] is True
     assert ran.finished_at >= row.published_at
+
+
+def test_the_worker_publishes_a_portfolio_when_its_settings_ask(cli, runtime, keys):
+    """``PAIRSCREEN_EVIDENCE_PORTFOLIO`` / ``_MAX_PER_ASSET`` put on ``/evidence`` the line
+    ``evaluate --publish --portfolio N --max-per-asset K`` publishes, for the same run."""
+    from pairscreen.cli.notify import _evidence_portfolio
+    from pairscreen.config import load_settings
+    from pairscreen.worker import Worker, WorkerOptions
+
+    environ = {"PAIRSCREEN_EVIDENCE_PORTFOLIO": "5", "PAIRSCREEN_EVIDENCE_MAX_PER_ASSET": "2"}
+    spec = _evidence_portfolio(load_settings(environ))
+    assert spec is not None and (spec.size, spec.max_per_asset) == (5, 2)
+    worker = Worker(runtime, WorkerOptions(evidence_sample=30, evidence_portfolio=spec))
+    with database.connection_context():
+        assert worker._evidence().startswith("evidence #")
+    client = make_client(runtime)
+    with client.client:
+        r = client.get(f"{BASE}/evidence", keys.personal)  # validated against openapi.yaml
+        assert r.status_code == 200, r.text
+        served = r.json()
+    assert served["portfolio_strategy"] == "accumulation"
+    assert [p["horizon_days"] for p in served["portfolio"]] == [30, 90]
+    for line in served["portfolio"]:
+        assert (line["size"], line["max_per_asset"]) == (5, 2)
+        assert line["portfolio"]["as_of_days"] > 0 and line["random"]["draws"] == 200
+        assert 0 < line["mean_picks"] <= 5
+    code, out, err = cli(
+        "evaluate", "--sample", "30", "--publish", "--portfolio", "5", "--max-per-asset", "2",
+        "--json", "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    printed = json.loads(out)["portfolio"]
+    for line in printed:
+        line.pop("per_date_picks")
+    assert served["portfolio"] == printed
+
+
+def test_the_worker_portfolio_settings_refuse_a_limit_without_a_portfolio():
+    import pytest
+
+    from pairscreen.cli.common import CommandError
+    from pairscreen.cli.notify import _evidence_portfolio
+    from pairscreen.config import load_settings
+
+    assert _evidence_portfolio(load_settings({})) is None
+    unlimited = _evidence_portfolio(load_settings({"PAIRSCREEN_EVIDENCE_PORTFOLIO": "3"}))
+    assert unlimited is not None and (unlimited.size, unlimited.max_per_asset) == (3, None)
+    with pytest.raises(CommandError, match="--evidence-portfolio N"):
+        _evidence_portfolio(load_settings({"PAIRSCREEN_EVIDENCE_MAX_PER_ASSET": "2"}))

@@ -221,6 +221,7 @@ def _run(
             outcome=args.outcome,
             strategy=strategy,
             portfolio=None if size is None else PortfolioSpec(size, limit),
+            processes=settings.screen_processes,
         )
 
 

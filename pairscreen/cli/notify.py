@@ -7,6 +7,7 @@ import os
 import socket
 import sys
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from pairscreen.bootstrap import load_all_plugins
 from pairscreen.cli.common import CommandError, add_setting_options, open_database, open_runtime
@@ -15,6 +16,9 @@ from pairscreen.config import Settings
 from pairscreen.db.connection import database
 from pairscreen.plugin_system.channel_kinds import ChannelKinds
 from pairscreen.universe import load_universe
+
+if TYPE_CHECKING:
+    from pairscreen.evaluation.portfolio import PortfolioSpec
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -115,6 +119,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "worker_lock_ttl",
         "evidence_every",
         "evidence_sample",
+        "evidence_portfolio",
+        "evidence_max_per_asset",
     )
     worker.set_defaults(handler=_worker)
 
@@ -245,6 +251,21 @@ def _channels_list(args: argparse.Namespace) -> None:
     )
 
 
+def _evidence_portfolio(settings: Settings) -> PortfolioSpec | None:
+    """The portfolio the worker's track record publishes: ``--evidence-portfolio N`` with
+    ``--evidence-max-per-asset K`` as ``evaluate --publish --portfolio N --max-per-asset K``
+    (0 turns each off); a limit without a portfolio is refused, as the CLI refuses it."""
+    from pairscreen.evaluation.portfolio import PortfolioSpec
+
+    size, limit = settings.evidence_portfolio, settings.evidence_max_per_asset
+    if limit and not size:
+        raise CommandError(
+            "--evidence-max-per-asset limits the worker's portfolio: give "
+            "--evidence-portfolio N too (PAIRSCREEN_EVIDENCE_PORTFOLIO)"
+        )
+    return PortfolioSpec(size, limit or None) if size else None
+
+
 def _worker(args: argparse.Namespace) -> int:
     from pairscreen.config import export_settings
     from pairscreen.worker import EXIT_LOCK_HELD, WorkerBusy, WorkerOptions, run_worker
@@ -262,6 +283,7 @@ def _worker(args: argparse.Namespace) -> int:
                 wait_poll=settings.worker_wait_poll,
                 evidence_every=timedelta(seconds=settings.evidence_every),
                 evidence_sample=settings.evidence_sample,
+                evidence_portfolio=_evidence_portfolio(settings),
             ),
         )
     except WorkerBusy as exc:

@@ -28,6 +28,14 @@ from pairscreen.universe import SwapCosts
 ZONE_SIGN = {"bottom": 1.0, "top": -1.0}
 
 
+def in_zones(zone: np.ndarray) -> list[int]:
+    """The indices of the pairs in a band zone, in order (the only pairs with an outcome)."""
+    inside = np.zeros(zone.shape, dtype=bool)
+    for name in ZONE_SIGN:
+        inside |= zone == name
+    return np.flatnonzero(inside).tolist()
+
+
 @dataclass(frozen=True)
 class Outcomes:
     """Per pair at one day and horizon; NaN where a pair is outside the zones or has no
@@ -53,9 +61,9 @@ def outcomes_at(
     end = np.datetime64(verdicts.as_of + timedelta(days=horizon), "D")
     start = np.datetime64(verdicts.as_of, "D")
     newest: np.datetime64 | None = None
-    for i, pair in enumerate(market.aligned):
-        sign = ZONE_SIGN.get(str(verdicts.zone[i]))
-        if sign is None or pair is None or pair.dates[-1] < end:
+    for i in in_zones(verdicts.zone):
+        sign, pair = ZONE_SIGN[str(verdicts.zone[i])], market.aligned[i]
+        if pair is None or pair.dates[-1] < end:
             continue
         k = int(np.searchsorted(pair.dates, end, side="right")) - 1
         read = pair.dates[k].astype("datetime64[D]")

@@ -24,10 +24,11 @@ from pairscreen.evaluation.calibration import (
     Calibration,
     calibrate,
 )
-from pairscreen.evaluation.outcomes import Outcomes, outcomes_at
+from pairscreen.evaluation.day_work import DayPlan, day_work
+from pairscreen.evaluation.outcomes import Outcomes
 from pairscreen.evaluation.portfolio import PortfolioResult, PortfolioSpec, portfolios
 from pairscreen.evaluation.rule_sets import RuleSet
-from pairscreen.evaluation.screen_wide import Replay, ReplayedDay, notes
+from pairscreen.evaluation.screen_wide import ReplayedDay, notes
 from pairscreen.evaluation.statistics import (
     Difference,
     GroupSummary,
@@ -39,11 +40,7 @@ from pairscreen.evaluation.statistics import (
     summarise,
     with_holm,
 )
-from pairscreen.evaluation.strategy_outcomes import (
-    STRATEGY_MEASURES,
-    StrategyOutcomes,
-    strategy_outcomes_at,
-)
+from pairscreen.evaluation.strategy_outcomes import STRATEGY_MEASURES, StrategyOutcomes
 from pairscreen.evaluation.verdicts import DepegsAt, Market
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.types import Strategy
@@ -143,6 +140,7 @@ def evaluate(
     outcome: str = "reversion",
     strategy: Strategy | None = None,
     portfolio: PortfolioSpec | None = None,
+    processes: int = 1,
 ) -> Evaluation:
     """Evaluate every rule set at every day of ``dates`` over every horizon; p-values are
     Holm-adjusted within two families (:func:`_by_family`), each measure on its own. A
@@ -151,7 +149,8 @@ def evaluate(
     again over its own days, from the same replay. ``outcome`` "strategy" adds the
     ``strategy`` traded from each day (``evaluation.strategy_outcomes``) and tests its excess
     over holding both legs; ``portfolio`` adds the top picks traded with it
-    (``evaluation.portfolio``)."""
+    (``evaluation.portfolio``). The as-of days are computed on ``processes`` forked workers
+    (0: one per core; ``evaluation.day_work``), with the same result as in one."""
     if not horizons or min(horizons) < 1:
         raise ValueError("every --horizon must be at least 1 day")
     if outcome not in OUTCOMES:
@@ -161,28 +160,18 @@ def evaluate(
         raise ValueError("the strategy outcome and the portfolio need a strategy")
     if portfolio is not None and market.scorer is None:
         raise ValueError("a portfolio ranks survivors by score: build the Market with a scorer")
-    replay = Replay(plugins, market, sets, depegs_at, persistence_screens)
-    days: list[ReplayedDay] = []
-    for done, day in enumerate(dates, start=1):
-        days.append(replay.day(day))
-        if on_progress is not None:
-            on_progress(done, len(dates))
-    outcomes = {h: [outcomes_at(market, v.verdicts, h, fee, costs) for v in days] for h in horizons}
-    traded_outcomes: dict[int, list[StrategyOutcomes]] = {}
-    if traded and strategy is not None:
-        priced = costs if costs is not None else SwapCosts()
-        traded_outcomes = {
-            h: [strategy_outcomes_at(strategy, market, v.verdicts, h, fee, priced) for v in days]
-            for h in horizons
-        }
-    calibrated = traded_outcomes.get(CALIBRATION_HORIZON)
-    modelled = any(v.verdicts.model_return is not None for v in days)
-    if calibrated is None and strategy is not None and modelled and CALIBRATION_HORIZON in horizons:
-        priced = costs if costs is not None else SwapCosts()
-        calibrated = [
-            strategy_outcomes_at(strategy, market, v.verdicts, CALIBRATION_HORIZON, fee, priced)
-            for v in days
-        ]
+    plan = DayPlan(
+        plugins, market, sets, persistence_screens, horizons, fee, costs, strategy, traded
+    )
+    work = day_work(plan, dates, depegs_at, processes=processes, on_progress=on_progress)
+    days: list[ReplayedDay] = [w.replayed for w in work]
+    outcomes = {h: [w.outcomes[h] for w in work] for h in horizons}
+    traded_outcomes: dict[int, list[StrategyOutcomes]] = (
+        {h: [w.traded[h] for w in work] for h in horizons} if traded else {}
+    )
+    calibrated: list[StrategyOutcomes] | None = traded_outcomes.get(CALIBRATION_HORIZON)
+    if calibrated is None and work and all(w.calibrated is not None for w in work):
+        calibrated = [w.calibrated for w in work if w.calibrated is not None]
     names = np.array([f"{a.ticker}/{b.ticker}" for a, b in market.pairs], dtype=object)
     results = _results(sets, days, outcomes, names, every_days, traded_outcomes, outcome)
     of_pairs = market.pairs_in_universe or len(market.pairs)

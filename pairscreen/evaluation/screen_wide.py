@@ -135,6 +135,11 @@ class Replay:
             del self._days[old]
         return ReplayedDay(verdicts, qvalues, survives, rejected, counts, judged)
 
+    def remember(self, day: date) -> None:
+        """Replay ``day`` whole and keep it while later days may count it, as a pass that
+        started earlier would hold it (a run cut into stretches: ``evaluation.day_work``)."""
+        self._whole(day)
+
     def _whole(self, day: date) -> tuple[DateVerdicts, dict[str, np.ndarray]]:
         if day not in self._days:
             verdicts = verdicts_at(self.plugins, self.market, self.sets, day, self.depegs_at)

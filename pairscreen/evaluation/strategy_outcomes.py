@@ -28,7 +28,7 @@ import numpy as np
 
 from pairscreen.engine.costs import leg_slippage, with_costs
 from pairscreen.engine.panels import AlignedPair, group_by_history
-from pairscreen.evaluation.outcomes import ZONE_SIGN
+from pairscreen.evaluation.outcomes import ZONE_SIGN, in_zones
 from pairscreen.evaluation.verdicts import DateVerdicts, Market, prefix
 from pairscreen.types import Leg, PairPanel, Strategy
 from pairscreen.universe import SwapCosts
@@ -71,9 +71,9 @@ def strategy_outcomes_at(
     groups: dict[tuple[Leg, int], list[_Cut]] = {}
     end = np.datetime64(verdicts.as_of + timedelta(days=horizon), "D")
     day = np.datetime64(verdicts.as_of, "D")
-    for i, pair in enumerate(market.aligned):
-        sign = ZONE_SIGN.get(str(verdicts.zone[i]))
-        if sign is None or pair is None or pair.dates[-1] < end:
+    for i in in_zones(verdicts.zone):
+        sign, pair = ZONE_SIGN[str(verdicts.zone[i])], market.aligned[i]
+        if pair is None or pair.dates[-1] < end:
             continue
         k = int(np.searchsorted(pair.dates, end, side="right")) - 1
         t = int(np.searchsorted(pair.dates, day, side="right")) - 1

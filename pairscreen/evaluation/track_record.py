@@ -192,5 +192,6 @@ def evaluate_current_rules(
         costs=rt.universe.costs,
         strategy=strategy,
         portfolio=portfolio,
+        processes=rt.settings.screen_processes,
     )
     return TrackRecord(result, track_record(result, chosen_through))
