@@ -24,6 +24,7 @@ from typing import Any
 import platformdirs
 
 from pairscreen import clock
+from pairscreen.deprecation import moved
 
 
 class SettingsError(ValueError):
@@ -103,7 +104,6 @@ FLAG = Parser(
     _boolean, "one of " + ", ".join(_TRUE + _FALSE), render=lambda value: "1" if value else "0"
 )
 NAMES = Parser(_names, "a comma-separated list of names", render=",".join, accepts_empty=True)
-URL_PREFIXES = Parser(_names, "a comma-separated list of URL prefixes", render=",".join)
 DAY = Parser(date.fromisoformat, "a day, YYYY-MM-DD", render=date.isoformat, metavar="DAY")
 
 
@@ -479,53 +479,21 @@ class Settings:
         SECONDS,
         default=120.0,
     )
-    # Notifiers (built-in plugins)
-    smtp_url: str = setting(
-        "PAIRSCREEN_SMTP_URL",
-        "e-mail server: smtp://[user:password@]host[:port][?starttls=1] or smtps://… "
-        "(empty: no e-mail)",
-        default="",
-        secret=True,
-    )
-    mail_from: str = setting(
-        "PAIRSCREEN_MAIL_FROM", "sender of the e-mails", default="pairscreen@localhost"
-    )
-    telegram_token: str = setting(
-        "PAIRSCREEN_TELEGRAM_TOKEN",
-        "Telegram bot token (empty: no Telegram)",
-        default="",
-        secret=True,
-    )
-    telegram_api: str = setting(
-        "PAIRSCREEN_TELEGRAM_API", "Telegram Bot API base URL", default="https://api.telegram.org"
-    )
-    webhook_secret: str = setting(
-        "PAIRSCREEN_WEBHOOK_SECRET",
-        "HMAC-SHA256 key that signs webhook bodies (empty: no webhooks)",
-        default="",
-        secret=True,
-    )
-    discord_webhook_prefixes: tuple[str, ...] = setting(
-        "PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES",
-        "where a Discord channel's webhook URL may point (URL prefixes, comma-separated)",
-        URL_PREFIXES,
-        default=(
-            "https://discord.com/api/webhooks/",
-            "https://discordapp.com/api/webhooks/",
-            "https://ptb.discord.com/api/webhooks/",
-            "https://canary.discord.com/api/webhooks/",
-        ),
-    )
-    slack_webhook_prefixes: tuple[str, ...] = setting(
-        "PAIRSCREEN_SLACK_WEBHOOK_PREFIXES",
-        "where a Slack channel's incoming-webhook URL may point (URL prefixes, comma-separated)",
-        URL_PREFIXES,
-        default=("https://hooks.slack.com/services/",),
+    # Environment variables a plugin option declares as its override (``PluginOption.env``,
+    # e.g. ``PAIRSCREEN_SMTP_URL`` for ``[plugins.email] smtp_url``): every ``PAIRSCREEN_*``
+    # variable that is not a setting's, read here with the rest of the environment and
+    # applied by the plugin registry, which knows the declarations.
+    plugin_variables: tuple[tuple[str, str], ...] = field(
+        default=(), repr=False, metadata={"plugin_variables": True}
     )
 
     def __post_init__(self) -> None:
         if not self.database_url:
             object.__setattr__(self, "database_url", default_database_url(self.data_dir))
+
+    def plugin_variable(self, name: str) -> str | None:
+        """The text of a plugin option's environment variable, None when unset or empty."""
+        return dict(self.plugin_variables).get(name)
 
     @property
     def is_sqlite(self) -> bool:
@@ -543,7 +511,8 @@ class Settings:
 def declarations() -> Iterator[tuple[Field[Any], Declaration]]:
     """Every setting with its declaration, in declaration order."""
     for f in fields(Settings):
-        yield f, f.metadata["setting"]
+        if "setting" in f.metadata:
+            yield f, f.metadata["setting"]
 
 
 def declaration(name: str) -> Declaration:
@@ -573,6 +542,7 @@ def load_settings(
     env = os.environ if environ is None else environ
     if universe is not None:
         values.setdefault("universe_path", universe)
+    variables = plugin_variables_of(env, values)
     unknown = set(values) - {f.name for f in fields(Settings)}
     if unknown:
         raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
@@ -585,7 +555,49 @@ def load_settings(
             chosen[f.name] = _parse(declared, from_flag, declared.flag or f.name)
         elif raw is not None and (raw or declared.parser.accepts_empty):
             chosen[f.name] = _parse(declared, raw, declared.env)
-    return Settings(**chosen)
+    return Settings(**chosen, plugin_variables=variables)
+
+
+# Settings that were the core's and are now a built-in notifier's option (its
+# ``[plugins.NAME]`` key, overridden by the same environment variable as before): a keyword
+# of the former name still sets it for one release, with a notice naming the new place.
+FORMER_SETTINGS: Mapping[str, tuple[str, str]] = {
+    "smtp_url": ("PAIRSCREEN_SMTP_URL", "[plugins.email] smtp_url"),
+    "mail_from": ("PAIRSCREEN_MAIL_FROM", "[plugins.email] mail_from"),
+    "telegram_token": ("PAIRSCREEN_TELEGRAM_TOKEN", "[plugins.telegram] token"),
+    "telegram_api": ("PAIRSCREEN_TELEGRAM_API", "[plugins.telegram] api"),
+    "webhook_secret": ("PAIRSCREEN_WEBHOOK_SECRET", "[plugins.webhook] secret"),
+    "discord_webhook_prefixes": (
+        "PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES",
+        "[plugins.chat] discord_webhook_prefixes",
+    ),
+    "slack_webhook_prefixes": (
+        "PAIRSCREEN_SLACK_WEBHOOK_PREFIXES",
+        "[plugins.chat] slack_webhook_prefixes",
+    ),
+}
+PLUGIN_VARIABLE_PREFIX = "PAIRSCREEN_"
+
+
+def plugin_variables_of(
+    env: Mapping[str, str], values: dict[str, Any]
+) -> tuple[tuple[str, str], ...]:
+    """The ``PAIRSCREEN_*`` variables that are no setting's (a plugin option may declare one
+    as its override), empty ones left out, with a former setting's keyword in ``values``
+    moved to its variable (and out of ``values``) with its notice."""
+    own = {declared.env for _, declared in declarations()}
+    found = {
+        name: text
+        for name, text in env.items()
+        if name.startswith(PLUGIN_VARIABLE_PREFIX) and name not in own and text
+    }
+    for former, (variable, place) in FORMER_SETTINGS.items():
+        given = values.pop(former, None)
+        if given is None:
+            continue
+        moved("the setting", former, f"{place} (or {variable})")
+        found[variable] = ",".join(given) if isinstance(given, (tuple, list)) else str(given)
+    return tuple(sorted(found.items()))
 
 
 def environ_of(settings: Settings) -> dict[str, str | None]:
@@ -594,6 +606,7 @@ def environ_of(settings: Settings) -> dict[str, str | None]:
     for f, declared in declarations():
         value = getattr(settings, f.name)
         rendered[declared.env] = None if value is None else declared.parser.render(value)
+    rendered.update(settings.plugin_variables)
     return rendered
 
 

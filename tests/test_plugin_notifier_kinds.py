@@ -258,11 +258,15 @@ def test_plugins_hides_built_ins_unless_all_and_filters_by_hook(
     }
     everything = {p["name"]: p for p in listing("--all", env=env)}
     assert everything["bands"]["version"] == "0.1.0"
-    assert everything["chat"]["hooks"] == ["pairscreen_register_notifiers"]
+    assert everything["chat"]["hooks"] == [
+        "pairscreen_plugin_options",
+        "pairscreen_register_notifiers",
+    ]
     assert "pairscreen.notify.depeg_alerts.DepegAlertsPlugin" in everything
     notifiers = [p["name"] for p in listing("--all", "--hook", "register_notifiers", env=env)]
     assert notifiers == [
         "email",
+        "telegram",
         "webhook",
         "chat",
         LOCAL,

@@ -197,9 +197,10 @@ def pairscreen_register_notifiers(settings: Settings, options: Mapping[str, Any]
     """Return the notifiers this plugin provides, one per channel kind it delivers.
 
     The outbox worker hands every pending notification of a channel kind to the notifier
-    of that ``name``; a :class:`~pairscreen.types.DeliveryError` schedules a retry. The
-    built-in notifiers take their servers and secrets from ``settings`` (``smtp_url``,
-    ``telegram_token``, ``webhook_secret`` ...).
+    of that ``name``; a :class:`~pairscreen.types.DeliveryError` schedules a retry. A
+    notifier takes its servers and secrets from its plugin's ``options`` (the built-ins:
+    ``[plugins.email] smtp_url``, ``[plugins.telegram] token``, ``[plugins.webhook] secret``
+    ...), declared ``secret`` so that no listing shows them.
 
     A notifier that is also a :class:`~pairscreen.types.ChannelNotifier` (a ``channel``
     :class:`~pairscreen.types.ChannelSpec` and ``check_address``) offers its ``name`` as a
