@@ -93,9 +93,7 @@ class HttpJsonPegSource:
     ) -> ReferenceQuote | None:
         template = options.get("url")
         if not isinstance(template, str) or "://" not in template:
-            raise ValueError(
-                'http_json peg source: set url = "https://..." in [plugins.http_json]'
-            )
+            raise ValueError('http_json peg source: set url = "https://..." in [plugins.http_json]')
         now = clock.now()
         max_age_hours = options.get("max_age_hours", self.max_age / timedelta(hours=1))
         if now - at > timedelta(hours=float(max_age_hours)):
