@@ -148,19 +148,82 @@ def default_database_url(data_dir: Path) -> str:
     return f"sqlite:///{data_dir / 'pairscreen.sqlite3'}"
 
 
-# The components a setting may choose over the universe file's ``[components]`` table, with
-# the built-in each falls back to. Empty in :class:`Settings` means "not set here": the
-# composition root (``pairscreen.component_choice``) resolves the choice once, so every
-# reader of a built runtime's settings sees a name.
-COMPONENT_DEFAULTS: Mapping[str, str] = {
-    "strategy": "accumulation",
-    "scorer": "score",
-    "chart_renderer": "default",
-}
+@dataclass(frozen=True)
+class ComponentChoice:
+    """One entry of the universe's ``[components]`` table and the setting that overrides it.
+
+    Declared once in :data:`COMPONENTS`: the settings fields, their environment variables,
+    the docs' tables, the start-up checks and the resolution (``pairscreen.component_choice``)
+    are all read from it.
+    """
+
+    key: str  # the [components] key
+    attribute: str  # the Settings and Universe attribute holding the choice
+    chooses: str  # what it chooses, as the docs say it
+    registry: str  # the Plugins registry it is looked up in
+    builtin: str  # the name used when nothing chooses ("": the universe file must)
+    env: str
+
+    @property
+    def help(self) -> str:
+        return f"{self.chooses}, over the universe's `[components] {self.key}`"
+
+    @property
+    def shown_default(self) -> str:
+        fallback = f", else `{self.builtin}`" if self.builtin else ""
+        return f"the universe's `[components] {self.key}`{fallback}"
 
 
-def _component_default(name: str) -> str:
-    return f"the universe's `[components] {name}`, else `{COMPONENT_DEFAULTS[name]}`"
+COMPONENTS: tuple[ComponentChoice, ...] = (
+    ComponentChoice(
+        "market_source",
+        "market_source",
+        "the market-data source",
+        "market_sources",
+        "",
+        "PAIRSCREEN_MARKET_SOURCE",
+    ),
+    ComponentChoice(
+        "filter", "screen_filter", "the screen filter", "filters", "default", "PAIRSCREEN_FILTER"
+    ),
+    ComponentChoice(
+        "strategy",
+        "strategy",
+        "the backtest strategy (`accumulation`, `ou_optimal` or `kalman_band` built in)",
+        "strategies",
+        "accumulation",
+        "PAIRSCREEN_STRATEGY",
+    ),
+    ComponentChoice(
+        "scorer",
+        "scorer",
+        "the scorer that ranks survivors",
+        "scorers",
+        "score",
+        "PAIRSCREEN_SCORER",
+    ),
+    ComponentChoice(
+        "chart_renderer",
+        "chart_renderer",
+        "the chart renderer for chart.png",
+        "chart_renderers",
+        "default",
+        "PAIRSCREEN_CHART_RENDERER",
+    ),
+)
+
+
+def component(key: str) -> ComponentChoice:
+    """The declaration of the ``[components]`` entry ``key``."""
+    return next(c for c in COMPONENTS if c.key == key)
+
+
+def component_setting(key: str) -> Any:
+    """The :class:`Settings` field of a component choice, from its declaration. Empty means
+    "not set here": the composition root (``pairscreen.component_choice``) resolves the
+    choice once, so every reader of a built runtime's settings sees a name."""
+    declared = component(key)
+    return setting(declared.env, declared.help, default="", shown_default=declared.shown_default)
 
 
 @dataclass(frozen=True)
@@ -208,19 +271,12 @@ class Settings:
         COUNT,
         default=200,
     )
-    strategy: str = setting(
-        "PAIRSCREEN_STRATEGY",
-        "the backtest strategy to run (`accumulation`, `ou_optimal` or `kalman_band` built "
-        "in), over the universe's choice",
-        default="",
-        shown_default=_component_default("strategy"),
-    )
-    scorer: str = setting(
-        "PAIRSCREEN_SCORER",
-        "the scorer that ranks survivors, over the universe's choice",
-        default="",
-        shown_default=_component_default("scorer"),
-    )
+    # The components (one declaration each in COMPONENTS)
+    market_source: str = component_setting("market_source")
+    screen_filter: str = component_setting("filter")
+    strategy: str = component_setting("strategy")
+    scorer: str = component_setting("scorer")
+    chart_renderer: str = component_setting("chart_renderer")
     screens_kept: int = setting(
         "PAIRSCREEN_SCREENS_KEPT",
         "published screens kept in the database",
@@ -259,12 +315,6 @@ class Settings:
         "the Dask scheduler address for the dask executor, e.g. tcp://10.0.0.5:8786",
         default=None,
         flag="--scheduler",
-    )
-    chart_renderer: str = setting(
-        "PAIRSCREEN_CHART_RENDERER",
-        "the chart renderer for chart.png, over the universe's choice",
-        default="",
-        shown_default=_component_default("chart_renderer"),
     )
     # The API
     host: str = setting(
@@ -644,4 +694,17 @@ def markdown_table() -> str:
         flag = f"`{declared.flag}`" if declared.flag else ""
         meaning = declared.help.replace("|", "\\|")
         rows.append(f"| `{declared.env}` | {flag} | {default} | {meaning} |")
+    return "\n".join(rows) + "\n"
+
+
+def components_markdown() -> str:
+    """The ``[components]`` table of ``docs/configuration.md``: each key, what it chooses,
+    the name used when nothing chooses, and the setting that overrides it."""
+    rows = [
+        "| Key | Chooses | Unset | Overridden by |",
+        "| --- | --- | --- | --- |",
+    ]
+    for c in COMPONENTS:
+        unset = f"`{c.builtin}`" if c.builtin else "required"
+        rows.append(f"| `{c.key}` | {c.chooses} | {unset} | `{c.env}` |")
     return "\n".join(rows) + "\n"
