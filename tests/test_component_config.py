@@ -163,6 +163,20 @@ def test_every_component_is_overridden_by_its_variable_over_the_universe(runtime
     assert (unset.universe.market_source, unset.screen_filter.name) == ("demo", "default")
 
 
+def test_with_the_variable_the_file_need_not_name_a_market_source(runtime, tmp_path):
+    path = universe_file(tmp_path, "[plugins.demo]\nseed = 7\n")
+    given = load_settings(
+        {"PAIRSCREEN_MARKET_SOURCE": "demo", "PAIRSCREEN_LOAD_PLUGINS": ""},
+        data_dir=runtime.settings.data_dir,
+        database_url=runtime.settings.database_url,
+        universe=path,
+    )
+    rt = build_runtime(given, migrate=False)
+    assert rt.universe.market_source == "demo" and rt.universe.market_options == {"seed": 7}
+    with pytest.raises(UniverseError, match=r"\[components\] needs market_source"):
+        start(runtime, path)
+
+
 @pytest.mark.parametrize(
     ("setting", "value", "message"),
     [
