@@ -18,9 +18,13 @@ from pairscreen.universe import Universe
 
 
 def choose_components(settings: Settings, universe: Universe) -> Settings:
-    """``settings`` with each component named: the setting, else the universe's
-    ``[components]`` choice, else the built-in. A resolved ``settings`` comes back equal."""
-    names: dict[str, Any] = {c.attribute: chosen(settings, universe, c)[0] for c in COMPONENTS}
+    """``settings`` with each component the core reads from them named: the setting, else
+    the universe's ``[components]`` choice, else the built-in. A resolved ``settings`` comes
+    back equal. (The market source and the filter are resolved into the universe instead:
+    :func:`with_chosen_components`.)"""
+    names: dict[str, Any] = {
+        c.attribute: chosen(settings, universe, c)[0] for c in COMPONENTS if c.read_from_settings
+    }
     return dataclasses.replace(settings, **names)
 
 

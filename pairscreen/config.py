@@ -163,6 +163,10 @@ class ComponentChoice:
     registry: str  # the Plugins registry it is looked up in
     builtin: str  # the name used when nothing chooses ("": the universe file must)
     env: str
+    # where the core reads the resolved choice: the settings (strategy, scorer, renderer),
+    # or the universe (market source, filter), whose settings field then stays the override
+    # alone, so settings handed on to another universe do not carry this one's choice
+    read_from_settings: bool = True
 
     @property
     def help(self) -> str:
@@ -182,9 +186,16 @@ COMPONENTS: tuple[ComponentChoice, ...] = (
         "market_sources",
         "",
         "PAIRSCREEN_MARKET_SOURCE",
+        read_from_settings=False,
     ),
     ComponentChoice(
-        "filter", "screen_filter", "the screen filter", "filters", "default", "PAIRSCREEN_FILTER"
+        "filter",
+        "screen_filter",
+        "the screen filter",
+        "filters",
+        "default",
+        "PAIRSCREEN_FILTER",
+        read_from_settings=False,
     ),
     ComponentChoice(
         "strategy",

@@ -158,6 +158,10 @@ def test_every_component_is_overridden_by_its_variable_over_the_universe(runtime
     assert rt.universe.market_source == "hook_steady"
     assert rt.screen_filter.name == "accept_all"
     assert (rt.settings.market_source, rt.settings.screen_filter) == ("hook_steady", "accept_all")
+    # unset, they stay unset in the runtime's settings: a universe handed the same settings
+    # later keeps its own choice
+    unset_rt = start(runtime, path, TEST_PLUGINS)
+    assert (unset_rt.settings.market_source, unset_rt.settings.screen_filter) == ("", "")
     assert (rt.settings.strategy, rt.settings.scorer) == ("hook_hold", "hook_by_hurst")
     unset = start(runtime, path, TEST_PLUGINS)
     assert (unset.universe.market_source, unset.screen_filter.name) == ("demo", "default")

@@ -224,8 +224,9 @@ def pairscreen_register_commands(settings: Settings, options: Mapping[str, Any])
     Each :class:`~pairscreen.types.Command` (a :class:`~pairscreen.types.CommandSpec` is the
     easy way to make one) runs as ``pairscreen <group> <name>``: the
     group is the plugin's namespace (one plugin per group) and must not be a core command
-    (``serve``, ``channels`` ...), or every command stops with a sentence naming the plugin.
-    Called once when the command line is built, before it is parsed, so ``settings`` come
+    (``serve``, ``channels`` ...), or the command line stops with a sentence naming the
+    plugin. Called when a command line that may need it is built (``--help``, or a command
+    that is not a core one), before it is parsed, so ``settings`` come
     from the environment alone and ``options`` are the plugin's declared defaults (no
     universe file is read yet); ``run`` gets the command's final settings. A command that
     raises prints one line naming the plugin and exits non-zero.
