@@ -7,7 +7,7 @@ container that domain modules can name without importing one another in a circle
 
 from __future__ import annotations
 
-from pairscreen.component_choice import choose_components
+from pairscreen.component_choice import choose_components, with_chosen_components
 from pairscreen.config import Settings
 from pairscreen.db.connection import connect, init_database
 from pairscreen.engine.component_checks import check_components
@@ -66,9 +66,11 @@ def check_setup(
 def load_configured_plugins(
     settings: Settings, universe: Universe, *, extra_plugins: tuple[object, ...] = ()
 ) -> tuple[Plugins, Universe]:
-    """:func:`load_all_plugins` with the market and peg sources' options in their plugins'
+    """:func:`load_all_plugins` for the universe whose market source and filter are the
+    settings' when they override them, with the market and peg sources' options in their plugins'
     tables (a former ``[market]`` or ``[peg_sources.X]`` table moved there, with its notice),
     and the universe whose ``market_options`` and ``peg_source_options`` are those tables."""
+    universe = with_chosen_components(settings, universe)
     plugins = load_all_plugins(settings, universe, extra_plugins=extra_plugins)
     plugins, universe = settle_market_options(plugins, universe)
     return settle_peg_source_options(plugins, universe)

@@ -24,6 +24,7 @@ from typing import Any
 import platformdirs
 
 from pairscreen import clock
+from pairscreen.deprecation import moved
 
 
 class SettingsError(ValueError):
@@ -103,7 +104,6 @@ FLAG = Parser(
     _boolean, "one of " + ", ".join(_TRUE + _FALSE), render=lambda value: "1" if value else "0"
 )
 NAMES = Parser(_names, "a comma-separated list of names", render=",".join, accepts_empty=True)
-URL_PREFIXES = Parser(_names, "a comma-separated list of URL prefixes", render=",".join)
 DAY = Parser(date.fromisoformat, "a day, YYYY-MM-DD", render=date.isoformat, metavar="DAY")
 
 
@@ -148,19 +148,93 @@ def default_database_url(data_dir: Path) -> str:
     return f"sqlite:///{data_dir / 'pairscreen.sqlite3'}"
 
 
-# The components a setting may choose over the universe file's ``[components]`` table, with
-# the built-in each falls back to. Empty in :class:`Settings` means "not set here": the
-# composition root (``pairscreen.component_choice``) resolves the choice once, so every
-# reader of a built runtime's settings sees a name.
-COMPONENT_DEFAULTS: Mapping[str, str] = {
-    "strategy": "accumulation",
-    "scorer": "score",
-    "chart_renderer": "default",
-}
+@dataclass(frozen=True)
+class ComponentChoice:
+    """One entry of the universe's ``[components]`` table and the setting that overrides it.
+
+    Declared once in :data:`COMPONENTS`: the settings fields, their environment variables,
+    the docs' tables, the start-up checks and the resolution (``pairscreen.component_choice``)
+    are all read from it.
+    """
+
+    key: str  # the [components] key
+    attribute: str  # the Settings and Universe attribute holding the choice
+    chooses: str  # what it chooses, as the docs say it
+    registry: str  # the Plugins registry it is looked up in
+    builtin: str  # the name used when nothing chooses ("": the universe file must)
+    env: str
+    # where the core reads the resolved choice: the settings (strategy, scorer, renderer),
+    # or the universe (market source, filter), whose settings field then stays the override
+    # alone, so settings handed on to another universe do not carry this one's choice
+    read_from_settings: bool = True
+
+    @property
+    def help(self) -> str:
+        return f"{self.chooses}, over the universe's `[components] {self.key}`"
+
+    @property
+    def shown_default(self) -> str:
+        fallback = f", else `{self.builtin}`" if self.builtin else ""
+        return f"the universe's `[components] {self.key}`{fallback}"
 
 
-def _component_default(name: str) -> str:
-    return f"the universe's `[components] {name}`, else `{COMPONENT_DEFAULTS[name]}`"
+COMPONENTS: tuple[ComponentChoice, ...] = (
+    ComponentChoice(
+        "market_source",
+        "market_source",
+        "the market-data source",
+        "market_sources",
+        "",
+        "PAIRSCREEN_MARKET_SOURCE",
+        read_from_settings=False,
+    ),
+    ComponentChoice(
+        "filter",
+        "screen_filter",
+        "the screen filter",
+        "filters",
+        "default",
+        "PAIRSCREEN_FILTER",
+        read_from_settings=False,
+    ),
+    ComponentChoice(
+        "strategy",
+        "strategy",
+        "the backtest strategy (`accumulation`, `ou_optimal` or `kalman_band` built in)",
+        "strategies",
+        "accumulation",
+        "PAIRSCREEN_STRATEGY",
+    ),
+    ComponentChoice(
+        "scorer",
+        "scorer",
+        "the scorer that ranks survivors",
+        "scorers",
+        "score",
+        "PAIRSCREEN_SCORER",
+    ),
+    ComponentChoice(
+        "chart_renderer",
+        "chart_renderer",
+        "the chart renderer for chart.png",
+        "chart_renderers",
+        "default",
+        "PAIRSCREEN_CHART_RENDERER",
+    ),
+)
+
+
+def component(key: str) -> ComponentChoice:
+    """The declaration of the ``[components]`` entry ``key``."""
+    return next(c for c in COMPONENTS if c.key == key)
+
+
+def component_setting(key: str) -> Any:
+    """The :class:`Settings` field of a component choice, from its declaration. Empty means
+    "not set here": the composition root (``pairscreen.component_choice``) resolves the
+    choice once, so every reader of a built runtime's settings sees a name."""
+    declared = component(key)
+    return setting(declared.env, declared.help, default="", shown_default=declared.shown_default)
 
 
 @dataclass(frozen=True)
@@ -208,19 +282,12 @@ class Settings:
         COUNT,
         default=200,
     )
-    strategy: str = setting(
-        "PAIRSCREEN_STRATEGY",
-        "the backtest strategy to run (`accumulation`, `ou_optimal` or `kalman_band` built "
-        "in), over the universe's choice",
-        default="",
-        shown_default=_component_default("strategy"),
-    )
-    scorer: str = setting(
-        "PAIRSCREEN_SCORER",
-        "the scorer that ranks survivors, over the universe's choice",
-        default="",
-        shown_default=_component_default("scorer"),
-    )
+    # The components (one declaration each in COMPONENTS)
+    market_source: str = component_setting("market_source")
+    screen_filter: str = component_setting("filter")
+    strategy: str = component_setting("strategy")
+    scorer: str = component_setting("scorer")
+    chart_renderer: str = component_setting("chart_renderer")
     screens_kept: int = setting(
         "PAIRSCREEN_SCREENS_KEPT",
         "published screens kept in the database",
@@ -260,12 +327,6 @@ class Settings:
         "the Dask scheduler address for the dask executor, e.g. tcp://10.0.0.5:8786",
         default=None,
         flag="--scheduler",
-    )
-    chart_renderer: str = setting(
-        "PAIRSCREEN_CHART_RENDERER",
-        "the chart renderer for chart.png, over the universe's choice",
-        default="",
-        shown_default=_component_default("chart_renderer"),
     )
     # The API
     host: str = setting(
@@ -496,53 +557,21 @@ class Settings:
         SECONDS,
         default=120.0,
     )
-    # Notifiers (built-in plugins)
-    smtp_url: str = setting(
-        "PAIRSCREEN_SMTP_URL",
-        "e-mail server: smtp://[user:password@]host[:port][?starttls=1] or smtps://… "
-        "(empty: no e-mail)",
-        default="",
-        secret=True,
-    )
-    mail_from: str = setting(
-        "PAIRSCREEN_MAIL_FROM", "sender of the e-mails", default="pairscreen@localhost"
-    )
-    telegram_token: str = setting(
-        "PAIRSCREEN_TELEGRAM_TOKEN",
-        "Telegram bot token (empty: no Telegram)",
-        default="",
-        secret=True,
-    )
-    telegram_api: str = setting(
-        "PAIRSCREEN_TELEGRAM_API", "Telegram Bot API base URL", default="https://api.telegram.org"
-    )
-    webhook_secret: str = setting(
-        "PAIRSCREEN_WEBHOOK_SECRET",
-        "HMAC-SHA256 key that signs webhook bodies (empty: no webhooks)",
-        default="",
-        secret=True,
-    )
-    discord_webhook_prefixes: tuple[str, ...] = setting(
-        "PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES",
-        "where a Discord channel's webhook URL may point (URL prefixes, comma-separated)",
-        URL_PREFIXES,
-        default=(
-            "https://discord.com/api/webhooks/",
-            "https://discordapp.com/api/webhooks/",
-            "https://ptb.discord.com/api/webhooks/",
-            "https://canary.discord.com/api/webhooks/",
-        ),
-    )
-    slack_webhook_prefixes: tuple[str, ...] = setting(
-        "PAIRSCREEN_SLACK_WEBHOOK_PREFIXES",
-        "where a Slack channel's incoming-webhook URL may point (URL prefixes, comma-separated)",
-        URL_PREFIXES,
-        default=("https://hooks.slack.com/services/",),
+    # Environment variables a plugin option declares as its override (``PluginOption.env``,
+    # e.g. ``PAIRSCREEN_SMTP_URL`` for ``[plugins.email] smtp_url``): every ``PAIRSCREEN_*``
+    # variable that is not a setting's, read here with the rest of the environment and
+    # applied by the plugin registry, which knows the declarations.
+    plugin_variables: tuple[tuple[str, str], ...] = field(
+        default=(), repr=False, metadata={"plugin_variables": True}
     )
 
     def __post_init__(self) -> None:
         if not self.database_url:
             object.__setattr__(self, "database_url", default_database_url(self.data_dir))
+
+    def plugin_variable(self, name: str) -> str | None:
+        """The text of a plugin option's environment variable, None when unset or empty."""
+        return dict(self.plugin_variables).get(name)
 
     @property
     def is_sqlite(self) -> bool:
@@ -560,7 +589,8 @@ class Settings:
 def declarations() -> Iterator[tuple[Field[Any], Declaration]]:
     """Every setting with its declaration, in declaration order."""
     for f in fields(Settings):
-        yield f, f.metadata["setting"]
+        if "setting" in f.metadata:
+            yield f, f.metadata["setting"]
 
 
 def declaration(name: str) -> Declaration:
@@ -590,6 +620,7 @@ def load_settings(
     env = os.environ if environ is None else environ
     if universe is not None:
         values.setdefault("universe_path", universe)
+    variables = plugin_variables_of(env, values)
     unknown = set(values) - {f.name for f in fields(Settings)}
     if unknown:
         raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
@@ -602,7 +633,49 @@ def load_settings(
             chosen[f.name] = _parse(declared, from_flag, declared.flag or f.name)
         elif raw is not None and (raw or declared.parser.accepts_empty):
             chosen[f.name] = _parse(declared, raw, declared.env)
-    return Settings(**chosen)
+    return Settings(**chosen, plugin_variables=variables)
+
+
+# Settings that were the core's and are now a built-in notifier's option (its
+# ``[plugins.NAME]`` key, overridden by the same environment variable as before): a keyword
+# of the former name still sets it for one release, with a notice naming the new place.
+FORMER_SETTINGS: Mapping[str, tuple[str, str]] = {
+    "smtp_url": ("PAIRSCREEN_SMTP_URL", "[plugins.email] smtp_url"),
+    "mail_from": ("PAIRSCREEN_MAIL_FROM", "[plugins.email] mail_from"),
+    "telegram_token": ("PAIRSCREEN_TELEGRAM_TOKEN", "[plugins.telegram] token"),
+    "telegram_api": ("PAIRSCREEN_TELEGRAM_API", "[plugins.telegram] api"),
+    "webhook_secret": ("PAIRSCREEN_WEBHOOK_SECRET", "[plugins.webhook] secret"),
+    "discord_webhook_prefixes": (
+        "PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES",
+        "[plugins.chat] discord_webhook_prefixes",
+    ),
+    "slack_webhook_prefixes": (
+        "PAIRSCREEN_SLACK_WEBHOOK_PREFIXES",
+        "[plugins.chat] slack_webhook_prefixes",
+    ),
+}
+PLUGIN_VARIABLE_PREFIX = "PAIRSCREEN_"
+
+
+def plugin_variables_of(
+    env: Mapping[str, str], values: dict[str, Any]
+) -> tuple[tuple[str, str], ...]:
+    """The ``PAIRSCREEN_*`` variables that are no setting's (a plugin option may declare one
+    as its override), empty ones left out, with a former setting's keyword in ``values``
+    moved to its variable (and out of ``values``) with its notice."""
+    own = {declared.env for _, declared in declarations()}
+    found = {
+        name: text
+        for name, text in env.items()
+        if name.startswith(PLUGIN_VARIABLE_PREFIX) and name not in own and text
+    }
+    for former, (variable, place) in FORMER_SETTINGS.items():
+        given = values.pop(former, None)
+        if given is None:
+            continue
+        moved("the setting", former, f"{place} (or {variable})")
+        found[variable] = ",".join(given) if isinstance(given, (tuple, list)) else str(given)
+    return tuple(sorted(found.items()))
 
 
 def environ_of(settings: Settings) -> dict[str, str | None]:
@@ -611,6 +684,7 @@ def environ_of(settings: Settings) -> dict[str, str | None]:
     for f, declared in declarations():
         value = getattr(settings, f.name)
         rendered[declared.env] = None if value is None else declared.parser.render(value)
+    rendered.update(settings.plugin_variables)
     return rendered
 
 
@@ -648,4 +722,17 @@ def markdown_table() -> str:
         flag = f"`{declared.flag}`" if declared.flag else ""
         meaning = declared.help.replace("|", "\\|")
         rows.append(f"| `{declared.env}` | {flag} | {default} | {meaning} |")
+    return "\n".join(rows) + "\n"
+
+
+def components_markdown() -> str:
+    """The ``[components]`` table of ``docs/configuration.md``: each key, what it chooses,
+    the name used when nothing chooses, and the setting that overrides it."""
+    rows = [
+        "| Key | Chooses | Unset | Overridden by |",
+        "| --- | --- | --- | --- |",
+    ]
+    for c in COMPONENTS:
+        unset = f"`{c.builtin}`" if c.builtin else "required"
+        rows.append(f"| `{c.key}` | {c.chooses} | {unset} | `{c.env}` |")
     return "\n".join(rows) + "\n"

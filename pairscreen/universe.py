@@ -297,8 +297,11 @@ def parse_asset(entry: Mapping[str, Any], where: str) -> Asset:
     )
 
 
-def load_universe_file(path: Path) -> Universe:
-    """Read a universe TOML file; relative paths in ``[market]`` are relative to the file."""
+def load_universe_file(path: Path, *, market_source: str = "") -> Universe:
+    """Read a universe TOML file; relative paths in ``[market]`` are relative to the file.
+
+    ``market_source`` is the one a setting chooses (``PAIRSCREEN_MARKET_SOURCE``): the file
+    need not name one then, and the setting's wins over the file's where the plugins load."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -308,6 +311,8 @@ def load_universe_file(path: Path) -> Universe:
     chosen = parse_components(data, path)  # first: it takes the former keys out of their tables
     market = dict(data.get("market", {}))
     bar = parse_bar(market.pop("bar", DAILY.name), f"{path}: [market]")
+    if market_source:
+        chosen.setdefault("market_source", market_source)
     if "market_source" not in chosen:
         raise UniverseError(
             f'{path}: [components] needs market_source = "<market-data source name>"'
@@ -557,7 +562,7 @@ def load_universe(settings: Settings) -> Universe:
     Raises :class:`~pairscreen.universe.UniverseError` for a missing or malformed file.
     """
     if settings.universe_path is not None:
-        return load_universe_file(settings.universe_path)
+        return load_universe_file(settings.universe_path, market_source=settings.market_source)
     return load_demo_universe()
 
 

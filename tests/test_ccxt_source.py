@@ -331,7 +331,9 @@ def test_the_plugin_loads_without_ccxt_and_says_what_to_install():
 
 
 def test_data_sync_from_a_universe_file_is_incremental(exchange: Exchange, empty_runtime, tmp_path):
-    """The whole path: a ccxt universe file, ``sync_candles`` into the database, then a re-sync."""
+    """The whole path: a ccxt universe file (options in ``[plugins.ccxt_source]``, the
+    exchange's config a table in it), ``sync_candles`` into the database, then a re-sync."""
+    from pairscreen.bootstrap import load_configured_plugins
     from pairscreen.db.connection import database
     from pairscreen.db.models import Candle
     from pairscreen.market.sync import sync_candles
@@ -346,16 +348,16 @@ label = "recorded Binance answers"
 [components]
 market_source = "ccxt"
 
-[market]
+[plugins.ccxt_source]
 exchange = "binance"
 quote = "USDT"
 history_days = 365
 backoff_seconds = 0.01
 
-[market.exchange_config.options.fetchMarkets]
+[plugins.ccxt_source.exchange_config.options.fetchMarkets]
 types = ["spot"]
 
-[market.exchange_config.urls.api]
+[plugins.ccxt_source.exchange_config.urls.api]
 {api}
 
 [[asset]]
@@ -372,8 +374,9 @@ ticker = "LUNA"
 sector = "majors"
 """
     )
-    universe = load_universe_file(path)
-    first = sync_candles(universe, empty_runtime.plugins, until=LAST)
+    plugins, universe = load_configured_plugins(empty_runtime.settings, load_universe_file(path))
+    assert plugins.options["ccxt_source"]["history_days"] == 365
+    first = sync_candles(universe, plugins, until=LAST)
     assert first.inserted == {"BTC": 365, "ETHER": 365}
     assert first.missing == ("LUNA",)
     with database.connection_context():
@@ -381,7 +384,7 @@ sector = "majors"
         last = Candle.get((Candle.ticker == "ETHER") & (Candle.day == LAST))
     assert last.close == float(recorded_klines("ETHUSDT")[-1][4])
     exchange.requests.clear()
-    again = sync_candles(universe, empty_runtime.plugins, until=LAST)
+    again = sync_candles(universe, plugins, until=LAST)
     assert not again.changed and not again.conflicts
     # Only the overlap is asked for again: one page from the 7th-last stored day.
     overlap_start = str(ccxt_source.day_ms(LAST - timedelta(days=6)))

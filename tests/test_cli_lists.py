@@ -51,7 +51,7 @@ def test_the_worker_says_why_messages_wait(cli, runtime, monkeypatch):
     assert line is not None
     assert re.fullmatch(
         r"0 sent, (\d+) to retry, 0 failed; waiting: e-mail: \1 waiting "
-        r"\(e-mail is not configured: set PAIRSCREEN_SMTP_URL\)",
+        r"\(e-mail is not configured: set \[plugins.email\] smtp_url or PAIRSCREEN_SMTP_URL\)",
         line,
     ), line
 

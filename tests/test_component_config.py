@@ -137,6 +137,98 @@ def test_the_environment_variable_is_the_override(tmp_path):
     assert load_settings({"PAIRSCREEN_UNIVERSE": str(path)}, data_dir=tmp_path).strategy == ""
 
 
+def test_every_component_is_overridden_by_its_variable_over_the_universe(runtime, tmp_path):
+    """The market source and the filter too, as the strategy, scorer and renderer are: the
+    environment's choice beats the universe file's, and the runtime reads it everywhere."""
+    path = universe_file(tmp_path, NEW.replace("\n\n", '\nstrategy = "ou_optimal"\n\n', 1))
+    env = {
+        "PAIRSCREEN_MARKET_SOURCE": "hook_steady",
+        "PAIRSCREEN_FILTER": "accept_all",
+        "PAIRSCREEN_STRATEGY": "hook_hold",
+        "PAIRSCREEN_SCORER": "hook_by_hurst",
+        "PAIRSCREEN_LOAD_PLUGINS": "",
+    }
+    given = load_settings(
+        env, data_dir=runtime.settings.data_dir, database_url=runtime.settings.database_url
+    )
+    assert (given.market_source, given.screen_filter) == ("hook_steady", "accept_all")
+    rt = build_runtime(
+        replace(given, universe_path=path), migrate=False, extra_plugins=TEST_PLUGINS
+    )
+    assert rt.universe.market_source == "hook_steady"
+    assert rt.screen_filter.name == "accept_all"
+    assert (rt.settings.market_source, rt.settings.screen_filter) == ("hook_steady", "accept_all")
+    # unset, they stay unset in the runtime's settings: a universe handed the same settings
+    # later keeps its own choice
+    unset_rt = start(runtime, path, TEST_PLUGINS)
+    assert (unset_rt.settings.market_source, unset_rt.settings.screen_filter) == ("", "")
+    assert (rt.settings.strategy, rt.settings.scorer) == ("hook_hold", "hook_by_hurst")
+    unset = start(runtime, path, TEST_PLUGINS)
+    assert (unset.universe.market_source, unset.screen_filter.name) == ("demo", "default")
+
+
+def test_with_the_variable_the_file_need_not_name_a_market_source(runtime, tmp_path):
+    path = universe_file(tmp_path, "[plugins.demo]\nseed = 7\n")
+    given = load_settings(
+        {"PAIRSCREEN_MARKET_SOURCE": "demo", "PAIRSCREEN_LOAD_PLUGINS": ""},
+        data_dir=runtime.settings.data_dir,
+        database_url=runtime.settings.database_url,
+        universe=path,
+    )
+    rt = build_runtime(given, migrate=False)
+    assert rt.universe.market_source == "demo" and rt.universe.market_options == {"seed": 7}
+    with pytest.raises(UniverseError, match=r"\[components\] needs market_source"):
+        start(runtime, path)
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        (
+            "market_source",
+            "dmeo",
+            "PAIRSCREEN_MARKET_SOURCE=dmeo: no market-data source named 'dmeo' (known: ccxt, "
+            "csv, demo)",
+        ),
+        (
+            "screen_filter",
+            "strct",
+            "PAIRSCREEN_FILTER=strct: no screen filter named 'strct' (known: default)",
+        ),
+    ],
+)
+def test_an_overriding_variable_that_names_nothing_is_named_in_the_error(
+    runtime, tmp_path, setting, value, message
+):
+    with pytest.raises(PluginError) as refused:
+        start(runtime, universe_file(tmp_path, NEW), **{setting: value})
+    assert str(refused.value) == message
+
+
+def test_the_variable_overrides_from_the_command_line_in_one_line(database_url, tmp_path):
+    path = universe_file(tmp_path, NEW)
+    env = {
+        "PAIRSCREEN_LOAD_PLUGINS": "",
+        "PAIRSCREEN_DATA_DIR": str(tmp_path),
+        "PAIRSCREEN_FILTER": "strct",
+    }
+    done = run_cli(
+        "--universe",
+        str(path),
+        "--database-url",
+        database_url,
+        "screen",
+        "run",
+        "--no-sync",
+        env=env,
+    )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "pairscreen: error: PAIRSCREEN_FILTER=strct: no screen filter named 'strct' (known: "
+        "default)\n",
+    )
+
+
 def test_the_former_keys_work_warn_once_and_name_the_new_place(runtime, tmp_path, caplog):
     old, new = universe_file(tmp_path, OLD, "old.toml"), universe_file(tmp_path, NEW, "new.toml")
     with caplog.at_level(logging.WARNING):

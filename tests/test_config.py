@@ -22,6 +22,7 @@ from pairscreen.config import (
 )
 from pairscreen.plugin_system.loader import new_plugin_manager
 from pairscreen.plugin_system.registry import Plugins
+from pairscreen.universe import COMPONENT_KEYS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "configuration.md"
@@ -43,7 +44,9 @@ def test_the_docs_table_is_the_declarations():
 
 def test_every_field_is_declared_once_with_its_own_variable_and_flag():
     declared = list(declarations())
-    assert [f.name for f, _ in declared] == list(Settings.__dataclass_fields__)
+    # every field but the plugin options' variables, which the plugins declare
+    fields = [n for n in Settings.__dataclass_fields__ if n != "plugin_variables"]
+    assert [f.name for f, _ in declared] == fields
     envs = [d.env for _, d in declared]
     flags = [d.flag for _, d in declared if d.flag]
     assert len(set(envs)) == len(envs) and len(set(flags)) == len(flags)
@@ -174,7 +177,7 @@ def test_secrets_are_not_printed():
             "PAIRSCREEN_WEBHOOK_SECRET": "whsec",
         }
     )
-    assert settings.smtp_url == "smtp://u:hunter2@mail"
+    assert settings.plugin_variable("PAIRSCREEN_SMTP_URL") == "smtp://u:hunter2@mail"
     shown = repr(settings)
     assert "hunter2" not in shown and "123:tok" not in shown and "whsec" not in shown
 
@@ -232,3 +235,22 @@ def test_the_docs_plugin_options_table_is_the_built_ins_declarations():
         'python -c "from pairscreen.plugin_system.options_table import '
         'builtin_options_markdown; print(builtin_options_markdown())"'
     )
+
+
+COMPONENTS_TABLE = re.compile(
+    r"<!-- components table: generated from pairscreen/config.py COMPONENTS -->\n(.*)"
+    r"<!-- end of components table -->",
+    re.S,
+)
+
+
+def test_the_docs_components_table_is_the_declarations():
+    from pairscreen.config import COMPONENTS, components_markdown
+
+    found = COMPONENTS_TABLE.search(DOCS.read_text(encoding="utf-8"))
+    assert found, f"{DOCS} has lost its components table markers"
+    assert found.group(1) == components_markdown()
+    # every [components] key has its setting, named as the declaration says
+    variables = {d.env for _, d in declarations()}
+    assert {c.env for c in COMPONENTS} <= variables
+    assert [c.key for c in COMPONENTS] == list(COMPONENT_KEYS)

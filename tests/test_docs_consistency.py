@@ -67,8 +67,19 @@ def test_the_register_hooks_offer_settings_and_options_as_the_docs_say():
     assert "offers `settings`" in plugins_doc and "as `options`" in plugins_doc
 
 
+def built_in_option_variables() -> set[str]:
+    """The environment variables the built-in plugins' options declare as overrides."""
+    from pairscreen.config import Settings as Plain
+    from pairscreen.plugin_system.loader import load_plugins
+    from pairscreen.plugin_system.registry import Plugins
+
+    plain = Plain(load_plugins=())
+    declared = Plugins(load_plugins(plain), plain).declared_options.values()
+    return {o.env for options in declared for o in options if o.env}
+
+
 def test_every_variable_the_docs_and_docstrings_name_is_a_setting():
-    variables = {declared.env for _, declared in declarations()}
+    variables = {declared.env for _, declared in declarations()} | built_in_option_variables()
     for path, text in texts([*DOCS, *SOURCES]).items():
         for name in set(re.findall(r"\bPAIRSCREEN_[A-Z_]*[A-Z]\b", text)):
             assert name in variables | NOT_SETTINGS, f"{path.relative_to(ROOT)} names {name}"

@@ -12,7 +12,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 from pairscreen_plugins.notifiers import email as email_plugin
-from pairscreen_plugins.notifiers.email import EmailNotifier, SmtpConfig
+from pairscreen_plugins.notifiers.email import SmtpConfig
 
 from pairscreen import DeliveryError, Notification
 from pairscreen.config import load_settings
@@ -20,7 +20,13 @@ from pairscreen.db.connection import database
 from pairscreen.db.models import Outbox
 from pairscreen.notify.outbox import OutboxMessage, deliver_pending, enqueue
 from pairscreen.plugin_system.registry import Plugins
-from tests.support.receivers import SmtpCollector, free_port, fresh_database, notifier_plugins
+from tests.support.receivers import (
+    SmtpCollector,
+    free_port,
+    fresh_database,
+    notifier_of,
+    notifier_plugins,
+)
 
 NOTE = Notification(
     id=1,
@@ -53,7 +59,7 @@ def test_plain_smtp_delivers_text_and_html_parts(smtp, monkeypatch):
     handler, port = smtp
     monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")
     monkeypatch.setenv("PAIRSCREEN_MAIL_FROM", "alerts@pairscreen.test")
-    EmailNotifier.of(load_settings()).deliver(NOTE)
+    notifier_of(email_plugin, "email").deliver(NOTE)
 
     assert len(handler.messages) == 1
     got = handler.messages[0]
@@ -129,7 +135,7 @@ def test_starttls_and_login_with_credentials_from_the_url(tmp_path, monkeypatch)
         monkeypatch.setenv(
             "PAIRSCREEN_SMTP_URL", f"smtp://mailer:p%40ss%20word@127.0.0.1:{port}?starttls=1"
         )
-        EmailNotifier.of(load_settings()).deliver(NOTE)
+        notifier_of(email_plugin, "email").deliver(NOTE)
         assert logins == [(b"mailer", b"p@ss word")]
         assert len(handler.messages) == 1 and handler.messages[0].tls
     finally:
@@ -140,19 +146,21 @@ def test_refused_recipient_is_permanent_and_unreachable_server_is_retried(smtp, 
     _, port = smtp
     monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{port}")
     with pytest.raises(DeliveryError) as refused:
-        EmailNotifier.of(load_settings()).deliver(
+        notifier_of(email_plugin, "email").deliver(
             Notification(**{**NOTE.__dict__, "address": "nobody@example.com"})
         )
     assert refused.value.permanent
 
     monkeypatch.setenv("PAIRSCREEN_SMTP_URL", f"smtp://127.0.0.1:{free_port()}")
     with pytest.raises(DeliveryError) as down:
-        EmailNotifier.of(load_settings()).deliver(NOTE)
+        notifier_of(email_plugin, "email").deliver(NOTE)
     assert not down.value.permanent
 
     monkeypatch.delenv("PAIRSCREEN_SMTP_URL")
-    with pytest.raises(DeliveryError, match="PAIRSCREEN_SMTP_URL") as unset:
-        EmailNotifier.of(load_settings()).deliver(NOTE)
+    with pytest.raises(
+        DeliveryError, match=r"\[plugins.email\] smtp_url or PAIRSCREEN_SMTP_URL"
+    ) as unset:
+        notifier_of(email_plugin, "email").deliver(NOTE)
     assert not unset.value.permanent
 
 

@@ -78,18 +78,21 @@ def test_notify_run_and_deliver(cli, monkeypatch):
     assert f"outbox: {queued} pending" in out
     with database.connection_context():
         assert {r.last_error for r in Outbox.select()} <= {
-            "e-mail is not configured: set PAIRSCREEN_SMTP_URL"
+            "e-mail is not configured: set [plugins.email] smtp_url or PAIRSCREEN_SMTP_URL"
         }
     # Why they wait is said per channel, and the outbox lists them with their last error.
     assert (
-        f"\n  e-mail: {queued} waiting (e-mail is not configured: set PAIRSCREEN_SMTP_URL)\n" in out
+        f"\n  e-mail: {queued} waiting (e-mail is not configured: set [plugins.email] smtp_url "
+        "or PAIRSCREEN_SMTP_URL)\n" in out
     )
     code, out, _ = cli("outbox", "list")
     lines = out.splitlines()
     assert code == 0 and len(lines) == queued
     fields = lines[0].split("\t")
     assert fields[1:5] == ["email", "cat@example.com", "pending", "1"]
-    assert fields[6] == "e-mail is not configured: set PAIRSCREEN_SMTP_URL"
+    assert (
+        fields[6] == "e-mail is not configured: set [plugins.email] smtp_url or PAIRSCREEN_SMTP_URL"
+    )
     code, out, _ = cli("outbox", "list", "--status", "failed")
     assert (code, out) == (0, "")
 

@@ -223,13 +223,20 @@ def test_a_plugin_command_named_like_a_core_one_is_refused_at_start(tmp_path: Pa
         "    return [CommandSpec('channels', 'wipe', 'gone', lambda args, settings: 0)]\n"
     )
     env = {**newcomer_env(tmp_path), "PAIRSCREEN_PLUGINS_DIR": str(folder)}
-    done = run_cli("users", "list", env=env)
-    assert done.returncode == 2
-    assert done.stderr == (
+    refused = (
         "pairscreen: error: plugin 'local:grabby.py' adds the command group 'channels', which "
         "is a command of pairscreen itself; a plugin's commands need a group name of their "
         "own\n"
     )
+    # wherever the plugins' commands are read: the help that lists them, a group that is
+    # not a core command's
+    for argv in (("--help",), ("grabby", "wipe"), ("--data-dir", str(tmp_path), "nosuch")):
+        done = run_cli(*argv, env=env)
+        assert (done.returncode, done.stderr) == (2, refused), argv
+    # a core command line does not load the plugins' commands to be parsed (start-up cost)
+    # (a newcomer has no database yet: that is what stops it, status 3)
+    core = run_cli("users", "list", env=env)
+    assert core.returncode == 3 and "there is no database" in core.stderr, core.stderr
 
 
 def listing(*argv: str, env: dict[str, str]) -> list[dict]:  # type: ignore[type-arg]
@@ -258,11 +265,15 @@ def test_plugins_hides_built_ins_unless_all_and_filters_by_hook(
     }
     everything = {p["name"]: p for p in listing("--all", env=env)}
     assert everything["bands"]["version"] == "0.1.0"
-    assert everything["chat"]["hooks"] == ["pairscreen_register_notifiers"]
+    assert everything["chat"]["hooks"] == [
+        "pairscreen_plugin_options",
+        "pairscreen_register_notifiers",
+    ]
     assert "pairscreen.notify.depeg_alerts.DepegAlertsPlugin" in everything
     notifiers = [p["name"] for p in listing("--all", "--hook", "register_notifiers", env=env)]
     assert notifiers == [
         "email",
+        "telegram",
         "webhook",
         "chat",
         LOCAL,

@@ -10,19 +10,15 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from pairscreen_plugins.notifiers import telegram as telegram_plugin
 from pairscreen_plugins.notifiers import webhook as webhook_plugin
-from pairscreen_plugins.notifiers.webhook import (
-    TelegramNotifier,
-    WebhookNotifier,
-    parse_retry_after,
-)
+from pairscreen_plugins.notifiers.webhook import parse_retry_after
 
 from pairscreen import DeliveryError, Notification, clock
-from pairscreen.config import load_settings
 from pairscreen.db.connection import database
 from pairscreen.db.models import Outbox
 from pairscreen.notify.outbox import OutboxMessage, OutboxPolicy, deliver_pending, enqueue
-from tests.support.receivers import HttpReceiver, fresh_database, notifier_plugins
+from tests.support.receivers import HttpReceiver, fresh_database, notifier_of, notifier_plugins
 
 SECRET = "s3cret-hmac-key"
 TOKEN = "123456:ABC-telegram-token"
@@ -76,7 +72,7 @@ def queue(address: str, channel: str = "webhook", key: str = "k.1") -> None:
 
 def test_webhook_posts_signed_json_with_the_idempotency_key(receiver, monkeypatch):
     monkeypatch.setenv("PAIRSCREEN_WEBHOOK_SECRET", SECRET)
-    WebhookNotifier.of(load_settings()).deliver(note(receiver.url + "/hooks/pairscreen"))
+    notifier_of(webhook_plugin, "webhook").deliver(note(receiver.url + "/hooks/pairscreen"))
     (req,) = receiver.requests
     assert req.path == "/hooks/pairscreen"
     expected = hmac.new(SECRET.encode(), req.body, hashlib.sha256).hexdigest()
@@ -95,7 +91,7 @@ def test_webhook_posts_signed_json_with_the_idempotency_key(receiver, monkeypatc
 def test_telegram_send_message_call(receiver, monkeypatch):
     monkeypatch.setenv("PAIRSCREEN_TELEGRAM_TOKEN", TOKEN)
     monkeypatch.setenv("PAIRSCREEN_TELEGRAM_API", receiver.url + "/")
-    TelegramNotifier.of(load_settings()).deliver(
+    notifier_of(telegram_plugin, "telegram").deliver(
         Notification(**{**note("-1001234567890").__dict__, "channel": "telegram"})
     )
     (req,) = receiver.requests
@@ -108,7 +104,7 @@ def test_telegram_send_message_call(receiver, monkeypatch):
 
 def test_status_codes_map_to_retry_or_permanent(receiver, monkeypatch):
     monkeypatch.setenv("PAIRSCREEN_WEBHOOK_SECRET", SECRET)
-    hook = WebhookNotifier.of(load_settings())
+    hook = notifier_of(webhook_plugin, "webhook")
     receiver.answer(429, {"Retry-After": "7"})
     receiver.answer(503)
     receiver.answer(404)
@@ -134,7 +130,7 @@ def test_telegram_429_retry_after_from_the_body(receiver, monkeypatch):
     body = json.dumps({"ok": False, "error_code": 429, "parameters": {"retry_after": 11}}).encode()
     receiver.answer(429, {"Content-Type": "application/json"}, body)
     with pytest.raises(DeliveryError) as err:
-        TelegramNotifier.of(load_settings()).deliver(
+        notifier_of(telegram_plugin, "telegram").deliver(
             Notification(**{**note("42").__dict__, "channel": "telegram"})
         )
     assert err.value.retry_after == 11.0

@@ -24,7 +24,7 @@ from pairscreen.cli.common import CommandError as CommandError
 from pairscreen.cli.common import add_setting_options, settings_of
 from pairscreen.cli.plugin_commands import register_plugin_commands
 from pairscreen.cli.storage_errors import STORAGE_ERRORS, storage_line
-from pairscreen.config import Settings, load_settings
+from pairscreen.config import Settings, declaration, load_settings
 from pairscreen.errors import MissingExtra, ServiceError
 from pairscreen.logs import configure_logging
 from pairscreen.plugin_system.registry import PluginError, PluginFailed
@@ -49,9 +49,15 @@ USER_ERRORS = (AccountError, UniverseError, PluginError, ValueError)
 GLOBAL_SETTINGS = ("data_dir", "universe_path", "database_url", "log_format")
 
 
-def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
+def build_parser(
+    settings: Settings | None = None, *, argv: Sequence[str] | None = None
+) -> argparse.ArgumentParser:
     """The whole command line: the core's groups, then the loaded plugins' commands (found
-    with ``settings``, by default the environment's: only it says which plugins load)."""
+    with ``settings``, by default the environment's: only it says which plugins load).
+
+    Given the ``argv`` it will parse, the plugins' commands are added only when it may
+    need them (:func:`needs_plugin_commands`): loading every plugin to build a command line
+    that names a core command would cost each ``pairscreen`` run the plugins' load time."""
     parser = OneLineParser(
         prog="pairscreen",
         description="Screen asset pairs, backtest coin accumulation, watch depegs, serve the API.",
@@ -64,11 +70,37 @@ def build_parser(settings: Settings | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMAND_GROUPS:
         importlib.import_module(module).register(commands)
-    register_plugin_commands(commands, settings or load_settings())
+    if argv is None or needs_plugin_commands(argv, set(commands.choices)):
+        register_plugin_commands(commands, settings or load_settings())
     for command in _commands(parser):
         add_setting_options(command, *GLOBAL_SETTINGS, repeated=True)
         _add_quiet(command, default=argparse.SUPPRESS)
     return parser
+
+
+def needs_plugin_commands(argv: Sequence[str], core: set[str]) -> bool:
+    """Whether parsing ``argv`` may need the plugins' commands: it asks for help (which
+    lists them), or its command is not one of the ``core`` ones (a plugin's group, or a
+    typo whose error lists the plugins' groups too)."""
+    if any(word in ("-h", "--help") for word in argv):
+        return True
+    word = command_word(argv)
+    return word is not None and word not in core
+
+
+def command_word(argv: Sequence[str]) -> str | None:
+    """The first word of ``argv`` that is neither a global option nor its value."""
+    taking_value = {declaration(name).flag for name in GLOBAL_SETTINGS}
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            return next(words, None)
+        if word.startswith("-"):
+            if word in taking_value:
+                next(words, None)  # its value
+            continue
+        return word
+    return None
 
 
 def _add_quiet(parser: argparse.ArgumentParser, default: object) -> None:
@@ -102,7 +134,7 @@ def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        parser = build_parser()
+        parser = build_parser(argv=sys.argv[1:] if argv is None else argv)
     except Exception as exc:  # a plugin that cannot load, or adds a command it may not
         code, message = _failure(exc)
         print(f"pairscreen: error: {message}", file=sys.stderr)

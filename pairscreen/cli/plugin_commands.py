@@ -1,8 +1,10 @@
 """The commands plugins add (``pairscreen_register_commands``): ``pairscreen <group> <name>``.
 
 A plugin's commands live in a group of their own, so they can never shadow a core command
-or each other: a group that is a core command's name stops every command line with one
-sentence naming the plugin, before anything runs. They are listed by ``pairscreen --help``
+or each other: a group that is a core command's name stops the command line with one
+sentence naming the plugin, before anything runs. They are read only for a command line that
+may need them (``--help``, or a command that is not a core one: ``needs_plugin_commands``), so
+a core command does not pay for loading every plugin. They are listed by ``pairscreen --help``
 like the core's, take the global options, and a command that raises ends in the usual one
 line (naming the plugin) with the plugin-failure status.
 """

@@ -116,18 +116,19 @@ def describe_plugins(
             entry["peg_event_listener"] = True
         if name in commands:
             entry["commands"] = commands[name]
-        declared = plugins.declared_options.get(name, ())
+        declared = plugins.shown_options(name)
         if declared:
-            values = plugins.options.get(name, {})
             entry["options"] = [
                 {
                     "name": o.name,
                     "type": o.type_name,
-                    "default": o.default,
-                    "value": values.get(o.name, o.default),
+                    "default": default,
+                    "value": value,
                     "description": o.description,
+                    **({"secret": True} if o.secret else {}),
+                    **({"env": o.env} if o.env else {}),
                 }
-                for o in declared
+                for o, value, default in declared
             ]
         described.append(entry)
     return described
@@ -173,9 +174,11 @@ def _text(entry: dict[str, Any]) -> str:
     for command in entry.get("commands", ()):
         lines.append(f"  command pairscreen {command}")
     for option in entry.get("options", ()):
+        env = f", env {option['env']}" if "env" in option else ""
         lines.append(
             f"  option {option['name']} = {option['value']!r} ({option['type']}, default "
-            f"{option['default']!r}){': ' + option['description'] if option['description'] else ''}"
+            f"{option['default']!r}{env})"
+            f"{': ' + option['description'] if option['description'] else ''}"
         )
     if entry.get("version"):
         lines.append(f"  version {entry['version']}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from pairscreen.component_choice import chosen
-from pairscreen.config import Settings
+from pairscreen.config import COMPONENTS, Settings
 from pairscreen.engine.filtering import FilterChoice, choose_filter
 from pairscreen.engine.required_fields import check_required_fields
 from pairscreen.plugin_system.registry import PluginError, Plugins, Registry, protocol_members
@@ -30,16 +30,12 @@ def check_components(plugins: Plugins, universe: Universe, settings: Settings) -
     len(plugins.options)  # every [plugins.<name>] table checked against the declared options
     for screen_filter in plugins.filters:
         check_rules(plugins, screen_filter.name)
-    _chosen(plugins.filters, universe.screen_filter, "the universe's [components] filter")
+    for declared in COMPONENTS:  # each chosen one exists before the filter is looked into
+        value, chosen_by = chosen(settings, universe, declared)
+        registry: Registry[Any] = getattr(plugins, declared.registry)
+        _chosen(registry, value, chosen_by)
     choice = choose_filter(plugins, universe)
     check_required_fields(plugins, choice.name)
-    _chosen(
-        plugins.market_sources, universe.market_source, "the universe's [components] market_source"
-    )
-    for name in ("strategy", "scorer", "chart_renderer"):
-        value, chosen_by = chosen(settings, universe, name)
-        registry: Registry[Any] = getattr(plugins, _REGISTRY[name])
-        _chosen(registry, value, chosen_by)
     for asset in universe.assets:
         for source in asset.peg.sources if asset.peg is not None else ():
             _chosen(plugins.peg_sources, source, f"the peg sources of {asset.ticker}")
@@ -48,9 +44,6 @@ def check_components(plugins: Plugins, universe: Universe, settings: Settings) -
     len(plugins.notifiers)  # collected (and each one checked) now, not at the first delivery
     len(plugins.channel_kinds.names)  # a badly declared channel kind stops the start too
     return choice
-
-
-_REGISTRY = {"strategy": "strategies", "scorer": "scorers", "chart_renderer": "chart_renderers"}
 
 
 def _chosen(registry: Registry[Any], name: str, chosen_by: str) -> None:

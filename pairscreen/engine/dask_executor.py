@@ -27,7 +27,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from pairscreen.config import COMPONENT_DEFAULTS
+from pairscreen.config import COMPONENTS
 from pairscreen.errors import MissingExtra
 from pairscreen.plugin_system.registry import Plugins
 
@@ -108,7 +108,7 @@ def stream_dask(
         ) from None
     expected = metric_fields(plugins)
     with Client(scheduler_address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False) as client:
-        chosen = {name: getattr(plugins.settings, name) for name in COMPONENT_DEFAULTS}
+        chosen = {c.attribute: getattr(plugins.settings, c.attribute) for c in COMPONENTS}
         client.register_plugin(WorkerPlugins(plugins.tables, chosen))
         [remote] = client.scatter([shared], broadcast=True)  # once per worker, not per task
         todo = iter(tasks)

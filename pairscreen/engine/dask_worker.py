@@ -38,7 +38,7 @@ class WorkerPlugins(WorkerPlugin):
     ) -> None:
         self.plugins: Plugins | None = None
         self.tables = {name: dict(table) for name, table in (tables or {}).items()}
-        # the client's resolved strategy, scorer and chart renderer: the worker has no universe
+        # the client's resolved components (strategy, scorer ...): the worker has no universe
         self.components = dict(components or {})
 
     def setup(self, worker: Worker) -> None:

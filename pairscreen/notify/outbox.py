@@ -334,8 +334,9 @@ class ChannelBacklog:
 def backlog() -> list[ChannelBacklog]:
     """Per channel, the pending messages and the error of the most recently failed one.
 
-    The error is where the reason lives ("e-mail is not configured: set PAIRSCREEN_SMTP_URL",
-    a webhook's HTTP status), so an operator reads it here rather than in the database.
+    The error is where the reason lives ("e-mail is not configured: set [plugins.email]
+    smtp_url or PAIRSCREEN_SMTP_URL", a webhook's HTTP status), so an operator reads it here
+    rather than in the database.
     """
     pending = Outbox.status == "pending"
     depth = {

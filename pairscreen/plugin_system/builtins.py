@@ -35,6 +35,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("score", "pairscreen_plugins.score"),
     ("default_chart", "pairscreen_plugins.charts.default"),
     ("email", "pairscreen_plugins.notifiers.email"),
+    ("telegram", "pairscreen_plugins.notifiers.telegram"),
     ("webhook", "pairscreen_plugins.notifiers.webhook"),
     ("chat", "pairscreen_plugins.notifiers.chat"),
     ("demo_reference", "pairscreen_plugins.pegs.demo_reference"),

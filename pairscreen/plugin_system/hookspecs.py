@@ -197,9 +197,10 @@ def pairscreen_register_notifiers(settings: Settings, options: Mapping[str, Any]
     """Return the notifiers this plugin provides, one per channel kind it delivers.
 
     The outbox worker hands every pending notification of a channel kind to the notifier
-    of that ``name``; a :class:`~pairscreen.types.DeliveryError` schedules a retry. The
-    built-in notifiers take their servers and secrets from ``settings`` (``smtp_url``,
-    ``telegram_token``, ``webhook_secret`` ...).
+    of that ``name``; a :class:`~pairscreen.types.DeliveryError` schedules a retry. A
+    notifier takes its servers and secrets from its plugin's ``options`` (the built-ins:
+    ``[plugins.email] smtp_url``, ``[plugins.telegram] token``, ``[plugins.webhook] secret``
+    ...), declared ``secret`` so that no listing shows them.
 
     A notifier that is also a :class:`~pairscreen.types.ChannelNotifier` (a ``channel``
     :class:`~pairscreen.types.ChannelSpec` and ``check_address``) offers its ``name`` as a
@@ -223,8 +224,9 @@ def pairscreen_register_commands(settings: Settings, options: Mapping[str, Any])
     Each :class:`~pairscreen.types.Command` (a :class:`~pairscreen.types.CommandSpec` is the
     easy way to make one) runs as ``pairscreen <group> <name>``: the
     group is the plugin's namespace (one plugin per group) and must not be a core command
-    (``serve``, ``channels`` ...), or every command stops with a sentence naming the plugin.
-    Called once when the command line is built, before it is parsed, so ``settings`` come
+    (``serve``, ``channels`` ...), or the command line stops with a sentence naming the
+    plugin. Called when a command line that may need it is built (``--help``, or a command
+    that is not a core one), before it is parsed, so ``settings`` come
     from the environment alone and ``options`` are the plugin's declared defaults (no
     universe file is read yet); ``run`` gets the command's final settings. A command that
     raises prints one line naming the plugin and exits non-zero.

@@ -7,23 +7,39 @@ Generated from the ``pairscreen_plugin_options`` declarations, as the settings t
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from pairscreen.plugin_system.registry import Plugins
+from pairscreen.types import PluginOption
 
 
 def options_markdown(plugins: Plugins) -> str:
-    """Every declared option of every loaded plugin: its table, name, type, default and what
-    it is for, one row each, plugins in registration order."""
-    rows = ["| Table | Option | Type | Default | What it is |", "| --- | --- | --- | --- | --- |"]
+    """Every declared option of every loaded plugin: its table, name, type, default (a
+    secret's marked as such), the environment variable that overrides it and what it is for,
+    one row each, plugins in registration order; a table's declared keys follow it."""
+    rows = [
+        "| Table | Option | Type | Default | Environment variable | What it is |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for name, declared in plugins.declared_options.items():
         for option in declared:
-            default = json.dumps(option.default)  # as TOML writes it: true, "fixed", 0.0001
-            meaning = option.description.replace("|", "\\|")
-            rows.append(
-                f"| `[plugins.{name}]` | `{option.name}` | {option.type_name} | `{default}` "
-                f"| {meaning} |"
-            )
+            rows.extend(_rows(f"[plugins.{name}]", option, option.name))
     return "\n".join(rows) + "\n"
+
+
+def _rows(table: str, option: PluginOption, key: str) -> list[str]:
+    default = json.dumps(option.default, ensure_ascii=False)  # as TOML writes it: true, "x"
+    if isinstance(option.default, (list, tuple)):  # a TOML array, not JSON's
+        default = "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in option.default) + "]"
+    if isinstance(option.default, Mapping):
+        default = "{}" if not option.default else default
+    shown = f"`{default}`" + (" (secret)" if option.secret else "")
+    env = f"`{option.env}`" if option.env else ""
+    meaning = option.description.replace("|", "\\|")
+    rows = [f"| `{table}` | `{key}` | {option.type_name} | {shown} | {env} | {meaning} |"]
+    for inner in option.fields or ():
+        rows.extend(_rows(table, inner, f"{key}.{inner.name}"))
+    return rows
 
 
 def builtin_options_markdown() -> str:

@@ -32,6 +32,7 @@ from pairscreen.plugin_system.failures import OutOfContract as OutOfContract
 from pairscreen.plugin_system.failures import PluginError as PluginError
 from pairscreen.plugin_system.failures import PluginFailed as PluginFailed
 from pairscreen.plugin_system.failures import blamed as blamed
+from pairscreen.plugin_system.option_values import checked, declaration_problem, from_text, shown
 from pairscreen.types import (
     ChartRenderer,
     Command,
@@ -185,19 +186,16 @@ class Plugins:
                 answers = call()
             declared = tuple(o for answer in answers for o in _components(answer, owner, "option"))
             for option in declared:
-                if not isinstance(option, PluginOption) or not isinstance(
-                    option.default, (bool, int, float, str)
-                ):
-                    raise PluginError(
-                        f"plugin {owner!r} declared {option!r} as an option; an option is a "
-                        "PluginOption with a boolean, integer, number or string default"
-                    )
+                problem = declaration_problem(option)
+                if problem is not None:
+                    raise PluginError(f"plugin {owner!r} declared {option!r}: {problem}")
             found[owner] = typing.cast(tuple[PluginOption, ...], declared)
         return found
 
     @cached_property
     def options(self) -> dict[str, dict[str, OptionValue]]:
-        """Each plugin's options: its declared defaults with its table's values applied.
+        """Each plugin's options: its declared defaults, its table's values over them, and
+        an option's environment variable (``env``, when set and not empty) over both.
 
         Raises :class:`PluginError` for a table of no loaded plugin, a key the plugin does
         not declare, or a value of the wrong type.
@@ -221,10 +219,25 @@ class Plugins:
                     f"(its options: {known})"
                 )
             values[name] = {
-                key: _option_value(name, option, table.get(key, option.default))
+                key: self._option_value(name, option, table.get(key, option.default))
                 for key, option in declared.items()
             }
         return values
+
+    def _option_value(self, plugin: str, option: PluginOption, value: object) -> OptionValue:
+        text = self.settings.plugin_variable(option.env) if option.env else None
+        if option.env and text is not None:
+            return from_text(option.env, option, text)
+        return checked(f"[plugins.{plugin}]", option, value)
+
+    def shown_options(self, plugin: str) -> list[tuple[PluginOption, object, object]]:
+        """Each declared option of ``plugin`` with its value and default as a listing shows
+        them: a secret's hidden."""
+        values = self.options.get(plugin, {})
+        return [
+            (o, shown(o, values.get(o.name, o.default)), shown(o, o.default))
+            for o in self.declared_options.get(plugin, ())
+        ]
 
     def _per_plugin(self, hook_name: str) -> Iterator[tuple[str, pluggy.HookCaller]]:
         """One hook caller per implementing plugin, in registration order, with the wrappers.
@@ -375,22 +388,6 @@ class Plugins:
                     "plugin %s failed on a peg event: %s: %s", owner, type(exc).__name__, exc
                 )
                 log.info("plugin %s failed on a peg event", owner, exc_info=True)
-
-
-def _option_value(plugin: str, option: PluginOption, value: object) -> OptionValue:
-    """``value`` if it has the option's type (a whole number does for a number)."""
-    wanted = type(option.default)
-    if wanted is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if type(value) is not wanted:
-        raise PluginError(
-            f"[plugins.{plugin}] {option.name} must be {_a(option.type_name)}, got {value!r}"
-        )
-    return value  # type: ignore[return-value,unused-ignore]  # the type was checked above
-
-
-def _a(noun: str) -> str:
-    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
 
 
 def _components(answer: object, owner: str, kind: str) -> Iterable[object]:

@@ -152,6 +152,12 @@ def notifier_plugins(*modules: object):  # type: ignore[no-untyped-def]
     return SimpleNamespace(settings=settings, plugins=Plugins(pm, settings))
 
 
+def notifier_of(module: object, kind: str):  # type: ignore[no-untyped-def]
+    """The notifier ``kind`` as the plugin ``module`` registers it with the environment's
+    settings: its options (``[plugins.NAME]`` defaults, environment overrides) applied."""
+    return notifier_plugins(module).plugins.notifiers.get(kind)
+
+
 def fresh_database(url: str) -> None:
     """Bind the empty database at ``url`` (the ``empty_database_url`` fixture: SQLite, or
     PostgreSQL when the suite runs there) and migrate it: no candles, no screen."""

@@ -3,10 +3,11 @@
 Needs the ``pairscreen[ccxt]`` extra; ccxt is imported only when the source is used, so the
 plugin loads (and the other sources work) without it.
 
-Universe options (the ``[market]`` table)::
+Options (the ``[plugins.ccxt_source]`` table; ``[market]`` for one more release)::
 
-    [market]
-    source = "ccxt"
+    [components]
+    market_source = "ccxt"
+    [plugins.ccxt_source]
     exchange = "binance"      # a ccxt exchange id (required)
     quote = "USDT"            # quote currency of assets whose symbol names none (default USDT)
     timeframe = "1d"          # pairscreen works on UTC daily candles: only "1d" is accepted
@@ -16,8 +17,9 @@ Universe options (the ``[market]`` table)::
                               # (``volume``, its former name, is still read)
     max_retries = 5           # retries of a request refused for rate limiting or a network error
     backoff_seconds = 1.0     # first retry delay; doubles each retry (at least Retry-After)
-    [market.exchange_config]  # passed to the ccxt exchange constructor as is: API keys if the
-    # exchange needs them for market data, a proxy, ccxt "options", or "urls" for a mirror
+    [plugins.ccxt_source.exchange_config]  # passed to the ccxt exchange constructor as is: API
+    # keys if the exchange needs them for market data, a proxy, ccxt "options", or "urls" for
+    # a mirror (a secret option: pairscreen plugins does not show its values)
 
 Symbols: an asset's ``symbol`` in the universe (``Asset.market_symbol``, the ticker by
 default) is the exchange's unified ccxt symbol when it contains a slash (``"BTC/USDT"``,
@@ -62,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from pairscreen import Asset, Candles, clock, hookimpl
+from pairscreen import Asset, Candles, PluginOption, clock, hookimpl
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +104,7 @@ class CcxtOptions:
         if not isinstance(exchange, str) or not exchange:
             raise ValueError(
                 'ccxt market source: set exchange = "<ccxt exchange id>" (e.g. "binance") '
-                "in [market]"
+                "in [plugins.ccxt_source]"
             )
         timeframe = options.get("timeframe", "1d")
         if timeframe != "1d":
@@ -337,3 +339,33 @@ class CcxtMarketSource:
 @hookimpl
 def pairscreen_register_market_sources() -> list[CcxtMarketSource]:
     return [CcxtMarketSource()]
+
+
+@hookimpl
+def pairscreen_plugin_options() -> list[PluginOption]:
+    """The ``[plugins.ccxt_source]`` table; a key left out is not given to the source, which
+    applies the same defaults."""
+    return [
+        PluginOption("exchange", "", 'a ccxt exchange id, e.g. "binance" (required)'),
+        PluginOption("quote", "USDT", "quote currency of assets whose symbol names none"),
+        PluginOption("timeframe", "1d", 'the candles\' timeframe; only "1d" is accepted'),
+        PluginOption("history_days", 1200, "how far back the first sync of an asset goes"),
+        PluginOption("page_limit", 1000, "candles asked for per request"),
+        PluginOption(
+            "volume_unit", "base", 'what the exchange\'s OHLCV volume counts, "base" or "quote"'
+        ),
+        PluginOption("volume", "base", "the former name of volume_unit (read when it is unset)"),
+        PluginOption(
+            "max_retries", 5, "retries of a request refused for rate limiting or a network error"
+        ),
+        PluginOption(
+            "backoff_seconds", 1.0, "first retry delay; doubles each retry (at least Retry-After)"
+        ),
+        PluginOption(
+            "exchange_config",
+            {},
+            "passed to the ccxt exchange constructor as is (API keys, a proxy, ccxt options, "
+            "urls of a mirror)",
+            secret=True,
+        ),
+    ]

@@ -2,8 +2,10 @@
 
 The channel's address is the webhook URL the platform gives (a secret: anyone holding it can
 post to the channel). Before posting, the URL must still start with one of the operator's
-allowed prefixes (``PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES``, ``PAIRSCREEN_SLACK_WEBHOOK_PREFIXES``,
-by default the platforms' own hosts): a URL set under other settings is refused, permanently.
+allowed prefixes (``[plugins.chat] discord_webhook_prefixes`` and ``slack_webhook_prefixes``,
+overridden by ``PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES`` and ``PAIRSCREEN_SLACK_WEBHOOK_PREFIXES``,
+comma-separated; by default the platforms' own hosts): a URL set under other settings is
+refused, permanently.
 
 One notification is one message, built from its subject and text: the text's first
 paragraphs are the summary, its ``Name: value`` lines the facts.
@@ -42,7 +44,7 @@ from pairscreen import (
     DeliveryError,
     Notification,
     Notifier,
-    Settings,
+    PluginOption,
     hookimpl,
     masked_address,
 )
@@ -223,7 +225,10 @@ class ChatNotifier:
     def deliver(self, notification: Notification) -> None:
         url = notification.address
         if not any(url.startswith(prefix) for prefix in self.prefixes):
-            setting = f"PAIRSCREEN_{self.name.upper()}_WEBHOOK_PREFIXES"
+            setting = (
+                f"[plugins.chat] {self.name}_webhook_prefixes "
+                f"(PAIRSCREEN_{self.name.upper()}_WEBHOOK_PREFIXES)"
+            )
             raise DeliveryError(
                 f"the {self.platform} webhook URL is not under {setting}", permanent=True
             )
@@ -238,10 +243,38 @@ class ChatNotifier:
         )
 
 
+DISCORD_PREFIXES = (
+    "https://discord.com/api/webhooks/",
+    "https://discordapp.com/api/webhooks/",
+    "https://ptb.discord.com/api/webhooks/",
+    "https://canary.discord.com/api/webhooks/",
+)
+SLACK_PREFIXES = ("https://hooks.slack.com/services/",)
+
+
 @hookimpl
-def pairscreen_register_notifiers(settings: Settings) -> list[Notifier]:
+def pairscreen_plugin_options() -> list[PluginOption]:
+    """The ``[plugins.chat]`` table."""
+    return [
+        PluginOption(
+            "discord_webhook_prefixes",
+            DISCORD_PREFIXES,
+            "where a Discord channel's webhook URL may point (URL prefixes)",
+            env="PAIRSCREEN_DISCORD_WEBHOOK_PREFIXES",
+        ),
+        PluginOption(
+            "slack_webhook_prefixes",
+            SLACK_PREFIXES,
+            "where a Slack channel's incoming-webhook URL may point (URL prefixes)",
+            env="PAIRSCREEN_SLACK_WEBHOOK_PREFIXES",
+        ),
+    ]
+
+
+@hookimpl
+def pairscreen_register_notifiers(options: Mapping[str, Any]) -> list[Notifier]:
     """The ``discord`` and ``slack`` notifiers."""
     return [
-        ChatNotifier("discord", settings.discord_webhook_prefixes),
-        ChatNotifier("slack", settings.slack_webhook_prefixes),
+        ChatNotifier("discord", tuple(options["discord_webhook_prefixes"])),
+        ChatNotifier("slack", tuple(options["slack_webhook_prefixes"])),
     ]

@@ -1,6 +1,7 @@
 """The ``email`` notifier: SMTP with plain-text and HTML parts (smtplib).
 
-Configuration (from the service's settings, handed to the register hook; never logged):
+Configuration (the ``[plugins.email]`` table, each key overridden by its environment
+variable; never logged, ``smtp_url`` hidden wherever options are shown):
 
 - ``smtp_url`` (``PAIRSCREEN_SMTP_URL``): ``smtp://[user:password@]host[:port]`` (port 25
   by default); ``?starttls=1`` upgrades the connection with STARTTLS before logging in; ``smtps://``
@@ -21,9 +22,11 @@ from __future__ import annotations
 import re
 import smtplib
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.utils import formatdate
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pairscreen import (
@@ -32,7 +35,7 @@ from pairscreen import (
     DeliveryError,
     Notification,
     Notifier,
-    Settings,
+    PluginOption,
     hookimpl,
 )
 
@@ -56,13 +59,13 @@ class SmtpConfig:
     def from_url(cls, url: str) -> SmtpConfig:
         parts = urlsplit(url)
         if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
-            raise ValueError("PAIRSCREEN_SMTP_URL must look like smtp://user:pass@host:port")
+            raise ValueError("[plugins.email] smtp_url must look like smtp://user:pass@host:port")
         query = parse_qs(parts.query)
         implicit = parts.scheme == "smtps"
         try:
             port = parts.port
         except ValueError:
-            raise ValueError("PAIRSCREEN_SMTP_URL has an invalid port") from None
+            raise ValueError("[plugins.email] smtp_url has an invalid port") from None
         return cls(
             host=parts.hostname,
             port=port or (465 if implicit else 25),
@@ -95,8 +98,8 @@ class EmailNotifier:
     name: str = "email"
 
     @classmethod
-    def of(cls, settings: Settings) -> EmailNotifier:
-        return cls(smtp_url=settings.smtp_url, mail_from=settings.mail_from)
+    def of(cls, options: Mapping[str, Any]) -> EmailNotifier:
+        return cls(smtp_url=str(options["smtp_url"]), mail_from=str(options["mail_from"]))
 
     @property
     def channel(self) -> ChannelSpec:
@@ -110,7 +113,9 @@ class EmailNotifier:
     def deliver(self, notification: Notification) -> None:
         url = self.smtp_url
         if not url:
-            raise DeliveryError("e-mail is not configured: set PAIRSCREEN_SMTP_URL")
+            raise DeliveryError(
+                "e-mail is not configured: set [plugins.email] smtp_url or PAIRSCREEN_SMTP_URL"
+            )
         try:
             config = SmtpConfig.from_url(url)
         except ValueError as exc:
@@ -153,6 +158,24 @@ class EmailNotifier:
 
 
 @hookimpl
-def pairscreen_register_notifiers(settings: Settings) -> list[Notifier]:
+def pairscreen_plugin_options() -> list[PluginOption]:
+    """The ``[plugins.email]`` table."""
+    return [
+        PluginOption(
+            "smtp_url",
+            "",
+            "e-mail server: smtp://[user:password@]host[:port][?starttls=1] or smtps://… "
+            "(empty: no e-mail)",
+            secret=True,
+            env="PAIRSCREEN_SMTP_URL",
+        ),
+        PluginOption(
+            "mail_from", "pairscreen@localhost", "sender of the e-mails", env="PAIRSCREEN_MAIL_FROM"
+        ),
+    ]
+
+
+@hookimpl
+def pairscreen_register_notifiers(options: Mapping[str, Any]) -> list[Notifier]:
     """The ``email`` notifier."""
-    return [EmailNotifier.of(settings)]
+    return [EmailNotifier.of(options)]

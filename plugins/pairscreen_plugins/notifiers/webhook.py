@@ -1,22 +1,17 @@
-"""The messaging notifiers: ``telegram`` (Bot API ``sendMessage``) and ``webhook`` (signed JSON).
-
-``telegram`` POSTs ``{"chat_id": <address>, "text": <text>}`` as JSON to
-``{telegram_api}/bot{telegram_token}/sendMessage`` (settings ``PAIRSCREEN_TELEGRAM_API``, by
-default ``https://api.telegram.org``, so any Bot-API-compatible server works, and
-``PAIRSCREEN_TELEGRAM_TOKEN``).
+"""The ``webhook`` notifier (signed JSON), and the HTTP POST every messaging notifier shares.
 
 ``webhook`` POSTs the notification as JSON to the channel's URL: the notification's payload
-plus ``idempotency_key``, ``subject`` and ``text``. The body is signed with ``webhook_secret``
-(``PAIRSCREEN_WEBHOOK_SECRET``): ``X-Pairscreen-Signature: sha256=<hex HMAC-SHA256 of the
-exact body bytes>``; a receiver recomputes it and compares in constant time.
+plus ``idempotency_key``, ``subject`` and ``text``. The body is signed with the plugin's
+``secret`` option (``[plugins.webhook] secret``, or ``PAIRSCREEN_WEBHOOK_SECRET``):
+``X-Pairscreen-Signature: sha256=<hex HMAC-SHA256 of the exact body bytes>``; a receiver
+recomputes it and compares in constant time. It sends the outbox idempotency key as
+``X-Idempotency-Key`` and in the body, so a receiver can drop a redelivered duplicate.
 
-Both send the outbox idempotency key as ``X-Idempotency-Key`` (the webhook also in the body)
-so a receiver can drop a redelivered duplicate.
-
-Answers: 2xx is delivered. 429 is retried after its ``Retry-After`` (seconds or an HTTP
-date; Telegram's ``parameters.retry_after`` in the body also counts); 408 and 5xx are
-retried (after ``Retry-After`` when given); any other 4xx is permanent (a wrong chat id or
-URL will not fix itself). Error messages never contain the URL or the token.
+Answers (:func:`post_json`, also used by ``telegram``, ``discord`` and ``slack``): 2xx is
+delivered. 429 is retried after its ``Retry-After`` (seconds or an HTTP date; Telegram's
+``parameters.retry_after`` in the body also counts); 408 and 5xx are retried (after
+``Retry-After`` when given); any other 4xx is permanent (a wrong chat id or URL will not fix
+itself). Error messages never contain the URL or the token.
 """
 
 from __future__ import annotations
@@ -24,15 +19,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import re
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from http.client import HTTPMessage
-from typing import IO
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 from pairscreen import (
@@ -41,14 +35,12 @@ from pairscreen import (
     DeliveryError,
     Notification,
     Notifier,
-    Settings,
+    PluginOption,
     hookimpl,
 )
 
 TIMEOUT_SECONDS = 15.0
 USER_AGENT = "pairscreen-notifier/1"
-CHAT_ID = re.compile(r"^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,63})$")
-TELEGRAM = ChannelSpec("Telegram", "a chat id: 123456789, -1001234567890 or @channelname")
 # The operator's: the service would otherwise POST wherever a key's holder says; the URL's
 # path often carries the receiver's token.
 WEBHOOK = ChannelSpec(
@@ -147,55 +139,13 @@ def _telegram_retry_after(body: bytes) -> float | None:
 
 
 @dataclass(frozen=True)
-class TelegramNotifier:
-    token: str = field(repr=False)
-    api: str
-    name: str = "telegram"
-
-    @classmethod
-    def of(cls, settings: Settings) -> TelegramNotifier:
-        return cls(token=settings.telegram_token, api=settings.telegram_api)
-
-    @property
-    def channel(self) -> ChannelSpec:
-        return TELEGRAM
-
-    def check_address(self, address: str) -> str:
-        if not CHAT_ID.match(address):
-            raise AddressError(
-                f"a Telegram chat id is a number (e.g. 123456789 or -1001234567890) or "
-                f"@channelname, got {address!r}"
-            )
-        return address
-
-    def deliver(self, notification: Notification) -> None:
-        token = self.token
-        if not token:
-            raise DeliveryError("Telegram is not configured: set PAIRSCREEN_TELEGRAM_TOKEN")
-        api = self.api.rstrip("/")
-        body = json.dumps(
-            {
-                "chat_id": notification.address,
-                "text": notification.text,
-                "disable_web_page_preview": True,
-            }
-        ).encode()
-        post_json(
-            f"{api}/bot{token}/sendMessage",
-            body,
-            {"X-Idempotency-Key": notification.idempotency_key},
-            "Telegram",
-        )
-
-
-@dataclass(frozen=True)
 class WebhookNotifier:
     secret: str = field(repr=False)
     name: str = "webhook"
 
     @classmethod
-    def of(cls, settings: Settings) -> WebhookNotifier:
-        return cls(secret=settings.webhook_secret)
+    def of(cls, options: Mapping[str, Any]) -> WebhookNotifier:
+        return cls(secret=str(options["secret"]))
 
     @property
     def channel(self) -> ChannelSpec:
@@ -210,7 +160,10 @@ class WebhookNotifier:
     def deliver(self, notification: Notification) -> None:
         secret = self.secret
         if not secret:
-            raise DeliveryError("webhooks are not configured: set PAIRSCREEN_WEBHOOK_SECRET")
+            raise DeliveryError(
+                "webhooks are not configured: set [plugins.webhook] secret or "
+                "PAIRSCREEN_WEBHOOK_SECRET"
+            )
         document = {
             **dict(notification.payload),
             "idempotency_key": notification.idempotency_key,
@@ -230,6 +183,20 @@ class WebhookNotifier:
 
 
 @hookimpl
-def pairscreen_register_notifiers(settings: Settings) -> list[Notifier]:
-    """The ``telegram`` and ``webhook`` notifiers."""
-    return [TelegramNotifier.of(settings), WebhookNotifier.of(settings)]
+def pairscreen_plugin_options() -> list[PluginOption]:
+    """The ``[plugins.webhook]`` table."""
+    return [
+        PluginOption(
+            "secret",
+            "",
+            "HMAC-SHA256 key that signs webhook bodies (empty: no webhooks)",
+            secret=True,
+            env="PAIRSCREEN_WEBHOOK_SECRET",
+        )
+    ]
+
+
+@hookimpl
+def pairscreen_register_notifiers(options: Mapping[str, Any]) -> list[Notifier]:
+    """The ``webhook`` notifier."""
+    return [WebhookNotifier.of(options)]

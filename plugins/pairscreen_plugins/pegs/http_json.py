@@ -1,6 +1,7 @@
 """Peg reference source ``http_json``: a price read from a JSON document over HTTP(S).
 
-For oracles and price APIs. Options (the universe's ``[peg_sources.http_json]`` table):
+For oracles and price APIs. Options (the ``[plugins.http_json]`` table;
+``[peg_sources.http_json]`` for one more release):
 
 ``url``
     A template; ``{reference}`` is replaced by the reference symbol (URL-quoted), e.g.
@@ -36,7 +37,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pairscreen import ReferenceQuote, clock, hookimpl
+from pairscreen import PluginOption, ReferenceQuote, clock, hookimpl
 
 MAX_BODY_BYTES = 1_000_000
 DEFAULT_TIMEOUT = 5.0
@@ -92,9 +93,7 @@ class HttpJsonPegSource:
     ) -> ReferenceQuote | None:
         template = options.get("url")
         if not isinstance(template, str) or "://" not in template:
-            raise ValueError(
-                'http_json peg source: set url = "https://..." in [peg_sources.http_json]'
-            )
+            raise ValueError('http_json peg source: set url = "https://..." in [plugins.http_json]')
         now = clock.now()
         max_age_hours = options.get("max_age_hours", self.max_age / timedelta(hours=1))
         if now - at > timedelta(hours=float(max_age_hours)):
@@ -127,3 +126,22 @@ class HttpJsonPegSource:
 @hookimpl
 def pairscreen_register_peg_sources() -> list[HttpJsonPegSource]:
     return [HttpJsonPegSource()]
+
+
+@hookimpl
+def pairscreen_plugin_options() -> list[PluginOption]:
+    """The ``[plugins.http_json]`` table; a key left out is not given to the source, which
+    applies the same defaults."""
+    return [
+        PluginOption("url", "", "the URL template; {reference} is the reference symbol"),
+        PluginOption("json_path", "price", "where the price is: keys and list indices, dotted"),
+        PluginOption("timestamp_path", "", "where the price's time is (unset: when received)"),
+        PluginOption("timeout", DEFAULT_TIMEOUT, "seconds to wait to connect and for each read"),
+        PluginOption(
+            "headers",
+            {},
+            "extra request headers, name = value (an API key, say)",
+            secret=True,
+        ),
+        PluginOption("max_age_hours", 1.0, "an answer older than this many hours does not count"),
+    ]
