@@ -227,7 +227,7 @@ def synthetic_candles(n_assets: int, folder: Path) -> tuple[dict[str, Any], str]
     import numpy as np
     from scale import write_universe
 
-    from pairscreen.types import Candles
+    from pairscreen import Candles
 
     universe = write_universe(folder, n_assets, DAYS)
     candles = {}
@@ -395,8 +395,8 @@ def stage_pass(plugins, spec, tasks, seconds, values) -> None:  # type: ignore[n
         }
         return type(computed[0])(values, computed[0].fields, computed[0].missing)
 
+    from pairscreen import FilterContext
     from pairscreen.screening.pair_chunks import add_result, chunk_jobs
-    from pairscreen.types import FilterContext
 
     def timed(name: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         t0 = time.process_time()

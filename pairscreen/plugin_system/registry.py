@@ -26,26 +26,26 @@ from typing import Any, Generic, TypeVar
 import pluggy
 
 from pairscreen.config import Settings
-from pairscreen.plugin_system.builtins import current_name
-from pairscreen.plugin_system.channel_kinds import ChannelKinds
-from pairscreen.plugin_system.failures import OutOfContract as OutOfContract
-from pairscreen.plugin_system.failures import PluginError as PluginError
-from pairscreen.plugin_system.failures import PluginFailed as PluginFailed
-from pairscreen.plugin_system.failures import blamed as blamed
-from pairscreen.types import (
+from pairscreen.contracts import (
     ChartRenderer,
     Command,
     Filter,
     MarketSource,
     Metric,
     Notifier,
-    OptionValue,
     PegEventChange,
     PegSource,
     PluginOption,
     Scorer,
     Strategy,
 )
+from pairscreen.contracts.options import OptionValue
+from pairscreen.plugin_system.builtins import current_name
+from pairscreen.plugin_system.channel_kinds import ChannelKinds
+from pairscreen.plugin_system.failures import OutOfContract as OutOfContract
+from pairscreen.plugin_system.failures import PluginError as PluginError
+from pairscreen.plugin_system.failures import PluginFailed as PluginFailed
+from pairscreen.plugin_system.failures import blamed as blamed
 
 log = logging.getLogger(__name__)
 

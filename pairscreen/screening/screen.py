@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, Candles
 from pairscreen.db.models import survivor_keys
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
@@ -54,7 +55,6 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
     pair_tasks,
 )
-from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any
 
-from pairscreen import Asset, Candles, PluginOption, clock, hookimpl
+from pairscreen import clock
+from pairscreen.contracts import Asset, Candles, PluginOption, hookimpl
 from pairscreen_plugins.demo_market.catalogue import (
     CRYPTO_BY_SYMBOL,
     DEFAULT_DAYS,

@@ -1,0 +1,102 @@
+"""What the engine does with panels and a plugin never needs: cutting a panel into rows,
+flipping its pairs for the mirror backtest leg, and knowing which rows share an asset.
+
+A plugin reads a :class:`~pairscreen.contracts.PairPanel`; the engine builds a
+:class:`BatchPanel` from the calendar matrix, whose :attr:`~BatchPanel.leg_ids` let
+:meth:`~BatchPanel.each_leg` compute a leg's work once per asset. Every function here takes
+any panel (one a test or the test kit built too) and keeps what the engine knows of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from pairscreen.contracts import PairPanel
+
+RowIndex = np.ndarray | Sequence[int] | slice
+
+
+@dataclass(frozen=True, eq=False)
+class BatchPanel(PairPanel):
+    """A panel the engine cut from its calendar matrix: rows whose legs carry the same id in
+    :attr:`leg_ids` hold the same asset's closes and volumes, column for column."""
+
+    # (pairs,) int per leg (A, B): the asset's row of the calendar matrix
+    leg_ids: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
+
+    def each_leg(
+        self, compute: Callable[[np.ndarray], tuple[np.ndarray, ...]], columns: slice
+    ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """:meth:`PairPanel.each_leg`, computed once per distinct asset of the panel.
+
+        A screen's panel is a few assets against many (pairs ``(i, j)`` in order), so about
+        half its legs repeat; ``compute`` works row by row, so each distinct asset's closes
+        give every row naming it the very same floats.
+        """
+        close_a, close_b = self.close_a[:, columns], self.close_b[:, columns]
+        if self.leg_ids is None:
+            return compute(close_a), compute(close_b)
+        ids = np.concatenate(self.leg_ids)
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        n = self.n_pairs
+        if first.size == ids.size:
+            return compute(close_a), compute(close_b)
+        # Each distinct asset's closes from the first row naming it, in the order of the ids.
+        distinct = np.empty((first.size, close_a.shape[1]))
+        in_a = first < n
+        distinct[in_a] = close_a[first[in_a]]
+        distinct[~in_a] = close_b[first[~in_a] - n]
+        results = compute(distinct)
+
+        def expand(rows: np.ndarray) -> tuple[np.ndarray, ...]:
+            if rows.size and (rows == rows[0]).all():  # one asset: every row is the same
+                return tuple(
+                    np.broadcast_to(r[rows[0]], (rows.size, *r.shape[1:])) for r in results
+                )
+            return tuple(r[rows] for r in results)
+
+        return expand(inverse[:n]), expand(inverse[n:])
+
+
+def leg_ids(panel: PairPanel) -> tuple[np.ndarray, np.ndarray] | None:
+    """The panel's leg ids when the engine built it, else None."""
+    return panel.leg_ids if isinstance(panel, BatchPanel) else None
+
+
+def select_rows(panel: PairPanel, index: RowIndex) -> PairPanel:
+    """A panel of the selected rows (a chunk of the screen), with caches of its own; a
+    ``slice`` selects them as views, without a copy."""
+    idx = index if isinstance(index, slice) else np.asarray(index, dtype=np.intp)
+    cut = replace(
+        panel,
+        a=panel.a[idx] if isinstance(idx, slice) else tuple(panel.a[i] for i in idx),
+        b=panel.b[idx] if isinstance(idx, slice) else tuple(panel.b[i] for i in idx),
+        dates=panel.dates[idx],
+        close_a=panel.close_a[idx],
+        close_b=panel.close_b[idx],
+        volume_a=panel.volume_a[idx],
+        volume_b=panel.volume_b[idx],
+        slippage=None if panel.slippage is None else panel.slippage[idx],
+    )
+    if isinstance(cut, BatchPanel) and cut.leg_ids is not None:
+        cut = replace(cut, leg_ids=(cut.leg_ids[0][idx], cut.leg_ids[1][idx]))
+    return cut
+
+
+def flipped(panel: PairPanel) -> PairPanel:
+    """The same pairs in the other orientation (B/A), with caches of their own."""
+    turned = replace(
+        panel,
+        a=panel.b,
+        b=panel.a,
+        close_a=panel.close_b,
+        close_b=panel.close_a,
+        volume_a=panel.volume_b,
+        volume_b=panel.volume_a,
+    )
+    if isinstance(turned, BatchPanel) and turned.leg_ids is not None:
+        turned = replace(turned, leg_ids=(turned.leg_ids[1], turned.leg_ids[0]))
+    return turned
