@@ -271,6 +271,12 @@ def _measure(
     reuse_large_blocks()  # as every screen worker does before its first chunk (both checkouts)
     settings = load_settings()
     plugins, universe = check_setup(settings)[:2]  # later checkouts add the filter choice
+    try:  # the strategy and scorer the universe's [components] (or the built-ins) choose
+        from pairscreen.component_choice import choose_components
+
+        settings = choose_components(settings, universe)
+    except ImportError:  # a checkout from before [components] named them in the settings
+        pass
     assets = tuple(universe.assets)
     matrix = CandleMatrix.of(candles, [a.ticker for a in assets])
     spec = ScreenSpec(
