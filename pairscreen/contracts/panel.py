@@ -233,8 +233,41 @@ class PairPanel:
         of arrays with one row per pair.
 
         ``compute`` must work row by row (a row's results depend on that row alone): a panel
-        the engine built knows which rows share an asset and may compute each distinct
+        the engine built knows which rows hold the same asset (a screen's panel is a few
+        assets against many, so about half its legs repeat) and computes each distinct
         asset's closes once, giving every row naming it the very same floats. Results may be
         read-only views shared between rows (a leg common to every row is broadcast).
         """
-        return compute(self.close_a[:, columns]), compute(self.close_b[:, columns])
+        close_a, close_b = self.close_a[:, columns], self.close_b[:, columns]
+        # An engine-built panel's leg ids (``engine.batch_panel.BatchPanel``): data it
+        # carries, read here, so that no call from a plugin climbs back into the engine.
+        ids: tuple[np.ndarray, np.ndarray] | None = getattr(self, "leg_ids", None)
+        if ids is None:
+            return compute(close_a), compute(close_b)
+        return _once_per_asset(compute, close_a, close_b, np.concatenate(ids))
+
+
+def _once_per_asset(
+    compute: Callable[[np.ndarray], tuple[np.ndarray, ...]],
+    close_a: np.ndarray,
+    close_b: np.ndarray,
+    ids: np.ndarray,
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """:meth:`PairPanel.each_leg` with the legs' asset ids (A's rows, then B's)."""
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    n = close_a.shape[0]
+    if first.size == ids.size:
+        return compute(close_a), compute(close_b)
+    # Each distinct asset's closes from the first row naming it, in the order of the ids.
+    distinct = np.empty((first.size, close_a.shape[1]))
+    in_a = first < n
+    distinct[in_a] = close_a[first[in_a]]
+    distinct[~in_a] = close_b[first[~in_a] - n]
+    results = compute(distinct)
+
+    def expand(rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        if rows.size and (rows == rows[0]).all():  # one asset: every row is the same
+            return tuple(np.broadcast_to(r[rows[0]], (rows.size, *r.shape[1:])) for r in results)
+        return tuple(r[rows] for r in results)
+
+    return expand(inverse[:n]), expand(inverse[n:])

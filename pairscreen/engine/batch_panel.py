@@ -3,13 +3,13 @@ flipping its pairs for the mirror backtest leg, and knowing which rows share an 
 
 A plugin reads a :class:`~pairscreen.contracts.PairPanel`; the engine builds a
 :class:`BatchPanel` from the calendar matrix, whose :attr:`~BatchPanel.leg_ids` let
-:meth:`~BatchPanel.each_leg` compute a leg's work once per asset. Every function here takes
+``each_leg`` compute a leg's work once per asset. Every function here takes
 any panel (one a test or the test kit built too) and keeps what the engine knows of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -22,43 +22,12 @@ RowIndex = np.ndarray | Sequence[int] | slice
 @dataclass(frozen=True, eq=False)
 class BatchPanel(PairPanel):
     """A panel the engine cut from its calendar matrix: rows whose legs carry the same id in
-    :attr:`leg_ids` hold the same asset's closes and volumes, column for column."""
+    :attr:`leg_ids` hold the same asset's closes and volumes, column for column, which
+    :meth:`PairPanel.each_leg` reads to compute each distinct asset once (data only: the
+    contract's method decides, so a plugin's call never reaches back into the engine)."""
 
     # (pairs,) int per leg (A, B): the asset's row of the calendar matrix
     leg_ids: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
-
-    def each_leg(
-        self, compute: Callable[[np.ndarray], tuple[np.ndarray, ...]], columns: slice
-    ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-        """:meth:`PairPanel.each_leg`, computed once per distinct asset of the panel.
-
-        A screen's panel is a few assets against many (pairs ``(i, j)`` in order), so about
-        half its legs repeat; ``compute`` works row by row, so each distinct asset's closes
-        give every row naming it the very same floats.
-        """
-        close_a, close_b = self.close_a[:, columns], self.close_b[:, columns]
-        if self.leg_ids is None:
-            return compute(close_a), compute(close_b)
-        ids = np.concatenate(self.leg_ids)
-        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-        n = self.n_pairs
-        if first.size == ids.size:
-            return compute(close_a), compute(close_b)
-        # Each distinct asset's closes from the first row naming it, in the order of the ids.
-        distinct = np.empty((first.size, close_a.shape[1]))
-        in_a = first < n
-        distinct[in_a] = close_a[first[in_a]]
-        distinct[~in_a] = close_b[first[~in_a] - n]
-        results = compute(distinct)
-
-        def expand(rows: np.ndarray) -> tuple[np.ndarray, ...]:
-            if rows.size and (rows == rows[0]).all():  # one asset: every row is the same
-                return tuple(
-                    np.broadcast_to(r[rows[0]], (rows.size, *r.shape[1:])) for r in results
-                )
-            return tuple(r[rows] for r in results)
-
-        return expand(inverse[:n]), expand(inverse[n:])
 
 
 def leg_ids(panel: PairPanel) -> tuple[np.ndarray, np.ndarray] | None:
