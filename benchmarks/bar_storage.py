@@ -32,11 +32,11 @@ def fill(url: str, assets: int, days: int, with_volume: bool) -> tuple[int, int,
     """A fresh database at ``url`` with ``assets`` x ``days`` of hourly bars and the same
     assets' daily candles; returns (bar_block bytes, candle bytes, seconds writing bars)."""
     from pairscreen.bar_size import BAR_SIZES
+    from pairscreen.contracts import Candles
     from pairscreen.db.connection import database, init_database, is_sqlite, write_transaction
     from pairscreen.db.models import AssetRow
     from pairscreen.market import sync
     from pairscreen.market.bar_store import asset_ids, write_bars
-    from pairscreen.types import Candles
 
     hour = BAR_SIZES["1h"]
     init_database(url)

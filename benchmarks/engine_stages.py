@@ -227,7 +227,7 @@ def synthetic_candles(n_assets: int, folder: Path) -> tuple[dict[str, Any], str]
     import numpy as np
     from scale import write_universe
 
-    from pairscreen.types import Candles
+    from pairscreen import Candles
 
     universe = write_universe(folder, n_assets, DAYS)
     candles = {}
@@ -271,6 +271,12 @@ def _measure(
     reuse_large_blocks()  # as every screen worker does before its first chunk (both checkouts)
     settings = load_settings()
     plugins, universe = check_setup(settings)[:2]  # later checkouts add the filter choice
+    try:  # the strategy and scorer the universe's [components] (or the built-ins) choose
+        from pairscreen.component_choice import choose_components
+
+        settings = choose_components(settings, universe)
+    except ImportError:  # a checkout from before [components] named them in the settings
+        pass
     assets = tuple(universe.assets)
     matrix = CandleMatrix.of(candles, [a.ticker for a in assets])
     spec = ScreenSpec(
@@ -395,8 +401,8 @@ def stage_pass(plugins, spec, tasks, seconds, values) -> None:  # type: ignore[n
         }
         return type(computed[0])(values, computed[0].fields, computed[0].missing)
 
+    from pairscreen import FilterContext
     from pairscreen.screening.pair_chunks import add_result, chunk_jobs
-    from pairscreen.types import FilterContext
 
     def timed(name: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         t0 = time.process_time()

@@ -91,7 +91,6 @@ def weekdays(panel: PairPanel) -> PairPanel:
         close_b=panel.close_b[:, keep],
         volume_a=panel.volume_a[:, keep],
         volume_b=panel.volume_b[:, keep],
-        cache={},
     )
 
 

@@ -86,10 +86,10 @@ def main() -> None:
     os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
     from pairscreen.bootstrap import build_runtime
     from pairscreen.config import load_settings
+    from pairscreen.contracts import Asset
     from pairscreen.db.connection import database
     from pairscreen.screen_store.verdict_store import encode, load_head, store, verdict
     from pairscreen.screen_store.verdicts import finish, kinds
-    from pairscreen.types import Asset
 
     print(machine_line())
     rng = np.random.default_rng(7)

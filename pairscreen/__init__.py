@@ -1,18 +1,15 @@
 """pairscreen: pair screening, coin-accumulation backtests and depeg watching behind a REST API.
 
-Plugin authors import everything they need from here and nothing deeper.
+Plugin authors import what they need from :mod:`pairscreen.contracts` (the contracts of
+every component, ``hookimpl`` and ``Settings``); this package re-exports the same names.
 """
 
 from __future__ import annotations
 
-from pairscreen import types
-from pairscreen.config import Settings
-from pairscreen.engine.guarantees import ShortHistory
-from pairscreen.plugin_system.hookspecs import hookimpl
-from pairscreen.types import *  # noqa: F403  (the plugin types: pairscreen.types.__all__)
+from pairscreen import contracts
+from pairscreen.contracts import *  # noqa: F403  (the plugin API: pairscreen.contracts.__all__)
 
 __version__ = "0.1.0"
 
-# ShortHistory: the core's history guarantee as a rule, for a filter with a threshold of it
-__all__ = ["Settings", "ShortHistory", "__version__", "hookimpl"]
-__all__ += types.__all__  # each public type is named once, where it is defined
+__all__ = ["__version__"]
+__all__ += contracts.__all__  # each public name is named once, in pairscreen.contracts

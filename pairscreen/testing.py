@@ -43,15 +43,7 @@ from numpy.typing import ArrayLike
 
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
-from pairscreen.db.connection import database
-from pairscreen.engine.evaluate import MetricValues, metric_arrays, run_legs
-from pairscreen.engine.filtering import filter_reasons
-from pairscreen.engine.panels import align, span_panel
-from pairscreen.errors import MissingExtra
-from pairscreen.market.freshness import last_closed_day
-from pairscreen.plugin_system.hookspecs import hookimpl
-from pairscreen.runtime import Runtime
-from pairscreen.types import (
+from pairscreen.contracts import (
     Asset,
     BacktestBatch,
     Candles,
@@ -61,6 +53,14 @@ from pairscreen.types import (
     PairPanel,
     Strategy,
 )
+from pairscreen.db.connection import database
+from pairscreen.engine.evaluate import MetricValues, metric_arrays, run_legs
+from pairscreen.engine.filtering import filter_reasons
+from pairscreen.engine.panels import align, span_panel
+from pairscreen.errors import MissingExtra
+from pairscreen.market.freshness import last_closed_day
+from pairscreen.plugin_system.hookspecs import hookimpl
+from pairscreen.runtime import Runtime
 from pairscreen.universe import load_universe
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def plugin_service(
     the built-ins, in ``folder``, its market synced.
 
     The market is the demo market, or the ``universe`` file given, or ``candles`` (ticker ->
-    :class:`~pairscreen.types.Candles`, all in one sector; only closed days are stored, and
+    :class:`~pairscreen.contracts.Candles`, all in one sector; only closed days are stored, and
     candles that end long before yesterday make every pair ``stale``; its moves are stored as
     given, and rows the sync cannot read raise :class:`ValueError`). ``options`` are plugin
     options by plugin name, as a ``[plugins.<name>]`` table of the universe file gives them
@@ -288,7 +288,7 @@ def run_filter(
     depegged: ArrayLike | None = None,
 ) -> list[str]:
     """Per pair, its ``filter_reason`` (``""`` when it passes) from these metric values and
-    days of common history, the core's depeg rule first, as the screen decides it; the
+    days of common history, the core's depeg guarantee first, as the screen decides it; the
     filter's own thresholds unless ``thresholds`` are given."""
     days = np.asarray(history_days)
     values = {name: np.asarray(column) for name, column in metrics.items()}

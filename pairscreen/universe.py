@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pairscreen.bar_size import DAILY, bar_size
-from pairscreen.deprecation import moved
-from pairscreen.errors import BadRequest, NotFound
-from pairscreen.types import (
+from pairscreen.contracts.assets import (
     ASSET_CLASSES,
     DEFAULT_PEG_THRESHOLD_PCT,
     TOKENIZED_PREFIX,
     Asset,
     PegConfig,
 )
+from pairscreen.deprecation import moved
+from pairscreen.errors import BadRequest, NotFound
 
 if TYPE_CHECKING:  # settings name the universe file; the universe never needs them at run time
     from pairscreen.config import Settings

@@ -364,7 +364,7 @@ class Worker:
     def _evidence(self) -> str:
         """Evaluate the screen's rules on the stored candles and publish the track record."""
         from pairscreen.evaluation.track_record import evaluate_current_rules
-        from pairscreen.screening.evidence import publish
+        from pairscreen.screen_store.evidence import publish
 
         try:
             record = evaluate_current_rules(

@@ -147,10 +147,10 @@ def test_legs_share_one_band_computation(monkeypatch: pytest.MonkeyPatch) -> Non
     assert len(calls) == 1
     strategy().run(p, bt_days=180, start_leg="B")
     assert len(calls) == 1
-    assert not [k for k in p.cache if k.startswith("accumulation")]
+    assert not [k for k in p._shared if k.startswith("accumulation")]  # the bands are gone
     again = strategy().run(p, bt_days=180, start_leg="B")  # a leg run again: its result
-    assert len(calls) == 1 and again is p.cache["backtest:accumulation:0.001:180:B:False"]
-    strategy().run(replace(p, cache={}), bt_days=180, start_leg="B")  # a new panel computes
+    assert len(calls) == 1 and again is p._shared["backtest:accumulation:0.001:180:B:False"]
+    strategy().run(replace(p), bt_days=180, start_leg="B")  # a new panel computes
     assert len(calls) == 2
 
 

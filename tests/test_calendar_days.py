@@ -23,7 +23,9 @@ from arch.unitroot import VarianceRatio
 from statsmodels.tsa.stattools import adfuller
 
 from pairscreen.config import load_settings
+from pairscreen.contracts import Asset, Candles, PairPanel
 from pairscreen.db.connection import database
+from pairscreen.engine.batch_panel import select_rows
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.evaluate import compute_metrics, run_legs
 from pairscreen.engine.filtering import FilterChoice
@@ -33,7 +35,6 @@ from pairscreen.plugin_system.loader import load_plugins
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.screening.pair_chunks import ScreenSpec, chunk_jobs
 from pairscreen.screening.screen import run_screen
-from pairscreen.types import Asset, Candles, PairPanel
 from tests.conftest import make_client
 from tests.support.synced import synced_runtime
 
@@ -350,7 +351,7 @@ def test_screen_groups_pairs_by_calendar_and_agrees_with_the_snapshot() -> None:
         panel = group.job.panel.rows(slice(None))  # cut from the matrix on demand
         _ = panel.day_offsets  # one calendar per panel
         for row, (a, b) in enumerate(zip(panel.a, panel.b, strict=True)):
-            found[(a, b)] = panel.rows([row])
+            found[(a, b)] = select_rows(panel, [row])
         if panel.a == ("ETH",):  # two daily legs: the broadcast fast path, as before
             assert panel.dates.strides[0] == 0 and panel.n_days == WINDOW + 360
     assert set(found) == set(pairs)

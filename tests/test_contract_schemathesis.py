@@ -185,7 +185,7 @@ def _fuzz_account(runtime) -> tuple[str, list[str]]:  # type: ignore[no-untyped-
     """A Pro key, and a published evaluation so that ``/evidence`` can answer 200."""
     from pairscreen.access import accounts
     from pairscreen.evaluation.track_record import evaluate_current_rules
-    from pairscreen.screening.evidence import publish
+    from pairscreen.screen_store.evidence import publish
 
     record = evaluate_current_rules(runtime, sample=30, every_days=90)
     with database.connection_context():

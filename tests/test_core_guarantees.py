@@ -135,57 +135,79 @@ def test_a_pair_answers_the_core_reason_under_an_accept_all_filter(http) -> None
 
 STALE_REASON = "stale: OLD has no close since 2026-10-13 (40 days)"
 SHORT_REASON = "insufficient_history: 100 days of common history, at least 200 are needed"
+DEPEG_REASON = "depeg: PEG is in an active depeg event since 2026-11-21T21:00:00+00:00"
 
 
-def test_every_caller_gives_the_core_reason_of_a_stale_and_a_short_pair(rt, http) -> None:
+def test_every_caller_gives_the_core_reason_of_a_stale_a_short_and_a_depegged_pair(
+    rt, http
+) -> None:
     """One verdict, five callers: the published screen (its verdict endpoint), ``/pair``,
-    ``evaluate``'s replay of the day and watchlist notifications stop OLD/BASE (a stale leg)
-    and SHORT/BASE (100 days) with the same reason."""
+    ``evaluate``'s replay of the day and watchlist notifications stop OLD/BASE (a stale leg),
+    SHORT/BASE (100 days) and BASE/PEG (PEG in an active depeg event) with the same reason."""
     from pairscreen.db.models import User, WatchlistItem, canonical_pair
+    from pairscreen.engine.guarantees import DEPEGGED
     from pairscreen.evaluation.verdicts import Market, verdicts_at
     from pairscreen.market.freshness import asset_freshness, last_days
     from pairscreen.market.pair_verdicts import pair_reason
     from pairscreen.notify.run import run_notifications
+    from pairscreen.pegs.status import active_depegs
 
     # the screen, through the verdict endpoint
     screened = {
         pair: http.get(f"/api/v1/screen/latest/pairs/{pair}", http.key).json()["filter_reason"]
-        for pair in ("OLD/BASE", "SHORT/BASE")
+        for pair in ("OLD/BASE", "SHORT/BASE", "BASE/PEG")
     }
-    assert screened == {"OLD/BASE": STALE_REASON, "SHORT/BASE": SHORT_REASON}
-    # /pair: the stale reason replaces the filter's, too short a history is refused
+    assert screened == {
+        "OLD/BASE": STALE_REASON,
+        "SHORT/BASE": SHORT_REASON,
+        "BASE/PEG": DEPEG_REASON,
+    }
+    # /pair: the stale and depeg reasons replace the filter's, too short a history is refused
     assert http.get("/api/v1/pair/OLD/BASE", http.key).json()["filter_reason"] == STALE_REASON
+    assert http.get("/api/v1/pair/BASE/PEG", http.key).json()["filter_reason"] == DEPEG_REASON
     short = http.get("/api/v1/pair/SHORT/BASE", http.key)
     assert short.status_code == 404
     assert short.text == f"No data yet for SHORT/BASE: {SHORT_REASON.split(': ', 1)[1]}.\n"
     # evaluate: the day's replay records the same verdicts, said in the same words
     candles = rt.candles.get()
     market = Market.of(rt.universe, candles, window_days=540, min_history_days=200)
-    day = verdicts_at(rt.plugins, market, [], YESTERDAY, lambda at: {})
+    with database.connection_context():
+        depegs = active_depegs()
+        day = verdicts_at(rt.plugins, market, [], YESTERDAY, active_depegs)
     assert day.core is not None
     fresh = asset_freshness(rt.universe, last_days(candles), SUNDAY)
     replayed = {}
     for i, (a, b) in enumerate(market.pairs):
         history = market.aligned[i].calendar_days if market.aligned[i] is not None else None
-        reason = pair_reason(fresh, (a.ticker, b.ticker), int(day.core[i]), history, 200)
+        pair = (a.ticker, b.ticker)
+        reason = pair_reason(fresh, pair, int(day.core[i]), history, 200, depegs)
         replayed[f"{a.ticker}/{b.ticker}"] = reason
+        # a depegged pair is tested (its p-values count, as in the screen), then rejected
         assert bool(day.tested[i]) == (reason == "" or reason.startswith("depeg"))
     assert replayed["BASE/OLD"] == STALE_REASON and replayed["BASE/SHORT"] == SHORT_REASON
-    assert replayed["BASE/WAVE"] == ""
-    # notifications: no position is said from either pair, each is held with its reason
+    assert replayed["BASE/PEG"] == DEPEG_REASON and replayed["BASE/WAVE"] == ""
+    assert int(day.core[[f"{a.ticker}/{b.ticker}" for a, b in market.pairs].index("BASE/PEG")]) == (
+        DEPEGGED
+    )
+    # notifications: no position is said from these pairs, each is held with its reason
     with database.connection_context():
         user = User.get(User.email == "p@example.com")
-        for a, b in (("OLD", "BASE"), ("SHORT", "BASE"), ("BASE", "WAVE")):
+        for a, b in (("OLD", "BASE"), ("SHORT", "BASE"), ("BASE", "PEG"), ("BASE", "WAVE")):
             WatchlistItem.create(user=user, a=a, b=b, pair_key=canonical_pair(a, b))
         report = run_notifications(rt, at=SUNDAY)
-    assert report.held == {"OLD/BASE": STALE_REASON, "SHORT/BASE": SHORT_REASON}
+    assert report.held == {
+        "OLD/BASE": STALE_REASON,
+        "SHORT/BASE": SHORT_REASON,
+        "BASE/PEG": DEPEG_REASON,
+    }
     assert report.evaluated == 1  # BASE/WAVE alone has a position
 
 
 def test_the_core_decides_in_one_order_whatever_it_is_given() -> None:
-    """Stale before no candles before short history; ``None`` history leaves the last
-    undecided (the screen's first step, before it aligns)."""
+    """Stale before no candles before short history before depeg; ``None`` history or depeg
+    leaves that guarantee undecided (the screen's first step, before it aligns)."""
     from pairscreen.engine.guarantees import (
+        DEPEGGED,
         NO_CANDLES,
         PASSES,
         SHORT,
@@ -211,6 +233,15 @@ def test_the_core_decides_in_one_order_whatever_it_is_given() -> None:
         PASSES,
         PASSES,
     ]
+    depegged = [True, True, True, True, True]
+    assert core_verdicts(stale, none, days, 200, depegged).tolist() == [
+        STALE_LEG,
+        STALE_LEG,
+        NO_CANDLES,
+        SHORT,
+        DEPEGGED,
+    ]
+    assert core_verdicts(stale, none, None, 200, [False] * 4 + [True]).tolist()[-1] == DEPEGGED
     assert core_reason(NO_CANDLES, no_candles=["A", "B"]) == (
         "insufficient_history: no candles stored for A and B"
     )

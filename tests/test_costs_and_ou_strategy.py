@@ -35,6 +35,7 @@ from tests.test_ou import real_candles
 
 from pairscreen_plugins.metrics._ou import bertram_bands, fit_ou, round_trip_cost  # isort: skip
 from pairscreen_plugins.strategies import accumulation, ou_optimal  # isort: skip
+from pairscreen.engine.batch_panel import select_rows
 
 OU = ou_optimal.OUOptimalStrategy()
 ACC = accumulation.AccumulationStrategy()
@@ -48,7 +49,7 @@ def corpus() -> PairPanel:
 
 def varying_slippage(p: PairPanel, seed: int) -> PairPanel:
     rng = np.random.default_rng(seed)
-    return replace(p, slippage=rng.uniform(0.0, 0.004, p.close_a.shape), cache={})
+    return replace(p, slippage=rng.uniform(0.0, 0.004, p.close_a.shape))
 
 
 def assert_flat_at_breakeven(
@@ -90,7 +91,9 @@ def test_accumulation_at_its_breakeven_fee_ends_where_it_started(leg: str, slipp
     assert priced.size >= 8
     for i in priced:
         fee = float(base.breakeven_fee[i])
-        again = replace(ACC, fee=fee).run(p.rows([i]), bt_days=360, start_leg=leg, with_trades=True)  # type: ignore[arg-type]
+        again = replace(ACC, fee=fee).run(
+            select_rows(p, [i]), bt_days=360, start_leg=leg, with_trades=True
+        )
         assert_flat_at_breakeven(base, again, p, i)
 
 
@@ -103,7 +106,7 @@ def test_ou_optimal_swaps_at_its_breakeven_fee_end_where_they_started(leg: str) 
     assert priced.size >= 5
     assert np.isnan(base.breakeven_fee[base.breakeven_swaps < 3]).all()
     for i in priced:
-        one = p.rows([i])
+        one = select_rows(p, [i])
         plan = accumulation.plan(accumulation.history_of(one), one.window_days, 360)
         cols = accumulation.columns(one, plan)
 
@@ -133,7 +136,7 @@ def test_ou_optimal_swaps_at_its_breakeven_fee_end_where_they_started(leg: str) 
 
 def test_zero_slippage_is_the_fee_only_backtest_to_the_bit() -> None:
     p = corpus()
-    zero = replace(p, slippage=np.zeros(p.close_a.shape), cache={})
+    zero = replace(p, slippage=np.zeros(p.close_a.shape))
     for strategy in (ACC, OU):
         for leg in ("A", "B"):
             a = strategy.run(p, bt_days=360, start_leg=leg, with_trades=True)  # type: ignore[arg-type]
@@ -147,7 +150,7 @@ def test_zero_slippage_is_the_fee_only_backtest_to_the_bit() -> None:
 def test_slippage_costs_what_it_says() -> None:
     """A constant slippage s per swap: growth as with a fee of fee + s (same swaps)."""
     p = corpus()
-    slipped = replace(p, slippage=np.full(p.close_a.shape, 0.002), cache={})
+    slipped = replace(p, slippage=np.full(p.close_a.shape, 0.002))
     with_slip = ACC.run(slipped, bt_days=360, start_leg="A")
     as_fee = replace(ACC, fee=accumulation.FEE + 0.002).run(p, bt_days=360, start_leg="A")
     np.testing.assert_allclose(with_slip.growth_pct, as_fee.growth_pct, rtol=1e-12, atol=1e-10)

@@ -31,9 +31,10 @@ def test_sliced_deciding_metrics_give_the_whole_panels_numbers(runtime, monkeypa
 
 def test_a_row_slice_is_a_view_with_its_own_cache():
     panel = job(DEFAULT_THRESHOLDS).panel
-    panel.cache["x"] = 1
+    panel.cached("x", lambda: 1)
     part = row_slice(panel, 3, 10)
-    assert part.n_pairs == 7 and part.a == panel.a[3:10] and part.cache == {}
+    assert part.n_pairs == 7 and part.a == panel.a[3:10]
+    assert part.cached("x", lambda: 2) == 2  # its own cache, not the whole panel's
     assert np.shares_memory(part.close_a, panel.close_a)
     assert np.array_equal(part.log_ratio, panel.log_ratio[3:10])
 

@@ -25,13 +25,13 @@ from peewee import fn
 
 from pairscreen import hookimpl
 from pairscreen.config import Settings
+from pairscreen.contracts import Asset, PegConfig, PegEventChange
 from pairscreen.db.connection import connect, database, init_database
 from pairscreen.db.models import PegEvent, PegSample
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.status import peg_status, unhealthy_since
 from pairscreen.plugin_system.loader import new_plugin_manager
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.types import Asset, PegConfig, PegEventChange
 from pairscreen.universe import Universe
 
 T0 = datetime(2025, 1, 6, tzinfo=UTC)  # a Monday

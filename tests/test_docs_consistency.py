@@ -154,3 +154,174 @@ def test_doc_examples_never_read_the_environment():
     doc = (ROOT / "docs" / "plugins.md").read_text()
     for block in re.findall(r"```python\n(.*?)```", doc, re.S):
         assert "os.environ" not in block and "getenv" not in block, block[:80]
+
+
+# ---------------------------------------------------------------------------
+# The hook specifications' docstrings: docs/plugins.md's table and what they say of the code
+# ---------------------------------------------------------------------------
+
+
+def hook_specs() -> dict[str, inspect.Signature]:
+    return {
+        name: inspect.signature(spec)
+        for name, spec in inspect.getmembers(hookspecs, inspect.isfunction)
+        if name.startswith("pairscreen_")
+    }
+
+
+def documented_hooks(text: str) -> dict[str, tuple[list[str], str]]:
+    """docs/plugins.md's hook table: hook -> (its arguments, what it returns)."""
+    start = text.index("| Hook | Arguments | Returns |")
+    rows = {}
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        hook, arguments, returns = (cell.strip() for cell in line.strip("|").split("|"))
+        rows[hook.strip("`")] = (re.findall(r"`(\w+)`", arguments), returns.strip("`"))
+    return rows
+
+
+def test_every_hook_is_in_the_docs_table_with_its_arguments_and_return():
+    table = documented_hooks((ROOT / "docs" / "plugins.md").read_text(encoding="utf-8"))
+    specs = hook_specs()
+    assert set(table) == set(specs), "docs/plugins.md's hook table and hookspecs.py differ"
+    for name, signature in specs.items():
+        arguments, returns = table[name]
+        assert arguments == list(signature.parameters), f"{name}: docs say {arguments}"
+        assert returns == str(signature.return_annotation), f"{name}: docs say it returns {returns}"
+
+
+def test_the_table_check_fails_on_a_wrong_argument():
+    text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    wrong = text.replace(
+        "| `pairscreen_peg_event_changed` | `event` |",
+        "| `pairscreen_peg_event_changed` | `change` |",
+    )
+    assert wrong != text
+    assert documented_hooks(wrong)["pairscreen_peg_event_changed"][0] == ["change"]
+    assert documented_hooks(wrong)["pairscreen_peg_event_changed"][0] != list(
+        hook_specs()["pairscreen_peg_event_changed"].parameters
+    )
+
+
+def docstring(hook: str) -> str:
+    return " ".join(inspect.getdoc(getattr(hookspecs, hook)).split())
+
+
+def said(hook: str, pattern: str) -> re.Match[str]:
+    """The statement of ``hook``'s docstring that ``pattern`` finds (it must be there: a
+    rewritten docstring updates the check with it)."""
+    found = re.search(pattern, docstring(hook))
+    assert found, f"{hook}'s docstring no longer says {pattern!r}"
+    return found
+
+
+def test_the_hookspecs_name_only_contracts_files_and_settings_that_exist():
+    import pairscreen.contracts as contracts
+
+    fields = {f.name for f in dataclasses.fields(Settings)}
+    checked: dict[str, int] = {"contracts": 0, "files": 0, "settings": 0}
+    for hook in hook_specs():
+        text = docstring(hook)
+        for name in re.findall(r":\w+:`~pairscreen\.contracts\.(\w+)", text):
+            checked["contracts"] += 1
+            assert name in contracts.__all__, f"{hook} refers to pairscreen.contracts.{name}"
+        for name, path in re.findall(r"``(\w+)`` in ``(pairscreen/[\w/]+\.py)``", text):
+            checked["files"] += 1
+            source = (ROOT / path).read_text(encoding="utf-8")
+            assert f"class {name}" in source, f"{hook}: {path} has no {name}"
+        for listed in re.findall(r"from ``settings`` \(([^)]*)\)", text):
+            for name in re.findall(r"``(\w+)``", listed):
+                checked["settings"] += 1
+                assert name in fields, f"{hook} names the setting {name}, which is gone"
+    assert checked["contracts"] >= 4 and checked["files"] >= 1, checked
+
+
+def test_the_hookspecs_defaults_are_the_code_s():
+    from pairscreen.config import COMPONENT_DEFAULTS
+    from pairscreen.universe import DEFAULT_FILTER
+
+    named = {
+        "strategy": said("pairscreen_register_strategies", r"\(``(\w+)`` by default\)")[1],
+        "scorer": said("pairscreen_register_scorers", r"the built-in one is ``(\w+)``")[1],
+        "chart_renderer": said(
+            "pairscreen_register_chart_renderers", r"\(``(\w+)`` unless configured\)"
+        )[1],
+    }
+    assert named == dict(COMPONENT_DEFAULTS)
+    assert said("pairscreen_register_filters", r"the built-in one is ``(\w+)``")[1] == (
+        DEFAULT_FILTER
+    )
+
+
+def test_the_notifier_hookspec_says_the_kinds_the_code_accepts_and_ships():
+    from pairscreen.plugin_system.channel_kinds import KIND_NAME
+    from pairscreen.plugin_system.loader import load_plugins
+    from pairscreen.plugin_system.registry import Plugins
+
+    low, high = map(
+        int, said("pairscreen_register_notifiers", r"A kind is (\d+) to (\d+)").groups()
+    )
+    assert KIND_NAME.match("a" * high) and not KIND_NAME.match("a" * (high + 1))
+    assert KIND_NAME.match("a" * low) and not KIND_NAME.match("a" * (low - 1))
+    listed = said("pairscreen_register_notifiers", r"The built-in kinds \(([^)]*)\)")[1]
+    settings = Settings()
+    kinds = Plugins(load_plugins(settings), settings).channel_kinds
+    assert re.findall(r"``(\w+)``", listed) == list(kinds.notifiers)
+
+
+def test_the_commands_hookspec_names_core_commands_that_exist():
+    listed = said("pairscreen_register_commands", r"a core command \(([^)]*)\)")[1]
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name in re.findall(r"``(\w+)``", listed):
+        assert name in sub.choices, f"register_commands names {name!r}, no core command"
+
+
+def test_a_raising_metric_is_left_out_of_a_live_pair_and_stops_screen_and_evaluate():
+    """What ``pairscreen_register_metrics`` says of a raising metric is what the engine does:
+    the live ``/pair`` path (``compute_metrics``, not strict) leaves its fields out and names
+    it; the screen's and ``evaluate``'s path (strict) raises ``PluginFailed``, which the
+    commands turn into the exit status the docstring names."""
+    import numpy as np
+    import pluggy
+
+    from pairscreen.cli import exits
+    from pairscreen.contracts import MetricField, hookimpl
+    from pairscreen.engine.evaluate import compute_metrics
+    from pairscreen.plugin_system.failures import PluginFailed
+    from pairscreen.plugin_system.registry import Plugins
+    from pairscreen.testing import pair_panel
+
+    said("pairscreen_register_metrics", r"A metric that raises during a live ``/pair`` is logged")
+    left_out = said("pairscreen_register_metrics", r"its fields are left out of that response")
+    stops = said(
+        "pairscreen_register_metrics",
+        r"during ``screen run`` or ``evaluate`` it stops the command with the \"(.+?)\" status",
+    )
+
+    class Broken:
+        name = "broken"
+        fields = (MetricField("broken_value"),)
+
+        def compute(self, panel):
+            raise ZeroDivisionError("division by zero")
+
+    class Shaky:
+        @hookimpl
+        def pairscreen_register_metrics(self):
+            return [Broken()]
+
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    pm.register(Shaky(), name="shaky")
+    plugins = Plugins(pm, Settings())
+    panel = pair_panel(np.linspace(10, 20, 400), np.linspace(20, 10, 400))
+    live = compute_metrics(plugins, panel)
+    assert left_out and "broken_value" not in live.values
+    assert "broken" in live.missing["broken_value"]
+    with pytest.raises(PluginFailed):
+        compute_metrics(plugins, panel, strict=True)
+    source = inspect.getsource(exits)
+    assert re.search(rf"PLUGIN_FAILED = {exits.PLUGIN_FAILED}\s+# a plugin raised", source)
+    assert stops[1] == "plugin failed"

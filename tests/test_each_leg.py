@@ -1,9 +1,10 @@
 """A panel computes per-asset work once per distinct asset, with the very floats of every row.
 
-A screen's panel is a few assets against many, so half its legs repeat; ``PairPanel.each_leg``
-computes a leg's work once per asset its ``leg_ids`` name and hands every row the same
-floats a row-by-row computation gives. These tests check that bit for bit, on legs that
-repeat within a side, across sides, once in every row, and not at all.
+A screen's panel is a few assets against many, so half its legs repeat; the engine's panel
+(``engine.batch_panel.BatchPanel``) computes a leg's work once per asset its ``leg_ids``
+name and hands every row the same floats a row-by-row computation gives. These tests check
+that bit for bit, on legs that repeat within a side, across sides, once in every row, and
+not at all; a plain panel (a plugin's own) computes every row.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pairscreen_plugins.metrics.correlation import ReturnCorrelationMetric
 from pairscreen_plugins.metrics.johansen import JohansenMetric
 
 from pairscreen import PairPanel
+from pairscreen.contracts import Candles
+from pairscreen.engine.batch_panel import BatchPanel, flipped, leg_ids, select_rows
 from pairscreen.engine.calendar import CandleMatrix
-from pairscreen.types import Candles
 
 DAYS = 700
 
@@ -50,7 +52,7 @@ def logs_and_means(closes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def test_each_leg_gives_every_row_the_floats_of_its_own_computation(ia, ib):
     ia, ib = np.array(ia), np.array(ib)
     panel = matrix(8, seed=3).panel(ia, ib, np.ones((ia.size, DAYS), bool), 600, 540)
-    assert panel.leg_ids is not None
+    assert isinstance(panel, BatchPanel) and panel.leg_ids is not None
     columns = slice(59, None)
     (logs_a, means_a), (logs_b, means_b) = panel.each_leg(logs_and_means, columns)
     for got, closes in ((logs_a, panel.close_a), (logs_b, panel.close_b)):
@@ -75,7 +77,8 @@ def test_without_leg_ids_every_row_is_computed():
     shared.each_leg(count, slice(None))
     assert calls == [4]  # the four distinct assets, once each
     calls.clear()
-    unknown = replace(shared, leg_ids=None, cache={})
+    assert isinstance(shared, BatchPanel)
+    unknown = replace(shared, leg_ids=None)
     unknown.each_leg(count, slice(None))
     assert calls == [3, 3]
 
@@ -84,13 +87,42 @@ def test_rows_and_flipped_keep_the_leg_ids_in_step():
     panel = matrix(6, seed=7).panel(
         np.array([0, 0, 1, 2]), np.array([3, 4, 5, 5]), np.ones((4, DAYS), bool), 600, 540
     )
-    some = panel.rows(np.array([3, 1]))
-    assert some.leg_ids is not None
-    assert some.leg_ids[0].tolist() == [2, 0] and some.leg_ids[1].tolist() == [5, 4]
-    flipped = panel.flipped()
-    assert flipped.leg_ids is not None
-    assert flipped.leg_ids[0].tolist() == [3, 4, 5, 5]
-    assert panel.rows(slice(1, 3)).leg_ids[0].tolist() == [0, 1]  # type: ignore[index]
+    some = leg_ids(select_rows(panel, np.array([3, 1])))
+    assert some is not None
+    assert some[0].tolist() == [2, 0] and some[1].tolist() == [5, 4]
+    turned = leg_ids(flipped(panel))
+    assert turned is not None
+    assert turned[0].tolist() == [3, 4, 5, 5] and turned[1].tolist() == [0, 0, 1, 2]
+    assert leg_ids(select_rows(panel, slice(1, 3)))[0].tolist() == [0, 1]  # type: ignore[index]
+
+
+def test_a_panel_a_plugin_builds_computes_every_row():
+    """A plain panel (the test kit's, a plugin's own test) knows no leg ids: each_leg runs
+    ``compute`` on each side's rows, with the same floats."""
+    calls = []
+
+    def count(closes: np.ndarray) -> tuple[np.ndarray]:
+        calls.append(closes.shape[0])
+        return (np.log(closes),)
+
+    shared = matrix(4, seed=5).panel(
+        np.array([0, 0, 0]), np.array([1, 2, 3]), np.ones((3, DAYS), bool), 600, 540
+    )
+    plain = PairPanel(
+        shared.a,
+        shared.b,
+        shared.dates,
+        shared.close_a,
+        shared.close_b,
+        shared.volume_a,
+        shared.volume_b,
+        shared.window_days,
+    )
+    (got_a,), (got_b,) = plain.each_leg(count, slice(None))
+    assert calls == [3, 3] and leg_ids(plain) is None and leg_ids(flipped(plain)) is None
+    (want_a,), (want_b,) = shared.each_leg(count, slice(None))
+    assert got_a.tobytes() == np.ascontiguousarray(want_a).tobytes()
+    assert got_b.tobytes() == np.ascontiguousarray(want_b).tobytes()
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, Candles
 from pairscreen.evaluation.dates import as_of_dates
 from pairscreen.evaluation.rule_sets import rule_sets
 from pairscreen.evaluation.run import Evaluation, evaluate
@@ -25,7 +26,6 @@ from pairscreen.evaluation.verdicts import Market
 from pairscreen.pegs.status import active_depegs
 from pairscreen.screen_store.published import stored_payload
 from pairscreen.screening.point_in_time import run_screen_as_of
-from pairscreen.types import Asset, Candles
 from pairscreen.universe import Universe
 from tests.series_factory import LAST_DAY, PairSeries, mean_reverting, random_walk
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
+from pairscreen.contracts import Candles
 from pairscreen.db.connection import database
 from pairscreen.db.models import Screen
 from pairscreen.evaluation.rule_sets import rule_sets
@@ -21,7 +22,6 @@ from pairscreen.evaluation.run import Evaluation, evaluate
 from pairscreen.evaluation.verdicts import Market
 from pairscreen.pegs.status import active_depegs
 from pairscreen.screening.point_in_time import run_screen_as_of
-from pairscreen.types import Candles
 from pairscreen.universe import Universe
 from tests.series_factory import LAST_DAY, mean_reverting, random_walk
 from tests.test_evaluation import N_DAYS, no_depegs, universe_of

@@ -22,6 +22,7 @@ from datetime import date, timedelta
 import numpy as np
 import pytest
 
+from pairscreen.contracts import Asset, Candles
 from pairscreen.evaluation.dates import as_of_dates
 from pairscreen.evaluation.outcomes import outcomes_at
 from pairscreen.evaluation.report import as_json
@@ -29,7 +30,6 @@ from pairscreen.evaluation.rule_sets import rule_sets
 from pairscreen.evaluation.run import evaluate
 from pairscreen.evaluation.strategy_outcomes import strategy_outcomes_at
 from pairscreen.evaluation.verdicts import Market, verdicts_at
-from pairscreen.types import Asset, Candles
 from pairscreen.universe import SwapCosts, Universe
 from tests.test_ou import real_candles
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from pairscreen.bootstrap import load_all_plugins
 from pairscreen.config import load_settings
+from pairscreen.contracts import Asset, Candles, FilterContext
 from pairscreen.engine.evaluate import compute_metrics
 from pairscreen.engine.filtering import filter_reasons
 from pairscreen.engine.panels import AlignedPair, group_by_history
@@ -28,7 +29,6 @@ from pairscreen.evaluation.rule_sets import RuleSet, rule_sets
 from pairscreen.evaluation.verdicts import MODEL_RETURN, DateVerdicts, Market, verdicts_at
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.screening.screen import SCREEN_BT_DAYS
-from pairscreen.types import Asset, Candles, FilterContext
 from pairscreen.universe import Universe
 
 REAL = Path(__file__).parent / "fixtures" / "realdata"

@@ -25,7 +25,7 @@ from pairscreen.config import Settings
 from pairscreen.db.connection import database
 from pairscreen.evaluation.calibration import calibrate
 from pairscreen.evaluation.track_record import evaluate_current_rules, split_periods
-from pairscreen.screening.evidence import publish
+from pairscreen.screen_store.evidence import publish
 from tests.conftest import make_client
 
 BASE = "/api/v1"

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, Candles, PegConfig
 from pairscreen.db.models import PegEvent, PegSample
 from pairscreen.pegs.sampling import BeyondRetention, backfill_pegs, read_peg, sample_pegs
 from pairscreen.pegs.status import peg_status
-from pairscreen.types import Asset, Candles, PegConfig
 from pairscreen.universe import Universe
 from tests.conftest import make_client
 from tests.test_peg_sources import peg_runtime, write

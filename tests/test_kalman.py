@@ -23,10 +23,10 @@ from pykalman import KalmanFilter
 
 from pairscreen import clock
 from pairscreen.config import load_settings
+from pairscreen.contracts import Candles, PairPanel
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
 from pairscreen.plugin_system.loader import load_plugins
 from pairscreen.plugin_system.registry import PluginError, Plugins
-from pairscreen.types import Candles, PairPanel
 from tests.series_factory import LAST_DAY, PairSeries, all_series, by_length, panel
 from tests.support.cli import newcomer_env, run_cli
 

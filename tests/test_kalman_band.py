@@ -42,6 +42,7 @@ from tests.test_ou import real_pairs
 from pairscreen_plugins.charts import matplotlib_renderer as mpl  # isort: skip
 from pairscreen_plugins.strategies.accumulation import FEE  # isort: skip
 from pairscreen_plugins.strategies.kalman_band import KalmanBandStrategy  # isort: skip
+from pairscreen.engine.batch_panel import select_rows
 
 STRATEGY = KalmanBandStrategy()
 WINDOW = 540
@@ -174,7 +175,6 @@ def truncated(p: PairPanel, k: int) -> PairPanel:
         close_b=p.close_b[:, cut],
         volume_a=p.volume_a[:, cut],
         volume_b=p.volume_b[:, cut],
-        cache={},
     )
 
 
@@ -197,7 +197,7 @@ def test_fees_and_costs_lower_growth_and_leave_the_swaps() -> None:
     p = real_panels()[0]
     rng = np.random.default_rng(7)
     slip = rng.uniform(0.0, 0.003, p.close_a.shape)
-    costly = replace(p, slippage=slip, cache={})
+    costly = replace(p, slippage=slip)
     for leg in ("A", "B"):
         base = STRATEGY.run(p, bt_days=360, start_leg=leg, with_trades=True)  # type: ignore[arg-type]
         free = replace(STRATEGY, fee=0.0).run(p, bt_days=360, start_leg=leg)  # type: ignore[arg-type]
@@ -218,7 +218,7 @@ def test_fees_and_costs_lower_growth_and_leave_the_swaps() -> None:
         assert priced.size >= 3
         for i in priced[:5]:
             at = replace(STRATEGY, fee=float(base.breakeven_fee[i]))
-            again = at.run(p.rows([i]), bt_days=360, start_leg=leg, with_trades=True)  # type: ignore[arg-type]
+            again = at.run(select_rows(p, [i]), bt_days=360, start_leg=leg, with_trades=True)
             assert_flat_at_breakeven(base, again, p, i)
 
 
@@ -230,7 +230,7 @@ def test_short_and_constant_series_run_without_nan() -> None:
             assert np.isfinite(batch.growth_pct).all()
             assert (batch.history_days == min(360, n_days - 200)).all()
     base = panel([mean_reverting(5)])
-    constant = replace(base, close_a=np.full(base.close_a.shape, 3.0), cache={})
+    constant = replace(base, close_a=np.full(base.close_a.shape, 3.0))
     constant = replace(constant, close_b=np.full(base.close_b.shape, 2.0))
     for leg in ("A", "B"):
         flat = STRATEGY.run(constant, bt_days=360, start_leg=leg)  # type: ignore[arg-type]
@@ -383,11 +383,11 @@ def test_evaluate_strategy_outcomes_trade_kalman_band_as_its_definition(empty_ru
     """``evaluate --outcome strategy`` with kalman_band: each in-zone pair's forward return
     over (t, t+30] is the close-by-close replay's, started in the zone's cheap leg, in the
     quote currency, and ``excess`` is it less holding both legs half and half."""
+    from pairscreen.contracts import Asset
     from pairscreen.evaluation.dates import as_of_dates
     from pairscreen.evaluation.rule_sets import rule_sets
     from pairscreen.evaluation.strategy_outcomes import strategy_outcomes_at
     from pairscreen.evaluation.verdicts import Market, verdicts_at
-    from pairscreen.types import Asset
     from pairscreen.universe import SwapCosts, Universe
     from tests.test_ou import real_candles
 

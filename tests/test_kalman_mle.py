@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from statsmodels.tsa.statespace.mlemodel import MLEModel
 
-from pairscreen.types import PairPanel
+from pairscreen.contracts import PairPanel
 from tests.series_factory import PairSeries, all_series, by_length, panel
 from tests.test_kalman import NUMBERS, real_panels, reference, switching_pair, window_of
 

@@ -31,7 +31,7 @@ def with_garbage_after(p: PairPanel, k: int, rows: np.ndarray, seed: int) -> Pai
     # below, inside and above the past band.
     close_a[rows, k + 1 :] = np.exp(rng.uniform(-30, 30, shape))
     close_b[rows, k + 1 :] = rng.choice([1e-9, 1.0, 3.7, 1e9], shape)
-    return replace(p, close_a=close_a, close_b=close_b, cache={})
+    return replace(p, close_a=close_a, close_b=close_b)
 
 
 def fingerprint(trades: tuple[Trade, ...], k: int) -> list[tuple[int, str, str, bytes]]:

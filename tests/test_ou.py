@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pairscreen.contracts import Candles, PairPanel
 from pairscreen.engine.panels import AlignedPair, align, panel_of
-from pairscreen.types import Candles, PairPanel
 from tests.series_factory import by_length, mean_reverting, panel, random_walk, short_history
 
 from pairscreen_plugins.metrics import _ou  # isort: skip

@@ -22,13 +22,13 @@ import pytest
 
 from pairscreen import clock
 from pairscreen.access import accounts
+from pairscreen.contracts import Asset, Candles, PegConfig
 from pairscreen.db.connection import connect, database
 from pairscreen.db.models import Outbox, PegEvent, PegSample
 from pairscreen.notify import channels
 from pairscreen.notify.depeg_alerts import DepegAlertsPlugin
 from pairscreen.pegs.sampling import SamplingReport, read_peg, sample_pegs
 from pairscreen.runtime import Runtime
-from pairscreen.types import Asset, Candles, PegConfig
 from pairscreen.universe import Universe
 from pairscreen.wording import plural
 from tests.conftest import make_client

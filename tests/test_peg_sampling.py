@@ -12,10 +12,10 @@ from pairscreen_plugins.demo_market.model import demo_reference_daily
 
 from pairscreen import clock, hookimpl
 from pairscreen.config import load_settings
+from pairscreen.contracts import Asset, Candles, PegConfig
 from pairscreen.db.models import JobRun, PegEvent, PegSample
 from pairscreen.pegs.sampling import read_peg, sample_pegs
 from pairscreen.pegs.status import PEG_JOB, peg_status, unhealthy_since
-from pairscreen.types import Asset, Candles, PegConfig
 from pairscreen.universe import Universe
 from tests.test_peg_sources import daily, peg_runtime
 

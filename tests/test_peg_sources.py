@@ -25,6 +25,7 @@ from pairscreen_plugins.pegs.http_json import HttpJsonPegSource
 
 from pairscreen import ReferenceQuote, clock, hookimpl
 from pairscreen.config import load_settings
+from pairscreen.contracts import Asset, Candles, PegConfig
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import PegEvent, PegSample
 from pairscreen.engine.filtering import FilterChoice
@@ -32,7 +33,6 @@ from pairscreen.pegs.sampling import backfill_pegs, sample_pegs
 from pairscreen.plugin_system.loader import new_plugin_manager
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.runtime import Runtime
-from pairscreen.types import Asset, Candles, PegConfig
 from pairscreen.universe import Universe, load_demo_universe, load_universe_file
 
 PEG_PLUGINS = (demo_reference, csv_reference, http_json)

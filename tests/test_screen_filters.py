@@ -440,7 +440,7 @@ def test_full_window_fields_are_null_on_short_history():
     )
     short = compute_metrics(Plugins(pm, Settings()), panel).row(0)
     assert short["span_full"] is None and short["span_any"] is not None
-    full = compute_metrics(Plugins(pm, Settings()), replace(panel, window_days=200, cache={}))
+    full = compute_metrics(Plugins(pm, Settings()), replace(panel, window_days=200))
     assert full.row(0)["span_full"] is not None
 
 

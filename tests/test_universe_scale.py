@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pairscreen.contracts import Candles
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.panels import align, panel_of
-from pairscreen.types import Candles
 from pairscreen.universe import UniverseError, load_universe_file
 
 ASSETS = [("A", "majors"), ("B", "majors"), ("G", "gold"), ("C", "majors"), ("H", "gold")]

@@ -13,7 +13,7 @@ from pairscreen.api.http_cache import not_modified
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
 from pairscreen.errors import NotFound
-from pairscreen.screening.evidence import latest
+from pairscreen.screen_store.evidence import latest
 
 NEVER_PUBLISHED = (
     "No evaluation of the screen's rules has been published yet: the worker publishes one "

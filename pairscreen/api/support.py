@@ -12,8 +12,8 @@ from pairscreen.access.accounts import Principal
 from pairscreen.api.hangup import Hangup
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.service import Service, hangup_in, service_in
+from pairscreen.contracts import Asset
 from pairscreen.runtime import Runtime
-from pairscreen.types import Asset
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -111,7 +111,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     from pairscreen.evaluation.portfolio import PortfolioSpec
     from pairscreen.evaluation.report import as_json, table
     from pairscreen.evaluation.track_record import evaluate_current_rules
-    from pairscreen.screening.evidence import publish
+    from pairscreen.screen_store.evidence import publish
 
     every = _whole(args.every, "--every")
     horizons = [_whole(h, "--horizon") for h in str(args.horizon).split(",") if h.strip()]

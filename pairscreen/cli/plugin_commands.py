@@ -17,9 +17,9 @@ from typing import Any
 
 from pairscreen.cli.common import settings_of
 from pairscreen.config import Settings
+from pairscreen.contracts import Command
 from pairscreen.plugin_system.loader import load_plugins
 from pairscreen.plugin_system.registry import PluginError, Plugins, blamed
-from pairscreen.types import Command
 
 
 def register_plugin_commands(commands: argparse._SubParsersAction[Any], settings: Settings) -> None:

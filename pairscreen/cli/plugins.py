@@ -11,10 +11,10 @@ from typing import Any
 
 from pairscreen.bootstrap import load_configured_plugins
 from pairscreen.cli.common import CommandError, settings_of
+from pairscreen.contracts import ChannelNotifier
 from pairscreen.plugin_system.hookspecs import PROJECT_NAME
 from pairscreen.plugin_system.loader import BUILT_IN, FRAMEWORK, origins, versions
 from pairscreen.plugin_system.registry import Plugins, Registry
-from pairscreen.types import ChannelNotifier
 from pairscreen.universe import load_universe
 
 # Registry attribute of Plugins -> the key it is listed under, one per component kind.

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen.types import Candles, PairPanel
+from pairscreen.contracts import Candles, PairPanel
+from pairscreen.engine.batch_panel import BatchPanel
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +71,7 @@ class CandleMatrix:
             # Usual case: every pair has each of the last ``days`` calendar days, so rows are
             # gathered from a slice, and all rows share one (read-only) row of dates.
             cut = slice(width - days, width)
-            return PairPanel(
+            return BatchPanel(
                 a=self._names(ia),
                 b=self._names(ib),
                 dates=np.broadcast_to(self.calendar[cut], (n, days)),
@@ -85,7 +86,7 @@ class CandleMatrix:
         _, flat = np.nonzero(common & (after <= days))
         cols = flat.reshape(n, days)
         rows_a, rows_b = ia[:, None], ib[:, None]
-        return PairPanel(
+        return BatchPanel(
             a=self._names(ia),
             b=self._names(ib),
             dates=self.calendar[cols],

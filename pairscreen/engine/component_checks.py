@@ -15,10 +15,10 @@ from typing import Any
 
 from pairscreen.component_choice import chosen
 from pairscreen.config import COMPONENTS, Settings
+from pairscreen.contracts import FilterRule
 from pairscreen.engine.filtering import FilterChoice, choose_filter
 from pairscreen.engine.required_fields import check_required_fields
 from pairscreen.plugin_system.registry import PluginError, Plugins, Registry, protocol_members
-from pairscreen.types import FilterRule
 from pairscreen.universe import Universe
 
 

@@ -1,6 +1,6 @@
 """The universe's swap costs on a panel: each day's slippage and impact per pair.
 
-A strategy pays its fee plus :attr:`~pairscreen.types.PairPanel.slippage` on every swap. The
+A strategy pays its fee plus :attr:`~pairscreen.contracts.PairPanel.slippage` on every swap. The
 engine fills that array from the universe's ``[costs]`` (:class:`~pairscreen.universe.
 SwapCosts`): both legs' slippage (a swap sells one and buys the other) plus, when an impact is
 set, ``coefficient x trade_size / the day's quote volume`` for each leg, capped together at
@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from pairscreen.types import Asset, PairPanel
+from pairscreen.contracts import Asset, PairPanel
 from pairscreen.universe import MAX_SWAP_SLIPPAGE, SwapCosts
 
 
@@ -38,7 +38,7 @@ def with_costs(
         panel.volume_a,
         panel.volume_b,
     )
-    return replace(panel, slippage=per_day, cache={})
+    return replace(panel, slippage=per_day)  # a copy's caches start empty
 
 
 def swap_slippage(

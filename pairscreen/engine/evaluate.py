@@ -11,8 +11,9 @@ from typing import SupportsFloat, cast
 
 import numpy as np
 
+from pairscreen.contracts import BacktestBatch, Metric, MetricField, PairPanel, Strategy, Trade
+from pairscreen.engine.batch_panel import select_rows
 from pairscreen.plugin_system.registry import OutOfContract, PluginFailed, Plugins, blamed
-from pairscreen.types import BacktestBatch, Metric, MetricField, PairPanel, Strategy, Trade
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,7 @@ def compute_metrics(
         return _compute_metrics(plugins, panel, only, strict)
     merged: MetricValues | None = None
     for rows in parts:
-        part = _compute_metrics(plugins, panel.rows(rows), only, strict)
+        part = _compute_metrics(plugins, select_rows(panel, rows), only, strict)
         if merged is None:
             merged = MetricValues({}, {}, {})
         order = [f.name for metric in plugins.metrics for f in metric.fields]
@@ -215,7 +216,9 @@ def run_legs(
     out: dict[str, BacktestBatch] = {}
     for leg in ("A", "B"):
         runs = [
-            strategy.run(panel.rows(rows), bt_days=bt_days, start_leg=leg, with_trades=with_trades)
+            strategy.run(
+                select_rows(panel, rows), bt_days=bt_days, start_leg=leg, with_trades=with_trades
+            )
             for rows in parts
         ]
         out[leg] = _merge_batches(panel.n_pairs, parts, runs)
@@ -257,6 +260,7 @@ def _merge_batches(
         breakeven_fee=optional("breakeven_fee"),
         breakeven_swaps=optional("breakeven_swaps"),
         open_position_pct=optional("open_position_pct"),
+        breakeven_min_swaps=runs[0].breakeven_min_swaps,
     )
 
 
@@ -266,9 +270,6 @@ def leg_breakeven_fee(batch: BacktestBatch, i: int) -> float | None:
         return None
     value = float(batch.breakeven_fee[i])
     return value if np.isfinite(value) else None
-
-
-MIN_CLOSED_SWAPS = 3  # the project's minimum for a break-even fee, said in the reason
 
 
 def leg_breakeven(batch: BacktestBatch, i: int) -> dict[str, object]:
@@ -284,9 +285,12 @@ def leg_breakeven(batch: BacktestBatch, i: int) -> dict[str, object]:
     elif swaps is None:
         reason = "no closed swaps"
     else:
-        reason = (
-            f"{swaps} closed {'swap' if swaps == 1 else 'swaps'} in the backtest, "
-            f"at least {MIN_CLOSED_SWAPS} needed"
+        # the strategy's own minimum (``BacktestBatch.breakeven_min_swaps``), said as it is
+        needed = batch.breakeven_min_swaps
+        reason = f"{swaps} closed {'swap' if swaps == 1 else 'swaps'} in the backtest, " + (
+            "too few for the strategy's break-even fee"
+            if needed is None
+            else f"at least {needed} needed"
         )
     return {
         "breakeven_fee": fee,

@@ -1,7 +1,7 @@
 """Running the screen filter: which filter, with which thresholds, and the reason per pair.
 
 The filter itself is a plugin (``pairscreen_register_filters``); this module only knows the
-:class:`~pairscreen.types.Filter` contract. It picks the filter the universe names, checks the
+:class:`~pairscreen.contracts.Filter` contract. It picks the filter the universe names, checks the
 universe's ``[screen]`` thresholds against the filter's own, and runs the filter's rules in
 order over whole arrays. A rule whose input fields are missing (their metric failed on this
 batch) rejects the pairs it sees with a reason naming the failed metric, so a failing metric
@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pairscreen.contracts import Filter, FilterContext, FilterRule
+from pairscreen.contracts.filters import ShortHistory
 from pairscreen.engine.evaluate import MetricValues
-from pairscreen.engine.guarantees import CORE_RULES, ShortHistory
+from pairscreen.engine.guarantees import PASSES, batch_reason, batch_verdicts
 from pairscreen.engine.screen_rules import SCREEN_THRESHOLDS
 from pairscreen.plugin_system.registry import PluginError, Plugins
-from pairscreen.types import Filter, FilterContext, FilterRule
 from pairscreen.universe import Universe, UniverseError
 
 log = logging.getLogger(__name__)
@@ -131,17 +132,21 @@ def filter_code(reason: str) -> str:
 def filter_reasons(
     screen_filter: Filter, metrics: MetricValues, context: FilterContext
 ) -> list[str]:
-    """Per pair, ``""`` when every rule passes, else ``"<code>: <text>"`` of the first failure.
+    """Per pair, ``""`` when the core's verdict and every rule pass, else ``"<code>: <text>"``
+    of the first failure.
 
-    The core's own rules (:data:`~pairscreen.engine.guarantees.CORE_RULES`: no leg in an
-    active depeg event) run first, so no filter can let such a pair through. Each rule is
-    checked once over the whole batch; only the failing pairs cost Python work (their reason
-    text).
+    The core's verdict on the batch (:func:`~pairscreen.engine.guarantees.batch_verdicts`: no
+    leg in an active depeg event) comes first, so no filter can let such a pair through and
+    none needs a rule of its own for it. Each rule is checked once over the whole batch; only
+    the failing pairs cost Python work (their reason text).
     """
     n = len(context.history_days)
     reasons = [""] * n
-    undecided = np.ones(n, dtype=bool)
-    for rule in (*CORE_RULES, *screen_filter.rules):
+    core = batch_verdicts(context)
+    undecided = core == PASSES
+    for row in np.flatnonzero(~undecided).tolist():
+        reasons[row] = batch_reason(int(core[row]), context, row)
+    for rule in screen_filter.rules:
         if not undecided.any():
             break
         absent = [

@@ -2,50 +2,57 @@
 for every caller (the screen, ``/pair``, the verdict endpoint, ``evaluate`` and watchlist
 notifications) so that each says the same reason for the same pair.
 
-Before any metric, in this order (the first that fails is the pair's verdict):
+In this order (the first that fails is the pair's verdict):
 
 1. **stale**: a leg whose last close is older than its class allows (``market.freshness``)
    is never evaluated: its prices stopped moving because the data stopped;
 2. **no candles**: a leg with nothing stored cannot be aligned;
 3. **short history**: fewer calendar days from the first to the last common close than the
-   ``min_history_days`` setting (days are calendar days, whatever the legs' calendars).
+   ``min_history_days`` setting (days are calendar days, whatever the legs' calendars);
+4. **depeg**: a leg in an active depeg event (``pegs.status``), whatever the chosen filter
+   says, because a depegged leg's prices say nothing about the pair's usual behaviour.
 
 :func:`core_verdicts` decides them over whole arrays and :func:`core_reason` says one
-verdict in words. The screen decides in two steps, because it aligns only the pairs that
-pass the first two (``history_days=None`` leaves the third undecided), which gives the same
-verdict as deciding all three at once.
+verdict in words. The screen decides in steps, because it aligns only the pairs that pass
+the first two (``history_days=None`` leaves the third undecided) and learns which legs are
+depegged per aligned batch (:func:`batch_verdicts`, run by
+:func:`engine.filtering.filter_reasons` before the filter's rules), which gives the same
+verdict as deciding all four at once.
 
-The one guarantee that needs the aligned batch is a rule: a pair with a leg in an active
-depeg event fails with ``depeg``, whatever the chosen filter says, because a depegged leg's
-prices say nothing about the pair's usual behaviour. :func:`engine.filtering.filter_reasons`
-runs it before the filter's own rules. :class:`ShortHistory` is the history guarantee as a
-filter rule (``pairscreen.ShortHistory``) for a filter that lets the universe raise the
-minimum with its own ``min_history_days`` threshold, as ``default`` does.
+A depegged pair still reaches the metrics (:func:`reaches_metrics`): the screen has always
+counted it among the day's tested pairs, whose p-values the q-values are computed from, so
+deciding the depeg here leaves every published number as it was. The history guarantee is
+also a filter rule, ``pairscreen.contracts.ShortHistory`` (with :func:`enough_history`, the
+comparison this module decides with), for a filter that lets the universe raise the minimum
+with its own ``min_history_days`` threshold.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from pairscreen.types import DepeggedLeg, FilterContext, FilterRule
+from pairscreen.contracts.filters import DepeggedLeg, FilterContext, ShortHistory, enough_history
 
 DEPEG = "depeg"
 STALE = "stale"  # the reason code of a pair with a stale leg
-SHORT_HISTORY = "insufficient_history"  # no candles, or too short a common history
+SHORT_HISTORY = ShortHistory.code  # no candles, or too short a common history
 
 # A pair's core verdict (uint8), in the order the guarantees are decided.
-PASSES, STALE_LEG, NO_CANDLES, SHORT = range(4)
-CODE_OF = {PASSES: "", STALE_LEG: STALE, NO_CANDLES: SHORT_HISTORY, SHORT: SHORT_HISTORY}
-
-
-def enough_history(history_days: ArrayLike, min_history_days: float) -> np.ndarray:
-    """Per pair, whether its calendar days of common history reach ``min_history_days``."""
-    enough: np.ndarray = np.asarray(history_days) >= min_history_days
-    return enough
+PASSES, STALE_LEG, NO_CANDLES, SHORT, DEPEGGED = range(5)
+CODE_OF = {
+    PASSES: "",
+    STALE_LEG: STALE,
+    NO_CANDLES: SHORT_HISTORY,
+    SHORT: SHORT_HISTORY,
+    DEPEGGED: DEPEG,
+}
+# The codes the core rejects with after metrics ran (the screen counts them beside the
+# filter's): ``stale`` and ``insufficient_history`` are counted before any metric.
+CORE_CODES: tuple[str, ...] = (DEPEG,)
 
 
 def core_verdicts(
@@ -53,18 +60,46 @@ def core_verdicts(
     no_candles: ArrayLike,
     history_days: ArrayLike | None,
     min_history_days: float,
+    depegged: ArrayLike | None = None,
 ) -> np.ndarray:
-    """Per pair, its core verdict (:data:`PASSES`, :data:`STALE_LEG`, :data:`NO_CANDLES` or
-    :data:`SHORT`): the first guarantee it fails. ``stale``: a leg is stale; ``no_candles``: a
-    leg has none; ``history_days``: calendar days of common history (``None``: not aligned
-    yet, the history guarantee left undecided)."""
+    """Per pair, its core verdict (:data:`PASSES`, :data:`STALE_LEG`, :data:`NO_CANDLES`,
+    :data:`SHORT` or :data:`DEPEGGED`): the first guarantee it fails. ``stale``: a leg is
+    stale; ``no_candles``: a leg has none; ``history_days``: calendar days of common history
+    (``None``: not aligned yet, the history guarantee left undecided); ``depegged``: a leg is
+    in an active depeg event (``None``: not known yet, left undecided)."""
     stale_legs = np.asarray(stale, dtype=bool)
     verdict = np.full(stale_legs.shape, PASSES, dtype=np.uint8)
+    if depegged is not None:
+        verdict[np.asarray(depegged, dtype=bool)] = DEPEGGED
     if history_days is not None:
         verdict[~enough_history(history_days, min_history_days)] = SHORT
     verdict[np.asarray(no_candles, dtype=bool)] = NO_CANDLES
     verdict[stale_legs] = STALE_LEG
     return verdict
+
+
+def reaches_metrics(verdicts: ArrayLike) -> np.ndarray:
+    """Per pair, whether its metrics are computed: it passes, or only its depeg fails it (a
+    tested pair, counted in the day's family of p-values, as the screen always has)."""
+    codes = np.asarray(verdicts)
+    tested: np.ndarray = (codes == PASSES) | (codes == DEPEGGED)
+    return tested
+
+
+def batch_verdicts(context: FilterContext) -> np.ndarray:
+    """The core verdict of an aligned batch whose stale, candle and history guarantees its
+    caller decided already: :data:`DEPEGGED` for a pair with a leg in an active depeg event
+    (``context.depegged``), else :data:`PASSES`."""
+    n = len(context.history_days)
+    decided = np.zeros(n, dtype=bool)
+    return core_verdicts(decided, decided, None, 0, depegged=context.depegged)
+
+
+def batch_reason(verdict: int, context: FilterContext, i: int) -> str:
+    """:func:`core_reason` of the batch's pair ``i``, its depegged legs named from the
+    context (``context.depegged_legs``; a generic text when the caller did not name them)."""
+    legs = context.depegged_legs[i] if i < len(context.depegged_legs) else ()
+    return core_reason(verdict, depegged_legs=legs)
 
 
 def core_text(
@@ -74,9 +109,15 @@ def core_text(
     no_candles: Sequence[str] = (),
     history_days: int = 0,
     min_history_days: int = 0,
+    depegged_legs: Sequence[DepeggedLeg] = (),
 ) -> str:
     """The words of a failed verdict without its code: each stale leg described (``X has no
-    close since D (n days)``), the legs without candles, or the history and the minimum."""
+    close since D (n days)``), the legs without candles, the history and the minimum, or each
+    depegged leg and since when."""
+    if verdict == DEPEGGED:
+        if not depegged_legs:
+            return "a leg is in an active depeg event"
+        return "; ".join(_depegged(leg) for leg in depegged_legs)
     if verdict == STALE_LEG:
         return "; ".join(stale_legs)
     if verdict == NO_CANDLES:
@@ -93,6 +134,7 @@ def core_reason(
     no_candles: Sequence[str] = (),
     history_days: int = 0,
     min_history_days: int = 0,
+    depegged_legs: Sequence[DepeggedLeg] = (),
 ) -> str:
     """``"<code>: <text>"`` of a failed verdict (:func:`core_text`), ``""`` when it passes."""
     if verdict == PASSES:
@@ -103,40 +145,9 @@ def core_reason(
         no_candles=no_candles,
         history_days=history_days,
         min_history_days=min_history_days,
+        depegged_legs=depegged_legs,
     )
     return f"{CODE_OF[verdict]}: {text}"
-
-
-class ShortHistory:
-    """The history guarantee as a filter rule, at the filter's ``min_history_days``
-    threshold (the core's minimum is the floor: pairs below it never reach a filter)."""
-
-    code = SHORT_HISTORY
-    inputs: tuple[str, ...] = ()
-    threshold = "min_history_days"
-
-    def check(self, metrics: Mapping[str, np.ndarray], context: FilterContext) -> np.ndarray:
-        return enough_history(context.history_days, context.thresholds[self.threshold])
-
-    def explain(self, metrics: Mapping[str, np.ndarray], context: FilterContext, i: int) -> str:
-        days, needed = int(context.history_days[i]), context.thresholds[self.threshold]
-        return f"{days} days of common history, at least {needed} days needed"
-
-
-class ActiveDepeg:
-    """Fails every pair with a leg in an active depeg event, naming the leg and since when."""
-
-    code = DEPEG
-    inputs: tuple[str, ...] = ()
-
-    def check(self, metrics: Mapping[str, np.ndarray], context: FilterContext) -> np.ndarray:
-        return ~np.asarray(context.depegged, dtype=bool)
-
-    def explain(self, metrics: Mapping[str, np.ndarray], context: FilterContext, i: int) -> str:
-        legs = context.depegged_legs[i] if i < len(context.depegged_legs) else ()
-        if not legs:
-            return "a leg is in an active depeg event"
-        return "; ".join(_depegged(leg) for leg in legs)
 
 
 def _depegged(leg: DepeggedLeg) -> str:
@@ -144,8 +155,3 @@ def _depegged(leg: DepeggedLeg) -> str:
         return f"{leg.ticker} is in an active depeg event"
     since = leg.since.astimezone(UTC).replace(microsecond=0).isoformat()
     return f"{leg.ticker} is in an active depeg event since {since}"
-
-
-CORE_RULES: tuple[FilterRule, ...] = (ActiveDepeg(),)
-# The codes the core itself rejects with after ``stale`` and ``insufficient_history``.
-CORE_CODES: tuple[str, ...] = tuple(rule.code for rule in CORE_RULES)

@@ -11,28 +11,15 @@ its size.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
+from pairscreen.contracts import PairPanel
+from pairscreen.engine.batch_panel import RowIndex, select_rows
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.costs import with_costs
-from pairscreen.types import PairPanel
 from pairscreen.universe import SwapCosts
-
-RowIndex = np.ndarray | Sequence[int] | slice
-
-
-class PairRows(Protocol):
-    """Pairs that give a panel of any of their rows: a :class:`PairPanel` (its rows) or a
-    :class:`PanelRows` (cut from the calendar matrix)."""
-
-    @property
-    def n_pairs(self) -> int: ...
-
-    def rows(self, index: RowIndex) -> PairPanel: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,3 +48,15 @@ class PanelRows:
         ia, ib = self.ia[idx], self.ib[idx]
         panel = self.matrix.panel(ia, ib, self.common[idx], self.days, self.window_days)
         return with_costs(panel, self.costs, self.slippage_a[idx], self.slippage_b[idx])
+
+
+# Pairs that give a panel of any of their rows: a panel (its rows) or a :class:`PanelRows`
+# (cut from the calendar matrix); :func:`rows_of` gives either's.
+PairRows = PanelRows | PairPanel
+
+
+def rows_of(pairs: PairRows, index: RowIndex) -> PairPanel:
+    """The panel of the selected rows of ``pairs``."""
+    if isinstance(pairs, PanelRows):
+        return pairs.rows(index)
+    return select_rows(pairs, index)

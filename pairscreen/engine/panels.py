@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen.types import Candles, PairPanel
+from pairscreen.contracts import Candles, PairPanel
 
 
 @dataclass(frozen=True)

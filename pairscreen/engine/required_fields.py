@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pairscreen.contracts.metrics import FieldType, MetricField
 from pairscreen.plugin_system.registry import PluginError, Plugins
-from pairscreen.types import FieldType, MetricField
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen.engine.evaluate import MetricValues, compute_metrics, run_legs
-from pairscreen.engine.filtering import FilterChoice, filter_fields, filter_reasons
-from pairscreen.engine.panel_rows import PairRows
-from pairscreen.engine.required_fields import CORE_FIELDS
-from pairscreen.engine.screen_rules import QVALUE_FIELDS
-from pairscreen.plugin_system.registry import OutOfContract, Plugins, blamed
-from pairscreen.types import (
+from pairscreen.contracts import (
     BacktestBatch,
     DepeggedLeg,
     Filter,
@@ -25,6 +19,12 @@ from pairscreen.types import (
     Metric,
     PairPanel,
 )
+from pairscreen.engine.evaluate import MetricValues, compute_metrics, run_legs
+from pairscreen.engine.filtering import FilterChoice, filter_fields, filter_reasons
+from pairscreen.engine.panel_rows import PairRows, rows_of
+from pairscreen.engine.required_fields import CORE_FIELDS
+from pairscreen.engine.screen_rules import QVALUE_FIELDS
+from pairscreen.plugin_system.registry import OutOfContract, Plugins, blamed
 
 # Pairs whose deciding metrics run on one panel: their work arrays stay cache-sized. A job
 # may hold more (a screen's chunk); its survivors then share one panel for the backtests,
@@ -80,7 +80,7 @@ def evaluate_chunk(plugins: Plugins, job: ChunkJob) -> ChunkResult:
         return ChunkResult(metrics, reasons, keep, np.empty(0), {})
     # One panel of the survivors for their metrics and their legs, so what a metric derives
     # from a backtest (the break-even fee) and the legs share its cache.
-    survivors = job.panel.rows(keep)
+    survivors = rows_of(job.panel, keep)
     if describing:
         later = compute_metrics(plugins, survivors, describing, strict=True)
         order = [f.name for metric in plugins.metrics for f in metric.fields]
@@ -100,7 +100,7 @@ def deciding_metrics(plugins: Plugins, panel: PairRows, deciding: list[Metric]) 
     """``deciding`` on the panel, :data:`DECIDE_ROWS` rows at a time (a metric gives each
     pair the same numbers in any panel, so the slices' values simply follow each other)."""
     if panel.n_pairs <= DECIDE_ROWS:
-        whole = panel if isinstance(panel, PairPanel) else panel.rows(slice(None))
+        whole = panel if isinstance(panel, PairPanel) else rows_of(panel, slice(None))
         return compute_metrics(plugins, whole, deciding, strict=True)
     # One slice at a time: each slice's cache (its log-ratios, sorts, percentiles) goes as
     # soon as its metrics are computed, so a job's peak memory does not grow with its slices.
@@ -117,7 +117,7 @@ def deciding_metrics(plugins: Plugins, panel: PairRows, deciding: list[Metric]) 
 def row_slice(panel: PairRows, start: int, stop: int) -> PairPanel:
     """Rows ``start:stop`` of the panel (of a panel: views, no copy), with a cache of their
     own."""
-    return panel.rows(slice(start, stop))
+    return rows_of(panel, slice(start, stop))
 
 
 def split_metrics(

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pairscreen.types import BacktestBatch, CalendarWindow, PairPanel
+from pairscreen.contracts import BacktestBatch, CalendarWindow, PairPanel
 
 
 def _spans(

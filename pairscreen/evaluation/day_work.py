@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from pairscreen.contracts import DepeggedLeg, Strategy
 from pairscreen.engine.executors import stream_local
 from pairscreen.evaluation.calibration import CALIBRATION_HORIZON
 from pairscreen.evaluation.outcomes import Outcomes, outcomes_at
@@ -31,7 +32,6 @@ from pairscreen.evaluation.strategy_outcomes import StrategyOutcomes, strategy_o
 from pairscreen.evaluation.verdicts import DepegsAt, Market
 from pairscreen.market.cutoff import close_of
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.types import DepeggedLeg, Strategy
 from pairscreen.universe import SwapCosts
 
 # A stretch is at least this many as-of days, and at least this many times the whole days

@@ -1,7 +1,7 @@
 """The rule sets an evaluation compares: the screen's own rules, those rules without each
 single rule (what each rule adds), and any rule files given (``[screen]`` tables).
 
-A rule set is a :class:`~pairscreen.types.Filter` with its thresholds, so the engine's own
+A rule set is a :class:`~pairscreen.contracts.Filter` with its thresholds, so the engine's own
 ``filter_reasons`` decides each verdict exactly as the screen does, and the limits of the
 screen-wide rules (q-values, persistence: ``engine.screen_rules``), which the evaluation
 replays after the filter as the screen applies them after its chunks. A screen-wide rule
@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pairscreen.contracts import Filter, FilterRule
 from pairscreen.engine.filtering import choose_filter, filter_codes
 from pairscreen.engine.screen_rules import SCREEN_RULES, SCREEN_THRESHOLDS
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.types import Filter, FilterRule
 from pairscreen.universe import Universe, UniverseError, parse_screen
 
 

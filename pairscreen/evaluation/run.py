@@ -17,6 +17,7 @@ from datetime import date
 
 import numpy as np
 
+from pairscreen.contracts import Strategy
 from pairscreen.evaluation.calibration import (
     CALIBRATION_HORIZON,
     HOLDING_MEASURE,
@@ -43,7 +44,6 @@ from pairscreen.evaluation.statistics import (
 from pairscreen.evaluation.strategy_outcomes import STRATEGY_MEASURES, StrategyOutcomes
 from pairscreen.evaluation.verdicts import DepegsAt, Market
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.types import Strategy
 from pairscreen.universe import SwapCosts
 from pairscreen.wording import plural
 

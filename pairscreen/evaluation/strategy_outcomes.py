@@ -26,11 +26,11 @@ from datetime import timedelta
 
 import numpy as np
 
+from pairscreen.contracts import Leg, PairPanel, Strategy
 from pairscreen.engine.costs import leg_slippage, with_costs
 from pairscreen.engine.panels import AlignedPair, group_by_history
 from pairscreen.evaluation.outcomes import ZONE_SIGN, in_zones
 from pairscreen.evaluation.verdicts import DateVerdicts, Market, prefix
-from pairscreen.types import Leg, PairPanel, Strategy
 from pairscreen.universe import SwapCosts
 
 STRATEGY_MEASURES = ("strategy_return", "hold_both", "excess")

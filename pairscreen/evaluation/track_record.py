@@ -1,6 +1,6 @@
 """The track record: the screen's current rules evaluated on the stored candles, as the
 ``/evidence`` body (``pairscreen evaluate --publish`` and the worker store it with
-:mod:`pairscreen.screening.evidence`; nothing here writes).
+:mod:`pairscreen.screen_store.evidence`; nothing here writes).
 
 Only the screen's own rules are evaluated (the track record is theirs), over the default
 range: from the first day with a full band window to the last day the longest horizon can
@@ -16,10 +16,10 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 from pairscreen import clock
+from pairscreen.contracts import Candles
 from pairscreen.evaluation.portfolio import PortfolioSpec
 from pairscreen.evaluation.report import horizon_json
 from pairscreen.evaluation.run import Evaluation, Period, Progress
-from pairscreen.types import Candles
 from pairscreen.wording import plural
 
 if TYPE_CHECKING:

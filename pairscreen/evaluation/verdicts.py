@@ -22,9 +22,11 @@ from datetime import date, datetime
 
 import numpy as np
 
+from pairscreen.contracts import Asset, Candles, DepeggedLeg, FilterContext
+from pairscreen.engine.batch_panel import select_rows
 from pairscreen.engine.evaluate import compute_metrics
 from pairscreen.engine.filtering import filter_reasons
-from pairscreen.engine.guarantees import PASSES
+from pairscreen.engine.guarantees import reaches_metrics
 from pairscreen.engine.panels import AlignedPair, align, group_by_history, history_days
 from pairscreen.engine.required_fields import ZONE
 from pairscreen.engine.screen_chunks import split_metrics_for
@@ -36,7 +38,6 @@ from pairscreen.market.pair_verdicts import pair_verdicts
 from pairscreen.pegs.status import depegged_legs
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.screening.screen import SCREEN_BT_DAYS
-from pairscreen.types import Asset, Candles, DepeggedLeg, FilterContext
 from pairscreen.universe import Universe
 
 SAMPLE_SEED = 20260102
@@ -144,18 +145,20 @@ def verdicts_at(
         k = 0 if pair is None else int(np.searchsorted(pair.dates, last, side="right"))
         ends.append(k)
         history_of.append(None if pair is None else history_days(pair.dates[:k]))
-    core = np.zeros(n, dtype=np.uint8)  # the core's verdict: the screen's stale and history
+    core = np.zeros(n, dtype=np.uint8)  # the core's verdict, as the screen decides it
     core[considered] = pair_verdicts(
         fresh,
         [(market.pairs[i][0].ticker, market.pairs[i][1].ticker) for i in considered],
         history_of,
         market.min_history_days,
+        depegs,
     )
+    measured = reaches_metrics(core)
     tested_rows: list[int] = []
     cut: list[AlignedPair] = []
     for i, k in zip(considered, ends, strict=True):
         pair = market.aligned[i]
-        if core[i] == PASSES and pair is not None and k > 0:
+        if measured[i] and pair is not None and k > 0:
             tested_rows.append(i)
             cut.append(prefix(pair, k))
     zone = np.full(n, "", dtype=object)
@@ -194,7 +197,7 @@ def verdicts_at(
             # As the screen does: what only describes a pair runs on the survivors (a metric
             # gives a pair the same numbers in any panel), so the break-even backtests and
             # the other descriptions do not run on every tested pair of every day.
-            later = compute_metrics(plugins, panel.rows(keep), describing, strict=True)
+            later = compute_metrics(plugins, select_rows(panel, keep), describing, strict=True)
             metrics = metrics.with_rows(panel.n_pairs, keep, later, order)
         if MODEL_RETURN in metrics.values:
             model_return[at] = np.asarray(metrics.values[MODEL_RETURN], dtype=float)

@@ -20,10 +20,10 @@ from typing import Any
 import peewee
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, Candles
 from pairscreen.db.models import PegSample
 from pairscreen.market.candle_cache import CandleCache
 from pairscreen.market.freshness import asset_freshness, day_of, last_days
-from pairscreen.types import Asset, Candles
 from pairscreen.universe import Universe
 
 PegOf = Callable[[Asset], dict[str, Any] | None]  # an asset's peg status, as /assets shows it

@@ -16,8 +16,9 @@ from collections.abc import Callable
 import numpy as np
 
 from pairscreen.bar_size import BarSize
+from pairscreen.contracts import Candles, RowIssues
+from pairscreen.contracts.assets import ROW_EXAMPLES
 from pairscreen.market.bar_store import as_bar_candles, bar_times
-from pairscreen.types import ROW_EXAMPLES, Candles, RowIssues
 
 
 def iso_time(epoch_seconds: int) -> str:

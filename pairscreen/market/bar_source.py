@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from pairscreen.types import Asset, Candles
+from pairscreen.contracts import Asset, Candles
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ none is known), keyed by the asset's integer id: an hour then costs its 8 bytes 
 with a volume) plus 1/24 of one row's overhead. Values are stored exactly (float64, no
 compression of the mantissa), so what a sync wrote is what the reader gives back, bit for bit.
 
-Bars are exchanged as :class:`~pairscreen.types.Candles` whose ``dates`` are the bars' close
+Bars are exchanged as :class:`~pairscreen.contracts.Candles` whose ``dates`` are the bars' close
 times (``datetime64[s]``, UTC): the engine's candle arrays, at a finer clock. Slot ``k`` of
 day D is the bar opening at ``D + k * bar`` (:mod:`pairscreen.bar_size`).
 """
@@ -21,9 +21,9 @@ from peewee import fn
 
 from pairscreen import clock
 from pairscreen.bar_size import DAY_SECONDS, BarSize
+from pairscreen.contracts import Candles
 from pairscreen.db.connection import database
 from pairscreen.db.models import AssetRow, BarBlock
-from pairscreen.types import Candles
 
 PACKED = np.dtype("<f8")  # little-endian float64 on every machine
 WRITE_BATCH_ROWS = 500  # blocks a statement writes (2,500 parameters)

@@ -25,6 +25,7 @@ from peewee import fn
 
 from pairscreen import clock
 from pairscreen.bar_size import BarSize, bar_size
+from pairscreen.contracts import Candles, RowIssues
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, BarBlock
 from pairscreen.market.bar_checks import checked_bars, iso_time
@@ -43,7 +44,6 @@ from pairscreen.market.sync import _bump_version, _connected, _upsert_assets  # 
 from pairscreen.market.sync_report import describe_refusal
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.progress import Progress, no_progress
-from pairscreen.types import Candles, RowIssues
 from pairscreen.universe import Universe
 from pairscreen.wording import plural
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import threading
 import time
 
+from pairscreen.contracts import Candles
 from pairscreen.db.models import DataVersion
-from pairscreen.types import Candles
 
 
 class CandleCache:

@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import numpy as np
 
-from pairscreen.types import Candles
+from pairscreen.contracts import Candles
 
 
 def candles_until(candles: Mapping[str, Candles], day: date) -> dict[str, Candles]:

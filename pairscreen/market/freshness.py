@@ -16,9 +16,9 @@ from datetime import UTC, date, datetime, timedelta
 import numpy as np
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, Candles
 from pairscreen.engine.guarantees import PASSES, STALE_LEG, core_reason
 from pairscreen.engine.guarantees import STALE as STALE  # re-exported: the core's code
-from pairscreen.types import Asset, Candles
 from pairscreen.universe import Universe
 from pairscreen.wording import plural
 

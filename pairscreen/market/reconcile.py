@@ -15,7 +15,7 @@ from datetime import date
 
 import numpy as np
 
-from pairscreen.types import Candles
+from pairscreen.contracts import Candles
 
 OVERLAP_DAYS = 7  # stored days of each asset a sync reads again and compares
 CLOSE_TOLERANCE = 1e-9  # relative difference of two closes still counted as equal

@@ -3,7 +3,7 @@
 Any source, a plugin's too, may return days beyond the last closed one, a date twice, rows
 out of order or closes that are not positive numbers. :func:`checked` sorts the rows, leaves
 out the days not closed yet and a day repeated with the same values, and counts everything
-else it finds in :class:`~pairscreen.types.RowIssues`, added to what the source counted
+else it finds in :class:`~pairscreen.contracts.RowIssues`, added to what the source counted
 itself: a close that is not a positive number, a missing date or a day given twice with
 different closes refuses the asset (``RowIssues.refuses``), since storing the rest would be a
 history with rows left out or chosen between. :func:`big_moves` finds the day-over-day moves
@@ -17,7 +17,8 @@ from datetime import date
 
 import numpy as np
 
-from pairscreen.types import ROW_EXAMPLES, Candles, RowIssues
+from pairscreen.contracts import Candles, RowIssues
+from pairscreen.contracts.assets import ROW_EXAMPLES
 
 
 def checked(candles: Candles, until: date) -> Candles:

@@ -38,6 +38,7 @@ import peewee
 
 from pairscreen import clock
 from pairscreen.bar_size import require_daily
+from pairscreen.contracts import Candles
 from pairscreen.db import rows
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion
@@ -48,7 +49,6 @@ from pairscreen.market.sync_plan import SyncPlan
 from pairscreen.market.sync_report import SyncReport, describe_refusal
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.progress import Progress, no_progress
-from pairscreen.types import Candles
 from pairscreen.universe import Universe
 
 log = logging.getLogger(__name__)

@@ -15,10 +15,10 @@ from datetime import date
 
 import numpy as np
 
+from pairscreen.contracts import Asset, Candles, RowIssues
 from pairscreen.market.jumps import Acceptance, Hold, exceeds_limit, implausible, typical_move
 from pairscreen.market.reconcile import Change, Conflict, change, first_conflict
 from pairscreen.market.row_checks import BigMoves, big_moves
-from pairscreen.types import Asset, Candles, RowIssues
 
 NO_CLOSES = np.array([], dtype=np.float64)
 

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
+from pairscreen.contracts import RowIssues
 from pairscreen.market.freshness import AssetFreshness, describe
 from pairscreen.market.jumps import Acceptance, Hold
 from pairscreen.market.reconcile import OVERLAP_DAYS, Change, Conflict
 from pairscreen.market.row_checks import BigMoves
-from pairscreen.types import RowIssues
 from pairscreen.wording import plural
 
 REVIEW_PREFIXES = ("conflict:", "refused:", "held:")

@@ -1,7 +1,7 @@
 """Users' delivery channels: where their notifications go.
 
 A channel kind is a notifier plugin's: every loaded notifier that declares a channel
-(:class:`~pairscreen.types.ChannelNotifier`) is a kind, with its own address check and its
+(:class:`~pairscreen.contracts.ChannelNotifier`) is a kind, with its own address check and its
 secret part (:class:`~pairscreen.plugin_system.channel_kinds.ChannelKinds`, handed in by the
 caller from its runtime). The built-in kinds are ``email`` (an address), ``telegram`` (a chat
 id), ``webhook`` (an http(s) URL), and ``discord`` and ``slack`` (an incoming-webhook URL under
@@ -27,11 +27,11 @@ from typing import Any
 
 from pairscreen import clock
 from pairscreen.access.accounts import AccountError, AccountNotFound, find_user
+from pairscreen.contracts import AddressError
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import Channel, User
 from pairscreen.errors import BadRequest, NotFound
 from pairscreen.plugin_system.channel_kinds import ChannelKinds
-from pairscreen.types import AddressError
 
 IMPLICIT = "email"  # every account has it, at the account address, unless turned off
 

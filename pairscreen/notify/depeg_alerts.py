@@ -27,12 +27,12 @@ from typing import Any
 
 from pairscreen import clock
 from pairscreen.access.accounts import Principal
+from pairscreen.contracts import PegEventChange
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import Channel, User, WatchlistItem
 from pairscreen.notify.channels import email_destination
 from pairscreen.notify.outbox import OutboxMessage, enqueue
 from pairscreen.plugin_system.hookspecs import hookimpl
-from pairscreen.types import PegEventChange
 from pairscreen.wording import plural
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ event twice inserts one row.
 
 A crash between 2 and 3 leaves the claim to expire after ``lease``; the row is then sent
 again with the same key (at-least-once; the receiver drops the duplicate). A
-:class:`~pairscreen.types.DeliveryError` schedules a retry after the receiver's
+:class:`~pairscreen.contracts.DeliveryError` schedules a retry after the receiver's
 ``retry_after`` or an exponential backoff; a permanent error, or ``max_attempts`` attempts,
 marks the row ``failed`` with the last error.
 """
@@ -37,12 +37,12 @@ import peewee
 
 from pairscreen import clock
 from pairscreen.config import Settings
+from pairscreen.contracts import DeliveryError, Notification
 from pairscreen.db import rows
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import Outbox
 from pairscreen.plugin_system.channel_kinds import ChannelKinds, undeclared_masked
 from pairscreen.plugin_system.registry import PluginError
-from pairscreen.types import DeliveryError, Notification
 
 if TYPE_CHECKING:
     from pairscreen.runtime import Runtime

@@ -45,6 +45,7 @@ from pairscreen.market.pair_verdicts import pair_reason, pair_verdicts
 from pairscreen.notify.channels import Destination, destinations
 from pairscreen.notify.outbox import OutboxMessage, enqueue
 from pairscreen.notify.states import BAND_LIMITS, BANDS, Transition, next_state
+from pairscreen.pegs.status import active_depegs
 from pairscreen.wording import plural
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ class NotifyReport:
 
 def held_pairs(rt: Runtime, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """The watched pairs the core's verdict stops (a stale leg, no candles, too short a
-    history), each with its reason in the screen's words: no position is said from them."""
+    history, a leg in an active depeg event), each with its reason in the screen's words: no
+    position is said from them."""
     return core_screened(rt, pairs)[1]
 
 
@@ -106,9 +108,10 @@ def core_screened(
     ]
     history = [None if pair is None else pair.calendar_days for pair in aligned]
     minimum = rt.settings.min_history_days
-    verdicts = pair_verdicts(fresh, ordered, history, minimum).tolist()
+    depegs = active_depegs()
+    verdicts = pair_verdicts(fresh, ordered, history, minimum, depegs).tolist()
     held = {
-        key: pair_reason(fresh, key, verdict, days, minimum)
+        key: pair_reason(fresh, key, verdict, days, minimum, depegs)
         for key, verdict, days in zip(ordered, verdicts, history, strict=True)
         if verdict != PASSES
     }

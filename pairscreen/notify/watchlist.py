@@ -10,12 +10,12 @@ import peewee
 
 from pairscreen import clock
 from pairscreen.access.accounts import AccountError, find_user
+from pairscreen.contracts import Asset
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import WatchlistItem, canonical_pair
 from pairscreen.errors import Conflict, NotFound, ServiceError
 from pairscreen.notify.hygiene import HygieneChange
 from pairscreen.notify.states import cooldown_end
-from pairscreen.types import Asset
 from pairscreen.universe import Universe
 
 

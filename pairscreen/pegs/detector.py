@@ -45,12 +45,12 @@ from typing import Literal
 from peewee import fn
 
 from pairscreen import clock
+from pairscreen.contracts import PegEventChange
 from pairscreen.db import rows
 from pairscreen.db.connection import database, is_sqlite, write_transaction
 from pairscreen.db.models import AssetRow, PegEvent, PegSample
 from pairscreen.pegs.observations import Observed, reference_symbol, staleness_limit
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.types import PegEventChange
 from pairscreen.universe import Universe
 
 MIN_HOURS = 12.0

@@ -7,7 +7,7 @@ For each tokenized asset at the sampling time ``at``:
   ``at`` from the candle store, observed at the market's close time (the end of the UTC day
   unless the market source's ``close_time`` option says otherwise). The intraday price comes
   from the peg source that carries the market source's name and satisfies
-  :class:`~pairscreen.types.IntradayMarketPrice` (the demo's does: its market has daily
+  :class:`~pairscreen.contracts.IntradayMarketPrice` (the demo's does: its market has daily
   candles only, its peg plugin knows the hourly prices). A token price older than the asset
   class's staleness limit (the universe's ``[staleness]``) is not compared at all;
 * **reference**: every source the universe names for the asset (``peg.sources``) is asked
@@ -53,6 +53,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, Candles, IntradayMarketPrice, PegEventChange, ReferenceQuote
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
 from pairscreen.market.freshness import day_of
@@ -61,7 +62,6 @@ from pairscreen.pegs.observations import Observed, duration_text, observation_ag
 from pairscreen.pegs.status import PEG_JOB, depegged_tickers, threshold_pct
 from pairscreen.progress import Progress, no_progress
 from pairscreen.runtime import Runtime
-from pairscreen.types import Asset, Candles, IntradayMarketPrice, PegEventChange, ReferenceQuote
 from pairscreen.wording import plural
 
 log = logging.getLogger(__name__)

@@ -21,10 +21,11 @@ from typing import Any
 from peewee import fn
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, DepeggedLeg
+from pairscreen.contracts.assets import DEFAULT_PEG_THRESHOLD_PCT
 from pairscreen.db import rows
 from pairscreen.db.models import JobRun, PegEvent, PegSample
 from pairscreen.pegs.observations import Observed, reference_symbol, staleness_limit
-from pairscreen.types import DEFAULT_PEG_THRESHOLD_PCT, Asset, DepeggedLeg
 from pairscreen.universe import Universe
 
 

@@ -1,10 +1,10 @@
 """The channel kinds users may choose: every loaded notifier that declares one.
 
-A notifier declares its kind by satisfying :class:`~pairscreen.types.ChannelNotifier` (a
+A notifier declares its kind by satisfying :class:`~pairscreen.contracts.ChannelNotifier` (a
 ``channel`` spec and ``check_address``); the built-in ones do it exactly as a third party
 does. The framework keeps the guarantees no plugin can drop: a kind's name fits the stored
 column and a URL path, an address is stripped and at most :data:`MAX_ADDRESS` characters,
-and its secret part is hidden by the framework (:func:`~pairscreen.types.masked_address`),
+and its secret part is hidden by the framework (:func:`~pairscreen.contracts.masked_address`),
 not by the plugin. The channel table stores the kind as plain text, so a new kind needs no
 migration.
 """
@@ -17,15 +17,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from pairscreen.plugin_system.failures import PluginError, PluginFailed
-from pairscreen.types import (
-    SECRET_PARTS,
+from pairscreen.contracts import (
     AddressError,
     ChannelNotifier,
     ChannelSpec,
     Notifier,
     masked_address,
 )
+from pairscreen.contracts.notifiers import SECRET_PARTS
+from pairscreen.plugin_system.failures import PluginError, PluginFailed
 
 # A kind is a path segment of /me/channels/{kind} and a 20-character column.
 KIND_PATTERN = r"^[a-z][a-z0-9_]{0,19}$"

@@ -17,9 +17,10 @@ and may change, one plugin's answer at a time, and the framework knows which plu
 contributed each component (a plugin contributes components of its own through a plain
 implementation, not a wrapper).
 
-Import what you need from the top-level package only::
+Import what you need from the public contracts only (``pairscreen.contracts``; the
+top-level package re-exports the same names)::
 
-    from pairscreen import hookimpl, Metric, MetricField, PairPanel
+    from pairscreen.contracts import hookimpl, Metric, MetricField, PairPanel
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 import pluggy
 
 from pairscreen.config import Settings
-from pairscreen.types import (
+from pairscreen.contracts import (
     ChartRenderer,
     Command,
     Filter,
@@ -43,10 +44,10 @@ from pairscreen.types import (
     Scorer,
     Strategy,
 )
+from pairscreen.contracts.hooks import PROJECT_NAME as PROJECT_NAME
+from pairscreen.contracts.hooks import hookimpl as hookimpl
 
-PROJECT_NAME = "pairscreen"
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
-hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 # ---------------------------------------------------------------------------
@@ -94,7 +95,7 @@ def pairscreen_register_market_sources(
 def pairscreen_register_metrics(settings: Settings, options: Mapping[str, Any]) -> list[Metric]:
     """Return the metrics this plugin provides.
 
-    Each metric computes its ``fields`` over a whole :class:`~pairscreen.types.PairPanel` (one
+    Each metric computes its ``fields`` over a whole :class:`~pairscreen.contracts.PairPanel` (one
     row per pair) and returns one array per field. Its fields appear in ``metrics`` of
     ``/pair/{a}/{b}`` and of every survivor in ``/screen/latest``; a field name may be
     provided by only one metric. A metric that raises during a live ``/pair`` is logged with
@@ -197,13 +198,13 @@ def pairscreen_register_notifiers(settings: Settings, options: Mapping[str, Any]
     """Return the notifiers this plugin provides, one per channel kind it delivers.
 
     The outbox worker hands every pending notification of a channel kind to the notifier
-    of that ``name``; a :class:`~pairscreen.types.DeliveryError` schedules a retry. A
+    of that ``name``; a :class:`~pairscreen.contracts.DeliveryError` schedules a retry. A
     notifier takes its servers and secrets from its plugin's ``options`` (the built-ins:
     ``[plugins.email] smtp_url``, ``[plugins.telegram] token``, ``[plugins.webhook] secret``
     ...), declared ``secret`` so that no listing shows them.
 
-    A notifier that is also a :class:`~pairscreen.types.ChannelNotifier` (a ``channel``
-    :class:`~pairscreen.types.ChannelSpec` and ``check_address``) offers its ``name`` as a
+    A notifier that is also a :class:`~pairscreen.contracts.ChannelNotifier` (a ``channel``
+    :class:`~pairscreen.contracts.ChannelSpec` and ``check_address``) offers its ``name`` as a
     channel kind users choose: ``PUT /me/channels/{kind}``, ``GET /me/channels/kinds``,
     ``pairscreen channels set --kind`` and the website's account form accept it, its address
     is checked by ``check_address`` and its ``secret`` part is never shown outside the CLI.
@@ -221,7 +222,7 @@ def pairscreen_register_notifiers(settings: Settings, options: Mapping[str, Any]
 def pairscreen_register_commands(settings: Settings, options: Mapping[str, Any]) -> list[Command]:
     """Return the commands this plugin adds to ``pairscreen``.
 
-    Each :class:`~pairscreen.types.Command` (a :class:`~pairscreen.types.CommandSpec` is the
+    Each :class:`~pairscreen.contracts.Command` (a :class:`~pairscreen.contracts.CommandSpec` is the
     easy way to make one) runs as ``pairscreen <group> <name>``: the
     group is the plugin's namespace (one plugin per group) and must not be a core command
     (``serve``, ``channels`` ...), or the command line stops with a sentence naming the

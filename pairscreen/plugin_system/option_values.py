@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pairscreen.contracts.options import OptionValue, PluginOption
 from pairscreen.plugin_system.failures import PluginError
-from pairscreen.types import OptionValue, PluginOption
 
 HIDDEN = "(secret, set)"  # what a set secret is shown as; an unset one is shown empty
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from pairscreen.contracts import PluginOption
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.types import PluginOption
 
 
 def options_markdown(plugins: Plugins) -> str:

@@ -26,6 +26,20 @@ from typing import Any, Generic, TypeVar
 import pluggy
 
 from pairscreen.config import Settings
+from pairscreen.contracts import (
+    ChartRenderer,
+    Command,
+    Filter,
+    MarketSource,
+    Metric,
+    Notifier,
+    PegEventChange,
+    PegSource,
+    PluginOption,
+    Scorer,
+    Strategy,
+)
+from pairscreen.contracts.options import OptionValue
 from pairscreen.plugin_system.builtins import current_name
 from pairscreen.plugin_system.channel_kinds import ChannelKinds
 from pairscreen.plugin_system.failures import OutOfContract as OutOfContract
@@ -33,20 +47,6 @@ from pairscreen.plugin_system.failures import PluginError as PluginError
 from pairscreen.plugin_system.failures import PluginFailed as PluginFailed
 from pairscreen.plugin_system.failures import blamed as blamed
 from pairscreen.plugin_system.option_values import checked, declaration_problem, from_text, shown
-from pairscreen.types import (
-    ChartRenderer,
-    Command,
-    Filter,
-    MarketSource,
-    Metric,
-    Notifier,
-    OptionValue,
-    PegEventChange,
-    PegSource,
-    PluginOption,
-    Scorer,
-    Strategy,
-)
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ A chart costs about 60 ms of a core to draw (more on a slow machine) and a few m
 compute. Clients ask for the same chart again and again (a page reload, a shared link), so
 a runtime keeps the last :data:`CHARTS_KEPT` PNGs keyed by a digest of everything the
 renderer would draw (the renderer, the size and every field of
-:class:`~pairscreen.types.ChartData`): new candles, a new depeg note or another backtest
+:class:`~pairscreen.contracts.ChartData`): new candles, a new depeg note or another backtest
 window change the digest, so a stale image is never served. Each request still consumes its
 quota unit; only the drawing is saved.
 """
@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from pairscreen.types import ChartData
+from pairscreen.contracts import ChartData
 
 CHARTS_KEPT = 64  # about 100 KB each at desktop size
 

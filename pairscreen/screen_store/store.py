@@ -18,9 +18,9 @@ from pairscreen.screen_store.screen_history import ScreenHistory
 
 if TYPE_CHECKING:  # publishing and verdicts load when used: every command builds a runtime
     from pairscreen.config import Settings
+    from pairscreen.contracts import Asset
     from pairscreen.plugin_system.registry import Plugins
     from pairscreen.screen_store.publish import ComputedScreen, ScreenSummary
-    from pairscreen.types import Asset
 
 
 @dataclass

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, Filter, FilterContext
 from pairscreen.db.models import Screen, ScreenVerdictBlock, ScreenVerdicts
 from pairscreen.engine.filtering import FilterChoice
 from pairscreen.engine.guarantees import NO_CANDLES as CORE_NO_CANDLES
@@ -44,7 +45,6 @@ from pairscreen.screen_store.verdicts import (
     finish,
     kinds,
 )
-from pairscreen.types import Asset, Filter, FilterContext
 
 BLOCK_SLOTS = 1 << 14  # a lookup decodes about 200 kB
 LEVEL = 1  # random mantissa bytes gain nothing from a slower level

@@ -15,7 +15,7 @@ takes to say the verdict again later in the same words, in compact arrays rather
   position, zone and rank.
 
 A rule's text is rendered again from its inputs, so a rule's ``explain`` must read only the
-inputs it declares and its context (the :class:`~pairscreen.types.FilterRule` contract). Chunk
+inputs it declares and its context (the :class:`~pairscreen.contracts.FilterRule` contract). Chunk
 workers record matrix rows; :func:`finish` maps them onto the universe and orders them by
 slot (:mod:`pairscreen.screen_store.verdict_store` stores them).
 """
@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from pairscreen.contracts import Filter
 from pairscreen.engine.filtering import rule_inputs
 from pairscreen.engine.guarantees import CORE_CODES
 from pairscreen.engine.screen_rules import SCREEN_RULES
 from pairscreen.market.freshness import AssetFreshness
-from pairscreen.types import Filter
 
 ZONES = ("bottom", "mid", "top")
 SURVIVOR_VALUES = ("score", "position", "zone", "rank")  # a survivor's values, in order

@@ -31,13 +31,13 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, BacktestBatch, ChartData, PairPanel, Trade
 from pairscreen.engine.evaluate import compute_metrics, run_legs
 from pairscreen.engine.required_fields import POSITION, ZONE
 from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
 from pairscreen.runtime.charts import chart_key
 from pairscreen.screening.snapshot import aligned_pair, pair_stale_reason, snapshot_panel
-from pairscreen.types import Asset, BacktestBatch, ChartData, PairPanel, Trade
 
 log = logging.getLogger(__name__)
 

@@ -22,6 +22,7 @@ import numpy as np
 import orjson
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, BacktestBatch, DepeggedLeg, Filter
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.costs import leg_slippage
 from pairscreen.engine.evaluate import leg_breakeven
@@ -34,7 +35,6 @@ from pairscreen.engine.windows import windows_of_rows
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.screen_store.survivor_blobs import SurvivorCodec
 from pairscreen.screen_store.verdicts import SHORT, VerdictLog, kinds
-from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, Filter
 from pairscreen.universe import SwapCosts, pair_sector
 
 # The code of the pairs the engine cannot evaluate at all (fewer common days than the

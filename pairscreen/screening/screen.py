@@ -17,6 +17,7 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.bar_size import require_daily
+from pairscreen.contracts import Asset, Candles
 from pairscreen.db.models import survivor_keys
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
@@ -55,7 +56,6 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
     pair_tasks,
 )
-from pairscreen.types import Asset, Candles
 
 log = logging.getLogger(__name__)
 

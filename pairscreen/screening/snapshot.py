@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from pairscreen import clock
+from pairscreen.contracts import Asset, BacktestBatch, DepeggedLeg, FilterContext, PairPanel
 from pairscreen.engine.costs import leg_slippage, with_costs
 from pairscreen.engine.evaluate import compute_metrics, leg_breakeven, run_legs
 from pairscreen.engine.filtering import filter_reasons
@@ -21,7 +22,6 @@ from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
 from pairscreen.screen_store.persistence import recent_verdicts
 from pairscreen.screening import in_sample
-from pairscreen.types import Asset, BacktestBatch, DepeggedLeg, FilterContext, PairPanel
 from pairscreen.universe import pair_sector
 
 

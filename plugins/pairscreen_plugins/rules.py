@@ -31,7 +31,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from pairscreen import Filter, FilterContext, FilterRule, ShortHistory, hookimpl
+from pairscreen.contracts import Filter, FilterContext, FilterRule, ShortHistory, hookimpl
 
 Metrics = Mapping[str, np.ndarray]
 

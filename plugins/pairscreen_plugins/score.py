@@ -15,7 +15,7 @@ from typing import cast
 
 import numpy as np
 
-from pairscreen import Scorer, hookimpl
+from pairscreen.contracts import Scorer, hookimpl
 
 WEIGHTS = {"hurst": 35.0, "adf": 15.0, "range": 20.0, "touches": 15.0, "edge": 15.0}
 

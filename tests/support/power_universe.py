@@ -19,11 +19,11 @@ import numpy as np
 
 from pairscreen.bootstrap import load_all_plugins
 from pairscreen.config import load_settings
+from pairscreen.contracts import Asset, Candles
 from pairscreen.evaluation.dates import as_of_dates
 from pairscreen.evaluation.rule_sets import rule_sets
 from pairscreen.evaluation.run import Evaluation, evaluate
 from pairscreen.evaluation.verdicts import Market
-from pairscreen.types import Asset, Candles
 from pairscreen.universe import Universe
 
 LAST_DAY = date(2025, 6, 30)

@@ -7,7 +7,7 @@ second, so the registered renderer imports :mod:`.matplotlib_renderer` on its fi
 
 from __future__ import annotations
 
-from pairscreen import ChartData, ChartRenderer, hookimpl
+from pairscreen.contracts import ChartData, ChartRenderer, hookimpl
 
 
 class DeferredMatplotlibRenderer:

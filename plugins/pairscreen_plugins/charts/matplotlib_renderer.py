@@ -60,7 +60,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import IdentityTransform
 
-from pairscreen import ChartData, ChartRenderer, Trade, hookimpl
+from pairscreen.contracts import ChartData, ChartRenderer, Trade, hookimpl
 
 # Colours: blue is the bottom side (A is cheap: the strategy buys A), orange the top side.
 INK = "#1d1d1f"

@@ -64,7 +64,8 @@ from typing import Any
 
 import numpy as np
 
-from pairscreen import Asset, Candles, PluginOption, clock, hookimpl
+from pairscreen import clock
+from pairscreen.contracts import Asset, Candles, PluginOption, hookimpl
 
 log = logging.getLogger(__name__)
 

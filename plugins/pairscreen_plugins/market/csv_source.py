@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairscreen import Asset, Candles, PluginOption, RowIssues, hookimpl
+from pairscreen.contracts import Asset, Candles, PluginOption, RowIssues, hookimpl
 from pairscreen_plugins.market.csv_cells import (
     CellError,
     close_value,

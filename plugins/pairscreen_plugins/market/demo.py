@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from pairscreen import Asset, Candles, PluginOption, clock, hookimpl
+from pairscreen import clock
+from pairscreen.contracts import Asset, Candles, PluginOption, hookimpl
 from pairscreen_plugins.demo_market.catalogue import (
     CRYPTO_BY_SYMBOL,
     DEFAULT_DAYS,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pairscreen import PairPanel
+from pairscreen.contracts import PairPanel
 
 
 def window_log_closes(panel: PairPanel) -> tuple[np.ndarray, np.ndarray]:

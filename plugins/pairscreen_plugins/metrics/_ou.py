@@ -92,7 +92,7 @@ def fit_ou(window: np.ndarray, dates: np.ndarray) -> OUFit:
 
 def fit_ou_step(window: np.ndarray, step: np.ndarray) -> OUFit:
     """:func:`fit_ou` with the step ``Δ`` (calendar days between observations, per row)
-    given, as a panel's :meth:`~pairscreen.types.PairPanel.spacing` gives it."""
+    given, as a panel's :meth:`~pairscreen.contracts.PairPanel.spacing` gives it."""
     r = np.asarray(window, dtype=float)
     n_pairs, n = r.shape
     if n < 3:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins._percentiles import sorted_percentiles, sorted_rows
 
 BAND_PERCENTILES = (5.0, 15.0, 85.0, 95.0)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, Settings, Strategy, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, Settings, Strategy, hookimpl
 from pairscreen_plugins.strategies.accumulation import MIN_CLOSED_SWAPS, AccumulationStrategy
 from pairscreen_plugins.strategies.kalman_band import KalmanBandStrategy
 from pairscreen_plugins.strategies.ou_optimal import OUOptimalStrategy

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._adf import adf_statistics, mackinnon_pvalue
 from pairscreen_plugins.metrics._log_prices import centred_rows, centred_window_logs
 

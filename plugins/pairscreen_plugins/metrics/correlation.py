@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._log_prices import window_log_closes
 
 MIN_RETURNS = 3

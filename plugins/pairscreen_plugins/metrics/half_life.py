@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, hookimpl
 
 MIN_DAYS = 3  # two differences: the least a slope with a constant can be fitted on
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._log_prices import window_logs
 
 MIN_DAYS = 20  # as the Engle-Granger test: fewer leave the regressions almost no freedom

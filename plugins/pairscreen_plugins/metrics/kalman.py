@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, PluginOption, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, PluginOption, hookimpl
 from pairscreen_plugins.metrics._kalman import KalmanRun, kalman_filter
 from pairscreen_plugins.metrics._kalman_mle import fit_variances
 from pairscreen_plugins.metrics._log_prices import window_logs

@@ -24,7 +24,7 @@ from typing import cast
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._adf import adf_pvalues
 
 VR_LAGS = 20

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins.metrics._ou import (
     OUFit,
     bertram_bands,

@@ -16,7 +16,7 @@ from typing import cast
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, hookimpl
 from pairscreen_plugins._percentiles import sorted_percentiles, sorted_rows
 
 TOUCH_PERCENTILES = (5.0, 95.0)

@@ -13,7 +13,7 @@ from typing import cast
 
 import numpy as np
 
-from pairscreen import Metric, MetricField, PairPanel, hookimpl
+from pairscreen.contracts import Metric, MetricField, PairPanel, hookimpl
 
 
 def mean_recent(volume: np.ndarray, days: int) -> np.ndarray:

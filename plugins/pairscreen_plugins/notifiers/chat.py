@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from pairscreen import (
+from pairscreen.contracts import (
     AddressError,
     ChannelSpec,
     DeliveryError,

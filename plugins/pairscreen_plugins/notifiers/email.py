@@ -29,7 +29,7 @@ from email.utils import formatdate
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from pairscreen import (
+from pairscreen.contracts import (
     AddressError,
     ChannelSpec,
     DeliveryError,

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pairscreen import (
+from pairscreen.contracts import (
     AddressError,
     ChannelSpec,
     DeliveryError,

@@ -29,7 +29,7 @@ from http.client import HTTPMessage
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from pairscreen import (
+from pairscreen.contracts import (
     AddressError,
     ChannelSpec,
     DeliveryError,

@@ -35,7 +35,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
-from pairscreen import PluginOption, ReferenceQuote, hookimpl
+from pairscreen.contracts import PluginOption, ReferenceQuote, hookimpl
 
 log = logging.getLogger(__name__)
 

@@ -51,7 +51,8 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from pairscreen import Asset, PluginOption, ReferenceQuote, clock, hookimpl
+from pairscreen import clock
+from pairscreen.contracts import Asset, PluginOption, ReferenceQuote, hookimpl
 from pairscreen_plugins.demo_market.catalogue import DEFAULT_SEED, REFERENCE_BY_SYMBOL
 from pairscreen_plugins.demo_market.model import demo_reference_at
 

@@ -37,7 +37,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pairscreen import PluginOption, ReferenceQuote, clock, hookimpl
+from pairscreen import clock
+from pairscreen.contracts import PluginOption, ReferenceQuote, hookimpl
 
 MAX_BODY_BYTES = 1_000_000
 DEFAULT_TIMEOUT = 5.0

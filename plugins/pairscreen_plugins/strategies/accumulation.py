@@ -32,7 +32,7 @@ from typing import cast
 
 import numpy as np
 
-from pairscreen import BacktestBatch, Leg, PairPanel, Strategy, Trade, hookimpl
+from pairscreen.contracts import BacktestBatch, Leg, PairPanel, Strategy, Trade, hookimpl
 from pairscreen_plugins.strategies._rolling import rolling_percentiles
 
 FEE = 0.001
@@ -109,35 +109,43 @@ def _bands(panel: PairPanel, p: Plan, cols: Columns, leg: Leg) -> tuple[np.ndarr
     """p5/p95 of the band of every simulated day, for ``leg``.
 
     One pass computes both legs (the mirror leg reads the same sorted order); the other leg's
-    bands wait on the panel until that leg runs, then leave the cache (they are the largest
-    thing the strategy holds). A leg run again simply recomputes.
+    bands wait on the panel until that leg runs, then leave the panel's cache (they are the
+    largest thing the strategy holds). A leg run again simply recomputes.
     """
     key = f"accumulation_bands:{p.lookback}:{p.simulated}"
-    pending: dict[Leg, tuple[np.ndarray, np.ndarray]] = panel.cache.pop(key, {})
+    pending: dict[Leg, tuple[np.ndarray, np.ndarray]] = panel.cached(key, dict)
     if leg not in pending:
-        length = cols.uniform()
-        shape = (panel.n_pairs, cols.lo.size)
-        pending = {side: (np.empty(shape), np.empty(shape)) for side in ("A", "B")}
-        for start in range(0, panel.n_pairs, _BAND_BLOCK):
-            rows = slice(start, start + _BAND_BLOCK)
-            if length is not None:
-                span = slice(int(cols.lo[0]), panel.n_days - 1)
-                direct = panel.log_ratio[rows, span]
-                mirror = _mirror_log_ratio(panel, span, rows)
-                (lo_a, hi_a), mirrored = rolling_percentiles(direct, length, BAND_PCTS, mirror)
-                assert mirrored is not None
-                lo_b, hi_b = mirrored
-            else:
-                (lo_a, hi_a), (lo_b, hi_b) = _ragged_bands(panel, cols, rows)
-            sides: tuple[tuple[Leg, Iterable[np.ndarray]], ...]  # (leg, (low, high) bands)
-            sides = (("A", (lo_a, hi_a)), ("B", (lo_b, hi_b)))
-            for side, (lo, hi) in sides:
-                pending[side][0][rows] = lo
-                pending[side][1][rows] = hi
+        pending.update(_both_bands(panel, cols))
     bands = pending.pop(leg)
-    if pending:
-        panel.cache[key] = pending
+    if not pending:
+        panel.forget(key)
     return bands
+
+
+def _both_bands(panel: PairPanel, cols: Columns) -> dict[Leg, tuple[np.ndarray, np.ndarray]]:
+    """The p5/p95 bands of both legs, :data:`_BAND_BLOCK` rows at a time."""
+    length = cols.uniform()
+    shape = (panel.n_pairs, cols.lo.size)
+    both: dict[Leg, tuple[np.ndarray, np.ndarray]] = {
+        side: (np.empty(shape), np.empty(shape)) for side in ("A", "B")
+    }
+    for start in range(0, panel.n_pairs, _BAND_BLOCK):
+        rows = slice(start, start + _BAND_BLOCK)
+        if length is not None:
+            span = slice(int(cols.lo[0]), panel.n_days - 1)
+            direct = panel.log_ratio[rows, span]
+            mirror = _mirror_log_ratio(panel, span, rows)
+            (lo_a, hi_a), mirrored = rolling_percentiles(direct, length, BAND_PCTS, mirror)
+            assert mirrored is not None
+            lo_b, hi_b = mirrored
+        else:
+            (lo_a, hi_a), (lo_b, hi_b) = _ragged_bands(panel, cols, rows)
+        sides: tuple[tuple[Leg, Iterable[np.ndarray]], ...]  # (leg, (low, high) bands)
+        sides = (("A", (lo_a, hi_a)), ("B", (lo_b, hi_b)))
+        for side, (lo, hi) in sides:
+            both[side][0][rows] = lo
+            both[side][1][rows] = hi
+    return both
 
 
 def _ragged_bands(panel: PairPanel, cols: Columns, rows: slice) -> tuple[np.ndarray, np.ndarray]:
@@ -333,6 +341,7 @@ def walk_forward(
             breakeven_fee=np.full(n, np.nan),
             breakeven_swaps=np.zeros(n, dtype=np.int64),
             open_position_pct=np.full(n, np.nan),
+            breakeven_min_swaps=MIN_CLOSED_SWAPS,
         )
 
     sim = slice(cols.first, panel.n_days)  # the simulated days t
@@ -383,6 +392,7 @@ def walk_forward(
         breakeven_fee=breakeven,
         breakeven_swaps=closed,
         open_position_pct=open_pct,
+        breakeven_min_swaps=MIN_CLOSED_SWAPS,
     )
 
 

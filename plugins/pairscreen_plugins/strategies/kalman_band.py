@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pairscreen import BacktestBatch, Leg, PairPanel, PluginOption, Strategy, hookimpl
+from pairscreen.contracts import BacktestBatch, Leg, PairPanel, PluginOption, Strategy, hookimpl
 from pairscreen_plugins.metrics._kalman import kalman_filter
 from pairscreen_plugins.metrics.kalman import DEFAULT_Q, DEFAULT_R, MIN_CLOSES
 from pairscreen_plugins.strategies.accumulation import (

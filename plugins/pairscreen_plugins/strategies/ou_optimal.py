@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen import BacktestBatch, Leg, PairPanel, Strategy, hookimpl
+from pairscreen.contracts import BacktestBatch, Leg, PairPanel, Strategy, hookimpl
 from pairscreen_plugins.metrics._ou import bertram_bands, ou_from_ar1, round_trip_cost
 from pairscreen_plugins.strategies.accumulation import (
     FEE,

@@ -1,5 +1,5 @@
-"""The screen's published track record: write one evaluation, read the newest (the
-``/evidence`` body).
+"""The screens' published track record, stored beside them: write one evaluation, read the
+newest (the ``/evidence`` body).
 
 The evaluation itself (``pairscreen.evaluation``) only computes; the CLI and the worker
 store its result here, and the HTTP handler reads it from here: only the database and
