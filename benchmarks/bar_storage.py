@@ -31,8 +31,8 @@ TARGET_ASSETS, TARGET_YEARS, LIMIT_BYTES = 500, 2, 2 * 1024**3
 def fill(url: str, assets: int, days: int, with_volume: bool) -> tuple[int, int, float]:
     """A fresh database at ``url`` with ``assets`` x ``days`` of hourly bars and the same
     assets' daily candles; returns (bar_block bytes, candle bytes, seconds writing bars)."""
-    from pairscreen.bar_size import BAR_SIZES
     from pairscreen.contracts import Candles
+    from pairscreen.contracts.bars import BAR_SIZES
     from pairscreen.db.connection import database, init_database, is_sqlite, write_transaction
     from pairscreen.db.models import AssetRow
     from pairscreen.market import sync

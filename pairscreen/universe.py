@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pairscreen.bar_size import DAILY, bar_size
 from pairscreen.contracts.assets import (
     ASSET_CLASSES,
     DEFAULT_PEG_THRESHOLD_PCT,
@@ -24,6 +23,7 @@ from pairscreen.contracts.assets import (
     Asset,
     PegConfig,
 )
+from pairscreen.contracts.bars import DAILY, bar_size
 from pairscreen.deprecation import moved
 from pairscreen.errors import BadRequest, NotFound
 
@@ -150,7 +150,7 @@ class Universe:
     scorer: str = ""
     chart_renderer: str = ""
     # ``[market] bar``: the bar size its market is read and stored at ("1d", "4h", "1h",
-    # "15m"; see ``pairscreen.bar_size``). The screen itself still runs on daily bars.
+    # "15m"; see ``pairscreen.contracts.bars``). The screen itself still runs on daily bars.
     bar: str = DAILY.name
     # The file it was read from (None when built in code): relative paths in a component's
     # options are relative to its folder

@@ -416,7 +416,7 @@ def _hours(every: timedelta) -> str:
 
 def run_worker(rt: Runtime, options: WorkerOptions | None = None) -> int:
     """Run the worker in this process until SIGTERM / SIGINT; returns the exit code."""
-    from pairscreen.bar_size import require_daily
+    from pairscreen.contracts.bars import require_daily
 
     require_daily(rt.universe.bar, "the worker")  # refused at start, not every 6 hours
     if log.getEffectiveLevel() > logging.INFO:

@@ -21,9 +21,9 @@ from pairscreen_plugins.market import demo
 from pairscreen_plugins.market.csv_cells import CellError, close_time
 
 from pairscreen import clock
-from pairscreen.bar_size import BAR_SIZES, bar_size
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
+from pairscreen.contracts.bars import BAR_SIZES, bar_size
 from pairscreen.db.connection import database, init_database
 from pairscreen.db.models import BarBlock, Candle
 from pairscreen.market.bar_source import bar_source

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pairscreen import clock
-from pairscreen.bar_size import require_daily
 from pairscreen.cli.common import CommandError, open_runtime
 from pairscreen.cli.progress import ProgressDisplay
+from pairscreen.contracts.bars import require_daily
 
 if TYPE_CHECKING:
     from pairscreen.evaluation.run import Evaluation

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 
-from pairscreen.bar_size import require_daily
 from pairscreen.bootstrap import build_runtime, check_setup
 from pairscreen.cli.common import add_setting_options, require_database, settings_of
 from pairscreen.cli.demo_lock import describe_holder, hold_demo_lock
@@ -18,6 +17,7 @@ from pairscreen.cli.hints import command_line
 from pairscreen.cli.listening import bind_port, run_server
 from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.config import Settings, default_database_url, export_settings, load_settings
+from pairscreen.contracts.bars import require_daily
 from pairscreen.market.sync import freshness_line
 from pairscreen.universe import Universe
 from pairscreen.wording import plural

@@ -7,7 +7,8 @@ Nothing here is the engine's: a panel is read-only to a plugin (:class:`PairPane
 what the engine does with panels, verdicts and registries lives under ``pairscreen.engine``
 and ``pairscreen.plugin_system``. The contracts are grouped by component, one module each
 (``metrics``, ``filters``, ``strategies`` with the scorer, ``charts``, ``pegs``, ``market``,
-``notifiers``, ``commands``, ``options``; ``panel`` and ``assets`` for the data they read);
+``notifiers``, ``commands``, ``options``; ``panel`` and ``assets`` for the data they read,
+``bars`` for the bar sizes a universe declares and their UTC grid);
 every public name is re-exported here, so a plugin needs this one import line.
 ``pairscreen.clock`` (the service's notion of now, which tests pin) is the other module a
 plugin may import. ``pairscreen.types`` re-exports the same names for one more release.

@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pairscreen.bar_size import BarSize
 from pairscreen.contracts import Candles, RowIssues
 from pairscreen.contracts.assets import ROW_EXAMPLES
+from pairscreen.contracts.bars import BarSize
 from pairscreen.market.bar_store import as_bar_candles, bar_times
 
 

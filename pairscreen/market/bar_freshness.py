@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pairscreen.bar_size import DAY_SECONDS, BarSize
+from pairscreen.contracts.bars import DAY_SECONDS, BarSize
 from pairscreen.market.bar_checks import iso_time
 from pairscreen.universe import Universe
 from pairscreen.wording import plural

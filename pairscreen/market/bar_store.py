@@ -9,7 +9,7 @@ compression of the mantissa), so what a sync wrote is what the reader gives back
 
 Bars are exchanged as :class:`~pairscreen.contracts.Candles` whose ``dates`` are the bars' close
 times (``datetime64[s]``, UTC): the engine's candle arrays, at a finer clock. Slot ``k`` of
-day D is the bar opening at ``D + k * bar`` (:mod:`pairscreen.bar_size`).
+day D is the bar opening at ``D + k * bar`` (:mod:`pairscreen.contracts.bars`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import numpy as np
 from peewee import fn
 
 from pairscreen import clock
-from pairscreen.bar_size import DAY_SECONDS, BarSize
 from pairscreen.contracts import Candles
+from pairscreen.contracts.bars import DAY_SECONDS, BarSize
 from pairscreen.db.connection import database
 from pairscreen.db.models import AssetRow, BarBlock
 

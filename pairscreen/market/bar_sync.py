@@ -24,8 +24,8 @@ import numpy as np
 from peewee import fn
 
 from pairscreen import clock
-from pairscreen.bar_size import BarSize, bar_size
 from pairscreen.contracts import Candles, RowIssues
+from pairscreen.contracts.bars import BarSize, bar_size
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, BarBlock
 from pairscreen.market.bar_checks import checked_bars, iso_time

@@ -37,8 +37,8 @@ import numpy as np
 import peewee
 
 from pairscreen import clock
-from pairscreen.bar_size import require_daily
 from pairscreen.contracts import Candles
+from pairscreen.contracts.bars import require_daily
 from pairscreen.db import rows
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, Candle, DataVersion

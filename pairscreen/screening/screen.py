@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from pairscreen import clock
-from pairscreen.bar_size import require_daily
 from pairscreen.contracts import Asset, Candles
+from pairscreen.contracts.bars import require_daily
 from pairscreen.db.models import survivor_keys
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from pairscreen.bar_size import BarSize
 from pairscreen.contracts import Candles, RowIssues
+from pairscreen.contracts.bars import BarSize
 from pairscreen_plugins.market.csv_cells import (
     MILLISECONDS,
     PLAIN_NUMBER,

@@ -238,7 +238,7 @@ class CsvMarketSource:
     ) -> Iterator[Candles]:
         """Intraday bars (:mod:`~pairscreen_plugins.market.csv_bars`): each row's time is
         the bar's close time, UTC."""
-        from pairscreen.bar_size import bar_size
+        from pairscreen.contracts.bars import bar_size
         from pairscreen_plugins.market.csv_bars import read_csv_bars
 
         size = bar_size(bar)

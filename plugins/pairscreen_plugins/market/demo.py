@@ -89,7 +89,7 @@ class DemoMarketSource:
     ) -> Iterator[Candles]:
         """Intraday bars ending on each simulated day's close
         (:mod:`~pairscreen_plugins.demo_market.intraday`); ``days`` bounds a first sync."""
-        from pairscreen.bar_size import bar_size
+        from pairscreen.contracts.bars import bar_size
         from pairscreen_plugins.demo_market.intraday import DAY_SECONDS, bars_between
 
         size = bar_size(bar)
