@@ -26,6 +26,7 @@ from pairscreen.testing import pair_panel
 ROOT = Path(__file__).resolve().parents[1]
 SUBMODULES = (
     "assets",
+    "bars",
     "charts",
     "commands",
     "filters",

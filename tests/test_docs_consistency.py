@@ -238,7 +238,7 @@ def test_the_hookspecs_name_only_contracts_files_and_settings_that_exist():
 
 
 def test_the_hookspecs_defaults_are_the_code_s():
-    from pairscreen.config import COMPONENT_DEFAULTS
+    from pairscreen.config import COMPONENTS
     from pairscreen.universe import DEFAULT_FILTER
 
     named = {
@@ -248,7 +248,7 @@ def test_the_hookspecs_defaults_are_the_code_s():
             "pairscreen_register_chart_renderers", r"\(``(\w+)`` unless configured\)"
         )[1],
     }
-    assert named == dict(COMPONENT_DEFAULTS)
+    assert named == {c.key: c.builtin for c in COMPONENTS if c.key in named}
     assert said("pairscreen_register_filters", r"the built-in one is ``(\w+)``")[1] == (
         DEFAULT_FILTER
     )

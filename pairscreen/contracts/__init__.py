@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pairscreen.config import Settings
 from pairscreen.contracts.assets import ASSET_CLASSES, Asset, Candles, PegConfig, RowIssues
+from pairscreen.contracts.bars import BAR_SIZES, DAILY, BarSize, bar_size
 from pairscreen.contracts.charts import ChartData, ChartRenderer
 from pairscreen.contracts.commands import Command, CommandSpec
 from pairscreen.contracts.filters import (
@@ -53,9 +54,12 @@ from pairscreen.contracts.strategies import BacktestBatch, Scorer, Strategy, Tra
 # Every module's public names (tests/test_contracts.py holds the two lists together).
 __all__ = [
     "ASSET_CLASSES",
+    "BAR_SIZES",
+    "DAILY",
     "AddressError",
     "Asset",
     "BacktestBatch",
+    "BarSize",
     "CalendarWindow",
     "Candles",
     "ChannelNotifier",
@@ -88,6 +92,7 @@ __all__ = [
     "ShortHistory",
     "Strategy",
     "Trade",
+    "bar_size",
     "enough_history",
     "hookimpl",
     "masked_address",

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+__all__ = ["BAR_SIZES", "DAILY", "BarSize", "bar_size"]
+
 DAY_SECONDS = 86_400
 
 
