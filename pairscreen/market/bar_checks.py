@@ -15,10 +15,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pairscreen.contracts import Candles, RowIssues
+from pairscreen.contracts import Candles
 from pairscreen.contracts.assets import ROW_EXAMPLES
 from pairscreen.contracts.bars import BarSize
 from pairscreen.market.bar_store import as_bar_candles, bar_times
+from pairscreen.market.row_checks import settled
 
 
 def iso_time(epoch_seconds: int) -> str:
@@ -50,36 +51,11 @@ def checked_bars(candles: Candles, bar: BarSize, until: int) -> Candles:
     )
     usable = ~bad_close & ~off_grid
     unparseable = int((~usable).sum())
-    times, close, volume = times[usable], close[usable], volume[usable]
-    future = times > until
-    n_future = int(future.sum())
-    times, close, volume = times[~future], close[~future], volume[~future]
-    volume = np.where(np.isfinite(volume) & (volume >= 0), volume, np.nan)  # unknown, not 0
-    order = np.argsort(times, kind="stable")
-    times, close, volume = times[order], close[order], volume[order]
-    last = np.ones(len(times), dtype=bool)
-    if len(times) > 1:
-        last[:-1] = times[1:] != times[:-1]
-    repeat = np.flatnonzero(~last)
-    same = (close[repeat] == close[repeat + 1]) & (
-        (volume[repeat] == volume[repeat + 1])
-        | (np.isnan(volume[repeat]) & np.isnan(volume[repeat + 1]))
+    rows = settled(times[usable], close[usable], volume[usable], until)
+    examples += rows.conflict_examples(
+        lambda i: f"the bar closing {iso_time(rows.stamps[i])}", ROW_EXAMPLES - len(examples)
     )
-    differing = repeat[~same]
-    for i in differing[: max(0, ROW_EXAMPLES - len(examples))].tolist():
-        examples.append(
-            f"the bar closing {iso_time(times[i])} is given twice, with closes "
-            f"{close[i]!r} and {close[i + 1]!r}"
-            if close[i] != close[i + 1]
-            else f"the bar closing {iso_time(times[i])} is given twice, with volumes "
-            f"{volume[i]!r} and {volume[i + 1]!r}"
-        )
-    found = RowIssues(
-        future=n_future,
-        duplicate=int(same.sum()),
-        unparseable=unparseable,
-        conflicting=len(differing),
-        examples=tuple(examples),
-    )
-    out = as_bar_candles(candles.ticker, times[last], close[last], volume[last])
+    found = rows.issues(unparseable, examples)
+    last = rows.last
+    out = as_bar_candles(candles.ticker, rows.stamps[last], rows.close[last], rows.volume[last])
     return Candles(out.ticker, out.dates, out.close, out.volume, candles.issues + found)

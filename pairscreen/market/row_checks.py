@@ -12,6 +12,7 @@ above the asset class's limit that a sync stores but names as a warning.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
@@ -34,42 +35,79 @@ def checked(candles: Candles, until: date) -> Candles:
         for i in np.flatnonzero(~usable)[:ROW_EXAMPLES].tolist()
     ]
     unparseable = int((~usable).sum())
-    dates, close, volume = dates[usable], close[usable], volume[usable]
-    future = dates > np.datetime64(until, "D")
-    n_future = int(future.sum())
-    dates, close, volume = dates[~future], close[~future], volume[~future]
+    rows = settled(dates[usable], close[usable], volume[usable], np.datetime64(until, "D"))
+    examples += rows.conflict_examples(lambda i: f"{rows.stamps[i]}", ROW_EXAMPLES - len(examples))
+    found = rows.issues(unparseable, examples)
+    last = rows.last
+    return Candles(
+        candles.ticker,
+        rows.stamps[last],
+        rows.close[last],
+        rows.volume[last],
+        candles.issues + found,
+    )
+
+
+@dataclass(frozen=True)
+class SettledRows:
+    """A source's usable rows sorted by their stamp (a day, or a bar's close time), without
+    those stamped after the last closed one. ``last`` marks the row kept for each stamp; a
+    stamp given again with the same values is a harmless repeat (``duplicate``), with other
+    values a conflict (``conflicting``: the index of its first row; the next row is the
+    other)."""
+
+    stamps: np.ndarray
+    close: np.ndarray
+    volume: np.ndarray  # NaN where unknown
+    last: np.ndarray
+    future: int
+    duplicate: int
+    conflicting: np.ndarray
+
+    def conflict_examples(self, label: Callable[[int], str], room: int) -> list[str]:
+        """Up to ``room`` sentences naming a conflict each, the stamp written by ``label``."""
+        out = []
+        for i in self.conflicting[: max(0, room)].tolist():
+            what, values = (
+                ("closes", self.close)
+                if self.close[i] != self.close[i + 1]
+                else ("volumes", self.volume)
+            )
+            out.append(
+                f"{label(i)} is given twice, with {what} {values[i]!r} and {values[i + 1]!r}"
+            )
+        return out
+
+    def issues(self, unparseable: int, examples: list[str]) -> RowIssues:
+        return RowIssues(
+            future=self.future,
+            duplicate=self.duplicate,
+            unparseable=unparseable,
+            conflicting=len(self.conflicting),
+            examples=tuple(examples),
+        )
+
+
+def settled(
+    stamps: np.ndarray, close: np.ndarray, volume: np.ndarray, until: np.generic | int
+) -> SettledRows:
+    """The rows up to ``until`` sorted by stamp, their repeats and conflicts found (the
+    daily and the bar checks share this: a repeat is judged against the next row)."""
+    future = stamps > until
+    stamps, close, volume = stamps[~future], close[~future], volume[~future]
     volume = np.where(np.isfinite(volume) & (volume >= 0), volume, np.nan)  # unknown, not 0
-    order = np.argsort(dates, kind="stable")
-    dates, close, volume = dates[order], close[order], volume[order]
-    last_of_day = np.ones(len(dates), dtype=bool)
-    if len(dates) > 1:
-        last_of_day[:-1] = dates[1:] != dates[:-1]
-    # A repeated day is harmless when it repeats the next row's values exactly.
-    repeat = np.flatnonzero(~last_of_day)
+    order = np.argsort(stamps, kind="stable")
+    stamps, close, volume = stamps[order], close[order], volume[order]
+    last = np.ones(len(stamps), dtype=bool)
+    if len(stamps) > 1:
+        last[:-1] = stamps[1:] != stamps[:-1]
+    repeat = np.flatnonzero(~last)
     same = (close[repeat] == close[repeat + 1]) & (
         (volume[repeat] == volume[repeat + 1])
         | (np.isnan(volume[repeat]) & np.isnan(volume[repeat + 1]))
     )
-    differing = repeat[~same]
-    examples += [
-        f"{dates[i]} is given twice, with closes {close[i]!r} and {close[i + 1]!r}"
-        if close[i] != close[i + 1]
-        else f"{dates[i]} is given twice, with volumes {volume[i]!r} and {volume[i + 1]!r}"
-        for i in differing[: max(0, ROW_EXAMPLES - len(examples))].tolist()
-    ]
-    found = RowIssues(
-        future=n_future,
-        duplicate=int(same.sum()),
-        unparseable=unparseable,
-        conflicting=len(differing),
-        examples=tuple(examples),
-    )
-    return Candles(
-        candles.ticker,
-        dates[last_of_day],
-        close[last_of_day],
-        volume[last_of_day],
-        candles.issues + found,
+    return SettledRows(
+        stamps, close, volume, last, int(future.sum()), int(same.sum()), repeat[~same]
     )
 
 
