@@ -43,7 +43,10 @@ def checked_bars(candles: Candles, bar: BarSize, until: int) -> Candles:
             examples.append(f"row {i + 1} of the source's answer: {why(i)}")
 
     bad_close = ~(np.isfinite(close) & (close > 0)) | ~valid_time
-    name(np.flatnonzero(bad_close), lambda i: f"close {close[i]!r} is not a finite positive number")
+    name(
+        np.flatnonzero(bad_close),
+        lambda i: f"close {float(close[i])!r} is not a finite positive number",
+    )
     off_grid = ~bad_close & ~bar.on_grid(times)
     name(
         np.flatnonzero(off_grid),

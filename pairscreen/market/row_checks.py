@@ -30,8 +30,8 @@ def checked(candles: Candles, until: date) -> Candles:
     volume = np.asarray(candles.volume, dtype=np.float64)
     usable = np.isfinite(close) & (close > 0) & ~np.isnat(dates)
     examples = [
-        f"row {i + 1} of the source's answer ({dates[i]}): close {close[i]!r} is not a finite "
-        "positive number"
+        f"row {i + 1} of the source's answer ({dates[i]}): close {float(close[i])!r} is not a "
+        "finite positive number"
         for i in np.flatnonzero(~usable)[:ROW_EXAMPLES].tolist()
     ]
     unparseable = int((~usable).sum())
@@ -73,9 +73,8 @@ class SettledRows:
                 if self.close[i] != self.close[i + 1]
                 else ("volumes", self.volume)
             )
-            out.append(
-                f"{label(i)} is given twice, with {what} {values[i]!r} and {values[i + 1]!r}"
-            )
+            first, second = float(values[i]), float(values[i + 1])  # not np.float64(...)
+            out.append(f"{label(i)} is given twice, with {what} {first!r} and {second!r}")
         return out
 
     def issues(self, unparseable: int, examples: list[str]) -> RowIssues:
