@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from pairscreen.contracts import Candles, RowIssues
+from pairscreen.contracts import Candles
 from pairscreen.contracts.bars import BarSize
 from pairscreen_plugins.market.csv_cells import (
     MILLISECONDS,
@@ -109,21 +109,14 @@ def read_csv_bars(
     future = int(future_rows.sum())
     keep = ~future_rows & (times > after if after is not None else True)
     times, close_array, volume_array = times[keep], close_array[keep], volume_array[keep]
-    if volume_unit == "base":
-        volume_array = volume_array * close_array
-    return Candles(
-        ticker=ticker,
-        dates=times.astype("datetime64[s]"),
-        close=close_array,
-        volume=volume_array,
-        issues=RowIssues(
-            future=future,
-            duplicate=rows.duplicate,
-            unparseable=rows.unparseable,
-            conflicting=rows.conflicting,
-            examples=tuple(rows.examples),
-            origin=path.name,
-        ),
+    return rows.candles(
+        ticker,
+        times.astype("datetime64[s]"),
+        close_array,
+        volume_array,
+        volume_unit=volume_unit,
+        future=future,
+        origin=path.name,
     )
 
 

@@ -74,6 +74,31 @@ class _Rows:
     duplicate: int = 0
     examples: list[str] = field(default_factory=list)
 
+    def candles(
+        self,
+        ticker: str,
+        stamps: np.ndarray,
+        close: np.ndarray,
+        volume: np.ndarray,
+        *,
+        volume_unit: str | None,
+        future: int,
+        origin: str,
+    ) -> Candles:
+        """The kept rows as :class:`Candles` (days or bar close times alike), their volume in
+        the quote currency, with what these rows counted."""
+        if volume_unit == "base":
+            volume = volume * close  # quote volume: units times the close
+        issues = RowIssues(
+            future=future,
+            duplicate=self.duplicate,
+            unparseable=self.unparseable,
+            conflicting=self.conflicting,
+            examples=tuple(self.examples),
+            origin=origin,
+        )
+        return Candles(ticker=ticker, dates=stamps, close=close, volume=volume, issues=issues)
+
     def refuse(self, line: int, why: str, *, conflict: bool = False) -> None:
         if conflict:
             self.conflicting += 1
@@ -145,23 +170,14 @@ def read_csv_candles(
             future += 1
             continue
         kept.append(day)
-    close_array = np.array([rows.days[d][0] for d in kept], dtype=np.float64)
-    volume_array = np.array([rows.days[d][1] for d in kept], dtype=np.float64)
-    if volume_unit == "base":
-        volume_array = volume_array * close_array  # quote volume: units times the close
-    return Candles(
-        ticker=ticker,
-        dates=np.array(kept, dtype="datetime64[D]"),
-        close=close_array,
-        volume=volume_array,
-        issues=RowIssues(
-            future=future,
-            duplicate=rows.duplicate,
-            unparseable=rows.unparseable,
-            conflicting=rows.conflicting,
-            examples=tuple(rows.examples),
-            origin=path.name,
-        ),
+    return rows.candles(
+        ticker,
+        np.array(kept, dtype="datetime64[D]"),
+        np.array([rows.days[d][0] for d in kept], dtype=np.float64),
+        np.array([rows.days[d][1] for d in kept], dtype=np.float64),
+        volume_unit=volume_unit,
+        future=future,
+        origin=path.name,
     )
 
 
