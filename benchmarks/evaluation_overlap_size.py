@@ -106,7 +106,7 @@ def main() -> None:
     cases += [(94, 6, 0.5, False), (94, 6, 0.0, True)]
     for seed, (days, block, independent, heavy) in enumerate(cases):
         rng = np.random.default_rng(seed)
-        sims = args.sims if days < 200 else max(1, args.sims // 4)
+        sims = args.sims if days < 200 else max(1, args.sims // 10)
         runs = [simulate(rng, days, block, independent, heavy) for _ in range(sims)]
         estimates = np.array([r[0] for r in runs])
         rms = math.sqrt(float(np.mean([r[1] ** 2 for r in runs])))
