@@ -41,6 +41,7 @@ import math
 import statistics
 import sys
 import time
+from dataclasses import replace
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -55,9 +56,12 @@ from _harness import machine_line  # noqa: E402
 from pairscreen.evaluation.statistics import (  # noqa: E402
     GREATER,
     Difference,
+    _overlap_standard_error,
+    daily_difference,
     demeaning_correction,
     detectable,
     one_sided_p,
+    with_fixed_sequence,
     with_holm,
 )
 from tests.support.power_universe import evaluate_universe, planted, universe  # noqa: E402
@@ -77,8 +81,13 @@ def one(task: tuple[float, int, int]) -> Run:
     groups = planted(level) if level > 0 else ()
     u, candles = universe(seed, groups)
     result = evaluate_universe(u, candles, every)
-    rows = result.results[0].horizons
+    screen = result.results[0]
+    rows = screen.horizons
     first = rows[0].difference
+    # Each day's survivors and other pairs in the zones: with each row's per-day gaps, any
+    # standard error or test can be derived again from the records (``--replay``).
+    survivors = [int(day["survivors_in_zones"]) for day in screen.per_date]  # type: ignore[call-overload]
+    others = [int(day["in_zones"]) - s for day, s in zip(screen.per_date, survivors, strict=True)]  # type: ignore[call-overload]
     return (
         level,
         first.estimate,
@@ -86,16 +95,30 @@ def one(task: tuple[float, int, int]) -> Run:
         first.min_detectable,
         first.reading,
         any(r.difference.reading == "evidence" for r in rows),
-        [{"seed": seed, "horizon": r.horizon, **r.difference.as_json()} for r in rows],
+        [
+            {
+                "seed": seed,
+                "horizon": r.horizon,
+                **r.difference.as_json(),
+                "gaps": list(r.per_date),
+                "survivor_counts": survivors,
+                "other_counts": others,
+            }
+            for r in rows
+        ],
     )
 
 
-def replayed(path: Path) -> list[Run]:
-    """The runs of a records file, their p-values, Holm adjustment, ``min_detectable`` and
-    readings derived again by today's ``evaluation.statistics`` from each row's estimate,
-    standard error and degrees of freedom (a row the observation rules refused stays
-    refused: they never read the outcomes). A study run before a change of the test is
-    read as the changed test would read it, without simulating again."""
+def replayed(path: Path, design: str = "today") -> list[Run]:
+    """The runs of a records file, their p-values, adjustment, ``min_detectable`` and
+    readings derived again by today's ``evaluation.statistics`` (``design`` "today") from
+    each row's days (its per-day differences and group counts; older records: its estimate,
+    standard error and degrees of freedom), or by the test before the fixed sequence and the
+    equivalent degrees of freedom (``design`` "holm": Holm over both horizons, one degree of
+    freedom less than the independent periods, the demeaning correction). A row the
+    observation rules refused stays refused: they never read the outcomes. A study run
+    before a change of the test is read as the changed test would read it, without
+    simulating again."""
     rows: dict[tuple[float, int], list[dict[str, Any]]] = {}
     with path.open(encoding="utf-8") as records:
         for line in records:
@@ -104,9 +127,10 @@ def replayed(path: Path) -> list[Run]:
     runs: list[Run] = []
     for (level, seed), mine in rows.items():
         mine.sort(key=lambda r: r["horizon"])
-        diffs = [_difference(r) for r in mine]
+        diffs = [_difference(r) if design == "today" else _before(r) for r in mine]
         tested = [i for i, d in enumerate(diffs) if not d.too_few and d.p_value is not None]
-        for i, d in zip(tested, with_holm([diffs[i] for i in tested]), strict=True):
+        adjust = with_fixed_sequence if design == "today" else with_holm
+        for i, d in zip(tested, adjust([diffs[i] for i in tested]), strict=True):
             diffs[i] = d
         first = diffs[0]
         runs.append(
@@ -126,11 +150,56 @@ def replayed(path: Path) -> list[Run]:
     return runs
 
 
+def _days(row: dict[str, Any]) -> tuple[Any, Any]:
+    """A row's per-day differences and weights ``s r / (s + r)`` (0 without both groups)."""
+    import numpy as np
+
+    survivors = np.asarray(row["survivor_counts"], dtype=float)
+    others = np.asarray(row["other_counts"], dtype=float)
+    gaps = np.asarray([np.nan if g is None else g for g in row["gaps"]], dtype=float)
+    both = np.isfinite(gaps) & (survivors > 0) & (others > 0)
+    weight = np.where(both, survivors * others / np.maximum(survivors + others, 1.0), 0.0)
+    return np.where(both, gaps, 0.0), weight
+
+
+def _before(row: dict[str, Any]) -> Difference:
+    """A row with days as the test before the fixed sequence read it: the flat-kernel error
+    with the demeaning correction, one degree of freedom less than the independent periods
+    (its Holm adjustment over both horizons is applied by the caller)."""
+    gaps, weight = _days(row)
+    estimate = float((weight * gaps).sum() / weight.sum())
+    paired = int((weight > 0).sum())
+    block = row["block_days"]
+    se = _overlap_standard_error(weight * (gaps - estimate) / weight.sum(), block)
+    se *= demeaning_correction(paired, block)
+    df = paired // block - 1
+    return Difference(
+        estimate,
+        None,
+        None,
+        se,
+        detectable(se, df, 1),
+        block,
+        0,
+        one_sided_p(estimate, se, df, GREATER),
+        too_few=row["reading"] == "too_few_observations",
+        degrees_of_freedom=df,
+    )
+
+
 def _difference(row: dict[str, Any]) -> Difference:
-    """A recorded row as today's test reads it. Rows recorded before ``paired_days`` existed
+    """A recorded row as today's test reads it: from its days when recorded (the estimate
+    must be the recorded one), else from its estimate, standard error and degrees of
+    freedom. Rows recorded before ``paired_days`` existed
     hold the standard error without the demeaning correction: it is applied here with the
     fewest days their degrees of freedom allow, ``block x (df + 1)`` (the most allow one
     block more, less a day; on the study's rows both give the same readings)."""
+    if "gaps" in row:
+        gaps, weight = _days(row)
+        today = daily_difference(gaps, weight, row["block_days"])
+        assert today.estimate is not None and row["estimate"] is not None
+        assert math.isclose(today.estimate, row["estimate"], rel_tol=1e-9, abs_tol=1e-12)
+        return replace(today, too_few=row["reading"] == "too_few_observations")
     low, high = row["ci95"] if row["ci95"] is not None else (None, None)
     estimate, se, df = row["estimate"], row["standard_error"], row["degrees_of_freedom"]
     tested = estimate is not None and se is not None and df is not None
@@ -202,11 +271,20 @@ def main() -> None:
         type=Path,
         help="simulate nothing: read the runs of this records file with today's test",
     )
+    parser.add_argument(
+        "--design",
+        choices=("today", "holm"),
+        default="today",
+        help="with --replay: today's test, or the one before (Holm over both horizons)",
+    )
     args = parser.parse_args()
     if args.replay is not None:
-        runs = replayed(args.replay)
+        runs = replayed(args.replay, args.design)
         levels = sorted({run[0] for run in runs if run[0] > 0})
-        print(f"{len(runs)} simulations read from {args.replay} (--every {args.every})")
+        print(
+            f"{len(runs)} simulations read from {args.replay} (--every {args.every}, "
+            f"{args.design}'s test)"
+        )
         summary(runs, levels)
         return
     levels = [float(v) for v in args.levels.split(",") if v.strip()]

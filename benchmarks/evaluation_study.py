@@ -105,10 +105,11 @@ def pp(value: float | None) -> str:
 def markdown(body: dict, title: str) -> str:  # type: ignore[type-arg]
     lines = [
         f"**{title}**: as-of days {body['from']} → {body['to']} every {body['every_days']} "
-        f"days, {body['pairs_screened']} pairs, {body['comparisons']} comparisons (Holm).",
+        f"days, {body['pairs_screened']} pairs, {body['comparisons']} comparisons (the screen's "
+        "horizons in a fixed sequence, the other rows Holm).",
         "",
         "| rule set | h | survivors n (pairs, periods, top pair) | difference, pp [95 %] "
-        "| p | p Holm | reading | hold cheap leg: surv / rest | hold other leg: surv / rest |",
+        "| p | p adjusted | reading | hold cheap leg: surv / rest | hold other leg: surv / rest |",
         "|---|---:|---|---|---:|---:|---|---|---|",
     ]
     for rule_set in body["rule_sets"]:

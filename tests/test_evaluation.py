@@ -4,6 +4,7 @@ one was built in and none is invented where there is none, and the outputs hold 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from datetime import date, timedelta
 
@@ -21,6 +22,7 @@ from pairscreen.evaluation.statistics import (
     difference,
     holm,
     negated,
+    overlap_reference,
 )
 from pairscreen.evaluation.verdicts import Market
 from pairscreen.pegs.status import active_depegs
@@ -159,6 +161,36 @@ def observations(survivors: list[np.ndarray], rest: list[np.ndarray], pairs: int
     )  # fmt: skip
 
 
+def satterthwaite(weight: np.ndarray, block: int) -> tuple[float, float]:
+    """The variance factor and equivalent degrees of freedom of the flat-kernel estimate
+    under the overlap model, written out with dense matrices (statistics.overlap_reference
+    uses banded ones)."""
+    days = weight.size
+    lag = np.abs(np.subtract.outer(np.arange(days), np.arange(days)))
+    scale = np.divide(1.0, np.sqrt(weight), out=np.zeros(days), where=weight > 0)
+    cov = np.clip(1.0 - lag / block, 0.0, None) * np.outer(scale, scale)
+    share = weight / weight.sum()
+    residual = np.diag(share) @ (np.eye(days) - np.outer(np.ones(days), share))
+    quadratic = residual.T @ (lag < block).astype(float) @ residual
+    mean = np.trace(quadratic @ cov)
+    spread = np.trace(quadratic @ cov @ quadratic @ cov)
+    return float(share @ cov @ share / mean), float(mean**2 / spread)
+
+
+def test_overlap_reference_makes_the_flat_kernel_unbiased():
+    """Under the overlap model the corrected variance's mean is the estimate's variance (so
+    the stated error is right on average), whatever the days' weights."""
+    rng = np.random.default_rng(3)
+    weight = rng.uniform(0.5, 5.0, 60)
+    factor, df = overlap_reference(weight, 6)
+    assert (factor, df) == pytest.approx(satterthwaite(weight, 6), rel=1e-9)
+    assert 1.0 < factor < 1.5 and 3 < df < 60 // 6 - 1
+    # A day without both groups (weight 0) is no day of the sum, but keeps its place.
+    weight[10] = 0.0
+    assert overlap_reference(weight, 6) == pytest.approx(satterthwaite(weight, 6), rel=1e-9)
+    assert overlap_reference(weight, 6) != pytest.approx(satterthwaite(weight[weight > 0], 6))
+
+
 def test_paired_difference_cancels_the_day_move_and_its_bootstrap_is_fixed():
     rng = np.random.default_rng(1)
     # A market move shared by every pair of a day, larger than the edge: within each day it
@@ -175,7 +207,10 @@ def test_paired_difference_cancels_the_day_move_and_its_bootstrap_is_fixed():
     assert one.estimate == pytest.approx(float((weight * gaps).sum() / weight.sum()), abs=1e-12)
     assert one.low is not None and one.high is not None and one.standard_error is not None
     assert one.low < one.estimate < one.high
-    assert one.degrees_of_freedom == 40 // 4 - 1
+    # The degrees of freedom of the flat-kernel variance (Satterthwaite's, under errors
+    # of variance 1 / w correlated 1 - k/4 at k days apart), from dense matrices here.
+    assert one.degrees_of_freedom == math.floor(satterthwaite(weight, 4)[1] + 0.5)
+    assert one.degrees_of_freedom < 40 // 4 - 1  # fewer than the independent periods less one
     # A t interval from the bootstrap standard error, with the p-value it implies.
     from scipy import stats
 
@@ -315,8 +350,9 @@ def test_cli_json_plot_and_rule_files(cli, runtime, tmp_path):
             diff = horizon["reversion"]["difference"]
             assert {"estimate", "ci95", "min_detectable"} <= set(diff)
     assert any("cannot resolve differences smaller than" in w for w in body["warnings"])
-    # Holm within two families: the screen's rows (primary) and every other row
-    # (exploratory), each over the rows the observation rules let be tested.
+    # Two families: the screen's rows (primary) tested in a fixed sequence, the shortest
+    # horizon first (each adjusted p the largest raw p so far); every other row
+    # (exploratory) Holm-adjusted; each over the rows the observation rules let be tested.
     from statsmodels.stats.multitest import multipletests
 
     def tested(rule_sets: list[dict]) -> list[dict]:  # type: ignore[type-arg]
@@ -330,11 +366,15 @@ def test_cli_json_plot_and_rule_files(cli, runtime, tmp_path):
     primary, exploratory = tested(body["rule_sets"][:1]), tested(body["rule_sets"][1:])
     assert body["families"] == {"primary": len(primary), "exploratory": len(exploratory)}
     assert len(primary) + len(exploratory) <= body["comparisons"]
+    running = np.maximum.accumulate([r["p_value"] for r in primary]) if primary else []
+    assert [r["p_holm"] for r in primary] == pytest.approx(list(running), abs=1e-12)
+    assert all(r["adjustment"] == "fixed_sequence" for r in primary)
+    if exploratory:
+        expected = multipletests([r["p_value"] for r in exploratory], method="holm")[1]
+        assert [r["p_holm"] for r in exploratory] == pytest.approx(list(expected), abs=1e-12)
+        assert all(r["adjustment"] == "holm" for r in exploratory)
     for family in (primary, exploratory):
-        if family:
-            expected = multipletests([r["p_value"] for r in family], method="holm")[1]
-            assert [r["p_holm"] for r in family] == pytest.approx(list(expected), abs=1e-12)
-            assert all(r["family"] == len(family) for r in family)
+        assert all(r["family"] == len(family) for r in family)
     idle = [r["name"] for r in body["rule_sets"] if r["never_binds"]]
     assert idle, "the rules that are off by default (half_life, …) never bind"
     for rule_set in body["rule_sets"]:

@@ -66,7 +66,7 @@ def _traded(evaluation: Evaluation) -> dict[str, object]:
 
 
 def comparisons(evaluation: Evaluation) -> int:
-    """How many rule set x horizon differences have a p-value (both Holm families, and the
+    """How many rule set x horizon differences have a p-value (both families, and the
     rows the observation rules refuse)."""
     return sum(
         1
@@ -77,9 +77,10 @@ def comparisons(evaluation: Evaluation) -> int:
 
 
 def families(evaluation: Evaluation) -> dict[str, int]:
-    """The sizes of the two Holm families: the screen's own rules over their horizons
-    (``primary``) and every other rule set and horizon (``exploratory``), each adjusted on
-    its own over the rows the observation rules let be tested."""
+    """The sizes of the two families: the screen's own rules over their horizons
+    (``primary``, a fixed sequence, the shortest horizon first) and every other rule set
+    and horizon (``exploratory``, Holm), each adjusted on its own over the rows the
+    observation rules let be tested."""
     sizes = [
         sum(1 for h in result.horizons if h.difference.p_holm is not None)
         for result in evaluation.results
@@ -106,7 +107,7 @@ def horizon_json(result: HorizonResult, *, per_date: bool = True) -> dict[str, o
 def table(evaluation: Evaluation) -> str:
     """One line per rule set and horizon: survivors and rest (n, mean, median, hit rate of
     the move back toward the range), their difference with its 95 % interval, its p-value,
-    Holm-adjusted p-value and reading; then the holding values of the screen's rules."""
+    adjusted p-value and reading; then the holding values of the screen's rules."""
     dates = evaluation.dates
     sample = (
         f" (a sample of {evaluation.n_pairs} of {plural(evaluation.pairs_in_universe, 'pair')})"
@@ -151,10 +152,11 @@ def table(evaluation: Evaluation) -> str:
     family = families(evaluation)
     lines += [
         "",
-        f"evidence: Holm-adjusted p below 5 % (the screen's rules over their "
-        f"{family['primary']} horizons, the primary family; the other "
-        f"{family['exploratory']} rows, exploratory, among themselves), the interval "
-        "excluding zero, and enough observations (at least 30 survivor observations, 8 "
+        f"evidence: adjusted one-sided p below 5 % (the screen's rules over their "
+        f"{family['primary']} horizons, the primary family, in a fixed sequence: the "
+        "shortest horizon at 5 %, each longer one at 5 % while the shorter ones are "
+        f"evidence; the other {family['exploratory']} rows, exploratory, Holm-adjusted "
+        "among themselves) and enough observations (at least 30 survivor observations, 8 "
         "independent periods, no pair above 25 % of the survivors); difference: survivors "
         "minus the other pairs of the same zones, within each as-of day",
     ]

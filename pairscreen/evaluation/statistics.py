@@ -20,15 +20,20 @@ is not the claim under test, and needed a difference about 15 % larger to be see
 interval stays two-sided: it describes the differences the data allow, a worse selection
 included.
 
-The p-value and the interval use Student's t with one degree of freedom less than the
-number of independent periods (days with both groups over the block length): with a few
-dozen periods the estimated standard error is itself uncertain, and the normal reference
-would call chance evidence too often. Pairs that repeat from day to day are not treated as
-independent draws (that double-counted the noise and hid real edges); a result carried by
-one pair is refused by the concentration rule of :func:`shortfalls` instead.
+The p-value and the interval use Student's t with the degrees of freedom the flat-kernel
+estimate of the variance actually has (:func:`overlap_reference`, Satterthwaite's
+equivalent degrees of freedom under the overlap model, rounded, about two thirds of the
+independent periods): with a few dozen periods the estimated standard error is itself
+uncertain, and a reference with more degrees of freedom than it holds calls chance evidence
+more often than it states (up to 6 % with one less than the periods, in simulated
+series). Pairs that repeat from day to day are not treated as independent draws (that
+double-counted the noise and hid real edges); a result carried by one pair is refused by the
+concentration rule of :func:`shortfalls` instead.
 
-:func:`holm` adjusts a family of p-values; ``min_detectable`` is the true difference the
-design calls evidence with 80 % power at the level Holm leaves the first test of its family.
+:func:`holm` adjusts a family of p-values, :func:`with_fixed_sequence` tests the screen's
+own horizons in a fixed order (the shortest first, each at the full 5 % while the ones before
+it are evidence); ``min_detectable`` is the true difference the design calls evidence with
+80 % power at the level its family leaves the test.
 """
 
 from __future__ import annotations
@@ -49,7 +54,9 @@ LESS = "less"
 MIN_SURVIVOR_OBSERVATIONS = 30
 MIN_INDEPENDENT_DAYS = 8
 MAX_TOP_PAIR_SHARE = 0.25
-EVIDENCE_LEVEL = 0.05  # Holm-adjusted p below this, and enough observations: evidence
+EVIDENCE_LEVEL = 0.05  # adjusted p below this, and enough observations: evidence
+HOLM = "holm"  # adjustments of ``p_holm``: Holm's step-down over the family
+FIXED_SEQUENCE = "fixed_sequence"  # each test at the full level while the earlier are evidence
 
 EVIDENCE = "evidence"
 NO_EVIDENCE = "no_evidence"
@@ -111,10 +118,11 @@ class Difference:
     p_value: float | None = None
     p_holm: float | None = None
     too_few: bool = True  # set by the caller from the observation rules
-    degrees_of_freedom: int | None = None  # independent periods with both groups, less one
-    family: int = 1  # comparisons its Holm adjustment covers
+    degrees_of_freedom: int | None = None  # the error's equivalent degrees of freedom, rounded
+    family: int = 1  # comparisons its adjustment covers
     alternative: str = GREATER  # the side the one-sided p-value tests
     paired_days: int = 0  # as-of days with both groups: the days the estimate averages
+    adjustment: str = HOLM  # how ``p_holm`` was adjusted over the family
 
     @property
     def reading(self) -> str:
@@ -142,6 +150,7 @@ class Difference:
             "family": self.family,
             "alternative": self.alternative,
             "paired_days": self.paired_days,
+            "adjustment": self.adjustment,
         }
 
 
@@ -205,20 +214,28 @@ def difference(obs: Observations, block_days: int) -> Difference:
     day_s, day_r = _day_means(obs)
     counts_s, counts_r = day_s[1], day_r[1]
     both = (counts_s > 0) & (counts_r > 0)
-    if days == 0 or not both.any():
-        return Difference(None, None, None, None, None, block, 0)
     weight = np.where(both, counts_s * counts_r / np.maximum(counts_s + counts_r, 1), 0.0)
-    gap = np.where(both, day_s[0] - day_r[0], 0.0)
+    return daily_difference(np.where(both, day_s[0] - day_r[0], 0.0), weight, block)
+
+
+def daily_difference(gap: np.ndarray, weight: np.ndarray, block: int) -> Difference:
+    """:func:`difference` from its days: ``gap`` the survivors' mean minus the rest's per
+    as-of day and ``weight`` its ``w_t`` (0 on days without both groups), ``block`` as-of
+    days whose forward windows overlap. The power study replays its records with it."""
+    if gap.size == 0 or not (weight > 0).any():
+        return Difference(None, None, None, None, None, block, 0)
+    gap = np.where(weight > 0, gap, 0.0)
     estimate = float((weight * gap).sum() / weight.sum())
-    paired = int(both.sum())
+    paired = int((weight > 0).sum())
     periods = paired // block
     if periods < 2:
         return Difference(estimate, None, None, None, None, block, 0, paired_days=paired)
     se = _overlap_standard_error(weight * (gap - estimate) / weight.sum(), block)
     if not se > 0:
         return Difference(estimate, None, None, None, None, block, 0, paired_days=paired)
-    se *= demeaning_correction(paired, block)
-    df = periods - 1
+    factor, equivalent = overlap_reference(weight, block)
+    se *= math.sqrt(factor)
+    df = max(1, math.floor(equivalent + 0.5))  # the nearest whole number: an integer field
     half = _t_quantile(1.0 - EVIDENCE_LEVEL / 2.0, df) * se
     p = one_sided_p(estimate, se, df, GREATER)
     return Difference(
@@ -235,13 +252,62 @@ def difference(obs: Observations, block_days: int) -> Difference:
     )
 
 
+def overlap_reference(weight: np.ndarray, block: int) -> tuple[float, float]:
+    """The factor that makes the flat-kernel variance unbiased, and its equivalent degrees
+    of freedom, under the overlap model: ``D_t`` errors of variance ``1 / w_t`` whose
+    correlation falls linearly to zero at ``block`` as-of days apart (forward windows
+    sharing ``block - k`` of their ``block`` steps). ``weight`` holds ``w_t`` on the day
+    grid (0 on days without both groups).
+
+    The estimated variance is a quadratic form ``e' A e`` of the days' errors (their
+    residuals from the estimate, summed by the flat kernel). Its mean ``tr(A S)`` falls
+    short of the estimate's variance ``w' S w`` (the residuals are measured from the
+    estimated mean: about the share :func:`demeaning_correction` states); the factor is
+    their ratio. Its spread gives Satterthwaite's degrees of freedom
+    ``tr(A S)^2 / tr(A S A S)``: with 94 as-of days in blocks of 6 about 10, not the 14
+    independent periods less one, since the flat kernel's lags are themselves estimated.
+    Simulated ``D_t`` series of this model, of partly independent and of heavier-tailed
+    errors (benchmarks/evaluation_overlap_size.py) keep the one-sided 5 % test at 3.7 to
+    4.8 % (with 14 degrees of freedom: 3.9 to 6.0 %). The work is ``O(T^2)`` for ``T`` days."""
+    days = weight.size
+    share = weight / weight.sum()
+    paired = weight > 0
+    scale = np.where(paired, 1.0 / np.sqrt(np.where(paired, weight, 1.0)), 0.0)
+    lag = np.abs(np.subtract.outer(np.arange(days), np.arange(days)))
+    covariance = np.clip(1.0 - lag / block, 0.0, None) * np.outer(scale, scale)
+    # influence = B e with B = diag(share) - share share' (the residuals, weighted)
+    b_cov = share[:, None] * covariance - np.outer(share, share @ covariance)
+    kernel_b_cov = _band_sum(b_cov, block - 1)
+    a_cov = share[:, None] * kernel_b_cov - np.outer(share, share @ kernel_b_cov)
+    mean = float(np.trace(a_cov))
+    if not mean > 0:
+        return 1.0, float(max(1, days // block - 1))
+    variance = float(share @ covariance @ share)
+    spread = float(np.sum(a_cov * a_cov.T))
+    return variance / mean, mean * mean / spread
+
+
+def _band_sum(matrix: np.ndarray, lags: int) -> np.ndarray:
+    """Row ``i`` of the result sums rows ``i - lags`` … ``i + lags`` of ``matrix`` (the flat
+    kernel's band of ones times ``matrix``), by cumulative sums."""
+    days = matrix.shape[0]
+    running = np.vstack([np.zeros((1, matrix.shape[1])), np.cumsum(matrix, axis=0)])
+    rows = np.arange(days)
+    out: np.ndarray = (
+        running[np.minimum(rows + lags + 1, days)] - running[np.maximum(rows - lags, 0)]
+    )
+    return out
+
+
 def demeaning_correction(days: int, block: int) -> float:
     """The factor that undoes the small-sample bias of the flat-kernel sum: the days' errors
     are measured from the estimated mean, which takes from each of the ``2 (block - 1) + 1``
     autocovariances summed about the variance of that mean, so the sum falls short by a share
     ``(2 block - 1) / days`` of itself; the standard error is scaled by
     ``sqrt(days / (days - 2 block + 1))``: 6 % at the power study's size (94 as-of days,
-    blocks of 6), where the random walks' estimates spread wider than the stated error."""
+    blocks of 6). :func:`overlap_reference` computes the factor exactly (and agrees within
+    half a percent there); this approximation reads records of studies that stored the
+    uncorrected error."""
     summed = 2 * block - 1
     return math.sqrt(days / (days - summed)) if days > summed else 1.0
 
@@ -275,7 +341,8 @@ def _overlap_standard_error(influence: np.ndarray, block: int) -> float:
 def detectable(se: float, df: int, family: int) -> float:
     """The smallest true difference this design calls evidence 4 times in 5: the one-sided
     critical value at ``EVIDENCE_LEVEL / family`` (Holm's first step, a bound for the later
-    ones) plus the 80 % quantile, both of Student's t with ``df``, times the standard error."""
+    ones; ``family`` 1 for a test at the full level, as in a fixed sequence) plus the 80 %
+    quantile, both of Student's t with ``df``, times the standard error."""
     critical = _t_quantile(1.0 - EVIDENCE_LEVEL / family, df)
     return float((critical + _t_quantile(POWER, df)) * se)
 
@@ -335,6 +402,32 @@ def with_holm(differences: Sequence[Difference]) -> list[Difference]:
             p_holm=p,
             family=family,
             min_detectable=detectable(d.standard_error, d.degrees_of_freedom, family),
+        )
+    return out
+
+
+def with_fixed_sequence(differences: Sequence[Difference]) -> list[Difference]:
+    """The differences that have a p-value tested in the order given (the first is the
+    primary comparison), each at the full 5 % level while every one before it is evidence
+    (the fixed-sequence procedure: the family-wise error stays 5 %, since no later test can
+    be evidence unless the first, tested alone at 5 %, is). Its adjusted p-value, filled in
+    ``p_holm``, is the largest raw p-value up to and including its own; ``min_detectable``
+    is at the full level (for a later comparison, once those before it are evidence)."""
+    tested = [i for i, d in enumerate(differences) if d.p_value is not None]
+    family = max(1, len(tested))
+    out = list(differences)
+    running = 0.0
+    for i in tested:
+        d = out[i]
+        assert d.p_value is not None
+        assert d.standard_error is not None and d.degrees_of_freedom is not None
+        running = max(running, d.p_value)
+        out[i] = replace(
+            d,
+            p_holm=running,
+            family=family,
+            adjustment=FIXED_SEQUENCE,
+            min_detectable=detectable(d.standard_error, d.degrees_of_freedom, 1),
         )
     return out
 
