@@ -495,6 +495,27 @@ class Settings:
         default=10.0,
         flag="--deliver-every",
     )
+    screen_every_bars: int = setting(
+        "PAIRSCREEN_SCREEN_EVERY_BARS",
+        "the worker screens after every N closes of the universe's bar",
+        AT_LEAST_ONE,
+        default=1,
+        flag="--screen-every-bars",
+    )
+    screen_delay: int = setting(
+        "PAIRSCREEN_SCREEN_DELAY",
+        "seconds after a bar's close before the worker syncs and screens (the source's lag)",
+        COUNT,
+        default=300,
+        flag="--screen-delay",
+    )
+    screen_retry: float = setting(
+        "PAIRSCREEN_SCREEN_RETRY",
+        "seconds before the worker tries a failed screen again (before the next close)",
+        SECONDS,
+        default=900.0,
+        flag="--screen-retry",
+    )
     evidence_every: float = setting(
         "PAIRSCREEN_EVIDENCE_EVERY",
         "how often the worker evaluates the screen's rules and publishes /evidence",

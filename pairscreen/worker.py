@@ -3,8 +3,10 @@
 Jobs (each in its own thread with its own database connection, never two runs of one job
 at once, missed runs coalesced into one):
 
-- **screen** every 6 h: pull new candles (``sync_candles``), publish a screen
-  (``run_screen``), then run the watchlist notifications;
+- **screen** after each close of the universe's bar (or every N closes), a few minutes
+  later (``pairscreen.screen_schedule``): pull new candles (``sync_candles``), publish a
+  screen (``run_screen``), then run the watchlist notifications; a run that fails (its
+  source unreachable) is tried again after a retry delay rather than at the next close;
 - **peg** every hour, when peg sampling is installed (``pairscreen.pegs.sampling``):
   sample the pegs (the depeg detector queues depeg alerts), then run the notifications;
 - **notifications** once at start (before the scheduler runs), so new watchlist items are
@@ -14,9 +16,10 @@ at once, missed runs coalesced into one):
 - **heartbeat** every third of the lock TTL: keep the single-instance lock, and give back
   the quota units of API requests that crashed (their slots expired).
 
-The first screen and peg runs are due one interval after the last finished run recorded
-in ``job_run`` (at once when overdue), so a restart neither repeats a fresh screen nor
-postpones an overdue one.
+The first peg and evidence runs are due one interval after the last finished run recorded
+in ``job_run`` (at once when overdue), and the first screen at once when no screen finished
+since the latest scheduled close, so a restart neither repeats a fresh screen nor postpones
+an overdue one.
 
 Single instance: a ``worker_lock`` row holds the holder id and an expiry. A worker takes it
 with one conditional UPDATE (free, expired, or already its own) and refreshes it from the
@@ -54,6 +57,7 @@ from pairscreen import clock
 from pairscreen.access import quota
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import JobRun, WorkerLock
+from pairscreen.screen_schedule import ScreenSchedule, ScreenTrigger
 from pairscreen.wording import plural
 
 if TYPE_CHECKING:
@@ -75,7 +79,7 @@ class WorkerOptions:
     wait: bool = False
     deliver_every: float = 10.0
     lock_ttl: float = 60.0
-    screen_every: timedelta = timedelta(hours=6)
+    screen: ScreenSchedule | None = None  # None: after each close of the universe's bar
     peg_every: timedelta = timedelta(hours=1)
     wait_poll: float = 2.0
     evidence_every: timedelta = timedelta(days=1)
@@ -277,7 +281,7 @@ class Worker:
             seconds=max(0.2, o.lock_ttl / 3),
             id="heartbeat",
         )
-        self._periodic("screen", self._screen, SCREEN_JOB, o.screen_every, now)
+        self._schedule_screens(now)
         self._jobs.append(f"delivery every {o.deliver_every:g} s")
         self._periodic("evidence", self._evidence, EVIDENCE_JOB, o.evidence_every, now)
         if peg_sampling_available():
@@ -290,6 +294,25 @@ class Worker:
             seconds=o.deliver_every,
             id="deliver",
             next_run_time=clock.on_system_clock(now),
+        )
+
+    @property
+    def screen_schedule(self) -> ScreenSchedule:
+        """The options' schedule, or one screen after each close of the universe's bar."""
+        from pairscreen.contracts.bars import bar_size
+
+        return self.options.screen or ScreenSchedule(bar_size(self.rt.universe.bar))
+
+    def _schedule_screens(self, now: datetime) -> None:
+        schedule = self.screen_schedule
+        row = JobRun.get_or_none(JobRun.name == SCREEN_JOB)
+        first = schedule.first_due(row.finished_at if row else None, now)
+        self._jobs.append(f"screen {schedule.describe()} (next {clock.iso(first)})")
+        self.scheduler.add_job(
+            self._job("screen", self._screen),
+            ScreenTrigger(schedule),
+            id="screen",
+            next_run_time=clock.on_system_clock(first),
         )
 
     def _periodic(
@@ -351,15 +374,29 @@ class Worker:
         from pairscreen.market.sync import sync_candles
         from pairscreen.screening.screen import run_screen
 
-        sync = sync_candles(self.rt.universe, self.rt.plugins)
-        self.rt.candles.invalidate()
-        screen = run_screen(self.rt)
+        try:
+            sync = sync_candles(self.rt.universe, self.rt.plugins)
+            self.rt.candles.invalidate()
+            screen = run_screen(self.rt)
+        except Exception:
+            self._retry_screen()
+            raise
         notified = self._notify()
         return (
             f"{sync.summary()}; screen #{screen.screen_id}: "
             f"{plural(screen.n_pairs_screened, 'pair')}, "
             f"{plural(screen.n_survivors, 'survivor')}; {notified}"
         )
+
+    def _retry_screen(self) -> None:
+        """Try a failed screen again after the schedule's retry delay, unless the next
+        scheduled screen comes sooner."""
+        again = self.screen_schedule.retry_at(clock.now())
+        if again is None:
+            return
+        log.info("screen: trying again at %s", clock.iso(again))
+        with contextlib.suppress(Exception):  # the scheduler may be stopping
+            self.scheduler.modify_job("screen", next_run_time=clock.on_system_clock(again))
 
     def _evidence(self) -> str:
         """Evaluate the screen's rules on the stored candles and publish the track record."""
@@ -418,7 +455,7 @@ def run_worker(rt: Runtime, options: WorkerOptions | None = None) -> int:
     """Run the worker in this process until SIGTERM / SIGINT; returns the exit code."""
     from pairscreen.contracts.bars import require_daily
 
-    require_daily(rt.universe.bar, "the worker")  # refused at start, not every 6 hours
+    require_daily(rt.universe.bar, "the worker")  # refused at start, not at the first close
     if log.getEffectiveLevel() > logging.INFO:
         log.setLevel(logging.INFO)  # what ran and how long it took is the point of a worker
     return Worker(rt, options or WorkerOptions()).run()

@@ -170,7 +170,8 @@ def worker_env(database_url, tmp_path):  # type: ignore[no-untyped-def]
 def test_second_worker_exits_or_waits_then_takes_over(worker_env):
     first = worker_env("--lock-ttl", "3")
     started = first.wait_for("started; jobs:")
-    assert "screen every 6 h" in started and "delivery every 10 s" in started
+    assert "screen after each daily close (00:00 UTC) + 5 min (next " in started
+    assert "delivery every 10 s" in started
     first.wait_for("ran notifications in")  # the jobs log what ran and how long it took
 
     second = worker_env("--lock-ttl", "3")

@@ -19,6 +19,8 @@ from pairscreen.universe import load_universe
 
 if TYPE_CHECKING:
     from pairscreen.evaluation.portfolio import PortfolioSpec
+    from pairscreen.runtime import Runtime
+    from pairscreen.screen_schedule import ScreenSchedule
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -110,13 +112,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     worker = commands.add_parser(
         "worker",
-        help="run the schedule: screen every 6 h, peg sampling hourly, notifications, delivery",
+        help="run the schedule: screen after each bar closes, peg sampling hourly, "
+        "notifications, delivery",
     )
     add_setting_options(
         worker,
         "worker_wait",
         "deliver_every",
         "worker_lock_ttl",
+        "screen_every_bars",
+        "screen_delay",
+        "screen_retry",
         "evidence_every",
         "evidence_sample",
         "evidence_portfolio",
@@ -266,6 +272,23 @@ def _evidence_portfolio(settings: Settings) -> PortfolioSpec | None:
     return PortfolioSpec(size, limit or None) if size else None
 
 
+def _screen_schedule(rt: Runtime) -> ScreenSchedule:
+    """The worker's screen schedule from the universe's bar and the settings."""
+    from pairscreen.contracts.bars import bar_size
+    from pairscreen.screen_schedule import ScreenSchedule
+
+    settings = rt.settings
+    try:
+        return ScreenSchedule(
+            bar_size(rt.universe.bar),
+            every=settings.screen_every_bars,
+            delay=timedelta(seconds=settings.screen_delay),
+            retry=timedelta(seconds=settings.screen_retry),
+        )
+    except ValueError as exc:  # a delay as long as the step
+        raise CommandError(f"--screen-delay: {exc}") from None
+
+
 def _worker(args: argparse.Namespace) -> int:
     from pairscreen.config import export_settings
     from pairscreen.worker import EXIT_LOCK_HELD, WorkerBusy, WorkerOptions, run_worker
@@ -281,6 +304,7 @@ def _worker(args: argparse.Namespace) -> int:
                 deliver_every=settings.deliver_every,
                 lock_ttl=settings.worker_lock_ttl,
                 wait_poll=settings.worker_wait_poll,
+                screen=_screen_schedule(rt),
                 evidence_every=timedelta(seconds=settings.evidence_every),
                 evidence_sample=settings.evidence_sample,
                 evidence_portfolio=_evidence_portfolio(settings),

@@ -160,7 +160,7 @@ def start_worker() -> subprocess.Popen[bytes]:
     """``pairscreen worker`` in a child process with this process's settings (environment)."""
     proc = subprocess.Popen([sys.executable, "-m", "pairscreen", "worker"])
     print(
-        f"worker started (pid {proc.pid}): screen every 6 h, peg sampling hourly, "
+        f"worker started (pid {proc.pid}): screen after each bar closes, peg sampling hourly, "
         "notifications after each, outbox delivery every 10 s",
         flush=True,
     )

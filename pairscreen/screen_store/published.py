@@ -155,7 +155,7 @@ class PublishedScreenCache:
         if row is None:
             raise NotFound(
                 "No screen has been published yet. Run 'pairscreen screen run' (the worker runs "
-                "it every 6 hours) and try again."
+                "it after each bar closes) and try again."
             )
         key = (row[0], str(row[1]))
         now = time.monotonic()
