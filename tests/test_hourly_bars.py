@@ -385,19 +385,48 @@ def test_the_demo_market_generates_hourly_bars_ending_on_its_daily_closes(bar_da
 # --- a daily universe is what it was --------------------------------------------------------
 
 # The demo fixture's stored candles and screen export (sha256) at the suite's pinned day,
-# computed on the code before [market] bar existed (commit c07eadd) with the same command.
+# computed on the code before [market] bar existed (commit c07eadd) with the same command,
+# with the numerical libraries below: a golden digest holds for the versions it was taken
+# with, and for the SIMD code paths numpy dispatches to on the CPU (a numpy or pandas
+# release, or AVX-512 against AVX2 in np.log, may move the last bit of a float), so another
+# environment skips, naming it, rather than failing on a change the code did not make.
+# Recorded again on 2026-11-29 when c07eadd itself gave these digests with these versions.
 DAILY_DEMO_DIGESTS = (
-    "7a5924ade4f018f2ad9773c538ef39fb0f8f9124fc7806089f6c32a7bfa16cac",
-    "1e771689db32ed4d9f04644b7123ade0e5aaf63c687fff730e49c9fbb0ac1b0e",
+    "c34ab71b5ffcee8304c5ff5c531e9cd47228f6ce7f52dbe3015e57d3a93abf94",
+    "397f8ac5791e5c1351b81ed134cca379bd2aa9a7b8e573487aaf1c0f1f5e5fad",
 )
+DIGEST_LIBRARIES = {
+    "numpy": "2.4.6",
+    "pandas": "3.1.1",
+    "scipy": "1.17.1",
+    "statsmodels": "0.15.0",
+    "arch": "8.0.0",
+}
+DIGEST_SIMD = ["X86_V3", "X86_V4", "AVX512_ICL"]  # numpy's dispatch targets the CPU ran
+
+
+def numpy_simd_targets() -> list[str]:
+    """The SIMD targets numpy dispatches to on this CPU (its build's targets it supports)."""
+    from numpy._core import _multiarray_umath as umath
+
+    features: dict[str, bool] = getattr(umath, "__cpu_features__", {})
+    return [t for t in getattr(umath, "__cpu_dispatch__", []) if features.get(t)]
 
 
 def test_a_daily_universe_syncs_and_screens_bit_identically_to_before(tmp_path):
+    from importlib.metadata import version
+
     from tests.support.pinned_clock import PINNED_NOW, pinned_moment
     from tests.test_pinned_clock import demo_fixture_digest
 
     if pinned_moment() != PINNED_NOW:
         pytest.skip("the digests are those of the suite's own pinned day")
+    installed = {name: version(name) for name in DIGEST_LIBRARIES}
+    if installed != DIGEST_LIBRARIES or numpy_simd_targets() != DIGEST_SIMD:
+        pytest.skip(
+            f"the digests were taken with {DIGEST_LIBRARIES} on SIMD {DIGEST_SIMD}; this run "
+            f"has {installed} on {numpy_simd_targets()}"
+        )
     candles, export = demo_fixture_digest(tmp_path / "a", PINNED_NOW.replace(hour=4, minute=5))
     assert (candles, hashlib.sha256(export.encode()).hexdigest()) == DAILY_DEMO_DIGESTS
 
