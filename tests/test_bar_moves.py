@@ -1,10 +1,12 @@
-"""The implausible-move hold per bar: a bar-to-bar move beyond both 8 times the asset's
-typical bar move and its class limit scaled to the bar holds the asset's new bars until
-``data sync --accept TICKER:TIME``; real hourly closes sync without a hold.
+"""The implausible-move hold per bar: a 24-hour move beyond both 8 times the asset's typical
+24-hour move and its class limit (percent a day) holds the asset's new bars, the largest
+bar-to-bar move inside it named, until ``data sync --accept TICKER:TIME``; real hourly
+closes sync without a hold.
 
 The real hourly files are tests/fixtures/hourly (Binance 1h closes of March 2023, see its
-README); a splice and a halving are made from them here, and a synthetic swinging series
-stands for an asset whose every hour moves a lot.
+README); a splice and a crash are made from them here. Two synthetic series (a seeded random
+walk of 2 % a day, a swing of about 50 % a day) stand for histories longer than the
+fixtures' 22 days, which a typical move needs (30 days).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import pytest
 from pairscreen.cli import exits
 from pairscreen.contracts.bars import bar_size
 from pairscreen.db.connection import database, init_database
-from pairscreen.market.bar_jumps import scaled_limit_pct
+from pairscreen.market.bar_jumps import window_starts
 from pairscreen.market.bar_store import load_bars
 from pairscreen.market.bar_sync import sync_bars
 from tests.support.cli import newcomer_env, run_cli
@@ -46,13 +48,22 @@ def write_rows(path: Path, rows: list[tuple[str, float]]) -> None:
     path.write_text("timestamp,close\n" + body, encoding="utf-8")
 
 
-def test_the_class_limit_is_scaled_by_the_square_root_of_the_span():
-    limits = scaled_limit_pct(60.0, np.array([3600, 4 * 3600, 900, 86_400, 3 * 3600, 2 * 86_400]))
-    np.testing.assert_allclose(
-        limits,
-        [60 / math.sqrt(24), 60 / math.sqrt(6), 60 / math.sqrt(96), 60, 60 * math.sqrt(3 / 24), 60],
-    )
-    assert round(float(limits[0]), 1) == 12.2 and round(float(limits[2]), 1) == 6.1
+def test_a_window_starts_at_the_last_bar_a_day_before_gaps_included():
+    hour = 3600
+    times = np.array([0, 1, 2, 23, 24, 25, 30, 60], dtype=np.int64) * hour
+    # 24 h before 24 h is 0 h; before 25 h, 1 h; before 30 h, 6 h: the last bar at or before
+    # it is 2 h; before 60 h, 36 h: 30 h. Younger than a day: the first bar.
+    assert window_starts(times).tolist() == [0, 0, 0, 0, 0, 1, 2, 6]
+
+
+def write_walk(path: Path, days: int, seed: int) -> list[tuple[str, float]]:
+    """A seeded hourly random walk of about 2 % a day, closing from 2023-01-01T01:00Z."""
+    rng = np.random.default_rng(seed)
+    start = int(datetime(2023, 1, 1, 1, tzinfo=UTC).timestamp())
+    closes = 100.0 * np.exp(np.cumsum(rng.normal(0.0, 0.02 / math.sqrt(24), days * 24)))
+    rows = [(f"{np.datetime64(start + 3600 * i, 's')}Z", float(c)) for i, c in enumerate(closes)]
+    write_rows(path, rows)
+    return rows
 
 
 def test_real_hourly_closes_sync_with_no_hold_and_no_warning(sqlite_url, tmp_path):
@@ -78,23 +89,24 @@ def test_a_spliced_file_is_held_on_a_first_sync_and_nothing_of_it_is_stored(sqli
     move = (after / before - 1) * 100
     assert move < -90
     held = next(line for line in report.lines() if line.startswith("held:"))
-    assert held.startswith(
+    window_before = btc[cut - 24][1]
+    window = (after / window_before - 1) * 100
+    assert held == (
         f"held: BTC: close moved {move:+.1f} % into the bar closing 2023-03-20T01:00:00Z "
-        f"({before:.10g} -> {after:.10g}), beyond 8 x its median 1h move ("
+        f"({before:.10g} -> {after:.10g}), {window:+.1f} % over the 24 h to "
+        f"2023-03-20T01:00:00Z ({window_before:.10g} -> {after:.10g}), beyond its class limit "
+        "of 60 % a day (its typical 24 h move is unknown: the source's 503 24 h moves span "
+        "less than 30 days); its 527 new bars wait, none stored; after review 'pairscreen "
+        "data sync --accept BTC:2023-03-20T01:00:00Z' adopts it"
     )
-    assert (
-        "over the source's 526 moves) and its class limit of 60 % a day (12.2 % over a 1h "
-        "bar); its 527 new bars wait, none stored; after review 'pairscreen data sync "
-        "--accept BTC:2023-03-20T01:00:00Z' adopts it"
-    ) in held
     with database.connection_context():
         assert set(load_bars(HOUR)) == {"ETH", "SOL"}
 
 
 def test_a_crash_is_held_then_accepted_in_one_command(tmp_path, monkeypatch):
-    """On the command line: a later file whose BTC halves from one hour to the next is
-    held (exit 7, nothing of BTC written), accepted by the move's key, and verified history
-    afterwards."""
+    """On the command line: a later file whose BTC loses three quarters from one hour to the
+    next is held (exit 7, nothing of BTC written), accepted by the move's key, and verified
+    history afterwards."""
     universe_file = csv_universe(tmp_path, tickers=("BTC", "SOL"))
     argv = ("--data-dir", str(tmp_path / "data"), "--universe", str(universe_file), "--quiet")
     at("2023-03-25T00:30:00Z", monkeypatch)  # newcomer_env hands the pinned clock over
@@ -105,20 +117,27 @@ def test_a_crash_is_held_then_accepted_in_one_command(tmp_path, monkeypatch):
     btc_file = tmp_path / "prices" / "BTC.csv"
     rows = rows_of(btc_file)
     crash = next(i for i, (stamp, _) in enumerate(rows) if stamp == "2023-03-28T01:00:00Z")
-    halved = rows[:crash] + [(stamp, close / 2) for stamp, close in rows[crash:]]
-    write_rows(btc_file, halved)
+    crashed = rows[:crash] + [(stamp, close / 4) for stamp, close in rows[crash:]]
+    write_rows(btc_file, crashed)
     at("2023-04-01T00:30:00Z", monkeypatch)
     held = run_cli(*argv, "data", "sync", env=newcomer_env(tmp_path))
     assert held.returncode == exits.DATA_CONFLICT
-    before, after = halved[crash - 1][1], halved[crash][1]
-    line = next(x for x in held.stdout.splitlines() if x.startswith("held: BTC"))
-    assert line.startswith(
-        f"held: BTC: close moved -50.0 % into the bar closing 2023-03-28T01:00:00Z "
-        f"({before:.10g} -> {after:.10g}), beyond 8 x its median 1h move ("
+    before, after = crashed[crash - 1][1], crashed[crash][1]
+    day_before = crashed[crash - 24][1]
+    bar_move = (
+        f"{(after / before - 1) * 100:+.1f} % into the bar closing 2023-03-28T01:00:00Z "
+        f"({before:.10g} -> {after:.10g}), "
+        f"{(after / day_before - 1) * 100:+.1f} % over the 24 h to 2023-03-28T01:00:00Z "
+        f"({day_before:.10g} -> {after:.10g})"
     )
-    assert "over its 358 stored moves) and its class limit of 60 % a day" in line
-    assert "its 168 new bars wait, none stored" in line
-    assert held.stderr.strip() == (
+    held_line = next(x for x in held.stdout.splitlines() if x.startswith("held:"))
+    assert held_line == (
+        f"held: BTC: close moved {bar_move}, beyond its class limit of 60 % a day (its typical "
+        "24 h move is unknown: its 503 stored and new 24 h moves span less than 30 days); its "
+        "168 new bars wait, none stored; after review 'pairscreen data sync --accept "
+        "BTC:2023-03-28T01:00:00Z' adopts it"
+    )
+    assert held.stderr.strip().splitlines()[-1] == (
         "pairscreen: error: implausible moves held for BTC: nothing was written for it (see above)"
     )
     assert "csv: 168 new 1h bars for 1 asset through 2023-04-01T00:00:00Z" in held.stdout
@@ -141,8 +160,8 @@ def test_a_crash_is_held_then_accepted_in_one_command(tmp_path, monkeypatch):
     )
     assert accepted.returncode == exits.OK, accepted.stderr
     assert (
-        f"accepted: BTC: close moved -50.0 % into the bar closing 2023-03-28T01:00:00Z "
-        f"({before:.10g} -> {after:.10g}), accepted by --accept BTC:2023-03-28T01:00:00Z; stored"
+        f"accepted: BTC: close moved {bar_move}, accepted by --accept BTC:2023-03-28T01:00:00Z; "
+        "stored"
     ) in accepted.stdout.splitlines()
     assert "csv: 168 new 1h bars for 1 asset through 2023-04-01T00:00:00Z" in accepted.stdout
 
@@ -156,28 +175,66 @@ def test_a_crash_is_held_then_accepted_in_one_command(tmp_path, monkeypatch):
             stored = load_bars(HOUR)["BTC"]
     finally:
         database.close()
-    np.testing.assert_array_equal(stored.close, [close for _, close in halved])
+    np.testing.assert_array_equal(stored.close, [close for _, close in crashed])
 
 
-def test_a_swinging_asset_above_the_scaled_limit_is_stored_and_named(sqlite_url, tmp_path):
-    """An asset whose every hour moves 9 % either way (synthetic) is within its own range
-    when an hour moves 15 %: above the class's 12.2 % an hour, below 8 x its typical hour;
-    stored, with a warning, as a day's move is."""
+def test_a_jump_beyond_the_typical_day_of_a_long_history_is_held_and_accepted(
+    sqlite_url, tmp_path, monkeypatch
+):
+    """40 stored days: the typical 24-hour move is known, and the held line says so."""
     universe_file = csv_universe(tmp_path, tickers=("SOL",))
-    start = int(datetime(2023, 3, 10, 1, tzinfo=UTC).timestamp())
-    closes, close = [], 10.0
-    for i in range(200):
-        close *= 1.15 if i == 150 else (1.09 if i % 2 else 1 / 1.09)
-        closes.append((f"{np.datetime64(start + 3600 * i, 's')}Z", close))
-    write_rows(tmp_path / "prices" / "SOL.csv", closes)
+    sol = tmp_path / "prices" / "SOL.csv"
+    rows = write_walk(sol, 42, seed=7)
+    stored_rows, later = rows[: 40 * 24], rows[40 * 24 :]
+    write_rows(sol, stored_rows)
+    at("2023-03-01T00:00:00Z", monkeypatch)
+    rt = opened(tmp_path, sqlite_url, universe_file)
+    first = sync_bars(rt.universe, rt.plugins)
+    assert first.inserted == {"SOL": 960} and first.holds == () and first.moves == ()
+    jump = 10  # the 11th new bar closes three times higher, and stays there
+    tripled = later[:jump] + [(stamp, close * 3) for stamp, close in later[jump:]]
+    write_rows(sol, stored_rows + tripled)
+    report = sync_bars(rt.universe, rt.plugins)
+    assert report.inserted == {} and report.needs_review == ("SOL",)
+    (hold,) = report.holds
+    (move,) = hold.moves
+    assert move.key == f"SOL:{tripled[jump][0]}" and round(move.move_pct) == 200
+    stored_closes = np.array([c for _, c in stored_rows])
+    day_moves = np.abs(np.log(stored_closes[24:]) - np.log(stored_closes[:-24]))
+    typical = float(np.expm1(np.median(day_moves))) * 100
+    assert (
+        f"beyond 8 x its median 24 h move ({typical:.2f} % over its 936 stored 24 h moves) and "
+        "its class limit of 60 % a day; its 48 new bars wait"
+    ) in hold.describe()
+    accepted = sync_bars(rt.universe, rt.plugins, accept=[move.key])
+    assert accepted.inserted == {"SOL": 48} and accepted.holds == ()
+    (adopted,) = accepted.accepted
+    assert adopted.describe().endswith(f"accepted by --accept {move.key}; stored")
+
+
+def test_a_swinging_asset_above_the_limit_is_stored_and_named(sqlite_url, tmp_path, monkeypatch):
+    """An asset that swings about 50 % a day (synthetic, 40 days) is within its own range
+    when a day moves 65 %: above the class's 60 %, below 8 x its typical day; stored, with a
+    warning, as a day's move is."""
+    universe_file = csv_universe(tmp_path, tickers=("SOL",))
+    start = int(datetime(2023, 1, 1, 1, tzinfo=UTC).timestamp())
+    hours = np.arange(40 * 24)
+    closes = 10.0 * np.exp(0.25 * np.sin(2 * np.pi * hours / 48))  # 24 h moves up to +65 %
+    rows = [
+        (f"{np.datetime64(start + 3600 * int(i), 's')}Z", float(c))
+        for i, c in zip(hours, closes, strict=True)
+    ]
+    write_rows(tmp_path / "prices" / "SOL.csv", rows)
+    at("2023-03-01T00:00:00Z", monkeypatch)
     rt = opened(tmp_path, sqlite_url, universe_file)
     report = sync_bars(rt.universe, rt.plugins)
-    assert report.inserted == {"SOL": 200} and report.holds == ()
+    assert report.inserted == {"SOL": 960} and report.holds == ()
     (moves,) = report.moves
-    assert moves.count == 1
-    before, after = closes[149][1], closes[150][1]
-    assert report.lines()[1] == (
-        f"warning: SOL: close moved +15.0 % into the bar closing {closes[150][0]} "
-        f"({before:.10g} -> {after:.10g}), above its limit of 60 % a day (12.2 % over a 1h "
-        "bar); stored"
+    assert len(moves.moves) > 1
+    warning = next(line for line in report.lines() if line.startswith("warning: SOL"))
+    assert warning.startswith("warning: SOL: close moved ")
+    assert warning.endswith(
+        f"and {len(moves.moves) - 1} more, above its limit of 60 % a day; stored"
     )
+    largest = max(moves.moves, key=lambda m: abs(m.window_pct))
+    assert 60 < largest.window_pct < 65

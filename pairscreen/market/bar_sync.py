@@ -29,7 +29,7 @@ from pairscreen.db.models import AssetRow, BarBlock
 from pairscreen.market.bar_checks import checked_bars, iso_time
 from pairscreen.market.bar_freshness import BarFreshness, bar_freshness, bar_headline
 from pairscreen.market.bar_jumps import BarAcceptance, BarHold, BigBarMoves
-from pairscreen.market.bar_review import NO_CLOSES, BarReview
+from pairscreen.market.bar_review import BarReview
 from pairscreen.market.bar_source import bar_source
 from pairscreen.market.bar_store import (
     asset_ids,
@@ -202,7 +202,7 @@ def sync_bars(
         issues: dict[str, RowIssues] = {}
         conflicts: list[BarConflict] = []
         writes: list[tuple[Candles, bool]] = []  # (bars, replacing the stored ones)
-        review = BarReview(bar, set(accept), lambda ticker: _stored_closes(bar, ticker))
+        review = BarReview(set(accept), lambda ticker: load_bars(bar, [ticker]).get(ticker))
         for asset in universe.assets:
             ticker = asset.ticker
             got = fetched.get(ticker)
@@ -264,13 +264,6 @@ def sync_bars(
         unmatched=review.unmatched(),
         freshness=bar_freshness(universe, bar, closes, until),
     )
-
-
-def _stored_closes(bar: BarSize, ticker: str) -> np.ndarray:
-    """Every stored close of ``ticker`` at ``bar``, oldest first (what its typical bar move
-    is measured on)."""
-    found = load_bars(bar, [ticker]).get(ticker)
-    return found.close if found is not None else NO_CLOSES
 
 
 def _stored_tails(bar: BarSize, tickers: Collection[str], whole: bool) -> dict[str, Candles]:
