@@ -238,3 +238,23 @@ def test_a_swinging_asset_above_the_limit_is_stored_and_named(sqlite_url, tmp_pa
     )
     largest = max(moves.moves, key=lambda m: abs(m.window_pct))
     assert 60 < largest.window_pct < 65
+
+
+def test_replace_adopts_a_held_history_and_names_its_moves_as_accepted(sqlite_url, tmp_path):
+    universe_file = csv_universe(tmp_path, tickers=("BTC", "ETH"))
+    prices = tmp_path / "prices"
+    btc, eth = rows_of(prices / "BTC.csv"), rows_of(prices / "ETH.csv")
+    cut = next(i for i, (stamp, _) in enumerate(btc) if stamp == "2023-03-20T01:00:00Z")
+    write_rows(prices / "BTC.csv", btc[:cut] + eth[cut:])
+    rt = opened(tmp_path, sqlite_url, universe_file)
+    assert [h.ticker for h in sync_bars(rt.universe, rt.plugins).holds] == ["BTC"]
+    adopted = sync_bars(rt.universe, rt.plugins, replace=["BTC"])
+    assert adopted.inserted == {"BTC": 527} and adopted.holds == ()
+    assert adopted.replaced == ("BTC",)
+    (acceptance,) = adopted.accepted
+    assert acceptance.describe().startswith(
+        "BTC: close moved " + f"{(eth[cut][1] / btc[cut - 1][1] - 1) * 100:+.1f} % into the bar "
+        "closing 2023-03-20T01:00:00Z"
+    )
+    assert acceptance.describe().endswith("accepted by --replace; stored")
+    assert f"accepted: {acceptance.describe()}" in adopted.lines()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import subprocess
 import sys
 import threading
@@ -654,3 +655,47 @@ sector = "majors"
         expected = hourly_closes(f"{ticker}USDT")
         assert stored[ticker].dates.astype(np.int64).tolist() == [t for t, _ in expected]
         np.testing.assert_array_equal(stored[ticker].close, [float(c) for _, c in expected])
+
+
+def hourly_ccxt_universe(folder: Path, exchange_id: str, api: dict[str, str], bar: str) -> Path:
+    """A ccxt universe file at ``bar`` whose exchange's API is ``api`` (one asset, BTC)."""
+    urls = "\n".join(f'{name} = "{url}"' for name, url in api.items())
+    path = folder / "universe.toml"
+    path.write_text(
+        f'[market]\nbar = "{bar}"\n\n[components]\nmarket_source = "ccxt"\n\n'
+        f'[plugins.ccxt_source]\nexchange = "{exchange_id}"\nmax_retries = 0\n'
+        "backoff_seconds = 0.01\n\n"
+        "[plugins.ccxt_source.exchange_config.options.fetchMarkets]\n"
+        'types = ["spot"]\n\n'
+        f"[plugins.ccxt_source.exchange_config.urls.api]\n{urls}\n\n"
+        '[[asset]]\nticker = "BTC"\nsector = "majors"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_data_sync_of_bars_says_in_one_line_what_the_exchange_cannot_do(tmp_path):
+    """On the command line: an exchange without the bar's timeframe is a usage error, an
+    unreachable one a failure; each one line, nothing synced."""
+    from pairscreen.cli import exits
+    from tests.support.cli import newcomer_env, run_cli
+
+    def sync(universe: Path) -> subprocess.CompletedProcess[str]:
+        argv = ("--data-dir", str(tmp_path / "data"), "--universe", str(universe), "--quiet")
+        return run_cli(*argv, "data", "sync", env=newcomer_env(tmp_path), timeout=120)
+
+    no_4h = sync(hourly_ccxt_universe(tmp_path, "coinbaseexchange", {}, "4h"))
+    assert no_4h.returncode == exits.USAGE and no_4h.stderr.count("\n") == 1, no_4h.stderr
+    assert no_4h.stderr.startswith(
+        "pairscreen: error: ccxt market source: coinbaseexchange does not serve 4h candles"
+    )
+    with socket.socket() as probe:  # a port nothing listens on: the exchange is unreachable
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    unreachable = sync(hourly_ccxt_universe(tmp_path, "binance", local_urls(dead), "1h"))
+    assert unreachable.returncode == exits.FAILURE, unreachable.stderr
+    assert unreachable.stderr.count("\n") == 1, unreachable.stderr
+    assert unreachable.stderr.startswith(
+        "pairscreen: error: ccxt market source: cannot load the markets of binance ("
+    )
+    assert unreachable.stderr.rstrip().endswith("no 1h bars were synced. Try again later.")
