@@ -1,12 +1,12 @@
-"""The implausible-move hold per bar: a 24-hour move beyond both 8 times the asset's typical
-24-hour move and its class limit (percent a day) holds the asset's new bars, the largest
-bar-to-bar move inside it named, until ``data sync --accept TICKER:TIME``; real hourly
-closes sync without a hold.
+"""The implausible-move hold per bar: a UTC day's move, or a single bar's, beyond both 8
+times the asset's typical day and its class limit (percent a day) holds the asset's new
+bars, a bar-to-bar move named, until ``data sync --accept TICKER:TIME``; real hourly closes
+sync without a hold.
 
 The real hourly files are tests/fixtures/hourly (Binance 1h closes of March 2023, see its
 README); a splice and a crash are made from them here. Two synthetic series (a seeded random
-walk of 2 % a day, a swing of about 50 % a day) stand for histories longer than the
-fixtures' 22 days, which a typical move needs (30 days).
+walk of 2 % a day, a swing of 35 % a day) stand for histories longer than the fixtures' 22
+days, which a typical day needs (30 daily moves).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from pairscreen.cli import exits
 from pairscreen.contracts.bars import bar_size
 from pairscreen.db.connection import database, init_database
-from pairscreen.market.bar_jumps import window_starts
+from pairscreen.market.bar_jumps import day_ends
 from pairscreen.market.bar_store import load_bars
 from pairscreen.market.bar_sync import sync_bars
 from tests.support.cli import newcomer_env, run_cli
@@ -48,12 +48,12 @@ def write_rows(path: Path, rows: list[tuple[str, float]]) -> None:
     path.write_text("timestamp,close\n" + body, encoding="utf-8")
 
 
-def test_a_window_starts_at_the_last_bar_a_day_before_gaps_included():
+def test_a_day_ends_at_its_last_bar_when_the_midnight_bar_is_missing():
     hour = 3600
-    times = np.array([0, 1, 2, 23, 24, 25, 30, 60], dtype=np.int64) * hour
-    # 24 h before 24 h is 0 h; before 25 h, 1 h; before 30 h, 6 h: the last bar at or before
-    # it is 2 h; before 60 h, 36 h: 30 h. Younger than a day: the first bar.
-    assert window_starts(times).tolist() == [0, 0, 0, 0, 0, 1, 2, 6]
+    # Bars closing 22:00, 23:00 and 24:00 of day 0, then 01:00 of day 1 after a gap at
+    # 24:00 of day 1 (a missing midnight bar): day 1 ends at 23:00, day 2's first bar follows.
+    times = np.array([22, 23, 24, 25, 47, 49], dtype=np.int64) * hour
+    assert day_ends(times).tolist() == [False, False, True, False, True, True]
 
 
 def write_walk(path: Path, days: int, seed: int) -> list[tuple[str, float]]:
@@ -89,15 +89,12 @@ def test_a_spliced_file_is_held_on_a_first_sync_and_nothing_of_it_is_stored(sqli
     move = (after / before - 1) * 100
     assert move < -90
     held = next(line for line in report.lines() if line.startswith("held:"))
-    window_before = btc[cut - 24][1]
-    window = (after / window_before - 1) * 100
     assert held == (
         f"held: BTC: close moved {move:+.1f} % into the bar closing 2023-03-20T01:00:00Z "
-        f"({before:.10g} -> {after:.10g}), {window:+.1f} % over the 24 h to "
-        f"2023-03-20T01:00:00Z ({window_before:.10g} -> {after:.10g}), beyond its class limit "
-        "of 60 % a day (its typical 24 h move is unknown: the source's 503 24 h moves span "
-        "less than 30 days); its 527 new bars wait, none stored; after review 'pairscreen "
-        "data sync --accept BTC:2023-03-20T01:00:00Z' adopts it"
+        f"({before:.10g} -> {after:.10g}), beyond its class limit of 60 % a day (its typical "
+        "day is unknown: the source's 21 daily moves, 30 needed); its 527 new bars wait, none "
+        "stored; after review 'pairscreen data sync --accept BTC:2023-03-20T01:00:00Z' "
+        "adopts it"
     )
     with database.connection_context():
         assert set(load_bars(HOUR)) == {"ETH", "SOL"}
@@ -123,19 +120,16 @@ def test_a_crash_is_held_then_accepted_in_one_command(tmp_path, monkeypatch):
     held = run_cli(*argv, "data", "sync", env=newcomer_env(tmp_path))
     assert held.returncode == exits.DATA_CONFLICT
     before, after = crashed[crash - 1][1], crashed[crash][1]
-    day_before = crashed[crash - 24][1]
     bar_move = (
         f"{(after / before - 1) * 100:+.1f} % into the bar closing 2023-03-28T01:00:00Z "
-        f"({before:.10g} -> {after:.10g}), "
-        f"{(after / day_before - 1) * 100:+.1f} % over the 24 h to 2023-03-28T01:00:00Z "
-        f"({day_before:.10g} -> {after:.10g})"
+        f"({before:.10g} -> {after:.10g})"
     )
     held_line = next(x for x in held.stdout.splitlines() if x.startswith("held:"))
     assert held_line == (
         f"held: BTC: close moved {bar_move}, beyond its class limit of 60 % a day (its typical "
-        "24 h move is unknown: its 503 stored and new 24 h moves span less than 30 days); its "
-        "168 new bars wait, none stored; after review 'pairscreen data sync --accept "
-        "BTC:2023-03-28T01:00:00Z' adopts it"
+        "day is unknown: its 21 stored and new daily moves, 30 needed); its 168 new bars wait, "
+        "none stored; after review 'pairscreen data sync --accept BTC:2023-03-28T01:00:00Z' "
+        "adopts it"
     )
     assert held.stderr.strip().splitlines()[-1] == (
         "pairscreen: error: implausible moves held for BTC: nothing was written for it (see above)"
@@ -199,12 +193,11 @@ def test_a_jump_beyond_the_typical_day_of_a_long_history_is_held_and_accepted(
     (hold,) = report.holds
     (move,) = hold.moves
     assert move.key == f"SOL:{tripled[jump][0]}" and round(move.move_pct) == 200
-    stored_closes = np.array([c for _, c in stored_rows])
-    day_moves = np.abs(np.log(stored_closes[24:]) - np.log(stored_closes[:-24]))
-    typical = float(np.expm1(np.median(day_moves))) * 100
+    daily_closes = np.array([c for _, c in stored_rows])[23::24]  # the bars closing at 00:00Z
+    typical = float(np.expm1(np.median(np.abs(np.diff(np.log(daily_closes)))))) * 100
     assert (
-        f"beyond 8 x its median 24 h move ({typical:.2f} % over its 936 stored 24 h moves) and "
-        "its class limit of 60 % a day; its 48 new bars wait"
+        f"beyond 8 x its median daily move ({typical:.2f} % over its 39 stored daily moves) "
+        "and its class limit of 60 % a day; its 48 new bars wait"
     ) in hold.describe()
     accepted = sync_bars(rt.universe, rt.plugins, accept=[move.key])
     assert accepted.inserted == {"SOL": 48} and accepted.holds == ()
@@ -213,31 +206,30 @@ def test_a_jump_beyond_the_typical_day_of_a_long_history_is_held_and_accepted(
 
 
 def test_a_swinging_asset_above_the_limit_is_stored_and_named(sqlite_url, tmp_path, monkeypatch):
-    """An asset that swings about 50 % a day (synthetic, 40 days) is within its own range
-    when a day moves 65 %: above the class's 60 %, below 8 x its typical day; stored, with a
-    warning, as a day's move is."""
+    """An asset that moves 35 % every day, up then down (synthetic, 40 days, each day's move
+    spread evenly over its hours), is within its own range when a day moves 65 %: above the
+    class's 60 %, below 8 x its typical day; stored, with a warning, as a day's move is."""
     universe_file = csv_universe(tmp_path, tickers=("SOL",))
+    day_moves = [0.3 if day % 2 else -0.3 for day in range(40)]
+    day_moves[20] = 0.5  # +64.9 % in a day
+    hourly = np.repeat(np.array(day_moves) / 24, 24)
+    closes = 10.0 * np.exp(np.cumsum(hourly))
     start = int(datetime(2023, 1, 1, 1, tzinfo=UTC).timestamp())
-    hours = np.arange(40 * 24)
-    closes = 10.0 * np.exp(0.25 * np.sin(2 * np.pi * hours / 48))  # 24 h moves up to +65 %
-    rows = [
-        (f"{np.datetime64(start + 3600 * int(i), 's')}Z", float(c))
-        for i, c in zip(hours, closes, strict=True)
-    ]
+    rows = [(f"{np.datetime64(start + 3600 * i, 's')}Z", float(c)) for i, c in enumerate(closes)]
     write_rows(tmp_path / "prices" / "SOL.csv", rows)
     at("2023-03-01T00:00:00Z", monkeypatch)
     rt = opened(tmp_path, sqlite_url, universe_file)
     report = sync_bars(rt.universe, rt.plugins)
     assert report.inserted == {"SOL": 960} and report.holds == ()
     (moves,) = report.moves
-    assert len(moves.moves) > 1
+    (move,) = moves.moves
+    assert move.window_end == start + 3600 * (21 * 24 - 1)  # the day's last bar, 00:00Z
+    assert round(move.window_pct, 1) == 64.9
     warning = next(line for line in report.lines() if line.startswith("warning: SOL"))
-    assert warning.startswith("warning: SOL: close moved ")
-    assert warning.endswith(
-        f"and {len(moves.moves) - 1} more, above its limit of 60 % a day; stored"
+    assert warning == (
+        f"warning: SOL: close moved {move.describe()}, above its limit of 60 % a day; stored"
     )
-    largest = max(moves.moves, key=lambda m: abs(m.window_pct))
-    assert 60 < largest.window_pct < 65
+    assert ", +64.9 % over the UTC day to 2023-01-22T00:00:00Z (" in warning
 
 
 def test_replace_adopts_a_held_history_and_names_its_moves_as_accepted(sqlite_url, tmp_path):

@@ -1,19 +1,21 @@
-"""Implausible moves between bars: the daily hold (:mod:`~pairscreen.market.jumps`) applied
-to every 24 hours of bars.
+"""Implausible moves between bars: the daily hold (:mod:`~pairscreen.market.jumps`) at the
+bars' clock.
 
-A universe's ``[move_limits]`` are percent **a day**, and so are they here: the move judged
-is the one over the 24 hours ending at each bar (from the last bar closing at or before 24 h
-earlier; the history's first bar when it is younger than a day). It is implausible when
-beyond both the class limit and :data:`~pairscreen.market.jumps.JUMP_FACTOR` times the
-asset's typical 24-hour move (the median absolute 24-hour log move of its stored bars, the
-source's own on a first sync, as for days). The move blamed, named and accepted, is the
-largest bar-to-bar move inside that window: a splice or a wrong row is one step, so one bar
-carries it and the 23 windows after it that hold the same step name the same bar.
+A universe's ``[move_limits]`` are percent **a day**, and so are they here. Two moves are
+judged against them: the move of each UTC day (from the last bar of the day before to the
+day's last bar, which at 00:00Z is the day's close: what a daily universe of the same closes
+judges), and each bar-to-bar move (no single bar may move more than a whole day may). A move
+is implausible when beyond both the class limit and
+:data:`~pairscreen.market.jumps.JUMP_FACTOR` times the asset's typical day (the median
+absolute daily log move of its stored bars' days, the source's own on a first sync, as for
+days). The move named, and accepted, is a bar's: the bar-to-bar move itself, or the largest
+one inside the implausible day (a splice or a wrong row is one step).
 
-Why not a limit scaled down to the bar: intraday moves have fat tails. Scaling crypto's
-60 % a day by ``sqrt(1 h / 1 day)`` (12.2 % an hour) held 233 real hourly moves of the 20
-Binance majors over 2021-2023 (the crash of 2021-05-19 in most of them, BTC's +12.3 % of
-2021-01-29); 24-hour windows hold 23, each a day's move above 60 % (docs/bar_sizes.md).
+Why not a limit scaled down to the bar: intraday moves have fat tails. Scaling crypto's 60 %
+a day by ``sqrt(1 h / 1 day)`` (12.2 % an hour) held 233 real hourly moves of the 20 Binance
+majors over 2021-2023 (the crash of 2021-05-19 in most of them), and the daily limit over
+every rolling 24 hours 23; UTC days and single bars hold 9, the daily sync's 8 days and one
+DOGE hour of +70 % (docs/bar_sizes.md).
 """
 
 from __future__ import annotations
@@ -28,18 +30,23 @@ from pairscreen.market.bar_checks import iso_time
 from pairscreen.market.jumps import JUMP_FACTOR, MIN_HISTORY_MOVES, NAMED_JUMPS, Typical
 
 
-def window_starts(times: np.ndarray) -> np.ndarray:
-    """For each bar, the index of the bar its 24-hour window starts at: the last closing at
-    or before 24 h earlier, or the first bar of ``times`` when none does."""
-    starts = np.searchsorted(times, times - DAY_SECONDS, side="right") - 1
-    out: np.ndarray = np.maximum(starts, 0)
-    return out
+def day_ends(times: np.ndarray) -> np.ndarray:
+    """Which bars end their UTC day: the bar closing at 00:00Z, or the last one before the
+    next day's bars (a day's bars open on that day)."""
+    open_day = (times - 1) // DAY_SECONDS
+    ends = np.ones(len(times), dtype=bool)
+    ends[:-1] = open_day[1:] != open_day[:-1]
+    return ends
 
 
-def full_windows(times: np.ndarray) -> np.ndarray:
-    """Which bars' windows reach a whole day back (the typical move is taken on them)."""
-    whole: np.ndarray = times - DAY_SECONDS >= times[0] if len(times) else np.zeros(0, bool)
-    return whole
+def _windows(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The moves judged, as (start, end) bar indexes: each bar-to-bar move, then each UTC
+    day's move from the last bar of the day before (the first bar for the first day)."""
+    bars = np.arange(1, len(times))
+    ends = np.flatnonzero(day_ends(times))
+    starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+    days = ends > starts
+    return np.concatenate([bars - 1, starts[days]]), np.concatenate([bars, ends[days]])
 
 
 def typical_day_move(
@@ -48,38 +55,45 @@ def typical_day_move(
     new_close: np.ndarray,
     new_times: np.ndarray,
 ) -> Typical:
-    """The median absolute 24-hour log move over the stored bars, or over the stored and the
-    new ones when the stored bars span fewer than :data:`MIN_HISTORY_MOVES` days (unknown
+    """The median absolute daily log move of the stored bars' UTC days, or of the stored and
+    the new bars' when the stored ones hold fewer than :data:`MIN_HISTORY_MOVES` (unknown
     when those do too)."""
-    needed = MIN_HISTORY_MOVES * DAY_SECONDS
-    if len(stored_times) and stored_times[-1] - stored_times[0] >= needed:
-        close, times, basis = stored_close, stored_times, "its {} stored 24 h moves"
+    stored = _daily_moves(stored_close, stored_times)
+    if len(stored) >= MIN_HISTORY_MOVES:
+        moves, basis = stored, "its {} stored daily moves"
     else:
-        close = np.concatenate([stored_close, new_close])
-        times = np.concatenate([stored_times, new_times])
-        stored_some = len(stored_times) > 0
-        basis = "its {} stored and new 24 h moves" if stored_some else "the source's {} 24 h moves"
-    if not len(times):
-        return Typical(None, 0, basis)
-    whole = full_windows(times)
-    moves = np.abs(np.log(close) - np.log(close[window_starts(times)]))[whole]
-    if times[-1] - times[0] < needed:
+        moves = _daily_moves(
+            np.concatenate([stored_close, new_close]), np.concatenate([stored_times, new_times])
+        )
+        basis = (
+            "its {} stored and new daily moves"
+            if len(stored_times)
+            else "the source's {} daily moves"
+        )
+    if len(moves) < MIN_HISTORY_MOVES:
         return Typical(None, len(moves), basis)
     return Typical(float(np.median(moves)), len(moves), basis)
 
 
+def _daily_moves(close: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """The absolute log moves from one UTC day's last bar to the next."""
+    ends = day_ends(times)
+    moves: np.ndarray = np.abs(np.diff(np.log(close[ends])))
+    return moves
+
+
 @dataclass(frozen=True)
 class BarMove:
-    """One move into the bar closing at ``close_time`` from the close before it, blamed for
-    the 24-hour move to ``window_end`` (from ``window_before``)."""
+    """One move into the bar closing at ``close_time`` from the close before it, named for
+    the move to ``window_end`` from ``window_before`` (itself, or its UTC day's)."""
 
     ticker: str
     close_time: int  # epoch seconds
     before: float
     after: float
-    window_end: int  # epoch seconds: the bar whose 24-hour move is beyond the limits
-    window_before: float  # the close 24 h before it
-    window_after: float  # its close
+    window_end: int  # epoch seconds: the bar ending the move beyond the limits
+    window_before: float  # the close the move starts from
+    window_after: float  # the close it ends at
 
     @property
     def move_pct(self) -> float:
@@ -99,7 +113,7 @@ class BarMove:
             window = ""
         else:
             window = (
-                f", {self.window_pct:+.1f} % over the 24 h to {iso_time(self.window_end)} "
+                f", {self.window_pct:+.1f} % over the UTC day to {iso_time(self.window_end)} "
                 f"({self.window_before:.10g} -> {self.window_after:.10g})"
             )
         return (
@@ -114,10 +128,15 @@ def _listed(moves: Sequence[BarMove]) -> str:
     return named + (f"; and {more} more" if more > 0 else "")
 
 
-def _day_moves(close: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each bar's window start and its 24-hour log move."""
-    starts = window_starts(times)
-    return starts, np.log(close) - np.log(close[starts])
+def _window_moves(
+    close: np.ndarray, times: np.ndarray, first_new: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The judged moves ending at a bar from ``first_new`` on: starts, ends, log moves."""
+    starts, ends = _windows(times)
+    new = ends >= first_new
+    starts, ends = starts[new], ends[new]
+    log_close = np.log(close)
+    return starts, ends, log_close[ends] - log_close[starts]
 
 
 def _beyond_limit(log_move: np.ndarray, limit_pct: float) -> np.ndarray:
@@ -128,30 +147,27 @@ def _beyond_limit(log_move: np.ndarray, limit_pct: float) -> np.ndarray:
 def exceeds_day_limit(
     close: np.ndarray, times: np.ndarray, first_new: int, limit_pct: float
 ) -> bool:
-    """Whether the 24-hour move to any bar from ``first_new`` on is beyond ``limit_pct`` (the
-    cheap test that says whether the typical move needs measuring at all)."""
+    """Whether a judged move ending at a bar from ``first_new`` on is beyond ``limit_pct``
+    (the cheap test that says whether the typical day needs measuring at all)."""
     if len(close) < 2:
         return False
-    _, log_move = _day_moves(close, times)
-    return bool(_beyond_limit(log_move[first_new:], limit_pct).any())
+    _, _, log_move = _window_moves(close, times, first_new)
+    return bool(_beyond_limit(log_move, limit_pct).any())
 
 
 def _blamed(
     ticker: str,
     close: np.ndarray,
     times: np.ndarray,
-    flagged: np.ndarray,
-    starts: np.ndarray,
+    flagged: tuple[np.ndarray, np.ndarray],
     first_new: int,
 ) -> list[BarMove]:
-    """The largest bar-to-bar move inside each flagged window, once each, in time order;
-    a window whose largest move is a stored bar's (verified history) blames none."""
+    """The bar-to-bar move to name for each flagged (start, end) move, once each, in time
+    order: a bar's own move, or the largest inside a day; a day whose largest move is a
+    stored bar's (verified history) names none."""
     steps = np.abs(np.diff(np.log(close)))  # steps[i]: the move into bar i + 1
     found: dict[int, BarMove] = {}
-    for end in np.flatnonzero(flagged).tolist():
-        start = int(starts[end])
-        if end <= start:
-            continue
+    for start, end in zip(*(f.tolist() for f in flagged), strict=True):
         into = start + 1 + int(np.argmax(steps[start:end]))
         if into < first_new or into in found:
             continue
@@ -175,16 +191,15 @@ def implausible_bars(
     limit_pct: float,
     typical: Typical,
 ) -> list[BarMove]:
-    """The bar moves to blame for 24-hour moves (to a bar from ``first_new`` on) beyond both
-    ``limit_pct`` and :data:`JUMP_FACTOR` times the typical 24-hour move."""
+    """The bar moves to name for judged moves (ending at a bar from ``first_new`` on) beyond
+    both ``limit_pct`` and :data:`JUMP_FACTOR` times the typical day."""
     if len(close) < 2:
         return []
-    starts, log_move = _day_moves(close, times)
+    starts, ends, log_move = _window_moves(close, times, first_new)
     flagged = _beyond_limit(log_move, limit_pct)
     if typical.median_log is not None:
         flagged &= np.abs(log_move) > JUMP_FACTOR * typical.median_log
-    flagged[:first_new] = False
-    return _blamed(ticker, close, times, flagged, starts, first_new)
+    return _blamed(ticker, close, times, (starts[flagged], ends[flagged]), first_new)
 
 
 def big_day_moves(
@@ -195,18 +210,14 @@ def big_day_moves(
     limit_pct: float,
     skip: frozenset[int] = frozenset(),
 ) -> list[BarMove]:
-    """The bar moves to blame for 24-hour moves above ``limit_pct`` (stored, and named), but
+    """The bar moves to name for judged moves above ``limit_pct`` (stored, and named), but
     for those into a close time of ``skip`` (named otherwise)."""
     if len(close) < 2:
         return []
-    starts, log_move = _day_moves(close, times)
+    starts, ends, log_move = _window_moves(close, times, first_new)
     flagged = _beyond_limit(log_move, limit_pct)
-    flagged[:first_new] = False
-    return [
-        m
-        for m in _blamed(ticker, close, times, flagged, starts, first_new)
-        if m.close_time not in skip
-    ]
+    found = _blamed(ticker, close, times, (starts[flagged], ends[flagged]), first_new)
+    return [m for m in found if m.close_time not in skip]
 
 
 def _beyond(typical: Typical, limit_pct: float) -> str:
@@ -214,12 +225,12 @@ def _beyond(typical: Typical, limit_pct: float) -> str:
     limit = f"its class limit of {limit_pct:g} % a day"
     if typical.median_log is None:
         return (
-            f"{limit} (its typical 24 h move is unknown: {typical.basis.format(typical.moves)} "
-            f"span less than {MIN_HISTORY_MOVES} days)"
+            f"{limit} (its typical day is unknown: {typical.basis.format(typical.moves)}, "
+            f"{MIN_HISTORY_MOVES} needed)"
         )
     pct = float(np.expm1(typical.median_log)) * 100.0
     return (
-        f"{JUMP_FACTOR:g} x its median 24 h move ({pct:.2f} % over "
+        f"{JUMP_FACTOR:g} x its median daily move ({pct:.2f} % over "
         f"{typical.basis.format(typical.moves)}) and {limit}"
     )
 
@@ -264,8 +275,8 @@ class BarAcceptance:
 
 @dataclass(frozen=True)
 class BigBarMoves:
-    """The 24-hour moves of one asset above its class limit yet within its own range:
-    stored, and named by the bar carrying each."""
+    """The moves of one asset above its class limit yet within its own range: stored, and
+    named by the bar carrying each."""
 
     ticker: str
     moves: tuple[BarMove, ...]

@@ -1,8 +1,8 @@
 """Which new bars of an asset a sync may write as far as their moves go, decided before
 its write transaction: the daily sync's implausible-move hold (:mod:`~pairscreen.market.sync_plan`)
-applied to every 24 hours of bars (:mod:`~pairscreen.market.bar_jumps`).
+applied to the bars' UTC days and to each bar-to-bar move (:mod:`~pairscreen.market.bar_jumps`).
 
-New bars whose 24-hour moves are all plausible, or whose blamed moves a person accepted
+New bars whose moves are all plausible, or whose named moves a person accepted
 (``--accept BTC:2023-03-10T14:00:00Z``), are written; otherwise none of the asset's new bars
 is, and the asset is held. A replacing history (``--replace``) is written whole, its
 implausible moves named as accepted.
@@ -36,8 +36,8 @@ class BarReview:
     """The move checks of one intraday sync, asset by asset.
 
     ``accept`` holds the moves a person adopted (``BTC:2023-03-10T14:00:00Z``);
-    ``stored_bars`` reads an asset's whole stored bars, needed only when a new bar's 24-hour
-    move is beyond its class limit.
+    ``stored_bars`` reads an asset's whole stored bars, needed only when a new bar's move
+    or day is beyond its class limit.
     """
 
     accept: set[str]
@@ -54,7 +54,7 @@ class BarReview:
     def plausible(self, new: Candles, stored: Candles | None, limit_pct: float) -> bool:
         """Whether ``new`` (the bars after ``stored``, the stored tail it continues) may be
         written: no implausible move, or each one accepted. A held asset goes in ``holds``;
-        the 24-hour moves above the class limit that are written are noted."""
+        the moves above the class limit that are written are noted."""
         ticker = new.ticker
         close, times = new.close, bar_times(new)
         first_new = 0
