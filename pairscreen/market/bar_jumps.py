@@ -44,7 +44,7 @@ def _windows(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     day's move from the last bar of the day before (the first bar for the first day)."""
     bars = np.arange(1, len(times))
     ends = np.flatnonzero(day_ends(times))
-    starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+    starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)[: len(ends)]
     days = ends > starts
     return np.concatenate([bars - 1, starts[days]]), np.concatenate([bars, ends[days]])
 
