@@ -5,12 +5,19 @@ A local HTTP server answers like Binance's public REST API from the recordings i
 ``startTime``/``endTime``/``limit`` as Binance does), and the real ccxt ``binance`` exchange
 is pointed at it through ``exchange_config.urls``. Everything between ccxt's HTTP request
 and the stored candles is the production code path.
+
+Hourly and 4-hour klines (``interval=1h|4h``) are Binance's real hourly closes of
+``tests/fixtures/hourly`` (March 2023, see its README) in the shape Binance sends them:
+stamped with the bar's **open** time, open = high = low = close (the files keep closes only)
+and a base volume of :data:`BAR_BASE_VOLUME`; a 4-hour kline is the hour closing on the
+4-hour grid (its close is the 4-hour bar's).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import socket
 import subprocess
 import sys
 import threading
@@ -42,6 +49,36 @@ def ms(day: date) -> int:
 
 def recorded_klines(symbol: str) -> list[list]:
     return json.loads((FIXTURES / f"binance_klines_{symbol}.json").read_text())
+
+
+HOURLY = Path(__file__).resolve().parent / "fixtures" / "hourly"
+BAR_BASE_VOLUME = 2.5  # the base volume of every served hourly and 4-hour kline
+BAR_SECONDS = {"1h": 3600, "4h": 4 * 3600}
+
+
+def hourly_closes(symbol: str) -> list[tuple[int, str]]:
+    """(close time in epoch seconds, close as written) of ``tests/fixtures/hourly``."""
+    lines = (HOURLY / f"{symbol.removesuffix('USDT')}.csv").read_text().splitlines()[1:]
+    out = []
+    for line in lines:
+        stamp, close = line.split(",")
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        out.append((int(moment.timestamp()), close))
+    return out
+
+
+def bar_klines(symbol: str, interval: str) -> list[list]:
+    """Binance klines of ``interval`` built from the real hourly closes (open-time stamps)."""
+    seconds = BAR_SECONDS[interval]
+    rows = []
+    for closes_at, close in hourly_closes(symbol):
+        if closes_at % seconds:
+            continue
+        opened = (closes_at - seconds) * 1000
+        volume = f"{BAR_BASE_VOLUME:.8f}"
+        closed = closes_at * 1000 - 1
+        rows.append([opened, close, close, close, close, volume, closed, "0", 1, "0", "0", "0"])
+    return rows
 
 
 @dataclass
@@ -101,8 +138,12 @@ class BinanceRecording(BaseHTTPRequestHandler):
         if not path.is_file():
             self._send(400, (FIXTURES / "binance_error_invalid_symbol.json").read_bytes())
             return
-        assert query.get("interval") == "1d", query
-        rows = json.loads(path.read_text())
+        interval = query.get("interval")
+        if interval != "1d" and interval not in BAR_SECONDS:
+            ex.unexpected.append(self.path)
+            self._send(400, b'{"code":-1120,"msg":"Invalid interval."}')
+            return
+        rows = json.loads(path.read_text()) if interval == "1d" else bar_klines(symbol, interval)
         start = int(query.get("startTime", 0))
         end = int(query.get("endTime", 2**62))
         limit = min(int(query.get("limit", 500)), ex.max_limit)
@@ -407,3 +448,254 @@ def test_a_candle_without_volume_has_an_unknown_volume_never_zero(
     volume = fetch(exchange, [BTC])["BTC"].volume
     assert np.isnan(volume[:10]).all()
     assert np.isfinite(volume[10:]).all() and (volume[10:] > 0).all()
+
+
+# --- bars: a universe whose [market] bar is 4h, 1h or 15m -------------------------------------
+
+HOUR_MS = 3_600_000
+FIRST_HOURLY_OPEN = datetime(2023, 3, 10, tzinfo=UTC)  # the fixture's first bar opens then
+LAST_HOURLY_CLOSE = datetime(2023, 4, 1, tzinfo=UTC)  # and its last closes then
+
+
+def at(moment: datetime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Set the service's clock (``pairscreen.clock``) to ``moment`` for this test."""
+    from pairscreen import clock
+
+    monkeypatch.setenv(clock.SHIFT_VARIABLE, clock.shift_to(moment))
+
+
+def fetch_bars(
+    server: Exchange,
+    assets: list[Asset],
+    /,
+    *,
+    bar: str = "1h",
+    since: dict | None = None,
+    until: datetime = LAST_HOURLY_CLOSE,
+    **extra: object,
+) -> dict[str, object]:
+    source = ccxt_source.CcxtMarketSource()
+    opts = options(server, **{"timeframe": bar, **extra})
+    out = source.fetch_bars(assets, opts, bar=bar, since=since or {}, until=until)
+    return {c.ticker: c for c in out}
+
+
+def test_hourly_bars_come_in_pages_named_by_their_close_time(
+    exchange: Exchange, monkeypatch: pytest.MonkeyPatch
+):
+    at(LAST_HOURLY_CLOSE + timedelta(minutes=30), monkeypatch)
+    got = fetch_bars(exchange, [BTC, ETH], page_limit=200, history_days=30)
+    for ticker, symbol in (("BTC", "BTCUSDT"), ("ETH", "ETHUSDT")):
+        bars = got[ticker]
+        expected = hourly_closes(symbol)
+        assert bars.dates.dtype == np.dtype("datetime64[s]")
+        # ccxt's open-time stamp + 1 h: exactly the close times of the file, gap included
+        assert bars.dates.astype(np.int64).tolist() == [t for t, _ in expected]
+        assert len(bars.dates) == 527
+        assert bars.dates[-1] == np.datetime64("2023-04-01T00:00:00", "s")
+        close = np.array([float(c) for _, c in expected])
+        np.testing.assert_array_equal(bars.close, close)
+        np.testing.assert_array_equal(bars.volume, BAR_BASE_VOLUME * close)  # quote volume
+        asked = exchange.klines_requests(symbol)
+        assert {q["interval"] for q in asked} == {"1h"} and {q["limit"] for q in asked} == {"200"}
+        first_open = int(LAST_HOURLY_CLOSE.timestamp() * 1000) - 30 * DAY_MS
+        # Three pages: each starts an hour after the newest bar of the one before.
+        opens = [r[0] for r in bar_klines(symbol, "1h")]
+        assert [int(q["startTime"]) for q in asked] == [
+            first_open,
+            opens[199] + HOUR_MS,
+            opens[399] + HOUR_MS,
+        ]
+
+
+def test_pages_shorter_than_asked_cover_the_bars_too(
+    exchange: Exchange, monkeypatch: pytest.MonkeyPatch
+):
+    at(LAST_HOURLY_CLOSE, monkeypatch)
+    exchange.max_limit = 100  # the exchange sends at most 100 bars whatever we ask
+    got = fetch_bars(exchange, [SOL], history_days=30)
+    assert len(got["SOL"].dates) == 527
+    assert len(exchange.klines_requests("SOLUSDT")) == 6
+
+
+def test_four_hour_bars_close_on_the_four_hour_grid(
+    exchange: Exchange, monkeypatch: pytest.MonkeyPatch
+):
+    at(LAST_HOURLY_CLOSE, monkeypatch)
+    got = fetch_bars(exchange, [BTC], bar="4h", history_days=30)
+    times = got["BTC"].dates.astype(np.int64)
+    expected = [(t, float(c)) for t, c in hourly_closes("BTCUSDT") if t % (4 * 3600) == 0]
+    assert times.tolist() == [t for t, _ in expected] and len(times) == 22 * 6
+    np.testing.assert_array_equal(got["BTC"].close, [c for _, c in expected])
+    assert {q["interval"] for q in exchange.klines_requests("BTCUSDT")} == {"4h"}
+
+
+def test_the_bar_still_forming_is_left_out_until_it_closes(
+    exchange: Exchange, monkeypatch: pytest.MonkeyPatch
+):
+    at(LAST_HOURLY_CLOSE - timedelta(minutes=1), monkeypatch)  # the last bar is forming
+    since = {"BTC": datetime(2023, 3, 31, 12, tzinfo=UTC)}
+    got = fetch_bars(exchange, [BTC], since=since)
+    times = got["BTC"].dates
+    assert times[0] == np.datetime64("2023-03-31T13:00:00", "s")  # closing after ``since``
+    assert times[-1] == np.datetime64("2023-03-31T23:00:00", "s") and len(times) == 11
+    at(LAST_HOURLY_CLOSE, monkeypatch)  # a bar closing exactly now has closed
+    got = fetch_bars(exchange, [BTC], since={"BTC": datetime(2023, 3, 31, 23, tzinfo=UTC)})
+    assert got["BTC"].dates.tolist() == [LAST_HOURLY_CLOSE.replace(tzinfo=None)]
+    # ``until`` caps the range as well as the clock does.
+    got = fetch_bars(exchange, [BTC], since=since, until=datetime(2023, 3, 31, 15, tzinfo=UTC))
+    assert got["BTC"].dates[-1] == np.datetime64("2023-03-31T15:00:00", "s")
+    exchange.requests.clear()
+    assert fetch_bars(exchange, [BTC], since={"BTC": LAST_HOURLY_CLOSE}) == {}
+    assert exchange.requests == [], "nothing closed after the last stored bar: no request"
+
+
+def test_bars_are_retried_after_rate_limits_and_a_dead_exchange_is_one_error(
+    exchange: Exchange, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    caplog.set_level(logging.WARNING)
+    at(LAST_HOURLY_CLOSE, monkeypatch)
+    exchange.refusals["BTCUSDT"] = [(429, "0"), (418, "0")]
+    got = fetch_bars(exchange, [BTC], history_days=30)
+    assert len(got["BTC"].dates) == 527
+    assert "retry 2 of 5" in caplog.text
+    exchange.refusals["BTCUSDT"] = [(429, "0")] * 10
+    with pytest.raises(
+        ConnectionError,
+        match=r"binance failed for every asset \(rate limited or unreachable\); no 1h bars were "
+        "synced",
+    ):
+        fetch_bars(exchange, [BTC], max_retries=1, history_days=30)
+
+
+def test_an_exchange_without_the_timeframe_is_refused_before_any_request():
+    source = ccxt_source.CcxtMarketSource()
+    with pytest.raises(ValueError) as refused:
+        list(
+            source.fetch_bars(
+                [BTC],
+                {"exchange": "coinbaseexchange", "quote": "USD"},
+                bar="4h",
+                since={},
+                until=LAST_HOURLY_CLOSE,
+            )
+        )
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "ccxt market source: coinbaseexchange does not serve 4h candles (its timeframes: 1m, "
+    )
+    assert message.endswith("choose another exchange or another [market] bar")
+
+
+def test_a_timeframe_other_than_the_bar_is_refused(exchange: Exchange):
+    with pytest.raises(ValueError, match=r'timeframe must be "1h", the universe\'s \[market\] bar'):
+        fetch_bars(exchange, [BTC], timeframe="1d")
+
+
+def test_an_hourly_ccxt_universe_syncs_then_resumes_from_its_overlap(
+    exchange: Exchange, empty_runtime, tmp_path, monkeypatch: pytest.MonkeyPatch
+):
+    """The whole path: an hourly ccxt universe file, ``sync_bars`` into the database, then a
+    later sync that asks only from the stored overlap on and adds the bars closed since."""
+    from pairscreen.bootstrap import load_configured_plugins
+    from pairscreen.contracts.bars import bar_size
+    from pairscreen.db.connection import database
+    from pairscreen.market.bar_store import load_bars
+    from pairscreen.market.bar_sync import sync_bars
+    from pairscreen.universe import load_universe_file
+
+    api = "\n".join(f'{name} = "{url}"' for name, url in local_urls(exchange.base).items())
+    path = tmp_path / "universe.toml"
+    path.write_text(
+        f"""
+[market]
+bar = "1h"
+
+[components]
+market_source = "ccxt"
+
+[plugins.ccxt_source]
+exchange = "binance"
+history_days = 30
+page_limit = 500
+backoff_seconds = 0.01
+
+[plugins.ccxt_source.exchange_config.options.fetchMarkets]
+types = ["spot"]
+
+[plugins.ccxt_source.exchange_config.urls.api]
+{api}
+
+[[asset]]
+ticker = "BTC"
+sector = "majors"
+
+[[asset]]
+ticker = "SOL"
+sector = "majors"
+"""
+    )
+    plugins, universe = load_configured_plugins(empty_runtime.settings, load_universe_file(path))
+    at(datetime(2023, 3, 25, 0, 30, tzinfo=UTC), monkeypatch)
+    first = sync_bars(universe, plugins)
+    assert first.inserted == {"BTC": 359, "SOL": 359} and not first.needs_review
+    exchange.requests.clear()
+    at(LAST_HOURLY_CLOSE + timedelta(minutes=5), monkeypatch)
+    second = sync_bars(universe, plugins)
+    assert second.inserted == {"BTC": 168, "SOL": 168} and not second.needs_review
+    # Resumed from the overlap: the bars of the last 7 stored UTC days (2023-03-18 on).
+    overlap_open = int(datetime(2023, 3, 18, tzinfo=UTC).timestamp() * 1000)
+    for symbol in ("BTCUSDT", "SOLUSDT"):
+        asked = exchange.klines_requests(symbol)
+        assert int(asked[0]["startTime"]) == overlap_open and len(asked) == 1
+    with database.connection_context():
+        stored = load_bars(bar_size("1h"))
+    for ticker in ("BTC", "SOL"):
+        expected = hourly_closes(f"{ticker}USDT")
+        assert stored[ticker].dates.astype(np.int64).tolist() == [t for t, _ in expected]
+        np.testing.assert_array_equal(stored[ticker].close, [float(c) for _, c in expected])
+
+
+def hourly_ccxt_universe(folder: Path, exchange_id: str, api: dict[str, str], bar: str) -> Path:
+    """A ccxt universe file at ``bar`` whose exchange's API is ``api`` (one asset, BTC)."""
+    urls = "\n".join(f'{name} = "{url}"' for name, url in api.items())
+    path = folder / "universe.toml"
+    path.write_text(
+        f'[market]\nbar = "{bar}"\n\n[components]\nmarket_source = "ccxt"\n\n'
+        f'[plugins.ccxt_source]\nexchange = "{exchange_id}"\nmax_retries = 0\n'
+        "backoff_seconds = 0.01\n\n"
+        "[plugins.ccxt_source.exchange_config.options.fetchMarkets]\n"
+        'types = ["spot"]\n\n'
+        f"[plugins.ccxt_source.exchange_config.urls.api]\n{urls}\n\n"
+        '[[asset]]\nticker = "BTC"\nsector = "majors"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_data_sync_of_bars_says_in_one_line_what_the_exchange_cannot_do(tmp_path):
+    """On the command line: an exchange without the bar's timeframe is a usage error, an
+    unreachable one a failure; each one line, nothing synced."""
+    from pairscreen.cli import exits
+    from tests.support.cli import newcomer_env, run_cli
+
+    def sync(universe: Path) -> subprocess.CompletedProcess[str]:
+        argv = ("--data-dir", str(tmp_path / "data"), "--universe", str(universe), "--quiet")
+        return run_cli(*argv, "data", "sync", env=newcomer_env(tmp_path), timeout=120)
+
+    no_4h = sync(hourly_ccxt_universe(tmp_path, "coinbaseexchange", {}, "4h"))
+    assert no_4h.returncode == exits.USAGE and no_4h.stderr.count("\n") == 1, no_4h.stderr
+    assert no_4h.stderr.startswith(
+        "pairscreen: error: ccxt market source: coinbaseexchange does not serve 4h candles"
+    )
+    with socket.socket() as probe:  # a port nothing listens on: the exchange is unreachable
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    unreachable = sync(hourly_ccxt_universe(tmp_path, "binance", local_urls(dead), "1h"))
+    assert unreachable.returncode == exits.FAILURE, unreachable.stderr
+    assert unreachable.stderr.count("\n") == 1, unreachable.stderr
+    assert unreachable.stderr.startswith(
+        "pairscreen: error: ccxt market source: cannot load the markets of binance ("
+    )
+    assert unreachable.stderr.rstrip().endswith("no 1h bars were synced. Try again later.")

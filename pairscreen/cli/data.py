@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 from pairscreen.cli import exits
@@ -62,7 +62,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="append",
         default=[],
         help="adopt these held moves after review: the move of TICKER into DAY (YYYY-MM-DD), "
-        "as the sync names it; may be repeated (default: none)",
+        "or into the bar closing at TIME (TICKER:2023-03-10T14:00:00Z) on an intraday "
+        "universe, as the sync names it; may be repeated (default: none)",
     )
     sync.set_defaults(handler=_sync)
 
@@ -86,10 +87,11 @@ def _sync(args: argparse.Namespace) -> None:
         replace: tuple[str, ...] = rt.universe.tickers
     else:
         replace = _tickers(rt.universe, args.replace) if args.replace is not None else ()
-    accept = _moves(rt.universe, args.accept)
     if rt.universe.bar != "1d":
+        accept = _bar_moves(rt.universe, args.accept)
         _sync_bars(args, rt.universe, rt.plugins, replace, accept)
         return
+    accept = _moves(rt.universe, args.accept)
     with ProgressDisplay(quiet=args.quiet) as display:
         report = sync_candles(
             rt.universe,
@@ -115,17 +117,13 @@ def _sync_bars(
     """``data sync`` of an intraday universe (:mod:`pairscreen.market.bar_sync`)."""
     from pairscreen.market.bar_sync import sync_bars
 
-    if accept:
-        raise CommandError(
-            f"--accept: implausible moves are held on daily universes only; this universe's "
-            f"bar is {universe.bar}"
-        )
     with ProgressDisplay(quiet=args.quiet) as display:
         report = sync_bars(
             universe,
             plugins,
             verify=args.verify,
             replace=replace,
+            accept=accept,
             on_progress=display.step("market data"),
         )
     for line in report.lines():
@@ -171,6 +169,36 @@ def _moves(universe: Universe, given: list[str]) -> tuple[str, ...]:
                 f"--accept {text!r}: {day_text!r} is not a day (YYYY-MM-DD); give TICKER:DAY"
             ) from None
         out.append(f"{asset.ticker}:{day.isoformat()}")
+    return tuple(dict.fromkeys(out))
+
+
+def _bar_moves(universe: Universe, given: list[str]) -> tuple[str, ...]:
+    """``--accept btc:2023-03-10T14:00Z`` on an intraday universe: moves as the sync names
+    them (``BTC:2023-03-10T14:00:00Z``, the move into the bar closing then, UTC)."""
+    from pairscreen.market.bar_checks import iso_time
+
+    example = "BTC:2023-03-10T14:00:00Z"
+    out: list[str] = []
+    for text in (part.strip() for item in given for part in item.split(",")):
+        if not text:
+            continue
+        ticker, _, time_text = text.partition(":")
+        asset = universe.resolve(ticker.strip()) if ticker else None
+        if asset is None:
+            what = f"{ticker!r} is not an asset of the universe" if ticker else "no ticker"
+            raise CommandError(f"--accept {text!r}: {what}; give TICKER:TIME, e.g. {example}")
+        try:
+            moment = datetime.fromisoformat(time_text.strip())
+        except ValueError:
+            moment = None
+        if moment is None or len(time_text.strip()) <= len("2023-03-10"):
+            raise CommandError(
+                f"--accept {text!r}: {time_text!r} is not a bar's close time (a UTC date-time, "
+                f"e.g. 2023-03-10T14:00:00Z); give TICKER:TIME on a {universe.bar} universe"
+            )
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        out.append(f"{asset.ticker}:{iso_time(int(moment.timestamp()))}")
     return tuple(dict.fromkeys(out))
 
 

@@ -50,5 +50,5 @@ def bar_source(source: object, bar: str) -> BarSource:
     name = getattr(source, "name", type(source).__name__)
     raise ValueError(
         f"market source {name!r} serves daily candles only; it cannot serve {bar} bars "
-        '(set [market] bar = "1d" or use a source that serves bars: csv, demo)'
+        '(set [market] bar = "1d" or use a source that serves bars: csv, demo, ccxt)'
     )

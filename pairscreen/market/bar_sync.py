@@ -4,13 +4,11 @@ The daily sync's rules, per bar: the source is asked, per asset, for the bars af
 of an overlap (the bars of the last :data:`~pairscreen.market.reconcile.OVERLAP_DAYS` stored
 UTC days; the whole stored history with ``verify``); every answer is checked
 (:func:`~pairscreen.market.bar_checks.checked_bars`); an asset whose rows could not all be
-used, or whose stored overlap the source contradicts, gets nothing written and is named; the
-others get their new bars. Only closed bars are stored: the last bar closed at the service's
-clock (:mod:`pairscreen.clock`) is the newest one a sync may write. Bars, asset rows and the
-``candles`` data version are written in one transaction.
-
-Not here yet (named so in docs/bar_sizes.md): the implausible-move hold and ``--accept`` of
-the daily sync, and staleness per bar.
+used, whose stored overlap the source contradicts, or whose new bars move implausibly
+(:mod:`~pairscreen.market.bar_review`, until a person accepts each such move) gets nothing
+written and is named; the others get their new bars. Only closed bars are stored: the last
+bar closed at the service's clock (:mod:`pairscreen.clock`) is the newest one a sync may
+write. Bars, asset rows and the ``candles`` data version are written in one transaction.
 """
 
 from __future__ import annotations
@@ -30,6 +28,8 @@ from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, BarBlock
 from pairscreen.market.bar_checks import checked_bars, iso_time
 from pairscreen.market.bar_freshness import BarFreshness, bar_freshness, bar_headline
+from pairscreen.market.bar_jumps import BarAcceptance, BarHold, BigBarMoves
+from pairscreen.market.bar_review import BarReview
 from pairscreen.market.bar_source import bar_source
 from pairscreen.market.bar_store import (
     asset_ids,
@@ -84,7 +84,10 @@ class BarSyncReport:
     conflicts: tuple[BarConflict, ...] = ()
     issues: dict[str, RowIssues] = field(default_factory=dict)
     replaced: tuple[str, ...] = ()
-    holds: tuple[()] = ()  # the implausible-move hold is daily only, so far
+    holds: tuple[BarHold, ...] = ()  # assets whose new bars wait on implausible moves
+    accepted: tuple[BarAcceptance, ...] = ()  # implausible moves adopted after review
+    moves: tuple[BigBarMoves, ...] = ()  # stored moves above the scaled class limit
+    unmatched: tuple[str, ...] = ()  # moves given to accept that no asset held
     freshness: dict[str, BarFreshness] = field(default_factory=dict)  # after the sync
 
     @property
@@ -93,7 +96,8 @@ class BarSyncReport:
 
     @property
     def needs_review(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([c.ticker for c in self.conflicts] + list(self.refused)))
+        names = [c.ticker for c in self.conflicts] + list(self.refused)
+        return tuple(dict.fromkeys(names + [h.ticker for h in self.holds]))
 
     @property
     def total(self) -> int:
@@ -104,7 +108,15 @@ class BarSyncReport:
         out = [bar_headline(self.freshness, bar_size(self.bar))]
         out += [f"conflict: {c.describe()}" for c in self.conflicts]
         out += [f"refused: {describe_refusal(t, self.issues[t])}" for t in self.refused]
+        out += [f"held: {h.describe()}" for h in self.holds]
         out += [f"replaced: {t}: adopted the source's {self.bar} bars" for t in self.replaced]
+        out += [f"accepted: {a.describe()}" for a in self.accepted]
+        out += [
+            f"warning: --accept {key}: no move of {key.split(':')[0]} into that bar is held; "
+            "nothing accepted"
+            for key in self.unmatched
+        ]
+        out += [f"warning: {m.describe()}" for m in self.moves]
         for ticker, issues in self.issues.items():
             if not issues or issues.refuses:
                 continue
@@ -142,9 +154,13 @@ def sync_bars(
     *,
     verify: bool = False,
     replace: Collection[str] = (),
+    accept: Collection[str] = (),
     on_progress: Progress = no_progress,
 ) -> BarSyncReport:
-    """Check the overlap of every asset with the source and store its new closed bars."""
+    """Check the overlap of every asset with the source and store its new closed bars.
+
+    ``accept`` names implausible moves a person has reviewed, as the sync names them
+    (``BTC:2023-03-10T14:00:00Z``, the move into the bar closing then)."""
     bar = bar_size(universe.bar)
     if not bar.intraday:
         raise ValueError(f"sync_bars serves intraday universes; {universe.bar} is daily")
@@ -186,7 +202,9 @@ def sync_bars(
         issues: dict[str, RowIssues] = {}
         conflicts: list[BarConflict] = []
         writes: list[tuple[Candles, bool]] = []  # (bars, replacing the stored ones)
-        for ticker in universe.tickers:
+        review = BarReview(set(accept), lambda ticker: load_bars(bar, [ticker]).get(ticker))
+        for asset in universe.assets:
+            ticker = asset.ticker
             got = fetched.get(ticker)
             if got is None:
                 continue
@@ -194,9 +212,15 @@ def sync_bars(
                 issues[ticker] = got.issues
             if got.issues.refuses or not len(got.dates):
                 continue
+            limit = universe.move_limit_pct(asset)
             tail = tails.get(ticker)
-            if ticker in replacing or tail is None:
-                writes.append((got, ticker in replacing))
+            if ticker in replacing:
+                review.adopt_replaced(got, limit)
+                writes.append((got, True))
+                continue
+            if tail is None:
+                if review.plausible(got, None, limit):
+                    writes.append((got, False))
                 continue
             conflict = _first_conflict(tail, got)
             if conflict is not None:
@@ -204,9 +228,9 @@ def sync_bars(
                 continue
             new = bar_times(got) > int(bar_times(tail)[-1])
             if new.any():
-                writes.append(
-                    (Candles(ticker, got.dates[new], got.close[new], got.volume[new]), False)
-                )
+                fresh = Candles(ticker, got.dates[new], got.close[new], got.volume[new])
+                if review.plausible(fresh, tail, limit):
+                    writes.append((fresh, False))
 
         inserted: dict[str, int] = {}
         version: int | None = None
@@ -220,6 +244,10 @@ def sync_bars(
             if writes or changed:
                 version = _bump_version()
         closes = last_closes(bar)
+    for hold in review.holds:
+        log.warning("sync held: %s", hold.describe())
+    for acceptance in review.accepted:
+        log.warning("sync accepted after review: %s", acceptance.describe())
     return BarSyncReport(
         source=named.name,
         bar=bar.name,
@@ -230,6 +258,10 @@ def sync_bars(
         conflicts=tuple(conflicts),
         issues=issues,
         replaced=tuple(c.ticker for c, replacing_it in writes if replacing_it),
+        holds=tuple(review.holds),
+        accepted=tuple(review.accepted),
+        moves=tuple(review.moves),
+        unmatched=review.unmatched(),
         freshness=bar_freshness(universe, bar, closes, until),
     )
 
