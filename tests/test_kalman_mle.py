@@ -77,10 +77,14 @@ def statsmodels_fit(y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, float, Ch
 
 
 def compare(ys: np.ndarray, xs: np.ndarray) -> dict[str, int]:
-    """Fit every row both ways. Equal to TOLERANCE, or (where BFGS from the defaults stops at
-    another, lower local maximum) ours is higher by statsmodels' own likelihood."""
+    """Fit every row both ways. Equal to TOLERANCE; or the same maximum on a ridge (the two
+    estimates differ along a direction where statsmodels' own likelihood is flat to 1e-12,
+    so which point BFGS stops at depends on the last bits of the libraries: seen with
+    statsmodels 0.15.0 and scipy 1.17.1 on one real pair, r apart by 1.7e-5 relative,
+    likelihoods by 7e-13); or (where BFGS from the defaults stops at another, lower local
+    maximum) ours is higher by statsmodels' own likelihood."""
     fit = fit_variances(ys, xs, burn=BURN_IN)
-    counts = {"equal": 0, "higher": 0, "boundary": 0}
+    counts = {"equal": 0, "ridge": 0, "higher": 0, "boundary": 0}
     for i in range(ys.shape[0]):
         if not np.isfinite(fit.q[i]):
             assert "not identified" in fit.reasons[i]
@@ -94,6 +98,8 @@ def compare(ys: np.ndarray, xs: np.ndarray) -> dict[str, int]:
         assert fit.log_likelihood[i] == pytest.approx(at_ours, rel=1e-10)
         if np.allclose(ours, params, rtol=TOLERANCE, atol=0):
             counts["equal"] += 1
+        elif abs(at_ours - llf) <= 1e-12 * abs(llf) and np.allclose(ours, params, rtol=1e-3):
+            counts["ridge"] += 1
         else:
             assert at_ours > llf + 1e-6, (i, ours, params, at_ours, llf)
             counts["higher"] += 1
@@ -107,12 +113,13 @@ def test_real_pairs_equal_statsmodels() -> None:
             inside = window_of(pair)
             ys.append(np.log(pair.close_a[inside]))
             xs.append(np.log(pair.close_b[inside]))
-    counts = {"equal": 0, "higher": 0, "boundary": 0}
+    counts = {"equal": 0, "ridge": 0, "higher": 0, "boundary": 0}
     for n in sorted({y.shape[0] for y in ys}):
         rows = [i for i, y in enumerate(ys) if y.shape[0] == n]
         part = compare(np.stack([ys[i] for i in rows]), np.stack([xs[i] for i in rows]))
         counts = {k: counts[k] + part[k] for k in counts}
-    assert counts == {"equal": 26, "higher": 0, "boundary": 39}
+    assert counts["equal"] + counts["ridge"] == 26 and counts["ridge"] <= 1, counts
+    assert (counts["higher"], counts["boundary"]) == (0, 39), counts
 
 
 def simulated(n: int, days: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -133,7 +140,8 @@ def test_simulated_pairs_equal_statsmodels() -> None:
     counts = compare(y, x)
     assert sum(counts.values()) == 200
     # measured: 182 equal, 1 higher (statsmodels at a lower local maximum), 17 boundary
-    assert counts["equal"] >= 180 and counts["higher"] <= 2 and counts["boundary"] <= 20, counts
+    assert counts["equal"] + counts["ridge"] >= 180, counts
+    assert counts["higher"] <= 2 and counts["boundary"] <= 20, counts
 
 
 def test_the_metric_runs_the_filter_with_each_pairs_fit() -> None:
