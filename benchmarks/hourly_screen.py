@@ -7,8 +7,9 @@ hour, so nothing is stale), syncs it into a fresh SQLite database (not timed), t
 the peak memory of the process and its workers together (PSS summed, as benchmarks/scale.py
 measures it), the pairs, the survivors and the machine line. The universe screens a
 ``--window-days`` window (30: 720 hourly bars) with ``[screen] backtest_days = [7, 14, 30]``
-(the screen's own backtest is 30 days), so each pair's panel is 60 days of bars; the files
-hold ``--days`` days (61 by default).
+(the screen's own backtest is 30 days) and ``min_range_width = 0.05`` (so that mean-reverting
+pairs survive and are backtested), so each pair's panel is 60 days of bars; the files hold
+``--days`` days (61 by default).
 
     .venv/bin/python benchmarks/hourly_screen.py [--assets 500] [--window-days 30]
                                                  [--days 61] [--processes 0]
@@ -32,6 +33,9 @@ from scale import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKTEST_DAYS = (7, 14, 30)
+# The filter's range width, 0.40 by default (a daily 540-day window's): a 30-day hourly
+# window of these spreads spans about 0.1, so a tenth of the pairs survive and are backtested
+RANGE_WIDTH = 0.05
 
 
 def write_universe(folder: Path, assets: int, days: int, window_days: int) -> Path:
@@ -52,9 +56,9 @@ def write_universe(folder: Path, assets: int, days: int, window_days: int) -> Pa
     for i in range(assets):
         if i % 2 == 0:  # mean-reverting around the market: an AR(1) spread
             spread = np.zeros(bars)
-            shocks = rng.normal(0, 0.003, bars)
+            shocks = rng.normal(0, 0.01, bars)
             for t in range(1, bars):
-                spread[t] = 0.97 * spread[t - 1] + shocks[t]
+                spread[t] = 0.95 * spread[t - 1] + shocks[t]
             log_close = market + spread
         else:
             log_close = np.cumsum(rng.normal(0.0001, 0.006, bars))
@@ -67,7 +71,8 @@ def write_universe(folder: Path, assets: int, days: int, window_days: int) -> Pa
         'label = "synthetic hourly universe"\n\n[market]\nbar = "1h"\n\n'
         '[components]\nmarket_source = "csv"\n\n[plugins.csv_source]\npath = "prices"\n\n'
         f"[screen]\nwindow_days = {window_days}\nbacktest_days = {list(BACKTEST_DAYS)}\n"
-        f"min_history_days = {window_days}\n\n" + "\n".join(entries),
+        f"min_history_days = {window_days}\nmin_range_width = {RANGE_WIDTH}\n\n"
+        + "\n".join(entries),
         encoding="utf-8",
     )
     return universe

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen.contracts.bars import days_between
+from pairscreen.contracts import days_between
 
 DAYS_PER_YEAR = 365.0  # calendar days: μ is per calendar day
 _NEWTON_STEPS = 60

@@ -23,8 +23,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen.contracts import BacktestBatch, Leg, PairPanel, Strategy, hookimpl
-from pairscreen.contracts.bars import days_between
+from pairscreen.contracts import (
+    BacktestBatch,
+    Leg,
+    PairPanel,
+    Strategy,
+    days_between,
+    hookimpl,
+)
 from pairscreen_plugins.metrics._ou import bertram_bands, ou_from_ar1, round_trip_cost
 from pairscreen_plugins.strategies.accumulation import (
     FEE,
