@@ -27,6 +27,7 @@ from pairscreen.market.bar_sync import sync_bars
 from pairscreen.runtime import Runtime
 from pairscreen.screening.screen import run_screen
 from tests.conftest import make_client
+from tests.support.cli import newcomer_env, run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hourly"
 TICKERS = ("BTC", "ETH", "SOL", "ETHX")
@@ -66,20 +67,27 @@ def pin(monkeypatch: pytest.MonkeyPatch, moment: str = NOW) -> None:
     monkeypatch.setenv(clock.SHIFT_VARIABLE, clock.shift_to(when))
 
 
-@pytest.fixture()
-def hourly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Runtime, str]]:
-    pin(monkeypatch)
-    prices = tmp_path / "prices"
+def write_universe(folder: Path) -> Path:
+    """The hourly csv universe of the four assets in ``folder``."""
+    prices = folder / "prices"
     prices.mkdir()
     for t in TICKERS[:3]:
         shutil.copy(FIXTURES / f"{t}.csv", prices / f"{t}.csv")
     write_ethx(prices)
     assets = "".join(f'[[asset]]\nticker = "{t}"\nsector = "majors"\n\n' for t in TICKERS)
-    (tmp_path / "universe.toml").write_text(
+    path = folder / "universe.toml"
+    path.write_text(
         '[market]\nbar = "1h"\n\n[components]\nmarket_source = "csv"\n\n'
         '[plugins.csv_source]\npath = "prices"\n' + SCREEN + "\n" + assets,
         encoding="utf-8",
     )
+    return path
+
+
+@pytest.fixture()
+def hourly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Runtime, str]]:
+    pin(monkeypatch)
+    write_universe(tmp_path)
     settings = load_settings(
         data_dir=tmp_path,
         database_url=f"sqlite:///{tmp_path / 'hourly.sqlite3'}",
@@ -159,6 +167,9 @@ def test_pair_and_chart_of_an_hourly_pair_take_its_declared_windows(hourly) -> N
         refused = client.get("/api/v1/pair/ETH/ETHX?bt=90", key)
         assert refused.status_code == 400
         assert refused.text.strip() == "Bad request: query parameter 'bt' is '90'; allowed: 3 or 7."
+        served = client.client.get("/api/v1/openapi.json").json()  # the universe's windows
+        bt = served["components"]["parameters"]["BacktestDays"]["schema"]
+        assert (bt["enum"], bt["default"]) == ([3, 7], 7)
         chart = client.get("/api/v1/pair/ETH/ETHX/chart.png?bt=7", key)
         assert chart.status_code == 200, chart.text
         assert chart.content.startswith(b"\x89PNG") and len(chart.content) > 10_000
@@ -195,3 +206,19 @@ def test_the_series_of_an_hourly_pair_gives_each_bar_its_close_time(hourly) -> N
     assert len(body["close_times"]) == len(body["dates"]) == 10 * 24 - 1
     assert body["close_times"][-1] == "2023-04-01T00:00:00+00:00"
     assert body["dates"][-1] == "2023-04-01"
+
+
+def test_screen_run_on_the_command_line_screens_the_bars_and_publishes(
+    tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    pin(monkeypatch)
+    universe = write_universe(tmp_path)
+    argv = ("--data-dir", str(tmp_path / "data"), "--universe", str(universe), "--quiet")
+    synced = run_cli(*argv, "data", "sync", env=newcomer_env(tmp_path))  # creates the database
+    assert synced.returncode == 0, synced.stderr
+    done = run_cli(*argv, "screen", "run", env=newcomer_env(tmp_path))  # syncs again first
+    assert done.returncode == 0, done.stderr
+    assert "screen #1: 6 pairs, " in done.stdout, done.stdout
+    again = run_cli(*argv, "screen", "run", "--as-of", "2023-03-30", env=newcomer_env(tmp_path))
+    assert again.returncode != 0 and again.stderr.count("\n") == 1
+    assert "--as-of screens daily universes only so far" in again.stderr

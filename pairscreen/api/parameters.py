@@ -21,9 +21,6 @@ from starlette.datastructures import QueryParams
 from pairscreen.api.errors import shown
 
 CANONICAL_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
-# A parameter whose allowed values are the serving universe's (the backtest windows ``bt``
-# takes): the contract says so with this key, the values come from the universe.
-CHOICES_KEY = "x-pairscreen-choices"
 
 # What a pattern of the contract means, in words (the path's tickers).
 PATTERN_WORDS = {"^[A-Za-z0-9]{1,20}$": "1-20 letters or digits"}
@@ -53,12 +50,8 @@ class NamedParameterValidator(ParameterValidator):  # type: ignore[misc]
 
     def validate_query_parameter(self, param: dict[str, Any], request: Any) -> str | None:
         """An integer in its canonical form only: connexion's ``int()`` would also take
-        ``+90``, `` 90`` or ``090``, which no client means and a cache key should not vary by.
-        A parameter whose values the universe declares (``bt``) is checked against them."""
+        ``+90``, `` 90`` or ``090``, which no client means and a cache key should not vary by."""
         schema = param.get("schema", param)
-        if CHOICES_KEY in schema:
-            schema = universe_choices(schema, request)
-            param = {**param, "schema": schema}
         if schema.get("type") == "integer":
             raw = QueryParams(request.scope.get("query_string", b"")).get(param["name"])
             if raw is not None and not CANONICAL_INTEGER.fullmatch(raw):
@@ -81,19 +74,6 @@ class NamedParameterValidator(ParameterValidator):  # type: ignore[misc]
                     "parameters."
                 )
         super().validate_request(request)
-
-
-def universe_choices(schema: dict[str, Any], request: Any) -> dict[str, Any]:
-    """``schema`` as an enum of the serving universe's values for it: its backtest windows
-    (90, 180 and 360 days unless it declares ``[screen] backtest_days``)."""
-    from pairscreen.api.service import service_in
-    from pairscreen.screening.spans import screen_spans
-
-    if schema[CHOICES_KEY] != "backtest_days":
-        raise ValueError(f"unknown {CHOICES_KEY}: {schema[CHOICES_KEY]!r}")
-    rt = service_in(request.scope).runtime
-    windows = screen_spans(rt.universe, rt.settings).backtest_days
-    return {"type": "integer", "enum": list(windows)}
 
 
 def allowed(schema: dict[str, Any]) -> str:
