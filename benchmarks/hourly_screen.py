@@ -38,7 +38,9 @@ BACKTEST_DAYS = (7, 14, 30)
 RANGE_WIDTH = 0.05
 
 
-def write_universe(folder: Path, assets: int, days: int, window_days: int) -> Path:
+def write_universe(
+    folder: Path, assets: int, days: int, window_days: int, range_width: float = RANGE_WIDTH
+) -> Path:
     """``assets`` hourly files of ``days`` days ending at the last closed hour, and the
     universe over them."""
     rng = np.random.default_rng(36)
@@ -71,7 +73,7 @@ def write_universe(folder: Path, assets: int, days: int, window_days: int) -> Pa
         'label = "synthetic hourly universe"\n\n[market]\nbar = "1h"\n\n'
         '[components]\nmarket_source = "csv"\n\n[plugins.csv_source]\npath = "prices"\n\n'
         f"[screen]\nwindow_days = {window_days}\nbacktest_days = {list(BACKTEST_DAYS)}\n"
-        f"min_history_days = {window_days}\nmin_range_width = {RANGE_WIDTH}\n\n"
+        f"min_history_days = {window_days}\nmin_range_width = {range_width}\n\n"
         + "\n".join(entries),
         encoding="utf-8",
     )
@@ -84,6 +86,12 @@ def main() -> None:
     parser.add_argument("--window-days", type=int, default=30)
     parser.add_argument("--days", type=int, default=61)
     parser.add_argument("--processes", type=int, default=0, help="0: one per core")
+    parser.add_argument(
+        "--range-width",
+        type=float,
+        default=RANGE_WIDTH,
+        help="the filter's min_range_width (0.40, the default filter's, leaves no survivor)",
+    )
     args = parser.parse_args()
     os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
     from pairscreen.bootstrap import build_runtime
@@ -94,7 +102,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pairscreen-hourly-screen-") as tmp:
         folder = Path(tmp)
         print(f"writing {args.assets} files of {args.days * 24:,} hourly bars ...", flush=True)
-        universe = write_universe(folder, args.assets, args.days, args.window_days)
+        universe = write_universe(
+            folder, args.assets, args.days, args.window_days, args.range_width
+        )
         url = f"sqlite:///{folder / 'hourly.sqlite3'}"
         rt = build_runtime(load_settings(data_dir=folder, database_url=url, universe=universe))
         with database.connection_context():
