@@ -26,6 +26,7 @@ from pairscreen.db.connection import database
 from pairscreen.market.bar_sync import sync_bars
 from pairscreen.runtime import Runtime
 from pairscreen.screening.screen import run_screen
+from pairscreen.universe import UniverseError, load_universe_file
 from tests.conftest import make_client
 from tests.support.cli import newcomer_env, run_cli
 
@@ -222,3 +223,45 @@ def test_screen_run_on_the_command_line_screens_the_bars_and_publishes(
     again = run_cli(*argv, "screen", "run", "--as-of", "2023-03-30", env=newcomer_env(tmp_path))
     assert again.returncode != 0 and again.stderr.count("\n") == 1
     assert "--as-of screens daily universes only so far" in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("lines", "needle"),
+    [
+        ("window_days = 0", "window_days must be whole days, at least 2, got 0"),
+        ("window_days = 7.5", "window_days must be whole days, at least 2, got 7.5"),
+        ("backtest_days = 7", "backtest_days must be a list of whole days, e.g. [7, 14, 30]"),
+        ("backtest_days = []", "backtest_days must be a list of whole days"),
+        ("backtest_days = [7, 0]", "backtest_days must be whole days, at least 1, got 0"),
+        ("backtest_days = [7, 7]", "backtest_days names a span twice: [7, 7]"),
+    ],
+)
+def test_bad_screen_spans_are_one_line_errors(tmp_path, lines: str, needle: str) -> None:  # type: ignore[no-untyped-def]
+    path = write_universe(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("window_days = 7\nbacktest_days = [3, 7]\n", lines + "\n")
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UniverseError) as raised:
+        load_universe_file(path)
+    message = str(raised.value)
+    assert "\n" not in message and "[screen]" in message and needle in message, message
+
+
+def test_a_daily_universe_keeps_its_spans_and_declares_its_own() -> None:
+    from pairscreen.config import Settings
+    from pairscreen.contracts.bars import DAILY
+    from pairscreen.screening.spans import screen_spans
+    from pairscreen.universe import Universe
+
+    plain = screen_spans(Universe(assets=(), market_source="csv"), Settings())
+    assert (plain.bar, plain.window_days, plain.min_history_days) == (DAILY, 540, 200)
+    assert plain.backtest_days == (90, 180, 360) and plain.screen_bt_days == 360
+    own = screen_spans(
+        Universe(assets=(), market_source="csv", window_days=270, backtest_days=(30, 60)),
+        Settings(),
+    )
+    assert (own.window_days, own.backtest_days, own.screen_bt_days) == (270, (30, 60), 60)
+    changed = screen_spans(
+        Universe(assets=(), market_source="csv", window_days=270), Settings(window_days=300)
+    )
+    assert changed.window_days == 300  # a setting changed from its default wins
