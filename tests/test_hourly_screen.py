@@ -10,6 +10,7 @@ reverts and survives a loose filter. The clock is pinned a few hours after the l
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 from collections.abc import Iterator
 from datetime import datetime
@@ -68,17 +69,24 @@ def pin(monkeypatch: pytest.MonkeyPatch, moment: str = NOW) -> None:
     monkeypatch.setenv(clock.SHIFT_VARIABLE, clock.shift_to(when))
 
 
-def write_universe(folder: Path) -> Path:
-    """The hourly csv universe of the four assets in ``folder``."""
+def write_universe(folder: Path, bar: str = "1h") -> Path:
+    """The csv universe of the four assets in ``folder``; at ``bar = "4h"`` each file keeps
+    the hourly rows closing at a multiple of 4 hours (a 4-hour bar closes where its fourth
+    hourly bar does, at the same price)."""
     prices = folder / "prices"
     prices.mkdir()
     for t in TICKERS[:3]:
         shutil.copy(FIXTURES / f"{t}.csv", prices / f"{t}.csv")
     write_ethx(prices)
+    if bar == "4h":
+        for t in TICKERS:
+            lines = (prices / f"{t}.csv").read_text(encoding="utf-8").splitlines()
+            kept = [lines[0]] + [row for row in lines[1:] if int(row[11:13]) % 4 == 0]
+            (prices / f"{t}.csv").write_text("\n".join(kept) + "\n", encoding="utf-8")
     assets = "".join(f'[[asset]]\nticker = "{t}"\nsector = "majors"\n\n' for t in TICKERS)
     path = folder / "universe.toml"
     path.write_text(
-        '[market]\nbar = "1h"\n\n[components]\nmarket_source = "csv"\n\n'
+        f'[market]\nbar = "{bar}"\n\n[components]\nmarket_source = "csv"\n\n'
         '[plugins.csv_source]\npath = "prices"\n' + SCREEN + "\n" + assets,
         encoding="utf-8",
     )
@@ -265,3 +273,27 @@ def test_a_daily_universe_keeps_its_spans_and_declares_its_own() -> None:
         Universe(assets=(), market_source="csv", window_days=270), Settings(window_days=300)
     )
     assert changed.window_days == 300  # a setting changed from its default wins
+
+
+def test_a_four_hour_universe_screens_the_same_spans_of_time(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    pin(monkeypatch)
+    universe = write_universe(tmp_path, "4h")
+    settings = load_settings(
+        data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'four.sqlite3'}", universe=universe
+    )
+    rt = build_runtime(settings)
+    try:
+        with database.connection_context():
+            assert not sync_bars(rt.universe, rt.plugins).needs_review
+            run_screen(rt)
+            body = json.loads(rt.screens.latest().payload)
+    finally:
+        database.close()
+    assert body["bar"] == "4h" and body["bar_seconds"] == 14_400
+    survivor = next(s for s in body["survivors"] if sorted(s["pair"]) == ["ETH", "ETHX"])
+    windows = survivor["windows"]
+    # 7 days of 4-hour bars: 42 of them, whichever window
+    assert [windows[k]["observations"] for k in ("metric", "band", "backtest")] == [42, 42, 42]
+    assert windows["metric"]["first_close"] == "2023-03-25T04:00:00+00:00"
+    assert windows["band"]["last_close"] == "2023-03-31T20:00:00+00:00"
+    assert survivor["backtest"]["history_days"] == 7
