@@ -30,12 +30,14 @@ from pairscreen.api.parameters import NamedParameterValidator
 from pairscreen.api.security import bearer_info
 from pairscreen.api.service import Service, ServiceMiddleware
 from pairscreen.api.signatures import SignatureFixingResolver, fix_signature
+from pairscreen.api.universe_contract import served_contract
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import Settings, load_settings
 from pairscreen.db.connection import UNAVAILABLE_ERRORS, database
 from pairscreen.errors import ServiceError
 from pairscreen.logs import configure_logging
 from pairscreen.runtime import Runtime
+from pairscreen.screening.spans import screen_spans
 from pairscreen.web.site import WebsiteMiddleware
 
 log = logging.getLogger(__name__)
@@ -71,7 +73,8 @@ def create_app(
     given): its requests reach it through their scope (:mod:`pairscreen.api.service`).
     """
     rt = runtime or build_runtime(settings or load_settings())
-    spec_file = openapi_path(rt.settings)
+    windows = screen_spans(rt.universe, rt.settings).backtest_days
+    spec, spec_text = served_contract(openapi_path(rt.settings), windows)
     app = connexion.AsyncApp(__name__)
     service = Service.of(rt)
     # Outermost: the bearer function runs before connexion sets its request context.
@@ -89,7 +92,7 @@ def create_app(
     app.add_middleware(PreparedGzipMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
     app.add_middleware(RouteMiddleware, position=MiddlewarePosition.BEFORE_SECURITY)
     # HEAD and repeated query parameters are refused before connexion routes them.
-    documents = SpecDocuments.of(spec_file)
+    documents = SpecDocuments.of_text(spec_text)
     app.add_middleware(
         GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, methods=documents.methods
     )
@@ -101,7 +104,7 @@ def create_app(
     app.add_middleware(WebsiteMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER)
     fix_signature(bearer_info)  # read twice a request by connexion's security check
     app.add_api(
-        spec_file,
+        spec,
         resolver=SignatureFixingResolver(),
         strict_validation=True,
         validator_map={"parameter": NamedParameterValidator, "body": body_validators()},

@@ -150,8 +150,13 @@ class Universe:
     scorer: str = ""
     chart_renderer: str = ""
     # ``[market] bar``: the bar size its market is read and stored at ("1d", "4h", "1h",
-    # "15m"; see ``pairscreen.contracts.bars``). The screen itself still runs on daily bars.
+    # "15m"; see ``pairscreen.contracts.bars``).
     bar: str = DAILY.name
+    # ``[screen] window_days`` and ``backtest_days``: the universe's own spans of time (days,
+    # whatever the bar), None / () when it keeps the service's
+    # (``pairscreen.screening.spans`` resolves them with the settings)
+    window_days: int | None = None
+    backtest_days: tuple[int, ...] = ()
     # The file it was read from (None when built in code): relative paths in a component's
     # options are relative to its folder
     file: Path | None = field(default=None, compare=False)
@@ -356,7 +361,8 @@ def load_universe_file(path: Path, *, market_source: str = "") -> Universe:
                 f"sectors of the universe (its sectors: {', '.join(sorted(sectors))})"
             )
         cross_sectors.append((str(entry[0]), str(entry[1])))
-    _, screen_thresholds = parse_screen(data.get("screen", {}), f"{path}: [screen]")
+    spans, screen_table = parse_screen_spans(data.get("screen", {}), f"{path}: [screen]")
+    _, screen_thresholds = parse_screen(screen_table, f"{path}: [screen]")
     staleness = parse_staleness(data.get("staleness", {}), f"{path}: [staleness]")
     costs = parse_costs(data.get("costs", {}), tickers, f"{path}: [costs]")
     plugin_options = parse_plugin_tables(data.get("plugins", {}), f"{path}: [plugins]")
@@ -380,6 +386,8 @@ def load_universe_file(path: Path, *, market_source: str = "") -> Universe:
         scorer=chosen.get("scorer", ""),
         chart_renderer=chosen.get("chart_renderer", ""),
         bar=bar,
+        window_days=spans.window_days,
+        backtest_days=spans.backtest_days,
         file=path,
     )
 
@@ -487,6 +495,48 @@ def parse_plugin_tables(table: object, where: str) -> dict[str, dict[str, Any]]:
             raise UniverseError(f'{where}: plugins.{name} must be a table, [plugins."{name}"]')
         tables[str(name)] = dict(options)
     return tables
+
+
+@dataclass(frozen=True)
+class ScreenSpans:
+    """A universe's ``[screen]`` spans of time, in days (None / () when not set)."""
+
+    window_days: int | None = None
+    backtest_days: tuple[int, ...] = ()
+
+
+# ``min_history_days`` is not among them: it is a threshold of the filter (and, for an
+# intraday universe, its core minimum too: ``pairscreen.screening.spans``)
+SPAN_KEYS = ("window_days", "backtest_days")
+
+
+def parse_screen_spans(table: object, where: str) -> tuple[ScreenSpans, object]:
+    """The spans of a universe's ``[screen]`` table (``window_days``: whole days;
+    ``backtest_days``: a list of whole days, the longest the screen's own), and the table
+    without them (the filter and its thresholds)."""
+    if not isinstance(table, Mapping):
+        return ScreenSpans(), table
+    rest = {k: v for k, v in table.items() if k not in SPAN_KEYS}
+
+    def whole_days(key: str, value: object, least: int) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise UniverseError(
+                f"{where}: {key} must be whole days, at least {least}, got {value!r}"
+            )
+        return value
+
+    window = table.get("window_days")
+    backtests = table.get("backtest_days", [])
+    if not isinstance(backtests, list) or (not backtests and "backtest_days" in table):
+        raise UniverseError(
+            f"{where}: backtest_days must be a list of whole days, e.g. [7, 14, 30], "
+            f"got {backtests!r}"
+        )
+    days = tuple(whole_days("backtest_days", d, 1) for d in backtests)
+    if len(set(days)) != len(days):
+        raise UniverseError(f"{where}: backtest_days names a span twice: {list(days)}")
+    spans = ScreenSpans(None if window is None else whole_days("window_days", window, 2), days)
+    return spans, rest
 
 
 def parse_screen(table: object, where: str) -> tuple[str, dict[str, float]]:

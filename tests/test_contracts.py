@@ -148,6 +148,7 @@ def test_a_plugin_s_panel_offers_no_engine_method() -> None:
         "window_days",
         "volume_days",
         "slippage",
+        "bar",  # the bar size (docs/bar_sizes.md): data, read by the spans it translates
     }
 
 

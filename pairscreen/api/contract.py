@@ -34,7 +34,11 @@ class SpecDocuments:
 
     @classmethod
     def of(cls, spec_file: Path) -> SpecDocuments:
-        raw = spec_file.read_bytes()
+        return cls.of_text(spec_file.read_bytes())
+
+    @classmethod
+    def of_text(cls, raw: bytes) -> SpecDocuments:
+        """The documents of the contract ``raw`` (YAML)."""
         document = yaml.safe_load(raw)
         base = _base_path(document)
         as_json = json.dumps(document, ensure_ascii=False, default=_iso).encode("utf-8")

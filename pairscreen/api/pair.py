@@ -7,12 +7,18 @@ from typing import Any
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import pair_compute
 from pairscreen.screening.snapshot import compute_snapshot
+from pairscreen.screening.spans import backtest_window
 
 
 async def pair_snapshot(
-    a: str, b: str, token_info: TokenInfo, bt: int = 360
+    a: str, b: str, token_info: TokenInfo, bt: int | None = None
 ) -> tuple[dict[str, Any], int, dict[str, str]]:
     body, headers = await pair_compute(
-        token_info, a, b, lambda rt, asset_a, asset_b: compute_snapshot(rt, asset_a, asset_b, bt)
+        token_info,
+        a,
+        b,
+        lambda rt, asset_a, asset_b: compute_snapshot(
+            rt, asset_a, asset_b, backtest_window(rt, bt)
+        ),
     )
     return body, 200, {"Content-Type": "application/json", **headers}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pairscreen import clock
 from pairscreen.cli.common import CommandError, add_setting_options, open_runtime, settings_of
 from pairscreen.cli.progress import ProgressDisplay
+from pairscreen.contracts.bars import DAILY
 from pairscreen.wording import plural
 
 if TYPE_CHECKING:  # a command imports what it runs when it runs (``--help`` stays light)
@@ -47,6 +48,11 @@ def _run(args: argparse.Namespace) -> None:
     settings = _checked_settings(args)
     as_of = past_day(args.as_of) if args.as_of is not None else None
     rt = open_runtime(args)
+    if as_of is not None and rt.universe.bar != DAILY.name:
+        raise CommandError(
+            f"--as-of screens daily universes only so far; this universe's [market] bar is "
+            f"{rt.universe.bar} (see docs/bar_sizes.md)"
+        )
     if not args.quiet:
         _announce(rt)
     with ProgressDisplay(quiet=args.quiet) as display:
@@ -85,11 +91,25 @@ def _announce(rt: Runtime) -> None:
 
 def _sync_first(rt: Runtime, display: ProgressDisplay) -> None:
     """New candles first; what the sync left for a person is a warning, not a stop."""
+    if rt.universe.bar != DAILY.name:
+        _sync_bars_first(rt, display)
+        return
     from pairscreen.market.sync import sync_candles
 
     synced = sync_candles(rt.universe, rt.plugins, on_progress=display.step("market data"))
     for line in synced.review_lines():
         print(f"pairscreen: warning: sync {line}", file=sys.stderr)
+
+
+def _sync_bars_first(rt: Runtime, display: ProgressDisplay) -> None:
+    """An intraday universe's new bars first (:mod:`pairscreen.market.bar_sync`); an asset
+    the sync refused or held is a warning, not a stop, as for daily candles."""
+    from pairscreen.market.bar_sync import sync_bars
+
+    report = sync_bars(rt.universe, rt.plugins, on_progress=display.step("market data"))
+    if report.needs_review:
+        for line in report.lines():
+            print(f"pairscreen: warning: sync {line}", file=sys.stderr)
 
 
 def _screen_and_publish(

@@ -17,7 +17,7 @@ from pairscreen.cli.hints import command_line
 from pairscreen.cli.listening import bind_port, run_server
 from pairscreen.cli.progress import ProgressDisplay
 from pairscreen.config import Settings, default_database_url, export_settings, load_settings
-from pairscreen.contracts.bars import require_daily
+from pairscreen.contracts.bars import DAILY
 from pairscreen.market.sync import freshness_line
 from pairscreen.universe import Universe
 from pairscreen.wording import plural
@@ -45,10 +45,20 @@ def _serve(args: argparse.Namespace) -> None:
     listener = bind_port(settings.host, settings.port)
     export_settings(settings)  # the uvicorn workers read them back from the environment
     rt = build_runtime(settings)  # migrates and fails fast on a bad universe or database
-    require_daily(rt.universe.bar, "the API")  # it would serve an empty market
     print(banner(settings, listener), flush=True)
-    print(f"prices: {freshness_line(rt.universe)}", flush=True)
+    print(f"prices: {prices_line(rt.universe)}", flush=True)
     run_server(listener, settings.workers, log_format=settings.log_format, settings=settings)
+
+
+def prices_line(universe: Universe) -> str:
+    """How fresh the stored prices are; for an intraday universe, its bar and which parts
+    serve it so far (docs/bar_sizes.md)."""
+    if universe.bar == DAILY.name:
+        return freshness_line(universe)
+    return (
+        f"{universe.market_source}: {universe.bar} bars; the screen, /pair, its chart and "
+        "series run on them, the other endpoints still read daily candles (docs/bar_sizes.md)"
+    )
 
 
 def banner(settings: Settings, listener: socket.socket, key: str = "rr_…") -> str:

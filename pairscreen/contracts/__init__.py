@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pairscreen.config import Settings
 from pairscreen.contracts.assets import ASSET_CLASSES, Asset, Candles, PegConfig, RowIssues
-from pairscreen.contracts.bars import BAR_SIZES, DAILY, BarSize, bar_size
+from pairscreen.contracts.bars import BAR_SIZES, DAILY, BarSize, bar_size, days_between
 from pairscreen.contracts.charts import ChartData, ChartRenderer
 from pairscreen.contracts.commands import Command, CommandSpec
 from pairscreen.contracts.filters import (
@@ -93,6 +93,7 @@ __all__ = [
     "Strategy",
     "Trade",
     "bar_size",
+    "days_between",
     "enough_history",
     "hookimpl",
     "masked_address",

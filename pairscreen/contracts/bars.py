@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-__all__ = ["BAR_SIZES", "DAILY", "BarSize", "bar_size"]
+__all__ = ["BAR_SIZES", "DAILY", "BarSize", "bar_size", "days_between"]
 
 DAY_SECONDS = 86_400
 
@@ -34,6 +34,32 @@ class BarSize:
         """Bars in one UTC day."""
         return DAY_SECONDS // self.seconds
 
+    @property
+    def unit(self) -> str:
+        """numpy's datetime unit of one bar (``D``, ``4h``, ``h``, ``15m``): the engine puts
+        its dates on it, so that the difference of two close times counts bars."""
+        if not self.intraday:
+            return "D"
+        if self.seconds % 3600 == 0:
+            hours = self.seconds // 3600
+            return "h" if hours == 1 else f"{hours}h"
+        return f"{self.seconds // 60}m"
+
+    @property
+    def dtype(self) -> np.dtype:
+        """``datetime64`` at :attr:`unit`."""
+        return np.dtype(f"datetime64[{self.unit}]")
+
+    def bars(self, days: int) -> int:
+        """``days`` days of this size's bars: a span of time counted in bars."""
+        return days * self.per_day
+
+    def duration(self, bars: int) -> np.timedelta64:
+        """``bars`` bars of this size as a ``timedelta64`` (in days for daily bars)."""
+        if not self.intraday:
+            return np.timedelta64(bars, "D")
+        return np.timedelta64(bars * self.seconds, "s")
+
     def on_grid(self, close_times: np.ndarray) -> np.ndarray:
         """Which close times (epoch seconds, int64) fall on this size's UTC grid."""
         on: np.ndarray = close_times % self.seconds == 0
@@ -44,6 +70,17 @@ class BarSize:
         exactly at ``now`` has closed."""
         seconds = int(now.astimezone(UTC).timestamp())
         return seconds - seconds % self.seconds
+
+
+def days_between(later: np.ndarray, earlier: np.ndarray) -> np.ndarray:
+    """``later - earlier`` in days (float) for ``datetime64`` arrays at any unit: exactly
+    the whole days of a daily calendar, fractions of a day between intraday bars."""
+    delta = np.asarray(later) - np.asarray(earlier)
+    if delta.dtype == np.dtype("timedelta64[D]"):
+        days: np.ndarray = delta.astype(float)
+        return days
+    seconds: np.ndarray = delta.astype("timedelta64[s]").astype(float)
+    return seconds / DAY_SECONDS
 
 
 DAILY = BarSize("1d", DAY_SECONDS)
@@ -63,10 +100,10 @@ def bar_size(name: str) -> BarSize:
 
 
 def require_daily(bar: str, what: str) -> None:
-    """Refuse, in one line, to run ``what`` on a universe whose bar is intraday: only the
-    storage and ``data sync`` know bars so far (docs/bar_sizes.md)."""
+    """Refuse, in one line, to run ``what`` on a universe whose bar is intraday: a part
+    that does not handle bars yet (docs/bar_sizes.md says which do)."""
     if bar != DAILY.name:
         raise ValueError(
             f"{what} runs on daily bars only so far; this universe's [market] bar is {bar} "
-            "(only 'pairscreen data sync' stores intraday bars yet; see docs/bar_sizes.md)"
+            "(the sync, 'screen run', /pair and its chart handle bars; see docs/bar_sizes.md)"
         )

@@ -21,7 +21,7 @@ class ChartData:
     a: str
     b: str
     bt_days: int
-    dates: np.ndarray  # datetime64[D], the drawn days (band window + backtest window)
+    dates: np.ndarray  # datetime64[D] (intraday: the bar's unit), the drawn days or bars
     log_ratio: np.ndarray
     bands: Mapping[str, np.ndarray]  # "p5", "p15", "p85", "p95": rolling bands, NaN before
     current: float

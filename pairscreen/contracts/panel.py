@@ -14,6 +14,8 @@ from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 
+from pairscreen.contracts.bars import DAILY, BarSize
+
 __all__ = ["CalendarWindow", "Leg", "PairPanel"]
 
 Leg = Literal["A", "B"]
@@ -24,12 +26,13 @@ _T = TypeVar("_T")
 class CalendarWindow:
     """The observations of a panel that fall in one calendar span: columns ``start:stop``.
 
-    The span is ``days`` calendar days ending ``before`` days before each row's last close:
+    The span is ``days`` calendar days ending ``before`` bars before each row's last close:
     a column belongs to it when its date ``d`` satisfies
-    ``last - before - days < d <= last - before``. For two assets with a close every day
-    that is exactly ``days`` columns; for a pair mixing calendars (crypto x equity) it is the
-    common closes inside the span, fewer than ``days``. Every row of a panel shares its
-    columns (see :attr:`PairPanel.day_offsets`).
+    ``last - before - days < d <= last - before`` (counted in bars: ``days`` days are
+    ``days * bars per day`` bars; for daily closes a bar is a day). For two assets with a
+    close every day (every bar) that is exactly ``days`` columns (``days * bars per day``);
+    for a pair mixing calendars (crypto x equity) it is the common closes inside the span,
+    fewer. Every row of a panel shares its columns (see :attr:`PairPanel.bar_offsets`).
     """
 
     days: int
@@ -78,6 +81,9 @@ class PairPanel:
     # (pairs, days) float64: what a swap costs on each day on top of the strategy's fee
     # (slippage and impact, as a fraction of the amount swapped); None when nothing is set.
     slippage: np.ndarray | None = None
+    # The size of the bars the closes are at: every span above is days of time, counted in
+    # bars of this size (``window_days`` days of hourly closes are 24 times as many bars).
+    bar: BarSize = DAILY
     # What the components computed from this panel (:meth:`cached`), and the panel's own
     # derived arrays (its log-ratios, calendar offsets and windows): never the data itself.
     _shared: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -136,17 +142,17 @@ class PairPanel:
         return recent[:, span.start - start : span.stop - start]
 
     @property
-    def day_offsets(self) -> np.ndarray:
-        """Calendar days from each column to the row's last close, shape (days,), int64,
-        decreasing to 0; the same for every row.
+    def bar_offsets(self) -> np.ndarray:
+        """Bars from each column to the row's last close, shape (days,), int64, decreasing to
+        0; the same for every row (for daily closes, calendar days).
 
         Raises ``ValueError`` for a panel whose rows sit on different calendars (the engine
         splits such a panel before any metric or strategy sees it).
         """
-        return self._derive("day_offsets", self._day_offsets)
+        return self._derive("bar_offsets", self._bar_offsets)
 
-    def _day_offsets(self) -> np.ndarray:
-        dates = np.asarray(self.dates, dtype="datetime64[D]")
+    def _bar_offsets(self) -> np.ndarray:
+        dates = np.asarray(self.dates, dtype=self.bar.dtype)
         if self.n_pairs == 0 or self.n_days == 0:
             return np.arange(self.n_days - 1, -1, -1, dtype=np.int64)
         first: np.ndarray = (dates[0, -1] - dates[0]).astype(np.int64)
@@ -159,21 +165,36 @@ class PairPanel:
                 )
         return first
 
+    @property
+    def day_offsets(self) -> np.ndarray:
+        """Time from each column to the row's last close in days, shape (days,), decreasing
+        to 0; the same for every row. For daily closes whole calendar days (int64, the same
+        array as :attr:`bar_offsets`); for intraday bars fractional days (float64: an hourly
+        bar 3 hours before the last close is 0.125), so that a slope or a span read from
+        them is per day whatever the bar."""
+        if not self.bar.intraday:
+            return self.bar_offsets
+        return self._derive("day_offsets", lambda: self.bar_offsets / self.bar.per_day)
+
     def calendar_window(self, days: int, *, before: int = 0) -> CalendarWindow:
-        """The columns of the ``days`` calendar days ending ``before`` days before the last
-        close (``before=0``: ending at it, today included)."""
-        rising = -self.day_offsets  # increasing: -(days back)
-        start = int(np.searchsorted(rising, -(before + days), side="right"))
+        """The columns of the ``days`` calendar days ending ``before`` bars before the last
+        close (``before=0``: ending at it, the current bar included; for daily closes a bar
+        is a day)."""
+        rising = -self.bar_offsets  # increasing: -(bars back)
+        span = self.bar.bars(days)
+        start = int(np.searchsorted(rising, -(before + span), side="right"))
         stop = int(np.searchsorted(rising, -before, side="right"))
         return CalendarWindow(days, before, start, max(start, stop))
 
     def spacing(self, span: CalendarWindow) -> float:
         """Mean calendar days between consecutive observations of ``span`` (1.0 for a pair
-        with a close every day); NaN with fewer than two observations."""
+        with a close every day, 1/24 for hourly bars without a gap); NaN with fewer than two
+        observations."""
         if span.observations < 2:
             return float("nan")
-        offsets = self.day_offsets
-        return float(offsets[span.start] - offsets[span.stop - 1]) / (span.observations - 1)
+        offsets = self.bar_offsets
+        bars = float(offsets[span.start] - offsets[span.stop - 1]) / (span.observations - 1)
+        return bars / self.bar.per_day if self.bar.intraday else bars
 
     @property
     def metric_window(self) -> CalendarWindow:
@@ -182,7 +203,8 @@ class PairPanel:
 
     @property
     def band_window(self) -> CalendarWindow:
-        """``H``'s span: the ``window_days`` calendar days before the last close."""
+        """``H``'s span: the ``window_days`` calendar days ending one bar before the last
+        close (the day before, for daily closes)."""
         return self._derive("band_window", lambda: self.calendar_window(self.window_days, before=1))
 
     @property
@@ -211,7 +233,7 @@ class PairPanel:
     def has_full_window(self) -> np.ndarray:
         """True per row when the history reaches back to ``H``'s first day (``window_days``
         calendar days before the last close), so both spans are complete."""
-        full = self.n_days > 0 and int(self.day_offsets[0]) >= self.window_days
+        full = self.n_days > 0 and int(self.bar_offsets[0]) >= self.bar.bars(self.window_days)
         return np.full(self.n_pairs, full)
 
     def cached(self, key: str, compute: Callable[[], _T]) -> _T:

@@ -24,25 +24,33 @@ from dataclasses import dataclass
 import numpy as np
 
 from pairscreen.contracts import Candles, PairPanel
+from pairscreen.contracts.bars import DAILY, BarSize
 from pairscreen.engine.batch_panel import BatchPanel
 
 
 @dataclass(frozen=True, eq=False)
 class CandleMatrix:
-    """Every asset's daily candles on one shared calendar, one row per asset."""
+    """Every asset's candles (daily closes, or bars of one size) on one shared calendar, one
+    row per asset. A "day" of the calendar is one bar: the dates sit on the bar's numpy unit
+    (``datetime64[D]`` for daily closes, ``[h]`` for hourly bars), so that a difference of
+    two dates counts bars, and every span given in days is ``days * bars per day`` bars."""
 
     tickers: tuple[str, ...]
-    calendar: np.ndarray  # (days,) datetime64[D], the union of every asset's days, sorted
+    calendar: np.ndarray  # (days,) datetime64 at the bar's unit, every asset's bars, sorted
     close: np.ndarray  # (assets, days) float64, NaN where the asset has no candle
     volume: np.ndarray  # (assets, days) float64, NaN where unknown or no candle
     present: np.ndarray  # (assets, days) bool: the asset has a candle that day
+    bar: BarSize = DAILY
 
     @classmethod
-    def of(cls, candles: Mapping[str, Candles], tickers: Sequence[str]) -> CandleMatrix:
+    def of(
+        cls, candles: Mapping[str, Candles], tickers: Sequence[str], bar: BarSize = DAILY
+    ) -> CandleMatrix:
         """The matrix of ``tickers`` (each must be in ``candles``), rows in that order."""
         series = [candles[t] for t in tickers]
-        days = [c.dates.astype("datetime64[D]") for c in series]
-        calendar = np.unique(np.concatenate(days)) if days else np.empty(0, "datetime64[D]")
+        unit = bar.dtype
+        days = [c.dates.astype(unit) for c in series]
+        calendar = np.unique(np.concatenate(days)) if days else np.empty(0, unit)
         shape = (len(series), calendar.shape[0])
         close = np.full(shape, np.nan)
         volume = np.full(shape, np.nan)
@@ -52,7 +60,7 @@ class CandleMatrix:
             close[row, at] = c.close
             volume[row, at] = c.volume
             present[row, at] = True
-        return cls(tuple(tickers), calendar, close, volume, present)
+        return cls(tuple(tickers), calendar, close, volume, present, bar)
 
     def common(self, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
         """(pairs, days) bool: the days both legs of each pair have a candle."""
@@ -80,6 +88,7 @@ class CandleMatrix:
                 volume_a=_leg_rows(self.volume, ia, cut),
                 volume_b=_leg_rows(self.volume, ib, cut),
                 window_days=window_days,
+                bar=self.bar,
                 leg_ids=(ia, ib),
             )
         after = np.cumsum(common[:, ::-1], axis=1, dtype=np.int32)[:, ::-1]
@@ -95,6 +104,7 @@ class CandleMatrix:
             volume_a=self.volume[rows_a, cols],
             volume_b=self.volume[rows_b, cols],
             window_days=window_days,
+            bar=self.bar,
             leg_ids=(ia, ib),
         )
 
@@ -103,16 +113,19 @@ class CandleMatrix:
         return tuple(names)
 
     def last_common_day(self, common: np.ndarray) -> np.ndarray:
-        """(pairs,) datetime64[D]: each pair's newest common day (rows with at least one)."""
+        """(pairs,) datetime64 at the bar's unit: each pair's newest common close (rows with
+        at least one)."""
         last = common.shape[1] - 1 - np.argmax(common[:, ::-1], axis=1)
         # numpy types fancy indexing of an untyped-dtype array as Any
         days: np.ndarray = self.calendar[last]
         return days
 
     def spans(self, common: np.ndarray, span_days: int) -> Spans:
-        """Each pair's calendar history and the closes of its last ``span_days`` calendar
-        days, with a group per calendar (rows of ``common`` must have a common day)."""
+        """Each pair's calendar history (in whole days) and the closes of its last
+        ``span_days`` calendar days (``span_days * bars per day`` bars), with a group per
+        calendar (rows of ``common`` must have a common day)."""
         n, width = common.shape
+        span = self.bar.bars(span_days)
         if n == 0:
             none = np.zeros(0, dtype=np.int64)
             return Spans(none, self.calendar[:0], common, none, none)
@@ -120,20 +133,22 @@ class CandleMatrix:
         first_i = np.argmax(common, axis=1)
         last_i = width - 1 - np.argmax(common[:, ::-1], axis=1)
         last_day = cal[last_i]
-        history = (last_day - cal[first_i]).astype(np.int64) + 1
+        # bars from the first common close to the last, both counted, in whole days (for
+        # daily closes, calendar days; 720 hourly bars are 30 days)
+        history = ((last_day - cal[first_i]).astype(np.int64) + 1) // self.bar.per_day
         keep = np.zeros_like(common)
         group = np.zeros(n, dtype=np.int64)
         closes = np.zeros(n, dtype=np.int64)
-        tail = width - span_days
+        tail = width - span
         full: np.ndarray = np.zeros(n, dtype=bool)
-        if tail >= 0 and int((cal[-1] - cal[tail]).astype(np.int64)) == span_days - 1:
+        if tail >= 0 and int((cal[-1] - cal[tail]).astype(np.int64)) == span - 1:
             full = np.asarray(common[:, tail:].all(axis=1))
             keep[full, tail:] = True
-            closes[full] = span_days
+            closes[full] = span
         other = np.flatnonzero(~full)
         if other.size:
             c = common[other]
-            start_day = last_day[other] - np.timedelta64(span_days - 1, "D")
+            start_day = last_day[other] - self.bar.duration(span - 1)
             before = c & (cal[None, :] <= start_day[:, None])
             has_before = before.any(axis=1)
             from_i = np.where(
@@ -170,7 +185,7 @@ class Spans:
     """What :meth:`CandleMatrix.spans` finds per pair."""
 
     history_days: np.ndarray  # (pairs,) int: calendar days from first to last common close
-    last_day: np.ndarray  # (pairs,) datetime64[D]: the last common close
+    last_day: np.ndarray  # (pairs,) datetime64 (the bar's unit): the last common close
     keep: np.ndarray  # (pairs, days) bool: the closes the pair's panel holds
     group: np.ndarray  # (pairs,) int: pairs of one group sit on one calendar
     closes: np.ndarray  # (pairs,) int: how many closes the pair's panel holds

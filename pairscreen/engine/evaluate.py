@@ -91,7 +91,7 @@ def calendar_parts(panel: PairPanel) -> list[np.ndarray] | None:
     """Row groups of a panel whose rows sit on different calendars (each group's rows have
     their closes on the same days counted back from their last close); None when every row
     already does, which is every panel the engine builds itself."""
-    dates = np.asarray(panel.dates, dtype="datetime64[D]")
+    dates = np.asarray(panel.dates, dtype=panel.bar.dtype)  # days, or bars of its size
     if panel.n_pairs < 2 or dates.strides[0] == 0:
         return None
     offsets = (dates[:, -1:] - dates).astype(np.int64)

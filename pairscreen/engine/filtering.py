@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pairscreen.contracts import Filter, FilterContext, FilterRule
+from pairscreen.contracts.bars import DAILY
 from pairscreen.contracts.filters import ShortHistory
 from pairscreen.engine.evaluate import MetricValues
 from pairscreen.engine.guarantees import PASSES, batch_reason, batch_verdicts
@@ -66,7 +67,9 @@ def choose_filter(plugins: Plugins, universe: Universe) -> FilterChoice:
                 "a code is a non-empty word without ':' (it starts the filter_reason)"
             )
     defaults = dict(screen_filter.thresholds)
-    if ShortHistory.threshold in universe.screen_thresholds:
+    # an intraday universe's minimum is its core's too (``pairscreen.screening.spans``): a
+    # span of its own bars, which one setting for every universe cannot give
+    if ShortHistory.threshold in universe.screen_thresholds and universe.bar == DAILY.name:
         log.warning(DEPRECATED_MINIMUM)
     unknown = sorted(set(universe.screen_thresholds) - set(defaults) - set(SCREEN_THRESHOLDS))
     if unknown:

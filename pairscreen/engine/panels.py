@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pairscreen.contracts import Candles, PairPanel
+from pairscreen.contracts.bars import DAILY, BarSize
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class AlignedPair:
     close_b: np.ndarray
     volume_a: np.ndarray
     volume_b: np.ndarray
+    bar: BarSize = DAILY  # intraday bars: ``dates`` are close times at the bar's unit
 
     @property
     def n_days(self) -> int:
@@ -37,26 +39,36 @@ class AlignedPair:
     def calendar_days(self) -> int:
         """Calendar days from the first common close to the last, both included (the number
         of closes for two assets with a close every day)."""
-        return history_days(self.dates)
+        return history_days(self.dates, self.bar)
 
 
-def history_days(dates: np.ndarray) -> int:
-    """Calendar days from the first of ``dates`` to the last, both included (0 when empty)."""
+def history_days(dates: np.ndarray, bar: BarSize = DAILY) -> int:
+    """Calendar days from the first of ``dates`` to the last, both included (0 when empty);
+    for intraday bars, the bars from the first to the last (both counted) in whole days, as
+    the screen's calendar matrix counts them."""
     if dates.shape[0] == 0:
         return 0
+    if bar.intraday:
+        bars = int((dates[-1] - dates[0]).astype(f"timedelta64[{bar.unit}]").astype(np.int64))
+        return (bars + 1) // bar.per_day
     return int((dates[-1] - dates[0]).astype("timedelta64[D]").astype(np.int64)) + 1
 
 
-def span_start(dates: np.ndarray, span_days: int) -> int:
+def span_start(dates: np.ndarray, span_days: int, bar: BarSize = DAILY) -> int:
     """The index of the first close a panel of the last ``span_days`` calendar days keeps.
 
     That is the first close inside the span (on or after ``last - span_days + 1``) when one
     falls on the span's first day; otherwise the last close before the span, so that the panel
     still shows that the history covers the whole span (a weekend can start a span of a
-    pair mixing calendars). With a close every day it is ``n - span_days`` (or 0).
+    pair mixing calendars). With a close every day it is ``n - span_days`` (or 0). For
+    intraday bars the span is ``span_days * bars per day`` bars.
     """
     if dates.shape[0] == 0:
         return 0
+    if bar.intraday:
+        bars = dates.astype(bar.dtype)
+        first_bar = bars[-1] - bar.duration(bar.bars(span_days) - 1)
+        return max(int(np.searchsorted(bars, first_bar, side="right")) - 1, 0)
     days = as_days(dates)
     first_day = days[-1] - np.timedelta64(span_days - 1, "D")
     k = int(np.searchsorted(days, first_day, side="right")) - 1
@@ -80,11 +92,12 @@ def as_days(dates: np.ndarray) -> np.ndarray:
 _DAY = np.dtype("datetime64[D]")
 
 
-def align(candles_a: Candles, candles_b: Candles) -> AlignedPair:
-    """The days both legs have a candle, oldest first."""
-    dates, ia, ib = np.intersect1d(
-        candles_a.dates, candles_b.dates, assume_unique=True, return_indices=True
-    )
+def align(candles_a: Candles, candles_b: Candles, bar: BarSize = DAILY) -> AlignedPair:
+    """The days (the bars, at an intraday ``bar``) both legs have a candle, oldest first."""
+    dates_a, dates_b = candles_a.dates, candles_b.dates
+    if bar.intraday:
+        dates_a, dates_b = dates_a.astype(bar.dtype), dates_b.astype(bar.dtype)
+    dates, ia, ib = np.intersect1d(dates_a, dates_b, assume_unique=True, return_indices=True)
     return AlignedPair(
         a=candles_a.ticker,
         b=candles_b.ticker,
@@ -93,6 +106,7 @@ def align(candles_a: Candles, candles_b: Candles) -> AlignedPair:
         close_b=candles_b.close[ib],
         volume_a=candles_a.volume[ia],
         volume_b=candles_b.volume[ib],
+        bar=bar,
     )
 
 
@@ -108,12 +122,14 @@ def panel_of(pairs: Sequence[AlignedPair], days: int, window_days: int) -> PairP
         volume_a=np.stack([p.volume_a[-days:] for p in pairs]),
         volume_b=np.stack([p.volume_b[-days:] for p in pairs]),
         window_days=window_days,
+        bar=pairs[0].bar if pairs else DAILY,
     )
 
 
 def span_panel(pair: AlignedPair, span_days: int, window_days: int) -> PairPanel:
     """One pair as a panel of its last ``span_days`` calendar days (see :func:`span_start`)."""
-    return panel_of([pair], pair.n_days - span_start(pair.dates, span_days), window_days)
+    start = span_start(pair.dates, span_days, pair.bar)
+    return panel_of([pair], pair.n_days - start, window_days)
 
 
 def group_by_history(

@@ -20,12 +20,15 @@ def _spans(
     panel: PairPanel, rows: np.ndarray, days: list[int], start: np.ndarray, stop: np.ndarray
 ) -> list[dict[str, Any]]:
     """Per row of ``rows``: the span of ``days`` calendar days holding its closes
-    ``start:stop`` (per row), its first and last day (None when it holds none)."""
+    ``start:stop`` (per row), its first and last day (None when it holds none); for intraday
+    bars also the first and last bar's close time (``first_close``, ``last_close``)."""
     dates = np.asarray(panel.dates)
     used = stop > start
-    first = dates[rows, np.where(used, start, 0)].astype("datetime64[D]").astype(str).tolist()
-    last = dates[rows, np.where(used, stop - 1, 0)].astype("datetime64[D]").astype(str).tolist()
-    return [
+    first_at = dates[rows, np.where(used, start, 0)]
+    last_at = dates[rows, np.where(used, stop - 1, 0)]
+    first = first_at.astype("datetime64[D]").astype(str).tolist()
+    last = last_at.astype("datetime64[D]").astype(str).tolist()
+    spans = [
         {
             "days": d,
             "observations": n,
@@ -36,6 +39,19 @@ def _spans(
             days, (stop - start).tolist(), first, last, used.tolist(), strict=True
         )
     ]
+    if panel.bar.intraday:  # a daily window says what it always has
+        for span, f, la, u in zip(
+            spans, _moments(first_at), _moments(last_at), used.tolist(), strict=True
+        ):
+            span["first_close"] = f if u else None
+            span["last_close"] = la if u else None
+    return spans
+
+
+def _moments(dates: np.ndarray) -> list[str]:
+    """Bars' close times as every timestamp of the API is written
+    (``2023-03-10T14:00:00+00:00``)."""
+    return [f"{t}+00:00" for t in dates.astype("datetime64[s]").astype(str).tolist()]
 
 
 def _window(panel: PairPanel, rows: np.ndarray, window: CalendarWindow) -> list[dict[str, Any]]:

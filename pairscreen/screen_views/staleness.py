@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from pairscreen import clock
@@ -120,9 +120,18 @@ def _facts(head: dict[str, Any], tail: dict[str, Any]) -> ScreenFacts:
     return ScreenFacts(
         n_pairs=int(head.get("n_pairs_screened", 0)),
         n_stale=int((tail.get("rejected") or {}).get(STALE, 0)),
-        newest=date.fromisoformat(newest[:10]) if isinstance(newest, str) else None,
+        newest=_newest_day(newest, intraday="bar" in tail) if isinstance(newest, str) else None,
         stored=stored,
     )
+
+
+def _newest_day(newest: str, *, intraday: bool) -> date:
+    """The day of a screen's newest close: a daily screen writes 00:00 UTC of it; an
+    intraday screen writes its last bar's close time, and the bar closing at 00:00 UTC is
+    the previous day's last (as ``pairscreen.screening.screen_candles.bar_day`` says)."""
+    if not intraday:
+        return date.fromisoformat(newest[:10])
+    return (datetime.fromisoformat(newest) - timedelta(seconds=1)).date()
 
 
 def served_text(payload: str, facts: ScreenFacts, now: Staleness) -> str:

@@ -38,6 +38,7 @@ from pairscreen.pegs.status import active_depegs, depegged_legs
 from pairscreen.runtime import Runtime
 from pairscreen.runtime.charts import chart_key
 from pairscreen.screening.snapshot import aligned_pair, pair_stale_reason, snapshot_panel
+from pairscreen.screening.spans import screen_spans
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +70,16 @@ def chart_data(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> ChartDat
     """Everything the renderer draws for one pair, from the snapshot's computation."""
     pair = aligned_pair(rt, asset_a, asset_b)
     settings = rt.settings
+    window_days = screen_spans(rt.universe, settings).window_days
     panel = snapshot_panel(rt, pair, bt)
     strategy = rt.plugins.strategies.get(settings.strategy)
     legs = run_legs(strategy, panel, bt, with_trades=True)
     start = panel.n_days - int(legs["A"].simulated_closes()[0])
-    offsets = panel.day_offsets
-    drawn = panel.calendar_window(settings.window_days + bt).start  # first drawn column
+    # bars back from the last close (days, for daily closes): the band's span in bars
+    offsets = panel.bar_offsets
+    drawn = panel.calendar_window(window_days + bt).start  # first drawn column
     r = panel.log_ratio[0]
-    bands = rolling_bands(r, start, settings.window_days, offsets)
+    bands = rolling_bands(r, start, panel.bar.bars(window_days), offsets)
     values = compute_metrics(rt.plugins, panel).values
     current, position, zone = _current(values, panel, bands)
     bands = {name: band[drawn:] for name, band in bands.items()}
@@ -92,14 +95,18 @@ def chart_data(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> ChartDat
         zone=zone,
         backtest_start_index=start - drawn,
         trades={leg: _trades(batch, leg, drawn) for leg, batch in legs.items()},
-        data_time=datetime.fromisoformat(str(pair.dates[-1].astype("datetime64[D]"))).replace(
-            tzinfo=UTC
-        ),
+        data_time=_last_moment(pair.dates[-1], pair.bar.intraday),
         note=_note(rt, asset_a, asset_b),
         triggers=trigger_levels(bands),
         ou_levels=ou_levels(values),
         spread_lines={name: line[drawn:] for name, line in strategy_lines(strategy, panel, bt)},
     )
+
+
+def _last_moment(last: np.datetime64, intraday: bool) -> datetime:
+    """00:00 UTC of the last common day; the last bar's close time for intraday bars."""
+    unit = "datetime64[s]" if intraday else "datetime64[D]"
+    return datetime.fromisoformat(str(last.astype(unit))).replace(tzinfo=UTC)
 
 
 def strategy_lines(strategy: object, panel: PairPanel, bt: int) -> list[tuple[str, np.ndarray]]:
@@ -134,6 +141,12 @@ def chart_series(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> dict[s
     chart = chart_data(rt, asset_a, asset_b, bt)
     days = [str(d) for d in chart.dates.astype("datetime64[D]")]
     r = chart.log_ratio
+    intraday = np.datetime_data(chart.dates.dtype)[0] != "D"
+    times = (
+        {"close_times": [f"{t}+00:00" for t in chart.dates.astype("datetime64[s]").astype(str)]}
+        if intraday
+        else {}
+    )
     return {
         "pair": f"{chart.a}/{chart.b}",
         "a": chart.a,
@@ -157,6 +170,7 @@ def chart_series(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> dict[s
             for leg, trades in chart.trades.items()
         },
         "current": {"log_ratio": chart.current, "position": chart.position, "zone": chart.zone},
+        **times,
     }
 
 

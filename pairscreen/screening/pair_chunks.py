@@ -318,8 +318,12 @@ def evaluate_pairs(plugins: Plugins, spec: ScreenSpec, task: PairTask) -> PairsO
 
 
 def day_iso(day: np.datetime64) -> str:
-    """00:00 UTC of a ``datetime64`` day, written as every ``data_time`` is."""
-    moment = datetime.fromisoformat(str(day.astype("datetime64[D]")))
+    """00:00 UTC of a ``datetime64`` day, written as every ``data_time`` is; a bar's close
+    time (a finer unit than a day) is written whole."""
+    if np.datetime_data(day.dtype)[0] == "D":
+        moment = datetime.fromisoformat(str(day.astype("datetime64[D]")))
+    else:
+        moment = datetime.fromisoformat(str(day.astype("datetime64[s]")))
     return clock.iso(moment.replace(tzinfo=UTC))
 
 

@@ -17,7 +17,6 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.contracts import Asset, Candles
-from pairscreen.contracts.bars import require_daily
 from pairscreen.db.models import survivor_keys
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
@@ -32,7 +31,7 @@ from pairscreen.engine.screen_rules import (
     screen_rule_reason,
 )
 from pairscreen.market.cutoff import candles_until
-from pairscreen.market.freshness import STALE, asset_freshness, day_of, last_days
+from pairscreen.market.freshness import STALE, asset_freshness, day_of
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
@@ -56,10 +55,12 @@ from pairscreen.screening.pair_chunks import (
     evaluate_pairs,
     pair_tasks,
 )
+from pairscreen.screening.screen_candles import bar_day, bar_last_days, screen_candles
+from pairscreen.screening.spans import ScreenSpans, screen_spans
 
 log = logging.getLogger(__name__)
 
-SCREEN_BT_DAYS = 360
+SCREEN_BT_DAYS = 360  # a daily universe's own backtest (``spans.DAILY_BACKTEST_DAYS``' longest)
 EXECUTORS = ("local", "dask")
 CHUNK_PAIRS = 4000  # pairs a worker takes at a time at most: bounds each worker's memory
 TASKS_PER_WORKER = 4  # a small screen is cut finer, so that every worker has work to the end
@@ -80,7 +81,6 @@ def run_screen(
     ``on_progress(done, total)`` is called as chunks of pairs finish (a command line draws
     it); old screens beyond the ``screens_kept`` setting go in the same transaction.
     """
-    require_daily(rt.universe.bar, "the screen")
     computed = screen_text(
         rt,
         at or clock.now(),
@@ -167,7 +167,7 @@ def screen_text(
     newest = day_of(outcome.newest) if outcome.newest is not None else None
     decided = _screen_wide(rt.screen_filter, outcome, qvalues, candidate_sets(previous), newest)
     head, tail = _fields(
-        rt, generated_at, plan.total, outcome, qvalues, previous, len(decided.kept)
+        rt, plan.spans, generated_at, plan.total, outcome, qvalues, previous, len(decided.kept)
     )
     payload = PayloadParts.write(head, decided.kept, tail)
     # encoded only for a screen that is published (not a point-in-time one, not a replay)
@@ -202,6 +202,7 @@ class _Plan:
     ra: np.ndarray
     rb: np.ndarray
     total: int  # every screened pair, those decided before any chunk (stale, no candles) too
+    spans: ScreenSpans
 
 
 def _plan(rt: Runtime, generated_at: datetime, as_of: date | None, outcome: PairsOutcome) -> _Plan:
@@ -209,10 +210,11 @@ def _plan(rt: Runtime, generated_at: datetime, as_of: date | None, outcome: Pair
     chunk counted into ``outcome``, and the spec the chunks share, with the depeg events
     active at ``generated_at``."""
     settings = rt.settings
-    candles = rt.candles.get()
+    spans = screen_spans(rt.universe, settings)
+    candles = screen_candles(rt, spans.bar)
     if as_of is not None:
         candles = candles_until(candles, as_of)
-    matrix, assets, ra, rb, total = _screened_rows(rt, candles, generated_at, outcome)
+    matrix, assets, ra, rb, total = _screened_rows(rt, spans, candles, generated_at, outcome)
     active = active_depegs(generated_at if as_of is not None else None)
     spec = ScreenSpec(
         matrix=matrix,
@@ -221,12 +223,12 @@ def _plan(rt: Runtime, generated_at: datetime, as_of: date | None, outcome: Pair
         screen_filter=rt.screen_filter,
         strategy=settings.strategy,
         scorer=settings.scorer,
-        bt_days=SCREEN_BT_DAYS,
-        window_days=settings.window_days,
-        min_history_days=settings.min_history_days,
+        bt_days=spans.screen_bt_days,
+        window_days=spans.window_days,
+        min_history_days=spans.min_history_days,
         costs=rt.universe.costs,
     )
-    return _Plan(spec, ra, rb, total)
+    return _Plan(spec, ra, rb, total, spans)
 
 
 @dataclass
@@ -324,6 +326,7 @@ def _screen_wide(
 
 def _fields(
     rt: Runtime,
+    spans: ScreenSpans,
     generated_at: datetime,
     total: int,
     outcome: PairsOutcome,
@@ -334,7 +337,7 @@ def _fields(
     """The payload's fields before its survivors and after them, once the screen-wide rules
     have counted their rejections."""
     choice = rt.screen_filter
-    newest = day_of(outcome.newest) if outcome.newest is not None else None
+    newest = bar_day(outcome.newest, spans.bar) if outcome.newest is not None else None
     facts = ScreenFacts(  # stale pairs are all counted by now: no later rule rejects as stale
         total,
         outcome.rejected.get(STALE, 0),
@@ -363,11 +366,25 @@ def _fields(
         "data_time": data_time_range(outcome),
         "filter": choice.as_json(),
         "screen_rules": dict(choice.screen_wide),
-        "backtest_days": SCREEN_BT_DAYS,
+        "backtest_days": spans.screen_bt_days,
         "qvalue_tests": {name: qvalues[name].tests for name in QVALUE_FIELDS},
         "persistence_screens": [clock.iso(p.generated_at) for p in previous],
     }
+    if spans.bar.intraday:  # a daily screen's payload stays what it was, byte for byte
+        tail.update(bar_fields(spans))
     return head, tail
+
+
+def bar_fields(spans: ScreenSpans) -> dict[str, Any]:
+    """What an intraday screen states beside its daily fields: its bar, its window and
+    the backtest windows the universe declares (all spans in days)."""
+    return {
+        "bar": spans.bar.name,
+        "bar_seconds": spans.bar.seconds,
+        "window_days": spans.window_days,
+        "min_history_days": spans.min_history_days,
+        "backtest_windows": list(spans.backtest_days),
+    }
 
 
 def _verdict_setup(rt: Runtime) -> VerdictSetup:
@@ -404,7 +421,11 @@ def _number_or_none(value: float) -> float | None:
 
 
 def _screened_rows(
-    rt: Runtime, candles: Mapping[str, Candles], generated_at: datetime, outcome: PairsOutcome
+    rt: Runtime,
+    spans: ScreenSpans,
+    candles: Mapping[str, Candles],
+    generated_at: datetime,
+    outcome: PairsOutcome,
 ) -> tuple[CandleMatrix, tuple[Asset, ...], np.ndarray, np.ndarray, int]:
     """The calendar matrix of the assets with candles, those assets (its rows), and the legs
     of every pair left to evaluate as matrix rows; the number of screened pairs.
@@ -415,7 +436,7 @@ def _screened_rows(
     """
     universe = rt.universe
     ia, ib = universe.screened_pair_indices()
-    fresh = asset_freshness(universe, last_days(candles), generated_at)
+    fresh = asset_freshness(universe, bar_last_days(candles, spans.bar), generated_at)
     stale = np.array([fresh[a.ticker].stale for a in universe.assets], dtype=bool)
     with_candles = [
         i
@@ -425,8 +446,8 @@ def _screened_rows(
     row_of = np.full(len(universe.assets), -1, dtype=np.intp)
     row_of[with_candles] = np.arange(len(with_candles))
     assets = tuple(universe.assets[i] for i in with_candles)
-    matrix = CandleMatrix.of(candles, [a.ticker for a in assets])
-    last_day = np.array([candles[a.ticker].dates[-1] for a in assets], dtype="datetime64[D]")
+    matrix = CandleMatrix.of(candles, [a.ticker for a in assets], spans.bar)
+    last_day = np.array([candles[a.ticker].dates[-1] for a in assets], dtype=spans.bar.dtype)
     ra, rb = row_of[ia], row_of[ib]
     # the core's first two guarantees; the history one is decided once a chunk aligns
     verdict = core_verdicts(stale[ia] | stale[ib], (ra < 0) | (rb < 0), None, 0)
@@ -455,7 +476,8 @@ def _on_dask(
 
 
 def data_time_range(outcome: PairsOutcome) -> dict[str, str] | None:
-    """The newest and oldest last common day of the screened pairs with data (00:00 UTC)."""
+    """The newest and oldest last common close of the screened pairs with data (00:00 UTC
+    of the day for daily candles, the bar's close time for intraday bars)."""
     if outcome.newest is None or outcome.oldest is None:
         return None
     return {"newest": day_iso(outcome.newest), "oldest": day_iso(outcome.oldest)}

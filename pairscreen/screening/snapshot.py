@@ -17,11 +17,14 @@ from pairscreen.engine.guarantees import PASSES, core_text, core_verdicts
 from pairscreen.engine.panels import AlignedPair, align, span_panel
 from pairscreen.engine.windows import windows_of
 from pairscreen.errors import NotFound
-from pairscreen.market.freshness import day_of, day_start, leg_freshness, stale_reason
+from pairscreen.market.freshness import day_start, leg_freshness, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
 from pairscreen.screen_store.persistence import recent_verdicts
 from pairscreen.screening import in_sample
+from pairscreen.screening.pair_chunks import day_iso
+from pairscreen.screening.screen_candles import bar_day, pair_candles
+from pairscreen.screening.spans import screen_spans
 from pairscreen.universe import pair_sector
 
 
@@ -32,12 +35,13 @@ def aligned_pair(rt: Runtime, asset_a: Asset, asset_b: Asset) -> AlignedPair:
     Whether the pair has enough common history is known only once its candles are aligned,
     which is the computation's own work, after admission.
     """
-    candles = rt.candles.get()
+    spans = screen_spans(rt.universe, rt.settings)
+    candles = pair_candles(rt, spans.bar, (asset_a.ticker, asset_b.ticker))
     for asset in (asset_a, asset_b):
         if asset.ticker not in candles:
             raise NotFound(f"No data yet for {asset.ticker}: its candles have not been synced.")
-    pair = align(candles[asset_a.ticker], candles[asset_b.ticker])
-    minimum = rt.settings.min_history_days
+    pair = align(candles[asset_a.ticker], candles[asset_b.ticker], spans.bar)
+    minimum = spans.min_history_days
     # the core's history guarantee; a stale leg is not a refusal here but the pair's reason
     verdict = int(core_verdicts([False], [False], [pair.calendar_days], minimum)[0])
     if verdict != PASSES:
@@ -50,7 +54,7 @@ def snapshot_panel(rt: Runtime, pair: AlignedPair, bt: int) -> PairPanel:
     """The pair as a panel of one: the common closes of the band window plus the ``bt``
     backtest days, in calendar days ending at the last common close, with the universe's
     swap costs."""
-    window = rt.settings.window_days
+    window = screen_spans(rt.universe, rt.settings).window_days
     panel = span_panel(pair, window + bt, window)
     costs = rt.universe.costs
     legs = leg_slippage(costs, [rt.universe.asset(pair.a), rt.universe.asset(pair.b)])
@@ -92,10 +96,11 @@ def evaluate_pair(
 
 def pair_stale_reason(rt: Runtime, asset_a: Asset, asset_b: Asset) -> str:
     """The pair's stale reason now (every stale leg with its age), ``""`` when both are fresh."""
-    candles, today = rt.candles.get(), clock.today()
+    bar = screen_spans(rt.universe, rt.settings).bar
+    candles, today = pair_candles(rt, bar, (asset_a.ticker, asset_b.ticker)), clock.today()
     legs_fresh = {
         asset.ticker: leg_freshness(
-            rt.universe, asset, day_of(candles[asset.ticker].dates[-1]), today
+            rt.universe, asset, bar_day(candles[asset.ticker].dates[-1], bar), today
         )
         for asset in (asset_a, asset_b)
         if asset.ticker in candles and candles[asset.ticker].dates.size
@@ -119,7 +124,7 @@ def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> di
         "asset_class_a": asset_a.asset_class,
         "asset_class_b": asset_b.asset_class,
         "sector": pair_sector(asset_a, asset_b),
-        "data_time": clock.iso(day_start(pair.dates[-1])),
+        "data_time": _data_time(pair),
         "generated_at": clock.iso(clock.now()),
         "passes_filter": reason == "",
         "filter_reason": reason,
@@ -137,6 +142,13 @@ def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> di
         ),
         "in_sample": {"fields": in_sample.snapshot_paths(), "note": in_sample.NOTE},
     }
+
+
+def _data_time(pair: AlignedPair) -> str:
+    """00:00 UTC of the last common day; the last common bar's close time for bars."""
+    if pair.bar.intraday:
+        return day_iso(pair.dates[-1])
+    return clock.iso(day_start(pair.dates[-1]))
 
 
 def snapshot_leg(batch: BacktestBatch, base: str) -> dict[str, Any]:

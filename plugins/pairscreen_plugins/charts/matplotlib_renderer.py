@@ -177,7 +177,12 @@ class _Chart:
         self.canvas = FigureCanvasAgg(self.fig)
         self.renderer = self.canvas.get_renderer()
 
-        self.x = mdates.date2num(np.asarray(chart.dates, dtype="datetime64[D]"))
+        dates = np.asarray(chart.dates)
+        # intraday bars (dates finer than a day) keep their hours: the time axis is in hours
+        self.intraday = np.datetime_data(dates.dtype)[0] not in ("D", "W", "M", "Y")
+        self.x = mdates.date2num(
+            dates.astype("datetime64[s]" if self.intraday else "datetime64[D]")
+        )
         self.r = np.asarray(chart.log_ratio, dtype=float)
         n = len(self.r)
         if n < 2 or len(self.x) != n:
@@ -309,10 +314,13 @@ class _Chart:
         """Title lines at the top left, shrunk to fit the width; returns their height."""
         chart = self.chart
         simulated = len(self.r) - self.start
-        window = f"backtest {simulated} d"
-        if simulated < chart.bt_days:
-            window = f"backtest {simulated} of {chart.bt_days} d (short history)"
-        when = chart.data_time.strftime("%Y-%m-%d")
+        if self.intraday:  # bars, counted as bars: the span itself is bt days
+            window = f"backtest {chart.bt_days} d ({simulated} bars)"
+        else:
+            window = f"backtest {simulated} d"
+            if simulated < chart.bt_days:
+                window = f"backtest {simulated} of {chart.bt_days} d (short history)"
+        when = chart.data_time.strftime("%Y-%m-%d %H:%M UTC" if self.intraday else "%Y-%m-%d")
         ratio = math.exp(chart.current) if math.isfinite(chart.current) else float("nan")
         now = _minus(
             f"now {chart.current:+.4g} (1 {chart.a} = {ratio:.4g} {chart.b}) \u00b7 "

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pairscreen.contracts import days_between
+
 DAYS_PER_YEAR = 365.0  # calendar days: μ is per calendar day
 _NEWTON_STEPS = 60
 
@@ -86,7 +88,7 @@ def fit_ou(window: np.ndarray, dates: np.ndarray) -> OUFit:
     r = np.asarray(window, dtype=float)
     if r.shape[1] < 3:
         return fit_ou_step(r, np.full(r.shape[0], np.nan))
-    span = (dates[:, -1] - dates[:, 0]).astype("timedelta64[D]").astype(float)
+    span = days_between(dates[:, -1], dates[:, 0])
     return fit_ou_step(r, span / (r.shape[1] - 1))
 
 

@@ -64,14 +64,27 @@ class Plan:
         return self.lookback + self.simulated
 
 
-def plan(n_days: int, window_days: int, bt_days: int) -> Plan:
+def plan(n_days: int, window_days: int, bt_days: int, min_band: int = MIN_BAND_DAYS) -> Plan:
     """The short-history rules of docs/methodology.md, for ``n_days`` calendar days of
-    history."""
+    history (every argument in one unit: days, or bars for :func:`plan_of`)."""
     if n_days >= window_days + bt_days:
         return Plan(window_days, bt_days, True)
-    if n_days - bt_days >= MIN_BAND_DAYS:
+    if n_days - bt_days >= min_band:
         return Plan(n_days - bt_days, bt_days, True)
-    return Plan(MIN_BAND_DAYS, max(n_days - MIN_BAND_DAYS, 0), False)
+    return Plan(min_band, max(n_days - min_band, 0), False)
+
+
+def plan_of(panel: PairPanel, bt_days: int) -> Plan:
+    """:func:`plan` of ``panel``'s history, counted in its bars: the window, the backtest's
+    ``bt_days`` and the shortest band are spans of time, ``days * bars per day`` bars (for
+    daily closes, the days themselves). The shortest band of intraday bars is the window
+    when that is under :data:`MIN_BAND_DAYS` (an hourly universe's 30 days): 200 days would
+    leave a short history of bars no backtest at all."""
+    bars = panel.bar.bars
+    shortest = MIN_BAND_DAYS
+    if panel.bar.intraday:
+        shortest = min(MIN_BAND_DAYS, panel.window_days)
+    return plan(history_of(panel), bars(panel.window_days), bars(bt_days), bars(shortest))
 
 
 @dataclass(frozen=True)
@@ -93,16 +106,17 @@ class Columns:
 
 
 def columns(panel: PairPanel, p: Plan) -> Columns:
-    """The plan's calendar spans as column ranges of ``panel``."""
-    offsets = panel.day_offsets
-    first = panel.calendar_window(p.simulated).start
+    """The plan's spans (in bars, :func:`plan_of`) as column ranges of ``panel``."""
+    offsets = panel.bar_offsets
+    first = int(np.searchsorted(-offsets, -p.simulated, side="right"))
     lo = np.searchsorted(-offsets, -(offsets[first:] + p.lookback), side="left")
     return Columns(first, lo.astype(np.intp))
 
 
 def history_of(panel: PairPanel) -> int:
-    """Calendar days from the panel's first close to its last (its usable history)."""
-    return int(panel.day_offsets[0]) + 1 if panel.n_days else 0
+    """Bars from the panel's first close to its last, both counted (its usable history;
+    calendar days for daily closes)."""
+    return int(panel.bar_offsets[0]) + 1 if panel.n_days else 0
 
 
 def _bands(panel: PairPanel, p: Plan, cols: Columns, leg: Leg) -> tuple[np.ndarray, np.ndarray]:
@@ -283,7 +297,7 @@ class AccumulationStrategy:
     def _run(
         self, panel: PairPanel, bt_days: int, start_leg: Leg, with_trades: bool
     ) -> BacktestBatch:
-        p = plan(history_of(panel), panel.window_days, bt_days)
+        p = plan_of(panel, bt_days)
         cols = columns(panel, p)
         bands: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -325,7 +339,8 @@ def walk_forward(
     that decides at the close it trades at).
     """
     n = panel.n_pairs
-    history = np.full(n, p.simulated, dtype=np.int64)
+    # the simulated span in whole days (its bars over the bars of a day)
+    history = np.full(n, p.simulated // panel.bar.per_day, dtype=np.int64)
     observations = np.full(n, cols.lo.size, dtype=np.int64)
     if cols.lo.size == 0:
         zeros = np.zeros(n)
@@ -530,6 +545,7 @@ def _trades(
     out: list[tuple[Trade, ...]] = []
     for i, row in enumerate(range(panel.n_pairs)[rows]):
         days = np.flatnonzero(leg.swaps[i])
+        # the UTC day of each swap's bar (for daily closes, the close's day)
         dates = panel.dates[row, first_day + days].astype("datetime64[D]").tolist()
         out.append(
             tuple(

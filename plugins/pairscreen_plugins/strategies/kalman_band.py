@@ -37,9 +37,8 @@ from pairscreen_plugins.strategies.accumulation import (
     FEE,
     Columns,
     columns,
-    history_of,
     hold_sequence,
-    plan,
+    plan_of,
     walk_forward,
 )
 
@@ -106,7 +105,7 @@ class KalmanBandStrategy:
     def _run(
         self, panel: PairPanel, bt_days: int, start_leg: Leg, with_trades: bool
     ) -> BacktestBatch:
-        p = plan(history_of(panel), panel.window_days, bt_days)
+        p = plan_of(panel, bt_days)
         cols = columns(panel, p)
 
         def holds(rows: slice, decided_on: np.ndarray) -> np.ndarray:
@@ -129,7 +128,7 @@ class KalmanBandStrategy:
         """Leg A's spread of the first pair and its ``±entry`` and ``exit`` levels in log
         units (``entry·√Q_t`` ...), one value per column of the panel, NaN before the
         backtest window: what the chart draws in a panel under the ratio."""
-        p = plan(history_of(panel), panel.window_days, bt_days)
+        p = plan_of(panel, bt_days)
         cols = columns(panel, p)
         out = {name: np.full(panel.n_days, np.nan) for name in ("spread", "upper", "lower", "exit")}
         if cols.lo.size == 0:

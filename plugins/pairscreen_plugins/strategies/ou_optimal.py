@@ -23,17 +23,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairscreen.contracts import BacktestBatch, Leg, PairPanel, Strategy, hookimpl
+from pairscreen.contracts import (
+    BacktestBatch,
+    Leg,
+    PairPanel,
+    Strategy,
+    days_between,
+    hookimpl,
+)
 from pairscreen_plugins.metrics._ou import bertram_bands, ou_from_ar1, round_trip_cost
 from pairscreen_plugins.strategies.accumulation import (
     FEE,
     Columns,
     _mirror_log_ratio,
     columns,
-    history_of,
     hold_sequence,
     once_per_panel,
-    plan,
+    plan_of,
     walk_forward,
 )
 
@@ -84,7 +90,7 @@ def rolling_levels(
         b = np.where(ok & (sxx > 0), sxy / sxx, np.nan)
         a = sum_y / m - b * sum_x / m
         s2 = np.maximum(syy - b * sxy, 0.0) / m
-        span = (dates[:, last] - dates[:, lo]).astype("timedelta64[D]").astype(float)
+        span = days_between(dates[:, last], dates[:, lo])
         mean, speed, sigma = ou_from_ar1(b, a, s2, span / m)
     bands = bertram_bands(mean + ratio[:, :1], speed, sigma, cost)
     return Levels(bands.entry, bands.exit)
@@ -119,7 +125,7 @@ class OUOptimalStrategy:
     def _run(
         self, panel: PairPanel, bt_days: int, start_leg: Leg, with_trades: bool
     ) -> BacktestBatch:
-        p = plan(history_of(panel), panel.window_days, bt_days)
+        p = plan_of(panel, bt_days)
         cols = columns(panel, p)
 
         def holds(rows: slice, decided_on: np.ndarray) -> np.ndarray:
