@@ -55,6 +55,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 
 from pairscreen import clock
 from pairscreen.access import quota
+from pairscreen.contracts.bars import bar_size
 from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import JobRun, WorkerLock
 from pairscreen.screen_schedule import ScreenSchedule, ScreenTrigger
@@ -283,7 +284,10 @@ class Worker:
         )
         self._schedule_screens(now)
         self._jobs.append(f"delivery every {o.deliver_every:g} s")
-        self._periodic("evidence", self._evidence, EVIDENCE_JOB, o.evidence_every, now)
+        if bar_size(self.rt.universe.bar).intraday:
+            self._jobs.append("no evidence (evaluate runs on daily bars only so far)")
+        else:
+            self._periodic("evidence", self._evidence, EVIDENCE_JOB, o.evidence_every, now)
         if peg_sampling_available():
             self._periodic("peg sampling", self._peg, PEG_JOB, o.peg_every, now, job_id="peg")
         else:
@@ -299,8 +303,6 @@ class Worker:
     @property
     def screen_schedule(self) -> ScreenSchedule:
         """The options' schedule, or one screen after each close of the universe's bar."""
-        from pairscreen.contracts.bars import bar_size
-
         return self.options.screen or ScreenSchedule(bar_size(self.rt.universe.bar))
 
     def _schedule_screens(self, now: datetime) -> None:
@@ -371,11 +373,15 @@ class Worker:
             log.info("gave back %d quota units of crashed requests", returned)
 
     def _screen(self) -> str:
+        from pairscreen.market.bar_sync import sync_bars
         from pairscreen.market.sync import sync_candles
         from pairscreen.screening.screen import run_screen
 
         try:
-            sync = sync_candles(self.rt.universe, self.rt.plugins)
+            if bar_size(self.rt.universe.bar).intraday:
+                synced = sync_bars(self.rt.universe, self.rt.plugins).summary()
+            else:
+                synced = sync_candles(self.rt.universe, self.rt.plugins).summary()
             self.rt.candles.invalidate()
             screen = run_screen(self.rt)
         except Exception:
@@ -383,7 +389,7 @@ class Worker:
             raise
         notified = self._notify()
         return (
-            f"{sync.summary()}; screen #{screen.screen_id}: "
+            f"{synced}; screen #{screen.screen_id}: "
             f"{plural(screen.n_pairs_screened, 'pair')}, "
             f"{plural(screen.n_survivors, 'survivor')}; {notified}"
         )
@@ -453,9 +459,6 @@ def _hours(every: timedelta) -> str:
 
 def run_worker(rt: Runtime, options: WorkerOptions | None = None) -> int:
     """Run the worker in this process until SIGTERM / SIGINT; returns the exit code."""
-    from pairscreen.contracts.bars import require_daily
-
-    require_daily(rt.universe.bar, "the worker")  # refused at start, not at the first close
     if log.getEffectiveLevel() > logging.INFO:
         log.setLevel(logging.INFO)  # what ran and how long it took is the point of a worker
     return Worker(rt, options or WorkerOptions()).run()

@@ -104,12 +104,46 @@ def test_a_live_worker_screens_at_the_daily_close(database_url, tmp_path, monkey
     """The clock is set 10 s before 00:00 UTC with a screen finished the evening before: the
     worker waits for the close and screens then, not at start and not 6 hours later."""
     night = datetime.combine(clock.today() - timedelta(days=1), datetime.min.time(), UTC)
-    start = night + timedelta(days=1) - timedelta(seconds=10)
+    close = night + timedelta(days=1)
+    started, screened = screen_at_close(database_url, tmp_path, monkeypatch, close)
+    assert f"screen after each daily close (00:00 UTC) + 0 s (next {clock.iso(close)})" in started
+    assert "; screen #" in screened
+
+
+def test_a_live_worker_screens_an_hourly_universe_at_each_hours_close(tmp_path, monkeypatch):
+    """An hourly csv universe (tests/fixtures/hourly): the worker syncs the bars and screens
+    at the next hour's close, and leaves the evaluation, which runs on days, out."""
+    from tests.test_hourly_screen import write_universe
+
+    universe = write_universe(tmp_path)
+    close = datetime(2023, 4, 1, 7, 0, tzinfo=UTC)
+    started, screened = screen_at_close(
+        f"sqlite:///{tmp_path / 'hourly.sqlite3'}",
+        tmp_path,
+        monkeypatch,
+        close,
+        {"PAIRSCREEN_UNIVERSE": str(universe)},
+    )
+    assert f"screen after every 1h bar close + 0 s (next {clock.iso(close)})" in started
+    assert "no evidence (evaluate runs on daily bars only so far)" in started
+    assert "; screen #1: 6 pairs, " in screened
+
+
+def screen_at_close(
+    database_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    close: datetime,
+    extra: dict[str, str] | None = None,
+) -> tuple[str, str]:
+    """Start a worker 10 s before ``close`` (the last screen finished an hour before it),
+    wait for its first screen; its start-up line and the screen's log line."""
+    start = close - timedelta(seconds=10)
     shift = clock.shift_to(start)
     monkeypatch.setenv(clock.SHIFT_VARIABLE, shift)
     init_database(database_url)
     with database.connection_context():
-        JobRun.replace(name="screen", finished_at=start - timedelta(hours=2)).execute()
+        JobRun.replace(name="screen", finished_at=start - timedelta(minutes=50)).execute()
         for job in ("peg_sample", "evidence"):
             JobRun.replace(name=job, finished_at=clock.now()).execute()
     database.close()
@@ -119,11 +153,12 @@ def test_a_live_worker_screens_at_the_daily_close(database_url, tmp_path, monkey
         "PAIRSCREEN_DATA_DIR": str(tmp_path),
         "PAIRSCREEN_LOAD_PLUGINS": "",
         clock.SHIFT_VARIABLE: shift,
+        **(extra or {}),
     }
     env.pop("PAIRSCREEN_PLUGINS_DIR", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "pairscreen", "worker", "--screen-delay", "0"],
-        cwd=ROOT,
+        cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -134,14 +169,12 @@ def test_a_live_worker_screens_at_the_daily_close(database_url, tmp_path, monkey
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    started = next(line for line in lines if "started; jobs:" in line)
-    midnight = clock.iso(start + timedelta(seconds=10))
-    assert f"screen after each daily close (00:00 UTC) + 0 s (next {midnight})" in started
-    screened = next(line for line in lines if "ran screen in" in line)
-    assert "; screen #" in screened
     with database.connection_context():
         finished = JobRun.get(JobRun.name == "screen").finished_at
-    assert finished >= start + timedelta(seconds=10)  # after the close, not at start
+    database.close()
+    assert finished >= close  # after the close, not at start
+    started = next(line for line in lines if "started; jobs:" in line)
+    return started, lines[-1]
 
 
 def _lines_until(proc: subprocess.Popen[str], text: str, timeout: float) -> list[str]:
