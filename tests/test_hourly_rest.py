@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import UTC
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pairscreen import clock
 from pairscreen.db.connection import database
+from pairscreen.db.models import Screen
 from pairscreen.screening.screen import run_screen
 from tests.conftest import make_client
+from tests.support.cli import newcomer_env, run_cli
 from tests.test_hourly_screen import hourly, pin  # noqa: F401 (the fixture, by name)
 
 # A screen run mid-afternoon: its last bar closes at 15:00, not at a day's 00:00, so a close
@@ -64,3 +70,64 @@ def test_the_csv_of_an_hourly_screen_dates_each_survivor_by_its_last_bars_close(
     assert [row["pair"] for row in rows] == ["/".join(s["pair"]) for s in latest["survivors"]]
     assert rows and {row["data_time"] for row in rows} == {LAST_CLOSE}
     assert {row["backtest_history_days"] for row in rows} == {"7"}
+
+
+def _cli(rt, *args: str) -> Any:  # type: ignore[no-untyped-def]
+    """``pairscreen`` on the fixture's universe and database, as a newcomer would run it."""
+    folder = Path(rt.settings.data_dir)
+    env = {**newcomer_env(folder), "DATABASE_URL": rt.settings.database_url}
+    argv = ("--data-dir", str(folder), "--universe", str(folder / "universe.toml"), "--quiet")
+    return run_cli(*argv, *args, env=env)
+
+
+def test_screen_run_as_of_a_time_screens_the_bars_closed_by_then(hourly) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    rt, key = hourly
+    at_noon = _cli(rt, "screen", "run", "--as-of", "2023-03-30T12:30")  # UTC: no offset given
+    assert at_noon.returncode == 0, at_noon.stderr
+    assert "as of 2023-03-30T12:00:00+00:00: 6 pairs" in at_noon.stdout, at_noon.stdout
+    # a bare date: the bars closed by its end, the last one closing at 00:00 of the next day
+    day = _cli(rt, "screen", "run", "--as-of", "2023-03-30")
+    assert day.returncode == 0, day.stderr
+    assert "as of 2023-03-31T00:00:00+00:00: 6 pairs" in day.stdout, day.stdout
+    client = make_client(rt)
+    with client.client:
+        r = client.get("/api/v1/screens?at=2023-03-30T13:00:00Z", key)  # validated
+        assert r.status_code == 200, r.text
+        past = r.json()
+        later = client.get("/api/v1/screens?at=2023-03-31T00:00:00Z", key).json()
+    assert past["generated_at"] == past["as_of_close"] == "2023-03-30T12:00:00+00:00"
+    assert past["as_of"] == "2023-03-30"
+    assert past["data_time"]["newest"] == "2023-03-30T12:00:00+00:00"  # no bar after it read
+    assert later["as_of_close"] == "2023-03-31T00:00:00+00:00" and later["as_of"] == "2023-03-30"
+    # again as of the same bar replaces that screen only
+    again = _cli(rt, "screen", "run", "--as-of", "2023-03-30T12:00:00+00:00")
+    assert again.returncode == 0, again.stderr
+    with database.connection_context():
+        closes = sorted(s.generated_at for s in Screen.select().where(Screen.as_of.is_null(False)))
+    assert [clock.iso(c.replace(tzinfo=UTC)) for c in closes] == [
+        "2023-03-30T12:00:00+00:00",
+        "2023-03-31T00:00:00+00:00",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (
+            "2023-03-30T25:00",
+            "--as-of '2023-03-30T25:00' is neither a date (YYYY-MM-DD) nor a UTC time",
+        ),
+        ("soon", "--as-of 'soon' is neither a date (YYYY-MM-DD) nor a UTC time"),
+        ("2023-04-01T07:00Z", "--as-of 2023-04-01T07:00:00+00:00 has not come yet"),
+        ("2023-04-01", "--as-of 2023-04-02T00:00:00+00:00 has not come yet"),
+    ],
+)
+def test_screen_run_as_of_refuses_nonsense_on_an_hourly_universe_in_one_line(
+    hourly,  # noqa: F811
+    given: str,
+    said: str,
+) -> None:  # type: ignore[no-untyped-def]
+    rt, _ = hourly
+    refused = _cli(rt, "screen", "run", "--as-of", given)
+    assert refused.returncode != 0 and refused.stderr.count("\n") == 1, refused.stderr
+    assert said in refused.stderr, refused.stderr

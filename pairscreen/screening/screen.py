@@ -30,7 +30,7 @@ from pairscreen.engine.screen_rules import (
     SCREEN_RULES,
     screen_rule_reason,
 )
-from pairscreen.market.cutoff import candles_until
+from pairscreen.market.cutoff import bars_until, candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, day_of
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
@@ -106,7 +106,7 @@ def compute_screen(
     executor: str = "local",
     scheduler: str | None = None,
     on_progress: Progress | None = None,
-    as_of: date | None = None,
+    as_of: date | datetime | None = None,
 ) -> dict[str, Any]:
     """The screen payload (the ``/screen/latest`` body) without publishing it.
 
@@ -138,7 +138,7 @@ def screen_text(
     executor: str = "local",
     scheduler: str | None = None,
     on_progress: Progress | None = None,
-    as_of: date | None = None,
+    as_of: date | datetime | None = None,
 ) -> ComputedScreen:
     """Stream every screened pair through the engine, chunk by chunk, keeping only the
     counts and the survivors (serialised), and write the payload's JSON text.
@@ -205,14 +205,19 @@ class _Plan:
     spans: ScreenSpans
 
 
-def _plan(rt: Runtime, generated_at: datetime, as_of: date | None, outcome: PairsOutcome) -> _Plan:
-    """The candles (up to ``as_of`` for a point-in-time screen), the pairs decided before any
+def _plan(
+    rt: Runtime, generated_at: datetime, as_of: date | datetime | None, outcome: PairsOutcome
+) -> _Plan:
+    """The candles (up to ``as_of`` for a point-in-time screen: a day, or for an intraday
+    universe a bar's close time), the pairs decided before any
     chunk counted into ``outcome``, and the spec the chunks share, with the depeg events
     active at ``generated_at``."""
     settings = rt.settings
     spans = screen_spans(rt.universe, settings)
     candles = screen_candles(rt, spans.bar)
-    if as_of is not None:
+    if isinstance(as_of, datetime):  # an intraday universe as of a bar's close
+        candles = bars_until(candles, as_of)
+    elif as_of is not None:
         candles = candles_until(candles, as_of)
     matrix, assets, ra, rb, total = _screened_rows(rt, spans, candles, generated_at, outcome)
     active = active_depegs(generated_at if as_of is not None else None)
