@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,11 @@ import pytest
 
 from pairscreen import clock
 from pairscreen.db.connection import database
-from pairscreen.db.models import Screen
+from pairscreen.db.models import Outbox, Screen, WatchlistItem
+from pairscreen.notify import watchlist
+from pairscreen.notify.run import live_positions, run_notifications
 from pairscreen.screening.screen import run_screen
+from pairscreen.screening.snapshot import compute_snapshot
 from tests.conftest import make_client
 from tests.support.cli import newcomer_env, run_cli
 from tests.test_hourly_screen import hourly, pin  # noqa: F401 (the fixture, by name)
@@ -131,3 +135,30 @@ def test_screen_run_as_of_refuses_nonsense_on_an_hourly_universe_in_one_line(
     refused = _cli(rt, "screen", "run", "--as-of", given)
     assert refused.returncode != 0 and refused.stderr.count("\n") == 1, refused.stderr
     assert said in refused.stderr, refused.stderr
+
+
+def test_a_watched_hourly_pair_entering_a_zone_queues_a_notification_dated_by_its_bar(
+    hourly,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # type: ignore[no-untyped-def]
+    rt, _ = hourly
+    with database.connection_context():
+        item = watchlist.add_item(rt.universe, "hourly@example.com", "ETH/ETHX")
+        pin(monkeypatch, "2023-03-31T03:30:00Z")  # the ratio mid-band at the 03:00 bar
+        mid = live_positions(rt, {("ETH", "ETHX")})[("ETH", "ETHX")]
+        assert 0.3 < mid.position < 0.7
+        assert run_notifications(rt, at=clock.now()).notifications == 0
+        pin(monkeypatch, "2023-03-31T15:30:00Z")  # twelve bars later, near the top
+        top = live_positions(rt, {("ETH", "ETHX")})[("ETH", "ETHX")]
+        snapshot = compute_snapshot(rt, *rt.universe.pair("ETH", "ETHX"), 7)
+        assert top.position == pytest.approx(snapshot["metrics"]["position"], abs=1e-12)
+        assert top.data_time.isoformat() == "2023-03-31T15:00:00+00:00" and top.bar == "1h"
+        report = run_notifications(rt, at=clock.now())
+        assert report.notifications == 1, report.summary()
+        assert WatchlistItem.get_by_id(item.id).last_notified_state == "approach_top"
+        row = Outbox.get()
+    assert "ETH/ETHX is approaching the top zone" in row.text
+    assert "Data:      1h bar closing 2023-03-31 15:00 (UTC)" in row.text
+    payload = json.loads(row.payload)
+    assert payload["data_time"] == "2023-03-31T15:00:00+00:00"
+    assert payload["position"] == pytest.approx(top.position, abs=1e-6)
