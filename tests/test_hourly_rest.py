@@ -22,7 +22,7 @@ from pairscreen.db.connection import database
 from pairscreen.db.models import Outbox, Screen, WatchlistItem
 from pairscreen.notify import watchlist
 from pairscreen.notify.run import live_positions, run_notifications
-from pairscreen.screening.screen import run_screen
+from pairscreen.screening.screen import compute_screen, run_screen
 from pairscreen.screening.snapshot import compute_snapshot
 from tests.conftest import make_client
 from tests.support.cli import newcomer_env, run_cli
@@ -162,3 +162,25 @@ def test_a_watched_hourly_pair_entering_a_zone_queues_a_notification_dated_by_it
     payload = json.loads(row.payload)
     assert payload["data_time"] == "2023-03-31T15:00:00+00:00"
     assert payload["position"] == pytest.approx(top.position, abs=1e-6)
+
+
+def test_the_dask_executor_screens_an_hourly_universe_as_the_local_one(hourly) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    distributed = pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
+    rt, _ = hourly
+    at = clock.now()
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        database.connection_context(),
+    ):
+        local = compute_screen(rt, at, processes=1)
+        on_dask = compute_screen(
+            rt, at, chunk_rows=2, executor="dask", scheduler=cluster.scheduler_address
+        )
+    assert local["bar"] == "1h" and local["n_pairs_screened"] == 6 and local["n_survivors"] > 0
+    assert json.dumps(on_dask) == json.dumps(local)
