@@ -11,17 +11,21 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import UTC
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from pairscreen import clock
+from pairscreen.contracts import Candles
 from pairscreen.db.connection import database
 from pairscreen.db.models import Outbox, Screen, WatchlistItem
 from pairscreen.notify import watchlist
 from pairscreen.notify.run import live_positions, run_notifications
+from pairscreen.pegs.sampling import read_peg
 from pairscreen.screening.screen import compute_screen, run_screen
 from pairscreen.screening.snapshot import compute_snapshot
 from tests.conftest import make_client
@@ -184,3 +188,22 @@ def test_the_dask_executor_screens_an_hourly_universe_as_the_local_one(hourly) -
         )
     assert local["bar"] == "1h" and local["n_pairs_screened"] == 6 and local["n_survivors"] > 0
     assert json.dumps(on_dask) == json.dumps(local)
+
+
+def test_a_peg_reading_on_an_hourly_universe_takes_the_tokens_last_closed_bar(
+    tmp_path: Path,
+) -> None:
+    from tests.test_peg_sampling import AAPLX, equity_universe
+    from tests.test_peg_sources import peg_runtime
+
+    universe = replace(equity_universe(), bar="1h")
+    dates = np.datetime64("2025-03-05T17", "h") - np.arange(5)[::-1]  # 13:00 ... 17:00 closes
+    closes = np.array([240.0, 240.5, 241.0, 241.5, 999.0])
+    candles = {"AAPLx": Candles("AAPLx", dates, closes, np.ones(5))}
+    rt = peg_runtime(tmp_path, universe, candles=candles)
+    at = datetime(2025, 3, 5, 16, 30, tzinfo=UTC)
+    reading = read_peg(rt, AAPLX, at, candles)
+    # the 16:00 bar: the 17:00 one has not closed at 16:30, a daily reading would take 03-04
+    assert reading.market_price == 241.5
+    assert reading.token_observed_at == datetime(2025, 3, 5, 16, tzinfo=UTC)
+    assert reading.reference_source == "demo" and reading.drift_pct is not None
