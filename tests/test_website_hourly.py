@@ -63,6 +63,16 @@ def test_the_website_on_an_hourly_universe_says_bar_close_times_and_draws_hours(
         assert "2023-04-01 00:00 UTC, 1h bar (closed 6 h 30 min ago, 6 bars since)" in facts, facts
         cells = driver.find_elements("css selector", "#survivors tbody td[data-label^='Data to']")
         assert cells and {c.text for c in cells} == {"2023-04-01 00:00 UTC, 1h bar"}
+        # a half-life in days with its bars under it
+        latest = site.get("/screen/latest", key).json()
+        first = latest["survivors"][0]
+        shown = driver.find_elements("css selector", "#survivors tbody tr")
+        row = next(
+            r for r in shown if r.find_element("css selector", "a").text == "/".join(first["pair"])
+        )
+        half_life = row.find_element("css selector", "td[data-label^='Half']").text
+        hours = round(first["metrics"]["half_life_days"] * 24)
+        assert half_life.endswith(f"{hours} bars"), half_life
         driver.save_screenshot(str(artifact_path("hourly-screen.png")))
 
         site.open("pair/ETH/ETHX", "ETH/ETHX")

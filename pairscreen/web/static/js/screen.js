@@ -30,7 +30,9 @@ function limits(screen) {
     corr: on(t.min_return_correlation, -1),
     kalmanz: on(t.kalman_z_beyond, 0),
     drift: on(t.max_kalman_hedge_drift, 0),
-    bar: screen.bar, // not a rule: how the "Data to" column writes a close (absent: daily)
+    // not rules: how an intraday screen's closes and spans read (absent for a daily screen)
+    bar: screen.bar,
+    barSeconds: screen.bar_seconds,
   };
 }
 
@@ -50,7 +52,8 @@ const COLUMNS = [
   { key: "score", label: "Score", num: true, rule: () => "of 100", sort: (s) => s.score, cell: (s) => num(s.score, 1) },
   { key: "halflife", label: "Half&#8209;life", num: true, low: true,
     rule: (l) => rule("≤", l.halflife),
-    sort: (s) => s.metrics.half_life_days, cell: (s, l) => days(s.metrics.half_life_days, 1, l.halflife) },
+    sort: (s) => s.metrics.half_life_days,
+    cell: (s, l) => `${days(s.metrics.half_life_days, 1, l.halflife)}${barsOf(s.metrics.half_life_days, l)}` },
   { key: "cointq", label: "Coint q", num: true, low: true, rule: (l) => rule("<", l.cointq),
     sort: (s) => s.coint_qvalue,
     cell: (s, l) => pvalue(s.coint_qvalue, 3, l.cointq) },
@@ -91,6 +94,12 @@ const COLUMNS = [
   { key: "data", label: "Data to", sort: (s) => s.data_time ?? "",
     cell: (s, l) => `${dataTime(s.data_time, l.bar)}${behindMark(s)}` },
 ];
+
+// On an intraday screen a span in days shows its count of bars under it ("14 bars").
+function barsOf(spanDays, l) {
+  if (!intraday(l.bar) || !isNumber(spanDays) || !l.barSeconds) return "";
+  return `<span class="bars">${num((spanDays * 86400) / l.barSeconds, 0)}&nbsp;bars</span>`;
+}
 
 // A survivor whose data ends before the screen's newest close, marked with the API's own
 // count (`data_behind_days`), so its numbers never read as current as the others'.
