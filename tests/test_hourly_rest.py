@@ -77,6 +77,9 @@ def test_the_csv_of_an_hourly_screen_dates_each_survivor_by_its_last_bars_close(
     rows = list(csv.DictReader(io.StringIO(r.text)))
     assert [row["pair"] for row in rows] == ["/".join(s["pair"]) for s in latest["survivors"]]
     assert rows and {row["data_time"] for row in rows} == {LAST_CLOSE}
+    exported = _cli(rt, "screen", "export", "-")  # the CLI writes the same table
+    assert exported.returncode == 0, exported.stderr
+    assert exported.stdout == r.text.replace("\r\n", "\n")  # read back in text mode
     assert {row["backtest_history_days"] for row in rows} == {"7"}
 
 
