@@ -210,3 +210,24 @@ def test_a_peg_reading_on_an_hourly_universe_takes_the_tokens_last_closed_bar(
     assert reading.market_price == 241.5
     assert reading.token_observed_at == datetime(2025, 3, 5, 16, tzinfo=UTC)
     assert reading.reference_source == "demo" and reading.drift_pct is not None
+
+
+def test_a_stale_hourly_screen_says_how_many_bars_and_hours_behind_it_is(
+    hourly,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # type: ignore[no-untyped-def]
+    rt, key = hourly
+    with database.connection_context():
+        run_screen(rt)  # at 2023-04-01T06:30Z: fresh
+    pin(monkeypatch, "2023-04-04T06:30:00Z")  # three days on, no new bar
+    client = make_client(rt)
+    with client.client:
+        r = client.get("/api/v1/screen/latest", key)  # validated
+        assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["stale"] is True
+    assert body["stale_reason"] == (
+        "This screen's data is stale: its newest close is from 2023-03-31, 4 days before "
+        "2023-04-04 (the universe allows 2 days for its most traded assets); its last 1h bar "
+        "closed 2023-04-01T00:00:00+00:00, 78 bars (78 h) ago."
+    )

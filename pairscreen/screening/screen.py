@@ -10,7 +10,7 @@ import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
@@ -343,11 +343,15 @@ def _fields(
     have counted their rejections."""
     choice = rt.screen_filter
     newest = bar_day(outcome.newest, spans.bar) if outcome.newest is not None else None
+    intraday = spans.bar.intraday and outcome.newest is not None
     facts = ScreenFacts(  # stale pairs are all counted by now: no later rule rejects as stale
         total,
         outcome.rejected.get(STALE, 0),
         newest,
         stored=None,
+        last_close=_close_time(outcome.newest) if intraday else None,
+        bar=spans.bar.name if intraday else None,
+        bar_seconds=spans.bar.seconds if intraday else None,
     )
     codes = dict.fromkeys(
         (
@@ -378,6 +382,13 @@ def _fields(
     if spans.bar.intraday:  # a daily screen's payload stays what it was, byte for byte
         tail.update(bar_fields(spans))
     return head, tail
+
+
+def _close_time(close: np.datetime64 | None) -> datetime | None:
+    """A bar's close time (datetime64 at the bar's unit) as an aware UTC datetime."""
+    if close is None:
+        return None
+    return datetime.fromisoformat(str(close.astype("datetime64[s]"))).replace(tzinfo=UTC)
 
 
 def bar_fields(spans: ScreenSpans) -> dict[str, Any]:
