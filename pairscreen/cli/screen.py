@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from pairscreen import clock
 from pairscreen.cli.common import CommandError, add_setting_options, open_runtime, settings_of
 from pairscreen.cli.progress import ProgressDisplay
-from pairscreen.contracts.bars import DAILY
+from pairscreen.contracts.bars import DAILY, BarSize, bar_size
 from pairscreen.wording import plural
 
 if TYPE_CHECKING:  # a command imports what it runs when it runs (``--help`` stays light)
@@ -39,20 +39,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--as-of",
         metavar="DATE",
         help="screen with the candles up to DATE only (YYYY-MM-DD) and store it as history, "
-        "beside the latest screen (implies --no-sync; default: today's screen)",
+        "beside the latest screen (implies --no-sync; default: today's screen); an intraday "
+        "universe also takes a UTC time (YYYY-MM-DDTHH:MM): the bars closed by then",
     )
     run.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> None:
     settings = _checked_settings(args)
-    as_of = past_day(args.as_of) if args.as_of is not None else None
     rt = open_runtime(args)
-    if as_of is not None and rt.universe.bar != DAILY.name:
-        raise CommandError(
-            f"--as-of screens daily universes only so far; this universe's [market] bar is "
-            f"{rt.universe.bar} (see docs/bar_sizes.md)"
-        )
+    as_of: date | datetime | None = None
+    if args.as_of is not None and rt.universe.bar == DAILY.name:
+        as_of = past_day(args.as_of)
+    elif args.as_of is not None:
+        as_of = past_close(args.as_of, bar_size(rt.universe.bar))
     if not args.quiet:
         _announce(rt)
     with ProgressDisplay(quiet=args.quiet) as display:
@@ -73,6 +73,30 @@ def past_day(text: str) -> date:
     if day >= clock.today():
         raise CommandError(f"--as-of {day} has not closed yet; give a day before today")
     return day
+
+
+def past_close(text: str, bar: BarSize) -> datetime:
+    """An intraday ``--as-of``: the close time of the last ``bar`` closed by the moment
+    ``text`` names, an ISO date-time (UTC when it gives no offset) or a bare date (its end,
+    24:00 UTC, as a daily ``--as-of`` reads the day's close); a moment to come is refused."""
+    try:
+        if "T" in text or " " in text.strip():
+            moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        else:
+            moment = datetime.combine(
+                date.fromisoformat(text) + timedelta(days=1), datetime.min.time()
+            )
+    except ValueError:
+        raise CommandError(
+            f"--as-of {text!r} is neither a date (YYYY-MM-DD) nor a UTC time (YYYY-MM-DDTHH:MM)"
+        ) from None
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    if moment > clock.now():
+        raise CommandError(
+            f"--as-of {moment.isoformat()} has not come yet; give a time before "
+            f"{clock.iso(clock.now())}"
+        )
+    return datetime.fromtimestamp(bar.last_closed(moment), UTC)
 
 
 def _checked_settings(args: argparse.Namespace) -> Settings:
@@ -113,9 +137,19 @@ def _sync_bars_first(rt: Runtime, display: ProgressDisplay) -> None:
 
 
 def _screen_and_publish(
-    rt: Runtime, settings: Settings, as_of: date | None, display: ProgressDisplay
+    rt: Runtime, settings: Settings, as_of: date | datetime | None, display: ProgressDisplay
 ) -> ScreenSummary:
     """Today's screen as the latest one, or the screen as of ``as_of`` as history."""
+    if isinstance(as_of, datetime):
+        from pairscreen.screening.point_in_time import run_screen_as_of_close
+
+        return run_screen_as_of_close(
+            rt,
+            as_of,
+            executor=settings.executor,
+            scheduler=settings.dask_scheduler,
+            on_progress=display.step("pairs"),
+        )
     if as_of is not None:
         from pairscreen.screening.point_in_time import run_screen_as_of
 
@@ -136,9 +170,9 @@ def _screen_and_publish(
     )
 
 
-def _report(summary: ScreenSummary, as_of: date | None, elapsed: float) -> None:
+def _report(summary: ScreenSummary, as_of: date | datetime | None, elapsed: float) -> None:
     rejected = ", ".join(f"{k} {v}" for k, v in summary.rejected.items() if v)
-    when = f" as of {as_of}" if as_of is not None else ""
+    when = f" as of {clock.iso(as_of) if isinstance(as_of, datetime) else as_of}" if as_of else ""
     print(
         f"screen #{summary.screen_id}{when}: {plural(summary.n_pairs_screened, 'pair')}, "
         f"{plural(summary.n_survivors, 'survivor')} ({rejected or 'none rejected'}) "

@@ -75,9 +75,13 @@ def span_start(dates: np.ndarray, span_days: int, bar: BarSize = DAILY) -> int:
     return max(k, 0)
 
 
-def calendar_key(dates: np.ndarray) -> bytes:
-    """The days of ``dates`` counted back from the last one: pairs with equal keys share
-    every calendar window's columns."""
+def calendar_key(dates: np.ndarray, bar: BarSize = DAILY) -> bytes:
+    """The days of ``dates`` counted back from the last one (the bars, at an intraday
+    ``bar``): pairs with equal keys share every calendar window's columns."""
+    if bar.intraday:
+        bars = dates.astype(bar.dtype)
+        back: np.ndarray = (bars[-1] - bars).astype(np.int64)
+        return back.tobytes()
     days = as_days(dates)
     offsets: np.ndarray = (days[-1] - days).astype(np.int64)
     return offsets.tobytes()
@@ -141,8 +145,8 @@ def group_by_history(
     groups: dict[bytes, list[int]] = defaultdict(list)
     cuts: list[int] = []
     for i, p in enumerate(pairs):
-        start = span_start(p.dates, span_days)
+        start = span_start(p.dates, span_days, p.bar)
         cuts.append(p.n_days - start)
-        groups[calendar_key(p.dates[start:])].append(i)
+        groups[calendar_key(p.dates[start:], p.bar)].append(i)
     ordered = sorted(groups.values(), key=lambda idx: (-cuts[idx[0]], idx[0]))
     return [(idx, panel_of([pairs[i] for i in idx], cuts[idx[0]], window_days)) for idx in ordered]

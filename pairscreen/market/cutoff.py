@@ -17,7 +17,18 @@ from pairscreen.contracts import Candles
 
 def candles_until(candles: Mapping[str, Candles], day: date) -> dict[str, Candles]:
     """Each asset's candles dated ``day`` or earlier; an asset with none left is omitted."""
-    last = np.datetime64(day, "D")
+    return closes_until(candles, np.datetime64(day, "D"))
+
+
+def bars_until(candles: Mapping[str, Candles], moment: datetime) -> dict[str, Candles]:
+    """Each asset's intraday bars that closed at ``moment`` (aware, UTC) or earlier: a bar is
+    dated by its close time, so a bar closing exactly then is known."""
+    seconds = int(moment.astimezone(UTC).timestamp())
+    return closes_until(candles, np.datetime64(seconds, "s"))
+
+
+def closes_until(candles: Mapping[str, Candles], last: np.datetime64) -> dict[str, Candles]:
+    """Each asset's candles dated ``last`` or earlier (any datetime64 unit)."""
     out: dict[str, Candles] = {}
     for ticker, series in candles.items():
         n = int(np.searchsorted(series.dates, last, side="right"))

@@ -34,18 +34,21 @@ from typing import TYPE_CHECKING, Any
 
 from pairscreen import clock
 from pairscreen.access.accounts import Principal
+from pairscreen.contracts.bars import DAILY
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, User, WatchlistItem
 from pairscreen.engine.evaluate import compute_metrics
 from pairscreen.engine.guarantees import PASSES
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
 from pairscreen.engine.required_fields import POSITION
-from pairscreen.market.freshness import asset_freshness, last_days
+from pairscreen.market.freshness import asset_freshness
 from pairscreen.market.pair_verdicts import pair_reason, pair_verdicts
 from pairscreen.notify.channels import Destination, destinations
 from pairscreen.notify.outbox import OutboxMessage, enqueue
 from pairscreen.notify.states import BAND_LIMITS, BANDS, Transition, next_state
 from pairscreen.pegs.status import active_depegs
+from pairscreen.screening.screen_candles import bar_last_days, screen_candles
+from pairscreen.screening.spans import screen_spans
 from pairscreen.wording import plural
 
 if TYPE_CHECKING:
@@ -67,7 +70,8 @@ STATE_TITLES = {
 @dataclass(frozen=True)
 class PairPosition:
     position: float
-    data_time: datetime  # 00:00 UTC of the last common candle
+    data_time: datetime  # 00:00 UTC of the last common candle; an intraday bar's close time
+    bar: str = DAILY.name  # the universe's bar: a message says which close it read
 
 
 @dataclass
@@ -100,14 +104,16 @@ def core_screened(
     rt: Runtime, pairs: set[tuple[str, str]]
 ) -> tuple[list[AlignedPair], dict[tuple[str, str], str]]:
     """The pairs the core lets through, aligned, and the reason of each it stops."""
-    candles = rt.candles.get()
-    fresh = asset_freshness(rt.universe, last_days(candles), clock.now())
+    spans = screen_spans(rt.universe, rt.settings)  # the screen's bar and spans
+    candles = screen_candles(rt, spans.bar)
+    fresh = asset_freshness(rt.universe, bar_last_days(candles, spans.bar), clock.now())
     ordered = sorted(pairs)
     aligned = [
-        align(candles[a], candles[b]) if a in candles and b in candles else None for a, b in ordered
+        align(candles[a], candles[b], spans.bar) if a in candles and b in candles else None
+        for a, b in ordered
     ]
     history = [None if pair is None else pair.calendar_days for pair in aligned]
-    minimum = rt.settings.min_history_days
+    minimum = spans.min_history_days
     depegs = active_depegs()
     verdicts = pair_verdicts(fresh, ordered, history, minimum, depegs).tolist()
     held = {
@@ -131,7 +137,7 @@ def live_positions(rt: Runtime, pairs: set[tuple[str, str]]) -> dict[tuple[str, 
 def positions_of(rt: Runtime, aligned: list[AlignedPair]) -> dict[tuple[str, str], PairPosition]:
     """The current position of each aligned pair, one panel per calendar."""
     out: dict[tuple[str, str], PairPosition] = {}
-    window = rt.settings.window_days
+    window = screen_spans(rt.universe, rt.settings).window_days
     for rows, panel in group_by_history(aligned, window + 1, window):
         values = compute_metrics(rt.plugins, panel).values
         if POSITION.name not in values:
@@ -139,10 +145,13 @@ def positions_of(rt: Runtime, aligned: list[AlignedPair]) -> dict[tuple[str, str
             return {}
         for j, i in enumerate(rows):
             pair = aligned[i]
-            day = pair.dates[-1].astype("datetime64[D]")
+            # 00:00 UTC of a daily candle's day; an intraday bar's close time
+            unit = "datetime64[s]" if pair.bar.intraday else "datetime64[D]"
+            last = pair.dates[-1].astype(unit)
             out[(pair.a, pair.b)] = PairPosition(
                 float(values[POSITION.name][j]),
-                datetime.fromisoformat(str(day)).replace(tzinfo=UTC),
+                datetime.fromisoformat(str(last)).replace(tzinfo=UTC),
+                pair.bar.name,
             )
     return out
 
@@ -251,6 +260,9 @@ def watch_message(a: str, b: str, t: Transition, pos: PairPosition) -> dict[str,
     band = BANDS[t.state]
     low, high = BAND_LIMITS[t.state]
     data_day = pos.data_time.date().isoformat()
+    data = f"daily close of {data_day} (UTC)"
+    if pos.bar != DAILY.name:
+        data = f"{pos.bar} bar closing {pos.data_time.strftime('%Y-%m-%d %H:%M')} (UTC)"
     subject = f"{pair} {title} (position {pos.position:.3f})"
     path = f"/api/v1/pair/{a}/{b}"
     text = "\n".join(
@@ -261,7 +273,7 @@ def watch_message(a: str, b: str, t: Transition, pos: PairPosition) -> dict[str,
             f"State:     {t.state} (was {t.previous})",
             f"Position:  {pos.position:.3f}  (0 = p5, 1 = p95 of the band window)",
             f"Zone band: {band}",
-            f"Data:      daily close of {data_day} (UTC)",
+            f"Data:      {data}",
             f"Details:   GET {path}",
             "",
             "You get this because the pair is on your pairscreen watchlist.",
@@ -276,7 +288,7 @@ def watch_message(a: str, b: str, t: Transition, pos: PairPosition) -> dict[str,
         f"<tr><th align='left'>State</th><td>{e(t.state)} (was {e(t.previous)})</td></tr>"
         f"<tr><th align='left'>Position</th><td>{pos.position:.3f}</td></tr>"
         f"<tr><th align='left'>Zone band</th><td>{e(band)}</td></tr>"
-        f"<tr><th align='left'>Data</th><td>daily close of {e(data_day)} (UTC)</td></tr>"
+        f"<tr><th align='left'>Data</th><td>{e(data)}</td></tr>"
         f"<tr><th align='left'>Details</th><td><code>GET {e(path)}</code></td></tr>"
         "</table></body></html>"
     )

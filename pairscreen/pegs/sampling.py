@@ -54,6 +54,7 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.contracts import Asset, Candles, IntradayMarketPrice, PegEventChange, ReferenceQuote
+from pairscreen.contracts.bars import BarSize, bar_size
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
 from pairscreen.market.freshness import day_of
@@ -180,7 +181,7 @@ def sample_pegs(
     """
     at = (at or clock.now()).astimezone(UTC).replace(microsecond=0)
     refuse_beyond_retention(rt, at, f"sampling at {clock.iso(at)}")
-    candles = rt.candles.get()
+    candles = market_candles(rt)
     readings = tuple(read_peg(rt, a, at, candles) for a in rt.universe.assets if a.is_tokenized)
     cutoff = min(retention_cutoff(rt), keep_from or at, at)
     tickers = [r.ticker for r in readings]
@@ -348,7 +349,8 @@ def token_price(
     rt: Runtime, asset: Asset, at: datetime, candles: Mapping[str, Candles]
 ) -> TokenPrice | None:
     """The token's intraday price from the market's peg source (observed at ``at``), else
-    its last daily close before ``at``'s day, observed at the market's close time."""
+    its last daily close before ``at``'s day, observed at the market's close time (on an
+    intraday universe, its last bar closed by ``at``: :func:`last_bar_price`)."""
     name = rt.universe.market_source
     source = rt.plugins.peg_sources.items.get(name)
     if isinstance(source, IntradayMarketPrice):
@@ -362,6 +364,9 @@ def token_price(
     series = candles.get(asset.ticker)
     if series is None:
         return None
+    bar = bar_size(rt.universe.bar)
+    if bar.intraday:
+        return last_bar_price(series, at, bar)
     full_days = int(np.searchsorted(series.dates, np.datetime64(at.date(), "D"), side="left"))
     if full_days == 0:
         return None
@@ -370,6 +375,29 @@ def token_price(
         return None
     day = day_of(series.dates[full_days - 1])
     return TokenPrice(close, close_moment(rt, day), f"the close of {day}", day)
+
+
+def market_candles(rt: Runtime) -> Mapping[str, Candles]:
+    """The token prices a sample falls back on: the daily candles, or an intraday
+    universe's closed bars (what its screen reads)."""
+    # imported here: the screening package imports the pegs' status at module level
+    from pairscreen.screening.screen_candles import screen_candles
+
+    return screen_candles(rt, bar_size(rt.universe.bar))
+
+
+def last_bar_price(series: Candles, at: datetime, bar: BarSize) -> TokenPrice | None:
+    """On an intraday universe, the close of the token's last ``bar`` closed at ``at`` or
+    before, observed at that close time (a bar is dated by its close)."""
+    closes = series.dates.astype("datetime64[s]")
+    n = int(np.searchsorted(closes, np.datetime64(int(at.timestamp()), "s"), side="right"))
+    if n == 0:
+        return None
+    close = float(series.close[n - 1])
+    if not _positive(close):
+        return None
+    moment = datetime.fromtimestamp(int(closes[n - 1].astype(np.int64)), UTC)
+    return TokenPrice(close, moment, f"the {bar.name} bar closing {clock.iso(moment)}")
 
 
 def close_moment(rt: Runtime, day: date) -> datetime:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
+from pairscreen import clock
 from pairscreen.screen_store.survivor_blobs import SurvivorCodec
 
 
@@ -84,9 +85,12 @@ class PayloadParts:
         body.pop("survivors")
         return body
 
-    def with_as_of(self, day: date) -> PayloadParts:
-        """The same payload with ``as_of`` as its last field."""
+    def with_as_of(self, day: date, close: datetime | None = None) -> PayloadParts:
+        """The same payload with ``as_of`` as its last field; an intraday screen's with
+        ``as_of_close`` (the last bar's close time it read) after it."""
         closing = f'{self.closing[:-1]},"as_of":{json.dumps(day.isoformat())}}}'
+        if close is not None:
+            closing = f'{closing[:-1]},"as_of_close":{json.dumps(clock.iso(close))}}}'
         return PayloadParts(self.opening, self.survivors, closing, self.codec)
 
 

@@ -70,21 +70,32 @@ class ScreenSummary:
 
 
 def publish_screen(
-    settings: Settings, screen: ComputedScreen, *, as_of: date | None = None
+    settings: Settings,
+    screen: ComputedScreen,
+    *,
+    as_of: date | None = None,
+    as_of_close: datetime | None = None,
 ) -> ScreenSummary:
     """Store ``screen`` in one transaction: as the latest screen, or as the screen as of
     ``as_of`` (history). Called through :meth:`.store.ScreenStore.publish`, which then
-    drops what its cache of the latest screen holds."""
+    drops what its cache of the latest screen holds.
+
+    An intraday screen as of a bar's close gives that close as ``as_of_close`` (``as_of`` is
+    then its day): it replaces only an earlier screen as of the same close, so a day keeps
+    one answer per bar."""
     latest = as_of is None
     # Prepared before the transaction opens, so that it stays short: what the latest screen
     # stores beside its row (every pair's verdict, the page index and the pages' items).
     verdicts = screen.verdicts() if latest and screen.verdicts is not None else None
     started = time.perf_counter()  # publish_seconds: from the page index on
     page_index = prepare_page_index(screen.payload) if latest else None
-    payload = screen.payload if as_of is None else screen.payload.with_as_of(as_of)
+    payload = screen.payload if as_of is None else screen.payload.with_as_of(as_of, as_of_close)
     with write_transaction():
         if as_of is not None:
-            Screen.delete().where(Screen.as_of == as_of).execute()  # one answer per past day
+            same = Screen.as_of == as_of  # one answer per past day, or per bar of it
+            if as_of_close is not None:
+                same &= Screen.generated_at == as_of_close
+            Screen.delete().where(same).execute()
         row_id = _store_row(screen, payload, as_of)
         if verdicts is not None:
             store_verdicts(row_id, verdicts)

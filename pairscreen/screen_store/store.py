@@ -48,13 +48,18 @@ class ScreenStore:
         return self._by_moment.at(moment)
 
     def publish(
-        self, settings: Settings, screen: ComputedScreen, *, as_of: date | None = None
+        self,
+        settings: Settings,
+        screen: ComputedScreen,
+        *,
+        as_of: date | None = None,
+        as_of_close: datetime | None = None,
     ) -> ScreenSummary:
-        """Store ``screen`` as the latest one (or as history, as of ``as_of``); the latest
-        is served from here at once."""
+        """Store ``screen`` as the latest one (or as history, as of ``as_of``, and for an
+        intraday universe ``as_of_close``); the latest is served from here at once."""
         from pairscreen.screen_store.publish import publish_screen
 
-        summary = publish_screen(settings, screen, as_of=as_of)
+        summary = publish_screen(settings, screen, as_of=as_of, as_of_close=as_of_close)
         if as_of is None:
             self.forget()
         return summary

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from pairscreen import clock
-from pairscreen.contracts import Asset, Filter, FilterContext
+from pairscreen.contracts import Asset, Filter, FilterContext, bar_size
 from pairscreen.db.models import Screen, ScreenVerdictBlock, ScreenVerdicts
 from pairscreen.engine.filtering import FilterChoice
 from pairscreen.engine.guarantees import NO_CANDLES as CORE_NO_CANDLES
@@ -98,8 +98,17 @@ def encode_screen(
         "screen_rules": dict(choice.screen_wide),
         "min_history_days": setup.min_history_days,
         "newest": (screen.get("data_time") or {}).get("newest"),
+        **_bar_facts(screen.get("bar")),
     }
     return encode(done, log, table, tickers, facts)
+
+
+def _bar_facts(bar: str | None) -> dict[str, Any]:
+    """An intraday screen's bar and the unit its last closes are stored in (numpy's
+    ``h``, ``4h``, ``15m``); nothing for a daily screen, whose head stays as it was."""
+    if bar is None:
+        return {}
+    return {"bar": bar, "last_close_unit": bar_size(bar).unit}
 
 
 def encode(
@@ -312,11 +321,21 @@ def _data_time(head: Head, block: Block, local: int) -> dict[str, Any]:
         return {}
     stored = int(block.last_days[local])
     newest = head.facts.get("newest")
-    day = np.datetime64(stored, "D")
+    unit = head.facts.get("last_close_unit")
+    bar = {"bar": head.facts["bar"]} if unit else {}
+    close = np.datetime64(stored, unit or "D")
+    day = close.astype("datetime64[D]")
     last = None if stored == NO_DAY else day_of(day)
+    if last is None:
+        said = None
+    elif unit:  # an intraday bar: its close time, to the second
+        said = f"{close.astype('datetime64[s]')}+00:00"
+    else:
+        said = clock.iso(day_start(day))
     return {
-        "data_time": None if last is None else clock.iso(day_start(day)),
+        "data_time": said,
         **data_lag(last, date.fromisoformat(newest[:10]) if newest else None),
+        **bar,
     }
 
 

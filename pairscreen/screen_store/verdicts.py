@@ -9,7 +9,8 @@ takes to say the verdict again later in the same words, in compact arrays rather
   rule, or a reason kept as text (a depegged leg, a metric that failed);
 * the pair's days of common history (uint16: a filter rule may read it from its context) and
   its last common close (int32 days since 1970-01-01, ``NO_DAY`` when the screen did not align
-  the pair), what its ``data_time`` and ``data_behind_days`` are said from;
+  the pair; on intraday bars int32 bars of the head's ``last_close_unit``), what its
+  ``data_time`` and ``data_behind_days`` are said from;
 * a few float64 values: a filter rule's own inputs (``hurst`` for the ``hurst`` rule), which
   the rule's ``explain`` turns into the same text the screen wrote; a survivor's score,
   position, zone and rank.
@@ -243,9 +244,14 @@ class VerdictLog:
         )
 
 
-def _days(days: np.ndarray) -> np.ndarray:
-    """datetime64[D] days as int32 days since 1970-01-01."""
-    return np.asarray(days, dtype="datetime64[D]").astype(np.int64).astype(np.int32)
+def _days(closes: np.ndarray) -> np.ndarray:
+    """Last closes as int32 counts of their own unit since 1970-01-01: days for daily closes
+    (datetime64[D]), bars for intraday ones (datetime64[h] hours, [4h], [15m]), so an hourly
+    pair's verdict keeps its last bar's close time (the head names the unit)."""
+    closes = np.asarray(closes)
+    if closes.dtype.kind != "M":
+        closes = closes.astype("datetime64[D]")
+    return closes.astype(np.int64).astype(np.int32)
 
 
 def _history(days: np.ndarray) -> np.ndarray:

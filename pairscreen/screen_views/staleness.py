@@ -57,11 +57,31 @@ class ScreenFacts:
     n_stale: int
     newest: date | None  # the newest last common close of its pairs; None: no pair had data
     stored: Staleness | None  # None in screens published before the fields existed
+    # An intraday screen's newest bar close, its bar and the bar's seconds: a stale one's
+    # reason says how many bars and hours ago that was (None for a daily screen).
+    last_close: datetime | None = None
+    bar: str | None = None
+    bar_seconds: int | None = None
+
+    def bars_behind(self, at: datetime) -> str:
+        """``"; its last 1h bar closed …, N bars (N h) ago"`` (the bars closed since, so
+        the sentence changes once a bar, not every second), or ``""`` (daily)."""
+        if self.last_close is None or not self.bar_seconds or self.bar is None:
+            return ""
+        bars = int(max(0.0, (at - self.last_close).total_seconds()) // self.bar_seconds)
+        hours = bars * self.bar_seconds / 3600
+        return (
+            f"; its last {self.bar} bar closed {clock.iso(self.last_close)}, {bars:,} bars "
+            f"({hours:,.0f} h) ago"
+        )
 
 
-def judge(universe: Universe, facts: ScreenFacts, today: date) -> Staleness:
+def judge(
+    universe: Universe, facts: ScreenFacts, today: date, at: datetime | None = None
+) -> Staleness:
     """Stale when the newest close lags ``today`` beyond the tightest class limit, or when
-    more than half of the screened pairs had a stale leg; the reason names each cause."""
+    more than half of the screened pairs had a stale leg; the reason names each cause (for
+    an intraday screen judged at ``at``, with its bars and hours behind)."""
     causes: list[str] = []
     if facts.n_pairs and facts.newest is None:
         causes.append("no screened pair has candles")
@@ -72,6 +92,7 @@ def judge(universe: Universe, facts: ScreenFacts, today: date) -> Staleness:
             causes.append(
                 f"its newest close is from {facts.newest}, {age:,} days before {today} "
                 f"(the universe allows {tightest} days for its most traded assets)"
+                + (facts.bars_behind(at) if at is not None else "")
             )
     if facts.n_pairs and 2 * facts.n_stale > facts.n_pairs:
         share = 100 * facts.n_stale / facts.n_pairs
@@ -85,7 +106,7 @@ def judge(universe: Universe, facts: ScreenFacts, today: date) -> Staleness:
 
 
 def judge_at(universe: Universe, facts: ScreenFacts, at: datetime) -> Staleness:
-    return judge(universe, facts, clock.today(at))
+    return judge(universe, facts, clock.today(at), at)
 
 
 def screen_facts(payload: str) -> ScreenFacts:
@@ -122,7 +143,19 @@ def _facts(head: dict[str, Any], tail: dict[str, Any]) -> ScreenFacts:
         n_stale=int((tail.get("rejected") or {}).get(STALE, 0)),
         newest=_newest_day(newest, intraday="bar" in tail) if isinstance(newest, str) else None,
         stored=stored,
+        **_bar_facts(tail, newest),
     )
+
+
+def _bar_facts(tail: dict[str, Any], newest: object) -> dict[str, Any]:
+    """An intraday screen's newest close time and bar (nothing for a daily screen)."""
+    if "bar" not in tail or not isinstance(newest, str):
+        return {}
+    return {
+        "last_close": datetime.fromisoformat(newest),
+        "bar": str(tail["bar"]),
+        "bar_seconds": int(tail.get("bar_seconds") or 0) or None,
+    }
 
 
 def _newest_day(newest: str, *, intraday: bool) -> date:

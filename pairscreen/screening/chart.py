@@ -142,18 +142,31 @@ def chart_series(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> dict[s
     days = [str(d) for d in chart.dates.astype("datetime64[D]")]
     r = chart.log_ratio
     intraday = np.datetime_data(chart.dates.dtype)[0] != "D"
+    closes = [f"{t}+00:00" for t in chart.dates.astype("datetime64[s]").astype(str)]
+    start = min(chart.backtest_start_index, len(days) - 1)
     times = (
-        {"close_times": [f"{t}+00:00" for t in chart.dates.astype("datetime64[s]").astype(str)]}
+        {"close_times": closes, "backtest_start_close": closes[start] if closes else None}
         if intraday
         else {}
     )
+
+    def trade(t: Trade) -> dict[str, Any]:
+        """A swap at its day (and, on intraday bars, its bar's close time)."""
+        at = {"close_time": closes[t.day_index]} if intraday else {}
+        return {
+            "date": days[t.day_index],
+            "bought": t.bought,
+            "log_ratio": float(r[t.day_index]),
+            **at,
+        }
+
     return {
         "pair": f"{chart.a}/{chart.b}",
         "a": chart.a,
         "b": chart.b,
         "bt_days": chart.bt_days,
         "data_time": clock.iso(chart.data_time),
-        "backtest_start": days[min(chart.backtest_start_index, len(days) - 1)],
+        "backtest_start": days[start],
         "dates": days,
         "log_ratio": _values(r),
         "ratio": _values(np.exp(r)),
@@ -162,13 +175,7 @@ def chart_series(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> dict[s
         "triggers": {name: _values(v) for name, v in chart.triggers.items()},
         "ou_levels": {name: chart.ou_levels.get(name) for name in ("entry", "exit")},
         "spread_lines": {name: _values(v) for name, v in chart.spread_lines.items()},
-        "trades": {
-            leg: [
-                {"date": days[t.day_index], "bought": t.bought, "log_ratio": float(r[t.day_index])}
-                for t in trades
-            ]
-            for leg, trades in chart.trades.items()
-        },
+        "trades": {leg: [trade(t) for t in trades] for leg, trades in chart.trades.items()},
         "current": {"log_ratio": chart.current, "position": chart.position, "zone": chart.zone},
         **times,
     }

@@ -10,7 +10,7 @@ import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from pairscreen.engine.screen_rules import (
     SCREEN_RULES,
     screen_rule_reason,
 )
-from pairscreen.market.cutoff import candles_until
+from pairscreen.market.cutoff import bars_until, candles_until
 from pairscreen.market.freshness import STALE, asset_freshness, day_of
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
@@ -106,7 +106,7 @@ def compute_screen(
     executor: str = "local",
     scheduler: str | None = None,
     on_progress: Progress | None = None,
-    as_of: date | None = None,
+    as_of: date | datetime | None = None,
 ) -> dict[str, Any]:
     """The screen payload (the ``/screen/latest`` body) without publishing it.
 
@@ -138,7 +138,7 @@ def screen_text(
     executor: str = "local",
     scheduler: str | None = None,
     on_progress: Progress | None = None,
-    as_of: date | None = None,
+    as_of: date | datetime | None = None,
 ) -> ComputedScreen:
     """Stream every screened pair through the engine, chunk by chunk, keeping only the
     counts and the survivors (serialised), and write the payload's JSON text.
@@ -205,14 +205,19 @@ class _Plan:
     spans: ScreenSpans
 
 
-def _plan(rt: Runtime, generated_at: datetime, as_of: date | None, outcome: PairsOutcome) -> _Plan:
-    """The candles (up to ``as_of`` for a point-in-time screen), the pairs decided before any
+def _plan(
+    rt: Runtime, generated_at: datetime, as_of: date | datetime | None, outcome: PairsOutcome
+) -> _Plan:
+    """The candles (up to ``as_of`` for a point-in-time screen: a day, or for an intraday
+    universe a bar's close time), the pairs decided before any
     chunk counted into ``outcome``, and the spec the chunks share, with the depeg events
     active at ``generated_at``."""
     settings = rt.settings
     spans = screen_spans(rt.universe, settings)
     candles = screen_candles(rt, spans.bar)
-    if as_of is not None:
+    if isinstance(as_of, datetime):  # an intraday universe as of a bar's close
+        candles = bars_until(candles, as_of)
+    elif as_of is not None:
         candles = candles_until(candles, as_of)
     matrix, assets, ra, rb, total = _screened_rows(rt, spans, candles, generated_at, outcome)
     active = active_depegs(generated_at if as_of is not None else None)
@@ -338,11 +343,15 @@ def _fields(
     have counted their rejections."""
     choice = rt.screen_filter
     newest = bar_day(outcome.newest, spans.bar) if outcome.newest is not None else None
+    intraday = spans.bar.intraday and outcome.newest is not None
     facts = ScreenFacts(  # stale pairs are all counted by now: no later rule rejects as stale
         total,
         outcome.rejected.get(STALE, 0),
         newest,
         stored=None,
+        last_close=_close_time(outcome.newest) if intraday else None,
+        bar=spans.bar.name if intraday else None,
+        bar_seconds=spans.bar.seconds if intraday else None,
     )
     codes = dict.fromkeys(
         (
@@ -373,6 +382,13 @@ def _fields(
     if spans.bar.intraday:  # a daily screen's payload stays what it was, byte for byte
         tail.update(bar_fields(spans))
     return head, tail
+
+
+def _close_time(close: np.datetime64 | None) -> datetime | None:
+    """A bar's close time (datetime64 at the bar's unit) as an aware UTC datetime."""
+    if close is None:
+        return None
+    return datetime.fromisoformat(str(close.astype("datetime64[s]"))).replace(tzinfo=UTC)
 
 
 def bar_fields(spans: ScreenSpans) -> dict[str, Any]:

@@ -141,7 +141,16 @@ def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> di
             asset_a.ticker, asset_b.ticker, rt.settings.persistence_screens
         ),
         "in_sample": {"fields": in_sample.snapshot_paths(), "note": in_sample.NOTE},
+        **_bar_of(pair),
     }
+
+
+def _bar_of(pair: AlignedPair) -> dict[str, Any]:
+    """An intraday pair's bar and its length, so a reader knows ``data_time`` is a bar's
+    close; nothing for daily closes (their body stays what it was)."""
+    if not pair.bar.intraday:
+        return {}
+    return {"bar": pair.bar.name, "bar_seconds": pair.bar.seconds}
 
 
 def _data_time(pair: AlignedPair) -> str:

@@ -69,6 +69,10 @@ function followContainer(Plotly, element, pair, spread) {
   element.resizeWatch = watch;
 }
 
+// A UTC close time as plotly.js reads a date axis ("2023-04-01 00:00:00"): it takes no
+// offset, and every time the API serves is UTC.
+const plotTime = (iso) => String(iso).slice(0, 19).replace("T", " ");
+
 const line = (x, y, name, style, extra = {}) => ({
   type: "scatter", mode: "lines", x, y, name, line: style, hoverinfo: "skip", ...extra,
 });
@@ -79,7 +83,7 @@ function swaps(series, leg, symbol) {
     type: "scatter",
     mode: "markers",
     name: `leg ${leg} swaps (starts in ${series[leg.toLowerCase()]})`,
-    x: trades.map((t) => t.date),
+    x: trades.map((t) => (t.close_time ? plotTime(t.close_time) : t.date)),
     y: trades.map((t) => t.log_ratio),
     text: trades.map((t) => `bought ${series[t.bought.toLowerCase()]}`),
     marker: {
@@ -122,8 +126,12 @@ function spreadPanel(series, bx, start) {
 
 export async function drawChart(element, series) {
   const Plotly = await plotly();
-  const x = series.dates;
-  const start = series.dates.indexOf(series.backtest_start);
+  // Intraday bars are drawn at their close times (a time axis in hours), daily closes at
+  // their days.
+  const hourly = Boolean(series.close_times);
+  const x = hourly ? series.close_times.map(plotTime) : series.dates;
+  const startAt = hourly ? plotTime(series.backtest_start_close) : series.backtest_start;
+  const start = x.indexOf(startAt);
   const bx = x.slice(start);
   const band = (name) => series.bands[name].slice(start);
   const trigger = (name) => series.triggers[name].slice(start);
@@ -163,11 +171,11 @@ export async function drawChart(element, series) {
     hovermode: "closest",
     xaxis: { type: "date", fixedrange: false },
     shapes: [{
-      type: "line", xref: "x", yref: "paper", x0: series.backtest_start, x1: series.backtest_start,
+      type: "line", xref: "x", yref: "paper", x0: startAt, x1: startAt,
       y0: 0, y1: 1, line: { color: "#888", width: 1, dash: "dot" },
     }],
     annotations: [{
-      xref: "x", yref: "paper", x: series.backtest_start, y: 1, text: "backtest starts",
+      xref: "x", yref: "paper", x: startAt, y: 1, text: "backtest starts",
       showarrow: false, xanchor: "left", yanchor: "top", font: { size: 11, color: "#444" },
     }],
     font: { family: "system-ui, sans-serif", color: INK },
@@ -181,7 +189,7 @@ export async function drawChart(element, series) {
   followContainer(Plotly, element, series.pair, spread);
   element.setAttribute(
     "aria-label",
-    `Chart of ln(${series.pair}) over ${x.length} days with its bands, swap levels and ` +
+    `Chart of ln(${series.pair}) over ${x.length} ${hourly ? "bars" : "days"} with its bands, swap levels and ` +
       `${series.trades.A.length + series.trades.B.length} swaps; today's position ` +
       `${series.current.position.toFixed(2)}, ${series.current.zone} zone.`,
   );

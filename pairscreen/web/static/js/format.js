@@ -84,6 +84,27 @@ export function day(iso) {
   return iso ? String(iso).slice(0, 10) : DASH;
 }
 
+// A bar smaller than a day ("4h", "1h", "15m"); a daily universe's screen names no bar.
+export function intraday(bar) {
+  return Boolean(bar) && bar !== "1d";
+}
+
+// Where the data ends: the day of a daily close; the close time and the bar of an intraday
+// one (its day alone would hide up to a day of bars).
+export function dataTime(iso, bar) {
+  if (!iso) return DASH;
+  return intraday(bar) ? `${utc(iso)}, ${esc(bar)} bar` : day(iso);
+}
+
+// How old an intraday bar's close is: the time since it and how many bars have closed since
+// (the bars the data lacks), e.g. "closed 6 h 30 min ago, 6 bars since".
+export function barsAgo(iso, barSeconds, now = Date.now()) {
+  if (!iso || !barSeconds) return DASH;
+  const ms = Math.max(0, now - new Date(iso).getTime());
+  const bars = Math.floor(ms / (barSeconds * 1000));
+  return `closed ${span(ms)} ago, ${bars} bar${bars === 1 ? "" : "s"} since`;
+}
+
 // How long ago, in words: "3 h 20 min ago".
 export function ago(iso, now = Date.now()) {
   if (!iso) return DASH;

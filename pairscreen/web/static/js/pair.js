@@ -1,9 +1,9 @@
 // Pair: the latest screen's verdict (free), the live snapshot (one quota unit), the chart
 // (one more), watch / unwatch. The URL (#/pair/A/B?bt=N) names the pair and the window.
 
-import { api, ApiError, pairPath } from "./api.js";
+import { api, ApiError, BASE, pairPath } from "./api.js";
 import { drawChart } from "./chart.js";
-import { day, esc, num, pct, pegWords, positionBar, pvalue, tableWrap, utc, zoneBadge } from "./format.js";
+import { barsAgo, dataTime, day, esc, intraday, num, pct, pegWords, positionBar, pvalue, tableWrap, utc, zoneBadge } from "./format.js";
 import { realisedBy } from "./evidence.js";
 
 // The metrics, with their unit and what they mean (docs/methodology.md in one line each).
@@ -68,13 +68,23 @@ const IN_SAMPLE_TIP = "Fitted or backtested on the history this pair was picked 
 const inSample = (key) => (IN_SAMPLE.has(key)
   ? ` <span class="in-sample" title="${esc(IN_SAMPLE_TIP)}">in-sample</span>` : "");
 
-const WINDOWS = [90, 180, 360];
+// The backtest windows the service takes as `bt`, read once from its served contract: 90, 180
+// and 360 days, or a universe's own `[screen] backtest_days` (an hourly universe's 3 and 7);
+// the contract's default (the longest) is the page's.
+let windowsOfContract = null;
+function backtestWindows() {
+  windowsOfContract ??= fetch(`${BASE}/openapi.json`)
+    .then((response) => response.json())
+    .then((contract) => contract.components.parameters.BacktestDays.schema);
+  return windowsOfContract;
+}
 
 const pairLink = (a, b, bt) => `#/pair/${pairPath(a, b)}?bt=${bt}`;
 
 export async function renderPair(main, args, query) {
   const [a, b] = args;
-  const bt = WINDOWS.includes(Number(query.get("bt"))) ? Number(query.get("bt")) : 360;
+  const { enum: windows, default: longest } = await backtestWindows();
+  const bt = windows.includes(Number(query.get("bt"))) ? Number(query.get("bt")) : longest;
   // The screen's verdict is free (no quota unit): a 404 is a sentence to show, not a failure.
   const screened = api(`/screen/latest/pairs/${pairPath(a, b)}`).catch((e) => {
     if (e instanceof ApiError && e.status === 404) return { missing: e.message };
@@ -83,7 +93,7 @@ export async function renderPair(main, args, query) {
   const [me, watchlist, verdict] = await Promise.all([api("/me"), api("/watchlist"), screened]);
   main.innerHTML = `
     <h1>${esc(a)}/${esc(b)}</h1>
-    <p class="lede">The ratio of ${esc(a)} to ${esc(b)}, computed live from the stored daily closes.
+    <p class="lede">The ratio of ${esc(a)} to ${esc(b)}, computed live from the stored ${esc(verdict.bar ?? "daily")} closes.
       <a href="${esc(pairLink(b, a, bt))}">See ${esc(b)}/${esc(a)}</a>.</p>
     ${screenVerdictHtml(verdict, a, b)}
     <section class="panel" aria-labelledby="cost">
@@ -92,7 +102,7 @@ export async function renderPair(main, args, query) {
         You have <strong id="remaining">${me.quota.remaining_today}</strong> of
         ${me.quota.limit_per_day} units left today (the quota resets at 00:00 UTC).</p>
       <fieldset class="windows"><legend>Backtest window</legend>
-        ${WINDOWS.map((d) => `<label><input type="radio" name="bt" value="${d}"${d === bt ? " checked" : ""}> ${d} days</label>`).join("")}
+        ${windows.map((d) => `<label><input type="radio" name="bt" value="${d}"${d === bt ? " checked" : ""}> ${d} days</label>`).join("")}
       </fieldset>
       <div class="actions">
         <button type="button" id="snapshot">Compute snapshot (1 unit)</button>
@@ -209,10 +219,13 @@ function snapshotHtml(s) {
   const verdict = s.passes_filter
     ? `<p class="verdict pass">Passes the screen's filter.</p>`
     : `<p class="verdict fail">Rejected by the screen's filter: ${esc(s.filter_reason)}</p>`;
+  // On intraday bars a span in days reads with its count of bars beside it ("0.6 days, 14 bars").
+  const bars = (key) => (intraday(s.bar) && key.endsWith("_days") && Number.isFinite(m[key])
+    ? ` <span class="bars" data-bars="${key}">(${num(m[key] * 86400 / s.bar_seconds, 0)} bars of ${esc(s.bar)})</span>` : "");
   const metricRows = GLOSSARY.filter(([key]) => key in m)
     .map(([key, unit, show, meaning]) =>
       `<tr><th scope="row"><code>${key}</code><span class="meaning">${esc(meaning)}</span></th>` +
-      `<td class="num" data-metric="${key}">${show(m[key])}</td><td>${esc(unit)}${inSample(key)}</td></tr>`)
+      `<td class="num" data-metric="${key}">${show(m[key])}</td><td>${esc(unit)}${bars(key)}${inSample(key)}</td></tr>`)
     .join("");
   // A field this page does not know (a metric plugin's) still shows, under its own name.
   const extra = Object.keys(m).filter((k) => !GLOSSARY.some(([g]) => g === k))
@@ -237,7 +250,8 @@ function snapshotHtml(s) {
         <li><span class="fact-k">Zone</span> <span class="fact-v">${zoneBadge(m.zone)}</span></li>
         <li><span class="fact-k">Position</span> <span class="fact-v">${positionBar(m.position)}</span></li>
         <li><span class="fact-k">Sector</span> <span class="fact-v">${esc(s.sector ?? "—")}</span></li>
-        <li><span class="fact-k">Data up to</span> <span class="fact-v">${day(s.data_time)}</span></li>
+        <li><span class="fact-k">Data up to</span> <span class="fact-v" id="data-time">${dataTime(s.data_time, s.bar)}${
+          intraday(s.bar) ? ` (${barsAgo(s.data_time, s.bar_seconds)})` : ""}</span></li>
         <li><span class="fact-k">Computed</span> <span class="fact-v">${utc(s.generated_at)}</span></li>
       </ul>
       ${verdict}

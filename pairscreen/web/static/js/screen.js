@@ -6,7 +6,7 @@ import { ApiError, apiIfChanged, apiText } from "./api.js";
 import { fileStamp, saveText } from "./download.js";
 import { EVIDENCE_PLACEHOLDER, fillEvidence } from "./evidence.js";
 import {
-  ago, closedAgo, day, days, decisive, EDGE_ZONES, esc, num, pct, positionBar, pvalue,
+  ago, barsAgo, closedAgo, dataTime, day, days, intraday, decisive, EDGE_ZONES, esc, num, pct, positionBar, pvalue,
   ratioMove, tableWrap, utc, zoneBadge, ZONE_WORDS,
 } from "./format.js";
 import { keepRevalidating } from "./live.js";
@@ -30,6 +30,9 @@ function limits(screen) {
     corr: on(t.min_return_correlation, -1),
     kalmanz: on(t.kalman_z_beyond, 0),
     drift: on(t.max_kalman_hedge_drift, 0),
+    // not rules: how an intraday screen's closes and spans read (absent for a daily screen)
+    bar: screen.bar,
+    barSeconds: screen.bar_seconds,
   };
 }
 
@@ -49,7 +52,8 @@ const COLUMNS = [
   { key: "score", label: "Score", num: true, rule: () => "of 100", sort: (s) => s.score, cell: (s) => num(s.score, 1) },
   { key: "halflife", label: "Half&#8209;life", num: true, low: true,
     rule: (l) => rule("≤", l.halflife),
-    sort: (s) => s.metrics.half_life_days, cell: (s, l) => days(s.metrics.half_life_days, 1, l.halflife) },
+    sort: (s) => s.metrics.half_life_days,
+    cell: (s, l) => `${days(s.metrics.half_life_days, 1, l.halflife)}${barsOf(s.metrics.half_life_days, l)}` },
   { key: "cointq", label: "Coint q", num: true, low: true, rule: (l) => rule("<", l.cointq),
     sort: (s) => s.coint_qvalue,
     cell: (s, l) => pvalue(s.coint_qvalue, 3, l.cointq) },
@@ -88,8 +92,14 @@ const COLUMNS = [
   { key: "growthB", label: "Leg B growth", num: true, sort: (s) => s.backtest.B.growth_pct,
     cell: (s) => growth(s.backtest.B) },
   { key: "data", label: "Data to", sort: (s) => s.data_time ?? "",
-    cell: (s) => `${day(s.data_time)}${behindMark(s)}` },
+    cell: (s, l) => `${dataTime(s.data_time, l.bar)}${behindMark(s)}` },
 ];
+
+// On an intraday screen a span in days shows its count of bars under it ("14 bars").
+function barsOf(spanDays, l) {
+  if (!intraday(l.bar) || !isNumber(spanDays) || !l.barSeconds) return "";
+  return `<span class="bars">${num((spanDays * 86400) / l.barSeconds, 0)}&nbsp;bars</span>`;
+}
 
 // A survivor whose data ends before the screen's newest close, marked with the API's own
 // count (`data_behind_days`), so its numbers never read as current as the others'.
@@ -98,6 +108,15 @@ function behindMark(s) {
   const n = s.data_behind_days;
   const title = `Data ends ${day(s.data_time)}: ${n} day${n === 1 ? "" : "s"} before this screen's newest close`;
   return `<span class="behind" title="${esc(title)}">⚠&nbsp;${n}&nbsp;d behind</span>`;
+}
+
+// The screen's newest close and its age: a day and how long since it closed for daily
+// closes; the close time, the bar and the bars closed since for an intraday universe.
+function newestWords(screen) {
+  const newest = screen.data_time?.newest;
+  if (!newest) return "—";
+  if (intraday(screen.bar)) return `${dataTime(newest, screen.bar)} (${barsAgo(newest, screen.bar_seconds)})`;
+  return `${day(newest)} (${closedAgo(newest)})`;
 }
 
 // "edges": the bottom and top zones (where the strategy swaps) first, best score first in each
@@ -163,7 +182,6 @@ export async function renderScreen(main, args = [], query = new URLSearchParams(
   const rejected = Object.entries(screen.rejected ?? {})
     .map(([why, n]) => `<li>${esc(why.replaceAll("_", " "))}: ${n}</li>`)
     .join("");
-  const newest = screen.data_time?.newest;
   const edges = survivors.filter((s) => EDGE_ZONES.has(s.metrics.zone)).length;
   const headerOf = (c) => {
     const limit = c.rule?.(rules) ?? "";
@@ -182,7 +200,7 @@ export async function renderScreen(main, args = [], query = new URLSearchParams(
       ? `<p class="warning">Synthetic data: ${esc(screen.data_source)}. These prices are not real.</p>` : ""}
     <ul class="facts">
       <li><span class="fact-k">Screened</span> <span class="fact-v">${utc(screen.generated_at)} (${ago(screen.generated_at)})</span></li>
-      <li><span class="fact-k">Data up to</span> <span class="fact-v">${newest ? `${day(newest)} (${closedAgo(newest)})` : "—"}</span></li>
+      <li><span class="fact-k">Data up to</span> <span class="fact-v">${newestWords(screen)}</span></li>
       <li><span class="fact-k">Pairs screened</span> <span class="fact-v">${screen.n_pairs_screened}</span></li>
       <li><span class="fact-k">Survivors</span> <span class="fact-v">${screen.n_survivors} (${edges} at an edge)</span></li>
     </ul>

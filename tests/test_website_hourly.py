@@ -1,0 +1,103 @@
+"""The website on an hourly universe, in headless Chromium (issue 36).
+
+The universe is ``tests/test_hourly_screen.py``'s (real Binance hourly closes plus a seeded
+mean-reverting ``ETHX``), screened at its pinned clock, 2023-04-01T06:30Z, six and a half
+hours after the last bar's close; the browser reads the same clock. The screen page says
+where the data ends as a UTC close time with the bar and its age in time and in bars; the
+pair page offers the universe's own backtest windows (3 and 7 days), says its data time the
+same way, shows a half-life in days with its bars beside it, and draws the chart on the
+bars' close times (a time axis in hours). Screenshots go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pairscreen.access import accounts
+from pairscreen.bootstrap import build_runtime
+from pairscreen.config import load_settings
+from pairscreen.db.connection import database
+from pairscreen.market.bar_sync import sync_bars
+from pairscreen.screening.screen import run_screen
+from tests.support.chromium import artifact_path, headless_chromium, missing_reason
+from tests.support.live_server import live_server
+from tests.test_hourly_screen import pin, write_universe
+from tests.test_website import Site
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(missing_reason() is not None, reason=missing_reason() or ""),
+]
+
+
+def _screened(folder: Path) -> tuple[str, Path, str]:
+    """The hourly universe synced and screened in a SQLite file: its URL, file and a key."""
+    universe = write_universe(folder)
+    url = f"sqlite:///{folder / 'hourly.sqlite3'}"
+    rt = build_runtime(load_settings(data_dir=folder, database_url=url, universe=universe))
+    with database.connection_context():
+        assert not sync_bars(rt.universe, rt.plugins).needs_review
+        run_screen(rt)
+        accounts.create_user("hourly@example.com", "pro", lifetime=True)
+        key = accounts.rotate_key("hourly@example.com")
+    database.close()
+    return url, universe, key
+
+
+def test_the_website_on_an_hourly_universe_says_bar_close_times_and_draws_hours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pin(monkeypatch)  # before the browser starts: its clock follows the pinned one
+    url, universe, key = _screened(tmp_path)
+    env = {"PAIRSCREEN_UNIVERSE": str(universe), "PAIRSCREEN_DATA_DIR": str(tmp_path)}
+    with live_server(url, env=env) as api, headless_chromium(tmp_path) as driver:
+        driver.set_window_size(1366, 1000)
+        site = Site(api.removesuffix("api/v1"), api, key, key, driver, tmp_path, url)
+        driver.get(f"{site.root}#/screen")
+        site.sign_in(key)
+        site.wait(lambda d: site.text("main h1") == "Screen")
+        site.wait(lambda d: not d.find_elements("css selector", "main .loading"))
+        facts = site.text(".facts")
+        assert "2023-04-01 00:00 UTC, 1h bar (closed 6 h 30 min ago, 6 bars since)" in facts, facts
+        cells = driver.find_elements("css selector", "#survivors tbody td[data-label^='Data to']")
+        assert cells and {c.text for c in cells} == {"2023-04-01 00:00 UTC, 1h bar"}
+        # a half-life in days with its bars under it
+        latest = site.get("/screen/latest", key).json()
+        first = latest["survivors"][0]
+        shown = driver.find_elements("css selector", "#survivors tbody tr")
+        row = next(
+            r for r in shown if r.find_element("css selector", "a").text == "/".join(first["pair"])
+        )
+        half_life = row.find_element("css selector", "td[data-label^='Half']").text
+        hours = round(first["metrics"]["half_life_days"] * 24)
+        assert half_life.endswith(f"{hours} bars"), half_life
+        driver.save_screenshot(str(artifact_path("hourly-screen.png")))
+
+        site.open("pair/ETH/ETHX", "ETH/ETHX")
+        offered = driver.find_elements("css selector", "input[name=bt]")
+        assert [o.get_attribute("value") for o in offered] == ["3", "7"]
+        checked = driver.find_element("css selector", "input[name=bt]:checked")
+        assert checked.get_attribute("value") == "7"  # the longest, the contract's default
+        driver.find_element("id", "both").click()
+        site.wait(lambda d: d.find_elements("css selector", "#chart.drawn"))
+        site.wait(lambda d: site.text("#data-time"))
+        said = site.text("#data-time")
+        assert said == "2023-04-01 00:00 UTC, 1h bar (closed 6 h 30 min ago, 6 bars since)"
+        snapshot = site.get("/pair/ETH/ETHX?bt=7", key).json()
+        half_life = snapshot["metrics"]["half_life_days"]
+        bars = site.text("[data-bars=half_life_days]")
+        assert bars == f"({round(half_life * 24)} bars of 1h)", bars
+        axis = driver.execute_script(
+            "const c = document.querySelector('#chart');"
+            "const ratio = c.data.find((t) => t.name.startsWith('ln('));"
+            "return [c.layout.xaxis.type, ratio.x[0], ratio.x[ratio.x.length - 1], ratio.x.length];"
+        )
+        assert axis[0] == "date"
+        assert axis[2] == "2023-04-01 00:00:00"  # the last bar's close, to the hour
+        assert axis[1] == "2023-03-18 01:00:00" and axis[3] == 14 * 24 - 1  # 7 + 7 days, 1 missing
+        driver.execute_script("document.querySelector('#chart').scrollIntoView()")
+        driver.save_screenshot(str(artifact_path("hourly-pair-chart.png")))
+        driver.execute_script("document.querySelector('#snap-title').scrollIntoView()")
+        driver.save_screenshot(str(artifact_path("hourly-pair-snapshot.png")))
