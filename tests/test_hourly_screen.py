@@ -156,6 +156,20 @@ def test_an_hourly_universe_screens_with_windows_in_time_and_serves_its_bar(hour
     assert 0 < half_life < 2  # an AR(1) of -5 % a bar: about 14 hours, in days
 
 
+def test_evidence_of_an_hourly_universe_says_why_there_is_none(hourly) -> None:  # type: ignore[no-untyped-def]
+    """Not "none published yet, the worker publishes one daily": the evaluation runs on daily
+    closes only, so waiting would not bring one."""
+    rt, key = hourly
+    client = make_client(rt)
+    with client.client:
+        r = client.get("/api/v1/evidence", key)
+    assert r.status_code == 404 and r.headers["content-type"].startswith("text/plain")
+    assert r.text == (
+        "No evaluation of the screen's rules: 'pairscreen evaluate' runs on daily closes only "
+        "so far, and this universe's bar is 1h.\n"
+    )
+
+
 def test_pair_and_chart_of_an_hourly_pair_take_its_declared_windows(hourly) -> None:  # type: ignore[no-untyped-def]
     rt, key = hourly
     client = make_client(rt)
