@@ -27,7 +27,7 @@ import numpy as np
 
 from pairscreen.contracts.bars import DAY_SECONDS
 from pairscreen.market.bar_checks import iso_time
-from pairscreen.market.jumps import JUMP_FACTOR, MIN_HISTORY_MOVES, NAMED_JUMPS, Typical
+from pairscreen.market.jumps import JUMP_FACTOR, MIN_HISTORY_MOVES, NAMED_JUMPS, Hold, Typical
 
 
 def day_ends(times: np.ndarray) -> np.ndarray:
@@ -220,45 +220,17 @@ def big_day_moves(
     return [m for m in found if m.close_time not in skip]
 
 
-def _beyond(typical: Typical, limit_pct: float) -> str:
-    """What a held move is beyond, for a person."""
-    limit = f"its class limit of {limit_pct:g} % a day"
-    if typical.median_log is None:
-        return (
-            f"{limit} (its typical day is unknown: {typical.basis.format(typical.moves)}, "
-            f"{MIN_HISTORY_MOVES} needed)"
-        )
-    pct = float(np.expm1(typical.median_log)) * 100.0
-    return (
-        f"{JUMP_FACTOR:g} x its median daily move ({pct:.2f} % over "
-        f"{typical.basis.format(typical.moves)}) and {limit}"
-    )
-
-
-@dataclass(frozen=True)
-class BarHold:
-    """An asset whose new bars wait: the implausible moves no one has accepted yet."""
-
-    ticker: str
-    moves: tuple[BarMove, ...]  # held, in time order
-    waiting: int  # new bars not stored
-    limit_pct: float
-    typical: Typical
-    accepted: tuple[BarMove, ...] = ()  # accepted in this sync, yet waiting on the held ones
-
-    def describe(self) -> str:
-        keys = ",".join(m.key for m in (*self.accepted, *self.moves))
-        them = "it" if len(self.moves) == 1 and not self.accepted else "them"
-        accepted = (
-            f" (accepted, still waiting on the rest: {_listed(self.accepted)})"
-            if self.accepted
-            else ""
-        )
-        return (
-            f"{self.ticker}: close moved {_listed(self.moves)}{accepted}, beyond "
-            f"{_beyond(self.typical, self.limit_pct)}; its {self.waiting} new bars wait, none "
-            f"stored; after review 'pairscreen data sync --accept {keys}' adopts {them}"
-        )
+def bar_hold(
+    ticker: str,
+    moves: tuple[BarMove, ...],
+    waiting: int,
+    limit_pct: float,
+    typical: Typical,
+    accepted: tuple[BarMove, ...] = (),
+) -> Hold:
+    """An asset whose new bars wait on its held moves: a daily sync's hold, told in bars and
+    with its limit per day (a bar's move spans less than a day)."""
+    return Hold(ticker, moves, waiting, limit_pct, typical, accepted, unit="bars", per=" a day")
 
 
 @dataclass(frozen=True)

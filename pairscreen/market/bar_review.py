@@ -18,14 +18,15 @@ import numpy as np
 from pairscreen.contracts import Candles
 from pairscreen.market.bar_jumps import (
     BarAcceptance,
-    BarHold,
     BigBarMoves,
+    bar_hold,
     big_day_moves,
     exceeds_day_limit,
     implausible_bars,
     typical_day_move,
 )
 from pairscreen.market.bar_store import bar_times
+from pairscreen.market.jumps import Hold
 
 NO_CLOSES = np.array([], dtype=np.float64)
 NO_TIMES = np.array([], dtype=np.int64)
@@ -42,7 +43,7 @@ class BarReview:
 
     accept: set[str]
     stored_bars: Callable[[str], Candles | None]
-    holds: list[BarHold] = field(default_factory=list)
+    holds: list[Hold] = field(default_factory=list)
     accepted: list[BarAcceptance] = field(default_factory=list)
     moves: list[BigBarMoves] = field(default_factory=list)
     matched: set[str] = field(default_factory=set)  # the accepted moves found held
@@ -73,7 +74,7 @@ class BarReview:
         held = tuple(m for m in found if m.key not in self.accept)
         self.matched.update(m.key for m in accepted)
         if held:
-            self.holds.append(BarHold(ticker, held, len(new.dates), limit_pct, typical, accepted))
+            self.holds.append(bar_hold(ticker, held, len(new.dates), limit_pct, typical, accepted))
             return False
         if accepted:
             by = "--accept " + ",".join(m.key for m in accepted)

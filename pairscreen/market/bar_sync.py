@@ -28,7 +28,7 @@ from pairscreen.db.connection import database, write_transaction
 from pairscreen.db.models import AssetRow, BarBlock
 from pairscreen.market.bar_checks import checked_bars, iso_time
 from pairscreen.market.bar_freshness import BarFreshness, bar_freshness, bar_headline
-from pairscreen.market.bar_jumps import BarAcceptance, BarHold, BigBarMoves
+from pairscreen.market.bar_jumps import BarAcceptance, BigBarMoves
 from pairscreen.market.bar_review import BarReview
 from pairscreen.market.bar_source import bar_source
 from pairscreen.market.bar_store import (
@@ -39,6 +39,7 @@ from pairscreen.market.bar_store import (
     load_bars,
     write_bars,
 )
+from pairscreen.market.jumps import Hold
 from pairscreen.market.reconcile import OVERLAP_DAYS
 from pairscreen.market.sync import _bump_version, _connected, _upsert_assets  # one writer each
 from pairscreen.market.sync_report import describe_refusal
@@ -84,7 +85,7 @@ class BarSyncReport:
     conflicts: tuple[BarConflict, ...] = ()
     issues: dict[str, RowIssues] = field(default_factory=dict)
     replaced: tuple[str, ...] = ()
-    holds: tuple[BarHold, ...] = ()  # assets whose new bars wait on implausible moves
+    holds: tuple[Hold, ...] = ()  # assets whose new bars wait on implausible moves
     accepted: tuple[BarAcceptance, ...] = ()  # implausible moves adopted after review
     moves: tuple[BigBarMoves, ...] = ()  # stored moves above the scaled class limit
     unmatched: tuple[str, ...] = ()  # moves given to accept that no asset held

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Protocol
 
 import numpy as np
 
@@ -59,9 +60,10 @@ class Typical:
     moves: int
     basis: str  # what the moves were, "its {} stored moves" (a first sync: "the source's {} moves")
 
-    def beyond(self, limit_pct: float) -> str:
-        """What a held move is beyond, for a person."""
-        limit = f"its class limit of {limit_pct:g} %"
+    def beyond(self, limit_pct: float, per: str = "") -> str:
+        """What a held move is beyond, for a person (``per``: how the limit is counted, " a
+        day" for bars, where a move may span less than a day)."""
+        limit = f"its class limit of {limit_pct:g} %{per}"
         if self.median_log is None:
             return (
                 f"{limit} (its typical day is unknown: {self.basis.format(self.moves)}, "
@@ -118,7 +120,16 @@ def exceeds_limit(close: np.ndarray, limit_pct: float) -> bool:
     return bool((move_sizes_pct(close) > limit_pct).any())
 
 
-def _listed(jumps: Sequence[Jump]) -> str:
+class NamedMove(Protocol):
+    """A held move as a hold names it: a daily :class:`Jump` or a bar's move."""
+
+    @property
+    def key(self) -> str: ...
+
+    def describe(self) -> str: ...
+
+
+def _listed(jumps: Sequence[NamedMove]) -> str:
     named = "; ".join(j.describe() for j in jumps[:NAMED_JUMPS])
     more = len(jumps) - NAMED_JUMPS
     return named + (f"; and {more} more" if more > 0 else "")
@@ -126,14 +137,21 @@ def _listed(jumps: Sequence[Jump]) -> str:
 
 @dataclass(frozen=True)
 class Hold:
-    """An asset whose new rows wait: the implausible moves no one has accepted yet."""
+    """An asset whose new rows (or bars) wait: the implausible moves no one has accepted yet."""
 
     ticker: str
-    jumps: tuple[Jump, ...]  # held, in day order
+    jumps: tuple[NamedMove, ...]  # held, in time order
     waiting: int  # new rows not stored
     limit_pct: float
     typical: Typical
-    accepted: tuple[Jump, ...] = ()  # accepted in this sync, yet waiting on the held ones
+    accepted: tuple[NamedMove, ...] = ()  # accepted in this sync, yet waiting on the held ones
+    unit: str = "rows"  # what waits: a daily sync's rows, or an intraday sync's "bars"
+    per: str = ""  # how the limit is counted (see :meth:`Typical.beyond`)
+
+    @property
+    def moves(self) -> tuple[NamedMove, ...]:
+        """The held moves (a bar sync's word for them)."""
+        return self.jumps
 
     def describe(self) -> str:
         keys = ",".join(j.key for j in (*self.accepted, *self.jumps))
@@ -145,8 +163,8 @@ class Hold:
         )
         return (
             f"{self.ticker}: close moved {_listed(self.jumps)}{accepted}, beyond "
-            f"{self.typical.beyond(self.limit_pct)}; its "
-            f"{self.waiting} new rows wait, none stored; after review "
+            f"{self.typical.beyond(self.limit_pct, self.per)}; its "
+            f"{self.waiting} new {self.unit} wait, none stored; after review "
             f"'pairscreen data sync --accept {keys}' adopts {them}"
         )
 
