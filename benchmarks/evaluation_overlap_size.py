@@ -6,11 +6,15 @@ Each simulation draws the days' survivor-minus-rest differences ``D_t`` directly
 variance ``1 / w_t`` (``w_t`` from a day's survivor and other-pair counts) that are
 overlapping sums of ``block`` independent steps, as forward windows ``block`` as-of days
 long make them (optionally half of each day's error independent of its neighbours, or
-Student t(5) steps instead of normal ones), and no true difference. It runs
-:func:`difference` on them and reports how far the estimates spread against the stated
-standard error, the share called evidence by the one-sided 5 % test (the size; 5 % wanted)
-and the degrees of freedom used, and the size the test had before the equivalent degrees of
-freedom (one less than the independent periods, the demeaning correction). Seeds are fixed.
+Student t(5) steps instead of normal ones, or steps whose volatility switches between calm
+and wild regimes), and no true difference. It runs :func:`difference` on them and reports
+how far the estimates spread against the stated standard error, the share called evidence by
+the one-sided 5 % test (the size; 5 % wanted) and the degrees of freedom used, the size the
+test had before the equivalent degrees of freedom (one less than the independent periods,
+the demeaning correction), and that of a candidate not adopted, whose variance fits the
+overlap model's one scale to the days' squared residuals (``evaluation_power.
+fitted_difference``: more degrees of freedom, but it overstates the error wherever the days'
+errors are less correlated than whole overlapping windows). Seeds are fixed.
 
     .venv/bin/python benchmarks/evaluation_overlap_size.py [--sims 2000]
 """

@@ -20,6 +20,15 @@ stated ``min_detectable``. Seeds are fixed: simulation ``k`` of a scenario uses 
 
     .venv/bin/python benchmarks/evaluation_power.py [--null 100] [--planted 100]
         [--levels 0.15,0.20] [--every 5] [--processes 2] [--records FILE.jsonl]
+        [--range shortest|longest] [--start K]
+    .venv/bin/python benchmarks/evaluation_power.py --replay FILE.jsonl
+        [--design today|holm|fitted] [--range shortest|longest]
+
+The as-of days run, as ``evaluate``'s default range does, to the last day the shortest
+horizon can follow (``--range longest``: the longest, the range before); records of the
+first kind replay as the second with ``--replay --range longest`` (the days the longest
+horizon can follow are a prefix). ``--design fitted`` replays them with a candidate test not
+adopted (:func:`fitted_difference`).
 
 The records (one JSON line per simulated row) are written as the simulations finish, so a
 study stopped early leaves every finished simulation on file.
@@ -466,7 +475,7 @@ def summary(runs: list[Run], levels: list[float]) -> None:
         tested = [(r[2], r[3]) for r in mine if r[2] is not None and r[3] is not None]
         at30 = [r[4] == "evidence" for r in mine]
         anywhere = [r[5] for r in mine]
-        name = "random walks" if level == 0 else f"planted sd {level:.2f}"
+        name = "random walks" if level == 0 else f"planted sd {level:g}"
         mean = statistics.fmean(effects) if effects else math.nan
         spread = statistics.stdev(effects) if len(effects) > 1 else math.nan
         stated = statistics.fmean(md for _se, md in tested) if tested else math.nan
@@ -493,7 +502,7 @@ def summary(runs: list[Run], levels: list[float]) -> None:
         if mine:
             low, high = clopper_pearson(sum(mine), len(mine))
             print(
-                f"power at 30 d, planted sd {level:.2f}: {sum(mine) / len(mine):.1%} "
+                f"power at 30 d, planted sd {level:g}: {sum(mine) / len(mine):.1%} "
                 f"(95 % interval {low:.1%} to {high:.1%})"
             )
     called, sims = false_share
