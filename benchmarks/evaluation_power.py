@@ -346,6 +346,12 @@ def _difference(row: dict[str, Any]) -> Difference:
     )
 
 
+def _done(path: Path) -> set[tuple[float, int]]:
+    """The (level, seed) of every simulation a records file holds."""
+    with path.open(encoding="utf-8") as records:
+        return {(row["level"], row["seed"]) for row in map(json.loads, records)}
+
+
 def share(flags: list[bool]) -> str:
     return f"{sum(flags)}/{len(flags)} = {sum(flags) / len(flags):.0%}" if flags else "-"
 
@@ -402,6 +408,12 @@ def main() -> None:
         "--records", type=Path, help="also write every row's difference, one JSON line each"
     )
     parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="append to --records, skipping the simulations already in it (a study stopped "
+        "and continued, or given another level)",
+    )
+    parser.add_argument(
         "--replay",
         type=Path,
         help="simulate nothing: read the runs of this records file with today's test",
@@ -432,13 +444,17 @@ def main() -> None:
         for lv in levels
         for k in range(args.start, args.planted)
     ]
+    if args.resume and args.records is not None and args.records.exists():
+        done = _done(args.records)
+        tasks = [task for task in tasks if (task[0], task[1]) not in done]
     # Simulation k of every scenario before simulation k + 1 of any: a study stopped early
     # (its records are written as they come) still covers every scenario alike.
     tasks.sort(key=lambda task: task[1] - (NULL_SEED if task[0] == 0 else PLANTED_SEED))
     start = time.perf_counter()
     runs: list[Run] = []
     with contextlib.ExitStack() as stack:
-        out = None if args.records is None else stack.enter_context(args.records.open("w"))
+        mode = "a" if args.resume else "w"
+        out = None if args.records is None else stack.enter_context(args.records.open(mode))
         pool = stack.enter_context(Pool(args.processes))
         for run in pool.imap(one, tasks, chunksize=1):
             runs.append(run)
