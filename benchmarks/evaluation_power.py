@@ -20,6 +20,15 @@ stated ``min_detectable``. Seeds are fixed: simulation ``k`` of a scenario uses 
 
     .venv/bin/python benchmarks/evaluation_power.py [--null 100] [--planted 100]
         [--levels 0.15,0.20] [--every 5] [--processes 2] [--records FILE.jsonl]
+        [--range shortest|longest] [--start K]
+    .venv/bin/python benchmarks/evaluation_power.py --replay FILE.jsonl
+        [--design today|holm|fitted] [--range shortest|longest]
+
+The as-of days run, as ``evaluate``'s default range does, to the last day the shortest
+horizon can follow (``--range longest``: the longest, the range before); records of the
+first kind replay as the second with ``--replay --range longest`` (the days the longest
+horizon can follow are a prefix). ``--design fitted`` replays them with a candidate test not
+adopted (:func:`fitted_difference`).
 
 The records (one JSON line per simulated row) are written as the simulations finish, so a
 study stopped early leaves every finished simulation on file.
@@ -42,6 +51,7 @@ import statistics
 import sys
 import time
 from dataclasses import replace
+from datetime import timedelta
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -53,6 +63,7 @@ for path in (ROOT, ROOT / "plugins"):
 
 from _harness import machine_line  # noqa: E402
 
+from pairscreen.evaluation.dates import as_of_dates  # noqa: E402
 from pairscreen.evaluation.statistics import (  # noqa: E402
     GREATER,
     Difference,
@@ -64,7 +75,13 @@ from pairscreen.evaluation.statistics import (  # noqa: E402
     with_fixed_sequence,
     with_holm,
 )
-from tests.support.power_universe import evaluate_universe, planted, universe  # noqa: E402
+from tests.support.power_universe import (  # noqa: E402
+    HORIZONS,
+    LAST_DAY,
+    evaluate_universe,
+    planted,
+    universe,
+)
 
 NULL_SEED = 10_000
 PLANTED_SEED = 20_000
@@ -74,13 +91,14 @@ Z80 = 0.8416212335729143  # normal quantile at 0.80
 Run = tuple[float, float | None, float | None, float | None, str, bool, list[dict[str, object]]]
 
 
-def one(task: tuple[float, int, int]) -> Run:
+def one(task: tuple[float, int, int, int]) -> Run:
     """One simulation: (level, 30-day estimate, its standard error, its min_detectable, its
-    reading, evidence at either horizon). Level 0 is the random-walk universe."""
-    level, seed, every = task
+    reading, evidence at either horizon). Level 0 is the random-walk universe. The as-of
+    days end ``followed`` days before the data (``--range``)."""
+    level, seed, every, followed = task
     groups = planted(level) if level > 0 else ()
     u, candles = universe(seed, groups)
-    result = evaluate_universe(u, candles, every)
+    result = evaluate_universe(u, candles, every, followed_days=followed)
     screen = result.results[0]
     rows = screen.horizons
     first = rows[0].difference
@@ -88,6 +106,9 @@ def one(task: tuple[float, int, int]) -> Run:
     # standard error or test can be derived again from the records (``--replay``).
     survivors = [int(day["survivors_in_zones"]) for day in screen.per_date]  # type: ignore[call-overload]
     others = [int(day["in_zones"]) - s for day, s in zip(screen.per_date, survivors, strict=True)]  # type: ignore[call-overload]
+    # The as-of days the longest horizon can follow: the study's range before each horizon
+    # had its own (a prefix of these days), so ``--replay --range longest`` reads it again.
+    common = len(as_of_dates(result.dates[0], LAST_DAY - timedelta(days=max(HORIZONS)), every))
     return (
         level,
         first.estimate,
@@ -103,13 +124,17 @@ def one(task: tuple[float, int, int]) -> Run:
                 "gaps": list(r.per_date),
                 "survivor_counts": survivors,
                 "other_counts": others,
+                "followed_days": followed,
+                "common_days": common,
             }
             for r in rows
         ],
     )
 
 
-def replayed(path: Path, design: str = "today") -> list[Run]:
+def replayed(
+    path: Path, design: str = "today", days: str = "shortest", every: int = 5
+) -> list[Run]:
     """The runs of a records file, their p-values, adjustment, ``min_detectable`` and
     readings derived again by today's ``evaluation.statistics`` (``design`` "today") from
     each row's days (its per-day differences and group counts; older records: its estimate,
@@ -118,18 +143,28 @@ def replayed(path: Path, design: str = "today") -> list[Run]:
     freedom less than the independent periods, the demeaning correction). A row the
     observation rules refused stays refused: they never read the outcomes. A study run
     before a change of the test is read as the changed test would read it, without
-    simulating again."""
+    simulating again. ``days`` "longest" reads records whose horizons each had their own
+    range as if every horizon had stopped where the longest can follow (:func:`_cut`)."""
     rows: dict[tuple[float, int], list[dict[str, Any]]] = {}
     with path.open(encoding="utf-8") as records:
         for line in records:
             row = json.loads(line)
+            if days == "longest":
+                row = _cut(row)
             rows.setdefault((row["level"], row["seed"]), []).append(row)
     runs: list[Run] = []
     for (level, seed), mine in rows.items():
         mine.sort(key=lambda r: r["horizon"])
-        diffs = [_difference(r) if design == "today" else _before(r) for r in mine]
+        diffs = [
+            _difference(r)
+            if design == "today"
+            else _fitted(r, every)
+            if design == "fitted"
+            else _before(r)
+            for r in mine
+        ]
         tested = [i for i, d in enumerate(diffs) if not d.too_few and d.p_value is not None]
-        adjust = with_fixed_sequence if design == "today" else with_holm
+        adjust = with_holm if design == "holm" else with_fixed_sequence
         for i, d in zip(tested, adjust([diffs[i] for i in tested]), strict=True):
             diffs[i] = d
         first = diffs[0]
@@ -150,6 +185,44 @@ def replayed(path: Path, design: str = "today") -> list[Run]:
     return runs
 
 
+def _cut(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of a run whose as-of days ran to the last the shortest horizon can follow, cut
+    to the days the longest can follow (``common_days``, a prefix): the range every horizon
+    had before. Its observation rules are applied again from the counts (at least 30
+    survivor observations, 8 periods of ``block_days`` days with survivors and with other
+    pairs); the rule on one pair's share needs the pairs and keeps the whole run's
+    verdict."""
+    if "common_days" not in row or row["common_days"] >= len(row["gaps"]):
+        return row
+    keep = row["common_days"]
+    cut = {
+        **row,
+        "gaps": row["gaps"][:keep],
+        "survivor_counts": row["survivor_counts"][:keep],
+        "other_counts": row["other_counts"][:keep],
+        "recut": True,
+    }
+    by_counts = _refused_by_counts(cut)
+    by_share = row["reading"] == "too_few_observations" and not _refused_by_counts(row)
+    cut["reading"] = "too_few_observations" if by_counts or by_share else "no_evidence"
+    return cut
+
+
+def _refused_by_counts(row: dict[str, Any]) -> bool:
+    """Whether the observation rules on counts refuse a row: fewer than 30 survivor
+    observations, or fewer than 8 periods of ``block_days`` days holding a survivor or an
+    other pair (days without the row's outcome hold none)."""
+    block = row["block_days"]
+    known = [g is not None for g in row["gaps"]]
+    sides = (row["survivor_counts"], row["other_counts"])
+    periods = [
+        len({t // block for t, (n, k) in enumerate(zip(side, known, strict=True)) if n and k})
+        for side in sides
+    ]
+    observed = sum(n for n, k in zip(sides[0], known, strict=True) if k)
+    return observed < 30 or min(periods) < 8
+
+
 def _days(row: dict[str, Any]) -> tuple[Any, Any]:
     """A row's per-day differences and weights ``s r / (s + r)`` (0 without both groups)."""
     import numpy as np
@@ -160,6 +233,59 @@ def _days(row: dict[str, Any]) -> tuple[Any, Any]:
     both = np.isfinite(gaps) & (survivors > 0) & (others > 0)
     weight = np.where(both, survivors * others / np.maximum(survivors + others, 1.0), 0.0)
     return np.where(both, gaps, 0.0), weight
+
+
+def fitted_difference(gap: Any, weight: Any, span: float) -> Difference:
+    """A candidate test (``--design fitted``): the same weighted mean of the days'
+    differences, its variance from the overlap model with one scale fitted to the days'
+    squared residuals (``sum w_t r_t^2``, lag 0 only) instead of the flat kernel's
+    ``block - 1`` estimated autocovariances. Model: errors of variance ``c / w_t``
+    correlated ``1 - k / span`` at ``k`` as-of days apart (``span = horizon / every``).
+    Unbiased under the model; Satterthwaite's degrees of freedom of the quadratic form."""
+    import numpy as np
+
+    paired = weight > 0
+    w = weight[paired]
+    g = gap[paired]
+    t = np.flatnonzero(paired).astype(float)
+    share = w / w.sum()
+    estimate = float(share @ g)
+    lag = np.abs(np.subtract.outer(t, t))
+    scale = 1.0 / np.sqrt(w)
+    sigma = np.clip(1.0 - lag / span, 0.0, None) * np.outer(scale, scale)
+    n = w.size
+    residual = np.eye(n) - np.outer(np.ones(n), share)  # r = M e
+    quadratic = residual.T @ np.diag(w) @ residual
+    a_sigma = quadratic @ sigma
+    mean = float(np.trace(a_sigma))
+    variance_unit = float(share @ sigma @ share)
+    r = g - estimate
+    se = math.sqrt(float(w @ (r * r)) / mean * variance_unit)
+    df = max(1, math.floor(mean * mean / float(np.sum(a_sigma * a_sigma.T)) + 0.5))
+    from scipy.special import stdtrit
+
+    half = float(stdtrit(df, 0.975)) * se
+    return Difference(
+        estimate,
+        estimate - half,
+        estimate + half,
+        se,
+        detectable(se, df, 1),
+        math.ceil(span),
+        0,
+        one_sided_p(estimate, se, df, GREATER),
+        degrees_of_freedom=df,
+        paired_days=n,
+    )
+
+
+def _fitted(row: dict[str, Any], every: int) -> Difference:
+    """A recorded row read by :func:`fitted_difference`; refused rows stay refused."""
+    gaps, weight = _days(row)
+    refused = row["reading"] == "too_few_observations"
+    if not (weight > 0).sum() // row["block_days"] >= 2:
+        return replace(daily_difference(gaps, weight, row["block_days"]), too_few=refused)
+    return replace(fitted_difference(gaps, weight, row["horizon"] / every), too_few=refused)
 
 
 def _before(row: dict[str, Any]) -> Difference:
@@ -197,8 +323,9 @@ def _difference(row: dict[str, Any]) -> Difference:
     if "gaps" in row:
         gaps, weight = _days(row)
         today = daily_difference(gaps, weight, row["block_days"])
-        assert today.estimate is not None and row["estimate"] is not None
-        assert math.isclose(today.estimate, row["estimate"], rel_tol=1e-9, abs_tol=1e-12)
+        if not row.get("recut"):
+            assert today.estimate is not None and row["estimate"] is not None
+            assert math.isclose(today.estimate, row["estimate"], rel_tol=1e-9, abs_tol=1e-12)
         return replace(today, too_few=row["reading"] == "too_few_observations")
     low, high = row["ci95"] if row["ci95"] is not None else (None, None)
     estimate, se, df = row["estimate"], row["standard_error"], row["degrees_of_freedom"]
@@ -217,6 +344,12 @@ def _difference(row: dict[str, Any]) -> Difference:
         too_few=row["reading"] == "too_few_observations",
         degrees_of_freedom=df,
     )
+
+
+def _done(path: Path) -> set[tuple[float, int]]:
+    """The (level, seed) of every simulation a records file holds."""
+    with path.open(encoding="utf-8") as records:
+        return {(row["level"], row["seed"]) for row in map(json.loads, records)}
 
 
 def share(flags: list[bool]) -> str:
@@ -256,6 +389,14 @@ def main() -> None:
     parser.add_argument("--planted", type=int, default=100, help="simulations per level")
     parser.add_argument("--levels", default="0.15,0.20", help="OU deviation sds to plant")
     parser.add_argument("--every", type=int, default=5)
+    parser.add_argument(
+        "--range",
+        choices=("shortest", "longest"),
+        default="shortest",
+        help="the last as-of day: the last the shortest horizon can follow (each horizon "
+        "its own range, the default) or the longest (the range before); with --replay: "
+        "read records of the first kind as the second",
+    )
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument(
         "--start",
@@ -267,38 +408,53 @@ def main() -> None:
         "--records", type=Path, help="also write every row's difference, one JSON line each"
     )
     parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="append to --records, skipping the simulations already in it (a study stopped "
+        "and continued, or given another level)",
+    )
+    parser.add_argument(
         "--replay",
         type=Path,
         help="simulate nothing: read the runs of this records file with today's test",
     )
     parser.add_argument(
         "--design",
-        choices=("today", "holm"),
+        choices=("today", "holm", "fitted"),
         default="today",
-        help="with --replay: today's test, or the one before (Holm over both horizons)",
+        help="with --replay: today's test, the one before (Holm over both horizons), or the "
+        "candidate whose variance fits the overlap model's scale (fitted_difference)",
     )
     args = parser.parse_args()
     if args.replay is not None:
-        runs = replayed(args.replay, args.design)
+        runs = replayed(args.replay, args.design, args.range, args.every)
         levels = sorted({run[0] for run in runs if run[0] > 0})
         print(
             f"{len(runs)} simulations read from {args.replay} (--every {args.every}, "
-            f"{args.design}'s test)"
+            f"{args.design}'s test, as-of days to the last the {args.range} horizon can "
+            "follow)"
         )
         summary(runs, levels)
         return
     levels = [float(v) for v in args.levels.split(",") if v.strip()]
-    tasks = [(0.0, NULL_SEED + k, args.every) for k in range(args.start, args.null)]
+    followed = min(HORIZONS) if args.range == "shortest" else max(HORIZONS)
+    tasks = [(0.0, NULL_SEED + k, args.every, followed) for k in range(args.start, args.null)]
     tasks += [
-        (lv, PLANTED_SEED + k, args.every) for lv in levels for k in range(args.start, args.planted)
+        (lv, PLANTED_SEED + k, args.every, followed)
+        for lv in levels
+        for k in range(args.start, args.planted)
     ]
+    if args.resume and args.records is not None and args.records.exists():
+        done = _done(args.records)
+        tasks = [task for task in tasks if (task[0], task[1]) not in done]
     # Simulation k of every scenario before simulation k + 1 of any: a study stopped early
     # (its records are written as they come) still covers every scenario alike.
     tasks.sort(key=lambda task: task[1] - (NULL_SEED if task[0] == 0 else PLANTED_SEED))
     start = time.perf_counter()
     runs: list[Run] = []
     with contextlib.ExitStack() as stack:
-        out = None if args.records is None else stack.enter_context(args.records.open("w"))
+        mode = "a" if args.resume else "w"
+        out = None if args.records is None else stack.enter_context(args.records.open(mode))
         pool = stack.enter_context(Pool(args.processes))
         for run in pool.imap(one, tasks, chunksize=1):
             runs.append(run)
@@ -312,7 +468,8 @@ def main() -> None:
     print(machine_line())
     print(
         f"{len(tasks)} simulations (30 assets, 1,100 days, --every {args.every}, horizons 30 "
-        f"and 90, default rules) in {took:.0f} s, {args.processes} processes\n"
+        f"and 90, as-of days to the last the {args.range} can follow, default rules) in "
+        f"{took:.0f} s, {args.processes} processes\n"
     )
     summary(runs, levels)
 
@@ -334,7 +491,7 @@ def summary(runs: list[Run], levels: list[float]) -> None:
         tested = [(r[2], r[3]) for r in mine if r[2] is not None and r[3] is not None]
         at30 = [r[4] == "evidence" for r in mine]
         anywhere = [r[5] for r in mine]
-        name = "random walks" if level == 0 else f"planted sd {level:.2f}"
+        name = "random walks" if level == 0 else f"planted sd {level:g}"
         mean = statistics.fmean(effects) if effects else math.nan
         spread = statistics.stdev(effects) if len(effects) > 1 else math.nan
         stated = statistics.fmean(md for _se, md in tested) if tested else math.nan
@@ -361,7 +518,7 @@ def summary(runs: list[Run], levels: list[float]) -> None:
         if mine:
             low, high = clopper_pearson(sum(mine), len(mine))
             print(
-                f"power at 30 d, planted sd {level:.2f}: {sum(mine) / len(mine):.1%} "
+                f"power at 30 d, planted sd {level:g}: {sum(mine) / len(mine):.1%} "
                 f"(95 % interval {low:.1%} to {high:.1%})"
             )
     called, sims = false_share

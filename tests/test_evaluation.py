@@ -18,11 +18,13 @@ from pairscreen.evaluation.rule_sets import rule_sets
 from pairscreen.evaluation.run import Evaluation, evaluate
 from pairscreen.evaluation.statistics import (
     Observations,
+    daily_difference,
     detectable,
     difference,
     holm,
     negated,
     overlap_reference,
+    series_mean,
 )
 from pairscreen.evaluation.verdicts import Market
 from pairscreen.pegs.status import active_depegs
@@ -256,6 +258,45 @@ def test_with_one_day_blocks_the_standard_error_is_the_textbook_one():
     assert demeaning_correction(94, 6) == pytest.approx(np.sqrt(94 / 83), rel=1e-15)
 
 
+def test_series_mean_has_the_differences_error_and_degrees_of_freedom():
+    """The portfolio's mean per as-of day (``series_mean``) gets the difference's
+    overlap-aware error and Satterthwaite's equivalent degrees of freedom: with one-day
+    blocks the textbook t interval, with overlapping windows fewer degrees of freedom than
+    the independent periods less one (which it used before) and a 95 % interval that covers
+    the true mean of overlapping sums at least 94 % of the time in 1,500 series (94.5 %; the
+    old interval 93.3 % on the same series)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    values = rng.normal(0.01, 0.03, 25)
+    one = series_mean(values, 1)
+    half = stats.t.ppf(0.975, 24) * values.std(ddof=1) / np.sqrt(25)
+    assert one.degrees_of_freedom == 24
+    assert one.standard_error == pytest.approx(values.std(ddof=1) / np.sqrt(25), rel=1e-12)
+    assert (one.low, one.high) == pytest.approx((values.mean() - half, values.mean() + half))
+    # Overlapping windows of 6 as-of days, 94 days, two without a value: the difference's
+    # error of the same days (every day weighted alike) and its degrees of freedom.
+    days, block = 94, 6
+    known = np.ones(days)
+    known[[10, 50]] = 0.0
+    series = np.convolve(rng.normal(size=days + block - 1), np.ones(block), "valid")
+    series[known == 0] = np.nan
+    mean = series_mean(series, block)
+    same = daily_difference(np.nan_to_num(series), known, block)
+    assert mean.standard_error == pytest.approx(same.standard_error, rel=1e-12)
+    assert mean.degrees_of_freedom == same.degrees_of_freedom
+    assert mean.degrees_of_freedom == math.floor(satterthwaite(known, block)[1] + 0.5)
+    assert mean.degrees_of_freedom < days // block - 1
+    covered = 0
+    sims = 1500
+    for _ in range(sims):
+        path = np.convolve(rng.normal(size=days + block - 1), np.ones(block), "valid")
+        m = series_mean(path, block)
+        assert m.low is not None and m.high is not None
+        covered += m.low <= 0.0 <= m.high
+    assert covered / sims >= 0.94, covered / sims
+
+
 def test_survivors_that_revert_less_are_no_evidence_and_more_is():
     """The test is one-sided: a difference whose whole interval lies below zero says the
     rules picked worse pairs, which is not evidence that they work; the same size above
@@ -394,20 +435,23 @@ def test_cli_json_plot_and_rule_files(cli, runtime, tmp_path):
 
 def test_from_alone_chooses_the_last_followed_day_or_says_why(cli):
     newest = clock.today() - timedelta(days=1)  # the demo market closes every day
-    last_followed = newest - timedelta(days=90)
+    last_followed = newest - timedelta(days=30)  # the shortest default horizon's last day
     too_late = last_followed + timedelta(days=1)
     code, _out, err = cli("evaluate", "--from", too_late.isoformat())
     assert code == 2 and err.count("\n") == 1
     assert (
-        f"--from {too_late} leaves no as-of day: the longest horizon (90 days) can follow "
+        f"--from {too_late} leaves no as-of day: the shortest horizon (30 days) can follow "
         f"days up to {last_followed} only (newest close {newest}); give --from "
         f"{last_followed} or earlier, or a shorter --horizon" in err
     )
     code, out, err = cli("evaluate", "--from", last_followed.isoformat(), "--json")
     assert code == 0, err
-    (only,) = json.loads(out)["rule_sets"][0]["per_date"]
+    body = json.loads(out)
+    (only,) = body["rule_sets"][0]["per_date"]
     assert only["as_of"] == last_followed.isoformat()
-    code, _out, err = cli("evaluate", "--from", too_late.isoformat(), "--horizon", "30")
+    # The 90-day horizon cannot follow that day: it has no outcome there, and says so.
+    assert "90 days: 1 as-of day has no outcome (no data 90 days later)" in body["warnings"]
+    code, _out, err = cli("evaluate", "--from", too_late.isoformat(), "--horizon", "7,90")
     assert code == 0, err  # a shorter horizon leaves room
     code, _out, err = cli("evaluate", "--from", clock.today().isoformat())
     assert code == 2 and "has not closed yet" in err

@@ -46,8 +46,15 @@ def test_evidence_serves_data_through_its_periods_and_the_calibration(runtime, k
     assert r.status_code == 200, r.text
     body = r.json()
 
-    last_as_of = date.fromisoformat(body["to"])
-    assert body["data_through"] == min(newest, last_as_of + timedelta(days=90)).isoformat()
+    # The newest close an outcome read: each horizon follows the as-of days it can (the
+    # range runs to the last day the 30-day horizon can follow), every 45 days.
+    first_as_of, last_as_of = date.fromisoformat(body["from"]), date.fromisoformat(body["to"])
+    as_of_days = [
+        first_as_of + timedelta(days=k) for k in range(0, (last_as_of - first_as_of).days + 1, 45)
+    ]
+    followed = [d + timedelta(days=h) for d in as_of_days for h in (30, 90)]
+    assert body["data_through"] == max(day for day in followed if day <= newest).isoformat()
+    assert last_as_of + timedelta(days=30) <= newest < last_as_of + timedelta(days=30 + 45)
 
     assert body["defaults_chosen_through"] == "2025-06-30"
     after, chosen_on = body["periods"]

@@ -41,8 +41,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--to",
         dest="end",
         metavar="DATE",
-        help="last as-of day (YYYY-MM-DD; default: the last day the longest horizon can "
-        "follow, also when only --from is given)",
+        help="last as-of day (YYYY-MM-DD; default: the last day the shortest horizon can "
+        "follow, also when only --from is given; a longer horizon leaves out the days it "
+        "cannot follow)",
     )
     run.add_argument(
         "--every",
@@ -144,7 +145,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         raise CommandError("no candles stored: run 'pairscreen data sync' first")
     oldest = min(c.dates[0] for c in candles.values()).astype("datetime64[D]").item()
     newest = max(c.dates[-1] for c in candles.values()).astype("datetime64[D]").item()
-    start, end = _span(args, oldest, newest, settings.window_days, max(horizons))
+    start, end = _span(args, oldest, newest, settings.window_days, min(horizons))
     dates = as_of_dates(start, end, every)
     if args.publish:
         with ProgressDisplay(quiet=args.quiet) as display:
@@ -229,8 +230,9 @@ def _span(
     args: argparse.Namespace, oldest: date, newest: date, window_days: int, horizon: int
 ) -> tuple[date, date]:
     """The first and last as-of day: as given, else the first day with a full window and the
-    last day the longest horizon can follow. One given alone is checked against the other's
-    default, with a sentence saying which days would work."""
+    last day the shortest horizon (``horizon``) can follow: each horizon uses every day it
+    can follow, a longer one leaves out the last days. One given alone is checked against
+    the other's default, with a sentence saying which days would work."""
     first_full = oldest + timedelta(days=window_days)
     last_followed = newest - timedelta(days=horizon)
     start = _day(args.start, "--from") if args.start else first_full
@@ -241,7 +243,7 @@ def _span(
         raise CommandError(f"--to {end} has not closed yet; give a day before today")
     if args.start and not args.end and start > end:
         raise CommandError(
-            f"--from {start} leaves no as-of day: the longest horizon ({horizon} days) can "
+            f"--from {start} leaves no as-of day: the shortest horizon ({horizon} days) can "
             f"follow days up to {last_followed} only (newest close {newest}); give --from "
             f"{last_followed} or earlier, or a shorter --horizon"
         )

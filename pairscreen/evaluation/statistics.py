@@ -222,20 +222,12 @@ def daily_difference(gap: np.ndarray, weight: np.ndarray, block: int) -> Differe
     """:func:`difference` from its days: ``gap`` the survivors' mean minus the rest's per
     as-of day and ``weight`` its ``w_t`` (0 on days without both groups), ``block`` as-of
     days whose forward windows overlap. The power study replays its records with it."""
-    if gap.size == 0 or not (weight > 0).any():
+    mean = overlap_mean(gap, weight, block)
+    if mean is None:
         return Difference(None, None, None, None, None, block, 0)
-    gap = np.where(weight > 0, gap, 0.0)
-    estimate = float((weight * gap).sum() / weight.sum())
-    paired = int((weight > 0).sum())
-    periods = paired // block
-    if periods < 2:
+    estimate, se, df, paired = mean
+    if se is None or df is None:
         return Difference(estimate, None, None, None, None, block, 0, paired_days=paired)
-    se = _overlap_standard_error(weight * (gap - estimate) / weight.sum(), block)
-    if not se > 0:
-        return Difference(estimate, None, None, None, None, block, 0, paired_days=paired)
-    factor, equivalent = overlap_reference(weight, block)
-    se *= math.sqrt(factor)
-    df = max(1, math.floor(equivalent + 0.5))  # the nearest whole number: an integer field
     half = _t_quantile(1.0 - EVIDENCE_LEVEL / 2.0, df) * se
     p = one_sided_p(estimate, se, df, GREATER)
     return Difference(
@@ -250,6 +242,31 @@ def daily_difference(gap: np.ndarray, weight: np.ndarray, block: int) -> Differe
         degrees_of_freedom=df,
         paired_days=paired,
     )
+
+
+def overlap_mean(
+    values: np.ndarray, weight: np.ndarray, block: int
+) -> tuple[float, float | None, int | None, int] | None:
+    """The ``weight``-weighted mean of one value per as-of day (weight 0: no value that day),
+    its overlap-aware standard error and that error's equivalent degrees of freedom, and the
+    days with a value; None without any. The error sums the autocovariances of the days'
+    weighted errors up to ``block - 1`` days apart (:func:`_overlap_standard_error`), scaled
+    to be unbiased under the overlap model, with Satterthwaite's degrees of freedom
+    (:func:`overlap_reference`); both None with fewer than two periods of ``block`` days."""
+    if values.size == 0 or not (weight > 0).any():
+        return None
+    values = np.where(weight > 0, values, 0.0)
+    estimate = float((weight * values).sum() / weight.sum())
+    paired = int((weight > 0).sum())
+    if paired // block < 2:
+        return estimate, None, None, paired
+    se = _overlap_standard_error(weight * (values - estimate) / weight.sum(), block)
+    if not se > 0:
+        return estimate, None, None, paired
+    factor, equivalent = overlap_reference(weight, block)
+    se *= math.sqrt(factor)
+    df = max(1, math.floor(equivalent + 0.5))  # the nearest whole number: an integer field
+    return estimate, se, df, paired
 
 
 def overlap_reference(weight: np.ndarray, block: int) -> tuple[float, float]:
@@ -475,21 +492,18 @@ class SeriesMean:
 
 def series_mean(values: np.ndarray, block_days: int) -> SeriesMean:
     """The mean of ``values`` (one per as-of day, NaN where a day has none) with the error of
-    :func:`difference`: flat-kernel autocovariances up to ``block_days - 1`` days apart, one
-    degree of freedom less than the independent periods."""
+    :func:`difference` (:func:`overlap_mean`, every day weighted alike): flat-kernel
+    autocovariances up to ``block_days - 1`` days apart, scaled to be unbiased under the
+    overlap model, and Satterthwaite's equivalent degrees of freedom. One less than the
+    independent periods, used before, overstated what the flat kernel's estimate holds (at
+    94 as-of days in blocks of 6: 14 against about 10), so the interval was too narrow."""
     block = max(1, block_days)
     known = np.isfinite(values)
-    count = int(known.sum())
-    if count == 0:
+    mean = overlap_mean(np.where(known, values, 0.0), known.astype(float), block)
+    if mean is None:
         return SeriesMean(None, None, None, None, None, block)
-    estimate = float(values[known].mean())
-    periods = count // block
-    if periods < 2:
+    estimate, se, df, _days = mean
+    if se is None or df is None:
         return SeriesMean(estimate, None, None, None, None, block)
-    influence = np.where(known, values - estimate, 0.0) / count
-    se = _overlap_standard_error(influence, block)
-    if not se > 0:
-        return SeriesMean(estimate, None, None, None, None, block)
-    df = periods - 1
     half = _t_quantile(1.0 - EVIDENCE_LEVEL / 2.0, df) * se
     return SeriesMean(estimate, estimate - half, estimate + half, se, df, block)

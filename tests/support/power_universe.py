@@ -86,14 +86,21 @@ def universe(
 
 
 def evaluate_universe(
-    u: Universe, candles: dict[str, Candles], every: int, n_days: int = 1100
+    u: Universe,
+    candles: dict[str, Candles],
+    every: int,
+    n_days: int = 1100,
+    followed_days: int = min(HORIZONS),
 ) -> Evaluation:
     """``evaluate`` as ``pairscreen evaluate --every EVERY`` runs it on this universe over the
-    default range (the screen's own rules only, as ``--publish`` does)."""
+    default range (the screen's own rules only, as ``--publish`` does). The last as-of day
+    is ``followed_days`` before the data ends: the shortest horizon's (the default range:
+    each horizon uses every day it can follow, a longer one leaves out the last days), or
+    the longest's (the range before)."""
     plugins = load_all_plugins(load_settings(data_dir=tempfile.gettempdir()), u)
     market = Market.of(u, candles, window_days=WINDOW_DAYS, min_history_days=MIN_HISTORY_DAYS)
     first = LAST_DAY - timedelta(days=n_days - 1 - WINDOW_DAYS)
-    dates = as_of_dates(first, LAST_DAY - timedelta(days=max(HORIZONS)), every)
+    dates = as_of_dates(first, LAST_DAY - timedelta(days=followed_days), every)
     return evaluate(
         plugins,
         market,
