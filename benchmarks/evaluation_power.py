@@ -44,6 +44,7 @@ os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
 
 import argparse
 import contextlib
+import gzip
 import itertools
 import json
 import math
@@ -54,7 +55,7 @@ from dataclasses import replace
 from datetime import timedelta
 from multiprocessing import Pool
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parents[1]
 for path in (ROOT, ROOT / "plugins"):
@@ -132,6 +133,14 @@ def one(task: tuple[float, int, int, int]) -> Run:
     )
 
 
+def _open_records(path: Path) -> TextIO:
+    """A records file to read, gzip-compressed when its name ends in ``.gz`` (the study's
+    records kept in benchmarks/records/)."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open(encoding="utf-8")
+
+
 def replayed(
     path: Path, design: str = "today", days: str = "shortest", every: int = 5
 ) -> list[Run]:
@@ -146,7 +155,7 @@ def replayed(
     simulating again. ``days`` "longest" reads records whose horizons each had their own
     range as if every horizon had stopped where the longest can follow (:func:`_cut`)."""
     rows: dict[tuple[float, int], list[dict[str, Any]]] = {}
-    with path.open(encoding="utf-8") as records:
+    with _open_records(path) as records:
         for line in records:
             row = json.loads(line)
             if days == "longest":

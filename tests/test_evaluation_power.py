@@ -5,7 +5,7 @@ The study's own design (30 assets over 1,100 days, as-of days every 5 days over 
 range, the default rules, horizons 30 and 90) on its first three simulations of two
 scenarios: random walks, and planted groups (four groups of three assets, OU deviations of
 standard deviation 0.15, half-lives 5 to 20 days). Tolerance, from the study
-(docs/methodology.md, "The power study"): random walks were called evidence in 1 of 60
+(docs/methodology.md, "The power study"): random walks were called evidence in 3 of 100
 universes (1 of 31 and 3 of 100 in the studies before), and the test's size is about 5 % on
 simulated daily differences, so three of them all read "no evidence" with probability about
 0.86; planted universes at this level (+8.4 pp at 30 days on average in the study before,
