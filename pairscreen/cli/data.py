@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
@@ -153,23 +154,16 @@ def _review_line(report: SyncReport | BarSyncReport) -> str:
 
 def _moves(universe: Universe, given: list[str]) -> tuple[str, ...]:
     """``--accept btc:2023-10-01``: moves as the sync names them (``BTC:2023-10-01``)."""
-    out: list[str] = []
-    for text in (part.strip() for item in given for part in item.split(",")):
-        if not text:
-            continue
-        ticker, _, day_text = text.rpartition(":")
-        asset = universe.resolve(ticker.strip()) if ticker else None
-        if asset is None:
-            what = f"{ticker!r} is not an asset of the universe" if ticker else "no ticker"
-            raise CommandError(f"--accept {text!r}: {what}; give TICKER:DAY, e.g. BTC:2023-10-01")
+
+    def day_of(text: str, day_text: str) -> str:
         try:
-            day = date.fromisoformat(day_text.strip())
+            return date.fromisoformat(day_text.strip()).isoformat()
         except ValueError:
             raise CommandError(
                 f"--accept {text!r}: {day_text!r} is not a day (YYYY-MM-DD); give TICKER:DAY"
             ) from None
-        out.append(f"{asset.ticker}:{day.isoformat()}")
-    return tuple(dict.fromkeys(out))
+
+    return _accepted(universe, given, text_split=str.rpartition, when=day_of, form="TICKER:DAY")
 
 
 def _bar_moves(universe: Universe, given: list[str]) -> tuple[str, ...]:
@@ -177,18 +171,9 @@ def _bar_moves(universe: Universe, given: list[str]) -> tuple[str, ...]:
     them (``BTC:2023-03-10T14:00:00Z``, the move into the bar closing then, UTC)."""
     from pairscreen.market.bar_checks import iso_time
 
-    example = "BTC:2023-03-10T14:00:00Z"
-    out: list[str] = []
-    for text in (part.strip() for item in given for part in item.split(",")):
-        if not text:
-            continue
-        ticker, _, time_text = text.partition(":")
-        asset = universe.resolve(ticker.strip()) if ticker else None
-        if asset is None:
-            what = f"{ticker!r} is not an asset of the universe" if ticker else "no ticker"
-            raise CommandError(f"--accept {text!r}: {what}; give TICKER:TIME, e.g. {example}")
+    def close_time_of(text: str, time_text: str) -> str:
         try:
-            moment = datetime.fromisoformat(time_text.strip())
+            moment: datetime | None = datetime.fromisoformat(time_text.strip())
         except ValueError:
             moment = None
         if moment is None or len(time_text.strip()) <= len("2023-03-10"):
@@ -198,7 +183,41 @@ def _bar_moves(universe: Universe, given: list[str]) -> tuple[str, ...]:
             )
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
-        out.append(f"{asset.ticker}:{iso_time(int(moment.timestamp()))}")
+        return iso_time(int(moment.timestamp()))
+
+    return _accepted(
+        universe,
+        given,
+        text_split=str.partition,
+        when=close_time_of,
+        form="TICKER:TIME",
+        example="BTC:2023-03-10T14:00:00Z",
+    )
+
+
+def _accepted(
+    universe: Universe,
+    given: list[str],
+    *,
+    text_split: Callable[[str, str], tuple[str, str, str]],
+    when: Callable[[str, str], str],
+    form: str,
+    example: str = "BTC:2023-10-01",
+) -> tuple[str, ...]:
+    """``--accept``'s comma-separated ``TICKER:WHEN`` items as the sync names them, in order,
+    once each: the ticker resolved in the universe, ``when(item, WHEN)`` the moment's own
+    spelling (or a one-line :class:`CommandError`). ``text_split`` cuts an item at its colon
+    (a day's item at the last one, a close time's at the first: the time has colons too)."""
+    out: list[str] = []
+    for text in (part.strip() for item in given for part in item.split(",")):
+        if not text:
+            continue
+        ticker, _, moment = text_split(text, ":")
+        asset = universe.resolve(ticker.strip()) if ticker else None
+        if asset is None:
+            what = f"{ticker!r} is not an asset of the universe" if ticker else "no ticker"
+            raise CommandError(f"--accept {text!r}: {what}; give {form}, e.g. {example}")
+        out.append(f"{asset.ticker}:{when(text, moment)}")
     return tuple(dict.fromkeys(out))
 
 
