@@ -82,6 +82,7 @@ DAY_MS = 86_400_000
 EPOCH = date(1970, 1, 1)
 _First = TypeVar("_First")  # where an asset's history starts: a day, or an open time in ms
 _Rows = TypeVar("_Rows")  # what a history returns per asset
+_Key = TypeVar("_Key", date, int)  # a daily row's day, or a bar's close time in ms
 
 
 def utc_today() -> date:
@@ -332,7 +333,7 @@ class CcxtMarketSource:
                 day = ms_day(stamp)
                 if not first <= day <= last:
                     continue
-                if close is None or not math.isfinite(close) or close <= 0:
+                if _unusable(close):
                     log.warning(
                         "ccxt: %s on %s has no usable close (%r); day skipped", symbol, day, close
                     )
@@ -345,11 +346,7 @@ class CcxtMarketSource:
 
     @staticmethod
     def _candles(ticker: str, rows: dict[date, tuple[float, float]], opts: CcxtOptions) -> Candles:
-        days = sorted(rows)
-        close = np.array([rows[d][0] for d in days], dtype=np.float64)
-        volume = np.array([rows[d][1] for d in days], dtype=np.float64)
-        if not opts.volume_is_quote:
-            volume = volume * close
+        days, close, volume = _columns(rows, opts)
         return Candles(
             ticker=ticker, dates=np.array(days, dtype="datetime64[D]"), close=close, volume=volume
         )
@@ -357,15 +354,29 @@ class CcxtMarketSource:
     @staticmethod
     def _bars(ticker: str, rows: dict[int, tuple[float, float]], opts: CcxtOptions) -> Candles:
         """Bars keyed by close time (ms) as :class:`Candles` (volume in the quote currency)."""
-        stamps = sorted(rows)
-        close = np.array([rows[t][0] for t in stamps], dtype=np.float64)
-        volume = np.array([rows[t][1] for t in stamps], dtype=np.float64)
-        if not opts.volume_is_quote:
-            volume = volume * close
+        stamps, close, volume = _columns(rows, opts)
         seconds = np.array(stamps, dtype=np.int64) // 1000
         return Candles(
             ticker=ticker, dates=seconds.astype("datetime64[s]"), close=close, volume=volume
         )
+
+
+def _columns(
+    rows: Mapping[_Key, tuple[float, float]], opts: CcxtOptions
+) -> tuple[list[_Key], np.ndarray, np.ndarray]:
+    """Rows keyed by day or close time, sorted, as their keys, closes and volumes in the
+    quote currency (a base volume times its close)."""
+    keys = sorted(rows)
+    close = np.array([rows[k][0] for k in keys], dtype=np.float64)
+    volume = np.array([rows[k][1] for k in keys], dtype=np.float64)
+    if not opts.volume_is_quote:
+        volume = volume * close
+    return keys, close, volume
+
+
+def _unusable(close: float | None) -> bool:
+    """A close the exchange gave that no price can be: missing, not finite, or not above 0."""
+    return close is None or not math.isfinite(close) or close <= 0
 
 
 @dataclass(frozen=True)
@@ -403,7 +414,7 @@ class _BarHistory:
                 closes_at = opened + step
                 if opened < first_open or closes_at > self.last_close:
                     continue  # asked for before, or still forming
-                if close is None or not math.isfinite(close) or close <= 0:
+                if _unusable(close):
                     log.warning(
                         "ccxt: %s, the %s bar opening %s, has no usable close (%r); bar skipped",
                         symbol,
