@@ -87,6 +87,7 @@ from tests.support.power_universe import (  # noqa: E402
 NULL_SEED = 10_000
 PLANTED_SEED = 20_000
 Z80 = 0.8416212335729143  # normal quantile at 0.80
+Z95 = 1.6448536269514722  # normal quantile at 0.95
 
 
 Run = tuple[float, float | None, float | None, float | None, str, bool, list[dict[str, object]]]
@@ -530,6 +531,15 @@ def summary(runs: list[Run], levels: list[float]) -> None:
                 f"power at 30 d, planted sd {level:g}: {sum(mine) / len(mine):.1%} "
                 f"(95 % interval {low:.1%} to {high:.1%})"
             )
+    noise = [r[1] for r in runs if r[0] == 0.0 and r[1] is not None]
+    if len(noise) > 1:
+        spread = statistics.stdev(noise)
+        print(
+            f"best possible: the random walks' estimates spread {spread * 100:.2f} pp, so even "
+            f"a test knowing that spread calls evidence 4 times in 5 only from "
+            f"{(Z95 + Z80) * spread * 100:.2f} pp (this design: "
+            f"{'-' if point is None else f'{point * 100:.2f} pp'})"
+        )
     called, sims = false_share
     if sims:
         low, high = clopper_pearson(called, sims)
