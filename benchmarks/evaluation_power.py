@@ -531,15 +531,16 @@ def summary(runs: list[Run], levels: list[float]) -> None:
                 f"power at 30 d, planted sd {level:g}: {sum(mine) / len(mine):.1%} "
                 f"(95 % interval {low:.1%} to {high:.1%})"
             )
-    noise = [r[1] for r in runs if r[0] == 0.0 and r[1] is not None]
-    if len(noise) > 1:
-        spread = statistics.stdev(noise)
-        print(
-            f"best possible: the random walks' estimates spread {spread * 100:.2f} pp, so even "
-            f"a test knowing that spread calls evidence 4 times in 5 only from "
-            f"{(Z95 + Z80) * spread * 100:.2f} pp (this design: "
-            f"{'-' if point is None else f'{point * 100:.2f} pp'})"
-        )
+    for level in levels:
+        effects = [r[1] for r in runs if r[0] == level and r[1] is not None]
+        if len(effects) > 1:
+            mean, spread = statistics.fmean(effects), statistics.stdev(effects)
+            best = statistics.NormalDist().cdf(mean / spread - Z95)
+            print(
+                f"best possible at planted sd {level:g}: the estimates spread {spread * 100:.2f} "
+                f"pp around {mean * 100:+.2f}, so a test knowing that spread calls "
+                f"{best:.0%} evidence; 80 % needs a mean of {(Z95 + Z80) * spread * 100:.2f} pp"
+            )
     called, sims = false_share
     if sims:
         low, high = clopper_pearson(called, sims)
