@@ -17,7 +17,7 @@ import json
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,7 @@ from pairscreen.engine.screen_rules import SCREEN_RULES
 from pairscreen.errors import NotFound
 from pairscreen.market.freshness import AssetFreshness, day_of, day_start
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.screen_store.data_lag import data_lag
+from pairscreen.screen_store.data_lag import bar_lag, data_lag
 from pairscreen.screen_store.published import PublishedScreen
 from pairscreen.screen_store.verdicts import (
     NO_CANDLES,
@@ -332,11 +332,13 @@ def _data_time(head: Head, block: Block, local: int) -> dict[str, Any]:
         said = f"{close.astype('datetime64[s]')}+00:00"
     else:
         said = clock.iso(day_start(day))
-    return {
-        "data_time": said,
-        **data_lag(last, date.fromisoformat(newest[:10]) if newest else None),
-        **bar,
-    }
+    newest_day = date.fromisoformat(newest[:10]) if newest else None
+    if not unit:
+        return {"data_time": said, **data_lag(last, newest_day), **bar}
+    seconds = bar_size(head.facts["bar"]).seconds
+    close_at = None if last is None else int(close.astype("datetime64[s]").astype(np.int64))
+    newest_at = int(datetime.fromisoformat(newest).timestamp()) if newest else None
+    return {"data_time": said, **bar_lag(last, newest_day, close_at, newest_at, seconds), **bar}
 
 
 def _say(
