@@ -24,6 +24,7 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.contracts import Asset, Filter, FilterContext, bar_size
+from pairscreen.contracts.bars import BarSize
 from pairscreen.db.models import Screen, ScreenVerdictBlock, ScreenVerdicts
 from pairscreen.engine.filtering import FilterChoice
 from pairscreen.engine.guarantees import NO_CANDLES as CORE_NO_CANDLES
@@ -357,7 +358,8 @@ def _say(
     if kind.how == "text":
         return str(json.loads(block.texts)[str(local)])
     if kind.how == "stale":
-        fresh = [_freshness(t, *facts["stale"][t]) for t in legs if t in facts["stale"]]
+        bar = bar_size(head.facts["bar"]) if head.facts.get("last_close_unit") else None
+        fresh = [_freshness(t, bar, *facts["stale"][t]) for t in legs if t in facts["stale"]]
         described = [leg.describe() for leg in fresh if leg.stale]
         return core_reason(STALE_LEG, stale_legs=described)
     if code == NO_CANDLES:
@@ -392,8 +394,14 @@ def _say(
     return f"{kind.code}: {rule_of.explain(metrics, context, 0)}"
 
 
-def _freshness(ticker: str, last: str | None, age: int | None, limit: int) -> AssetFreshness:
-    return AssetFreshness(ticker, date.fromisoformat(last) if last else None, age, limit)
+def _freshness(
+    ticker: str, bar: BarSize | None, last: str | None, age: int | None, limit: int, *lag: int
+) -> AssetFreshness:
+    """A stale leg as the screen stored it; with its bar's lag on an intraday screen."""
+    day = date.fromisoformat(last) if last else None
+    if bar is None or len(lag) != 2:
+        return AssetFreshness(ticker, day, age, limit)
+    return AssetFreshness(ticker, day, age, limit, bar, lag[0], lag[1])
 
 
 def pair_verdict(plugins: Plugins, screen: PublishedScreen, a: Asset, b: Asset) -> str:
