@@ -34,10 +34,15 @@ pytestmark = [
 
 
 def _screened(
-    folder: Path, monkeypatch: pytest.MonkeyPatch | None = None, screen_at: str = ""
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch | None = None,
+    screen_at: str = "",
+    *,
+    screen: bool = True,
 ) -> tuple[str, Path, str]:
     """The hourly universe synced and screened in a SQLite file: its URL, file and a key;
-    with ``screen_at``, ``ETHX`` cut five bars before it and screened at that moment."""
+    with ``screen_at``, ``ETHX`` cut five bars before it and screened at that moment; with
+    ``screen`` false, synced only."""
     universe = write_universe(folder)
     if screen_at:
         cut_ethx(folder)
@@ -47,7 +52,8 @@ def _screened(
         assert not sync_bars(rt.universe, rt.plugins).needs_review
         if monkeypatch is not None and screen_at:
             pin(monkeypatch, screen_at)
-        run_screen(rt)
+        if screen:
+            run_screen(rt)
         accounts.create_user("hourly@example.com", "pro", lifetime=True)
         key = accounts.rotate_key("hourly@example.com")
     database.close()
@@ -143,3 +149,23 @@ def test_the_screen_page_marks_a_pair_some_bars_behind_in_bars_and_hours(
         behind = driver.find_elements("css selector", "#survivors tbody tr.data-behind")
         assert len(behind) == len(lagged)
         driver.save_screenshot(str(artifact_path("hourly-screen-behind.png")))
+
+
+def test_the_pair_page_says_it_reads_the_stored_bars_before_any_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No screen yet (the verdict is a 404): the lede names the bars from the served
+    contract, which states an intraday universe's bar."""
+    pin(monkeypatch)
+    url, universe, key = _screened(tmp_path, screen=False)
+    env = {"PAIRSCREEN_UNIVERSE": str(universe), "PAIRSCREEN_DATA_DIR": str(tmp_path)}
+    with live_server(url, env=env) as api, headless_chromium(tmp_path) as driver:
+        site = Site(api.removesuffix("api/v1"), api, key, key, driver, tmp_path, url)
+        assert site.get("/openapi.json", key).json()["info"]["x-pairscreen-bar"] == "1h"
+        driver.get(f"{site.root}#/screen")
+        site.sign_in(key)
+        site.open("pair/ETH/ETHX", "ETH/ETHX")
+        lede = site.text("main .lede")
+        assert lede.startswith(
+            "The ratio of ETH to ETHX, computed live from the stored 1h bars."
+        ), lede
