@@ -165,7 +165,7 @@ def screen_text(
         outcome.merge(part)
         progress.advance(part.pairs)
     qvalues = _qvalues(outcome)
-    previous = spaced_screens(generated_at, rt.settings.persistence_screens)
+    previous = spaced_screens(generated_at, rt.settings.persistence_screens, bar=plan.spans.bar)
     lag = _Lag.of(outcome.newest, plan.spans.bar)
     decided = _screen_wide(rt.screen_filter, outcome, qvalues, candidate_sets(previous), lag)
     head, tail = _fields(
@@ -193,6 +193,7 @@ def screen_text(
         survivor_keys(decided.keys),
         survivor_keys(decided.candidates),
         verdicts,
+        plan.spans.bar,
     )
 
 

@@ -132,7 +132,10 @@ def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> di
         },
         "peg": {"A": peg_status(asset_a, rt.universe), "B": peg_status(asset_b, rt.universe)},
         "recent_verdicts": recent_verdicts(
-            asset_a.ticker, asset_b.ticker, rt.settings.persistence_screens
+            asset_a.ticker,
+            asset_b.ticker,
+            rt.settings.persistence_screens,
+            screen_spans(rt.universe, rt.settings).bar,
         ),
         "in_sample": {"fields": in_sample.snapshot_paths(), "note": in_sample.NOTE},
         **_bar_of(pair),
