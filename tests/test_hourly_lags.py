@@ -40,15 +40,18 @@ def cut_ethx(folder: Path) -> None:
 
 
 @pytest.fixture()
-def lagging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Runtime, str]]:
-    """The universe with ``ETHX`` cut, synced (at the suite's hourly clock) in SQLite."""
+def lagging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, empty_database_url: str
+) -> Iterator[tuple[Runtime, str]]:
+    """The universe with ``ETHX`` cut, synced (at the suite's hourly clock) into a fresh
+    database (PostgreSQL when the suite has a server)."""
     pin(monkeypatch)
     write_universe(tmp_path)
     cut_ethx(tmp_path)
     rt = build_runtime(
         load_settings(
             data_dir=tmp_path,
-            database_url=f"sqlite:///{tmp_path / 'lags.sqlite3'}",
+            database_url=empty_database_url,
             universe=tmp_path / "universe.toml",
         )
     )

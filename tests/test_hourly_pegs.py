@@ -33,7 +33,12 @@ def paxg_close(k: int) -> float:
 
 
 @pytest.fixture()
-def gold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: str) -> Iterator[Runtime]:  # noqa: F811
+def gold(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    server: str,  # noqa: F811
+    empty_database_url: str,
+) -> Iterator[Runtime]:
     monkeypatch.setenv("PAIRSCREEN_PEG_RETENTION_DAYS", "36500")  # samples of 2023
     prices = tmp_path / "prices"
     prices.mkdir()
@@ -56,7 +61,7 @@ def gold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: str) -> Iterat
     rt = build_runtime(
         load_settings(
             data_dir=tmp_path,
-            database_url=f"sqlite:///{tmp_path / 'gold.sqlite3'}",
+            database_url=empty_database_url,
             universe=universe,
         )
     )
