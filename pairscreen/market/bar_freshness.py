@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from pairscreen.contracts.bars import DAY_SECONDS, BarSize
 from pairscreen.market.bar_checks import iso_time
+from pairscreen.market.freshness import lag_reaches
 from pairscreen.universe import Universe
 from pairscreen.wording import plural
 
@@ -30,7 +31,7 @@ class BarFreshness:
 
     @property
     def stale(self) -> bool:
-        return self.bars_behind * self.seconds >= self.limit_days * DAY_SECONDS
+        return lag_reaches(self.bars_behind * self.seconds, self.limit_days)
 
 
 def bar_freshness(

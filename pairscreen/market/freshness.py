@@ -45,6 +45,13 @@ def day_of(value: np.datetime64) -> date:
     return date.fromisoformat(str(value.astype("datetime64[D]")))
 
 
+def lag_reaches(behind_seconds: int, limit_days: int) -> bool:
+    """Whether a lag of closed bars (in seconds) makes data stale against a limit in days:
+    once it reaches the limit as a span of time. The one rule for bars: an asset, a stale
+    screen's newest close, the sync's report and a peg sample's token price all apply it."""
+    return behind_seconds >= limit_days * DAY_SECONDS
+
+
 def age_days(last_day: date, today: date) -> int:
     """The age of data whose last close is dated ``last_day``, on the UTC day ``today``: whole
     days from the close's day to the current UTC day (yesterday's close, the newest there can
@@ -78,7 +85,7 @@ class AssetFreshness:
     def stale(self) -> bool:
         behind = self.behind_seconds
         if self.bar is not None:
-            return behind is not None and behind >= self.limit_days * DAY_SECONDS
+            return behind is not None and lag_reaches(behind, self.limit_days)
         return self.age_days is not None and self.age_days > self.limit_days
 
     def reason(self) -> str:

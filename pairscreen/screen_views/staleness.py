@@ -24,8 +24,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from pairscreen import clock
-from pairscreen.contracts.bars import DAY_SECONDS
-from pairscreen.market.freshness import STALE, age_days, span_words
+from pairscreen.market.freshness import STALE, age_days, lag_reaches, span_words
 from pairscreen.screen_store.published import PublishedScreen
 from pairscreen.screen_store.stored_pages import stored_fields
 from pairscreen.universe import Universe
@@ -86,7 +85,7 @@ class ScreenFacts:
             if age <= limit_days:
                 return ""
             return f"its newest close is from {self.newest}, {age:,} days before {today} ({allows})"
-        if bars * self.bar_seconds < limit_days * DAY_SECONDS:
+        if not lag_reaches(bars * self.bar_seconds, limit_days):
             return ""
         return (
             f"its last {self.bar} bar closed {clock.iso(self.last_close)}, "
