@@ -74,7 +74,7 @@ def create_app(
     """
     rt = runtime or build_runtime(settings or load_settings())
     windows = screen_spans(rt.universe, rt.settings).backtest_days
-    spec, spec_text = served_contract(openapi_path(rt.settings), windows)
+    spec, spec_text = served_contract(openapi_path(rt.settings), windows, rt.universe.bar)
     app = connexion.AsyncApp(__name__)
     service = Service.of(rt)
     # Outermost: the bearer function runs before connexion sets its request context.

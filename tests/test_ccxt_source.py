@@ -10,7 +10,9 @@ Hourly and 4-hour klines (``interval=1h|4h``) are Binance's real hourly closes o
 ``tests/fixtures/hourly`` (March 2023, see its README) in the shape Binance sends them:
 stamped with the bar's **open** time, open = high = low = close (the files keep closes only)
 and a base volume of :data:`BAR_BASE_VOLUME`; a 4-hour kline is the hour closing on the
-4-hour grid (its close is the 4-hour bar's).
+4-hour grid (its close is the 4-hour bar's). A 15-minute kline is made up from them
+(:func:`quarter_close`): the one closing on the hour has that hour's close, the three before
+it the hour's close moved by -0.03, -0.02 and -0.01 %, so each bar's name shows in its value.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def recorded_klines(symbol: str) -> list[list]:
 
 HOURLY = Path(__file__).resolve().parent / "fixtures" / "hourly"
 BAR_BASE_VOLUME = 2.5  # the base volume of every served hourly and 4-hour kline
-BAR_SECONDS = {"1h": 3600, "4h": 4 * 3600}
+BAR_SECONDS = {"1h": 3600, "4h": 4 * 3600, "15m": 900}
 
 
 def hourly_closes(symbol: str) -> list[tuple[int, str]]:
@@ -67,13 +69,28 @@ def hourly_closes(symbol: str) -> list[tuple[int, str]]:
     return out
 
 
+def quarter_close(hour_close: str, quarters_before: int) -> str:
+    """The close of the 15-minute bar ``quarters_before`` bars before the hour's close."""
+    return repr(float(hour_close) * (1 - quarters_before / 10_000))
+
+
+def bar_closes(symbol: str, interval: str) -> list[tuple[int, str]]:
+    """(close time in epoch seconds, close) of every bar of ``interval`` the fake serves."""
+    seconds = BAR_SECONDS[interval]
+    if interval == "15m":
+        return [
+            (t - k * seconds, close if k == 0 else quarter_close(close, k))
+            for t, close in hourly_closes(symbol)
+            for k in (3, 2, 1, 0)
+        ]
+    return [(t, close) for t, close in hourly_closes(symbol) if t % seconds == 0]
+
+
 def bar_klines(symbol: str, interval: str) -> list[list]:
     """Binance klines of ``interval`` built from the real hourly closes (open-time stamps)."""
     seconds = BAR_SECONDS[interval]
     rows = []
-    for closes_at, close in hourly_closes(symbol):
-        if closes_at % seconds:
-            continue
+    for closes_at, close in bar_closes(symbol, interval):
         opened = (closes_at - seconds) * 1000
         volume = f"{BAR_BASE_VOLUME:.8f}"
         closed = closes_at * 1000 - 1
@@ -87,6 +104,10 @@ class Exchange:
 
     base: str = ""
     max_limit: int = 1000  # Binance's spot maximum; lower it to mimic a stingier exchange
+    # An exchange that answers only the window of ``limit`` bars after ``startTime`` (an
+    # empty page inside a gap longer than a page), where Binance skips to the next candle.
+    windowed: bool = False
+    outages: dict[str, tuple[int, int]] = field(default_factory=dict)  # symbol -> open ms span
     refusals: dict[str, list[tuple[int, str]]] = field(
         default_factory=dict
     )  # symbol -> [(status, Retry-After)]
@@ -144,9 +165,14 @@ class BinanceRecording(BaseHTTPRequestHandler):
             self._send(400, b'{"code":-1120,"msg":"Invalid interval."}')
             return
         rows = json.loads(path.read_text()) if interval == "1d" else bar_klines(symbol, interval)
+        if symbol in ex.outages:
+            first, last = ex.outages[symbol]
+            rows = [r for r in rows if not first <= r[0] <= last]
         start = int(query.get("startTime", 0))
         end = int(query.get("endTime", 2**62))
         limit = min(int(query.get("limit", 500)), ex.max_limit)
+        if ex.windowed and interval in BAR_SECONDS:
+            end = min(end, start + limit * BAR_SECONDS[interval] * 1000 - 1)
         page = [r for r in rows if start <= r[0] <= end][:limit]
         self._send(200, json.dumps(page).encode())
 
@@ -516,6 +542,68 @@ def test_pages_shorter_than_asked_cover_the_bars_too(
     got = fetch_bars(exchange, [SOL], history_days=30)
     assert len(got["SOL"].dates) == 527
     assert len(exchange.klines_requests("SOLUSDT")) == 6
+
+
+def test_an_exchange_gap_longer_than_a_page_does_not_end_the_sync(
+    exchange: Exchange, monkeypatch: pytest.MonkeyPatch
+):
+    """An exchange answering only the window after ``since`` sends empty pages before the
+    asset's first bar and inside an outage of 150 bars (a page is 100): the sync skips them
+    a page at a time and goes on to the last closed bar."""
+    at(LAST_HOURLY_CLOSE + timedelta(minutes=30), monkeypatch)
+    exchange.windowed = True
+    outage = (ms(date(2023, 3, 12)), ms(date(2023, 3, 12)) + 149 * HOUR_MS)  # 150 bars' opens
+    exchange.outages["BTCUSDT"] = outage
+    got = fetch_bars(exchange, [BTC], page_limit=100, history_days=30)
+    served = [
+        (t, c)
+        for t, c in bar_closes("BTCUSDT", "1h")
+        if not outage[0] < t * 1000 <= outage[1] + HOUR_MS
+    ]
+    assert len(served) == 527 - 150
+    times = got["BTC"].dates.astype(np.int64).tolist()
+    assert times == [t for t, _ in served]  # both sides of the outage, to the last closed bar
+    assert times[-1] == int(LAST_HOURLY_CLOSE.timestamp())
+    np.testing.assert_array_equal(got["BTC"].close, [float(c) for _, c in served])
+    asked = [int(q["startTime"]) for q in exchange.klines_requests("BTCUSDT")]
+    first_open = int(LAST_HOURLY_CLOSE.timestamp() * 1000) - 30 * DAY_MS
+    # nothing listed for the first 8 days: an empty page of 100 bars, skipped
+    assert asked[:2] == [first_open, first_open + 100 * HOUR_MS]
+    # a page whose whole window lies in the outage came back empty, and the sync went on
+    # (skipping by the longest page sent so far: never past a bar the exchange has)
+    empty = [s for s in asked if outage[0] <= s and s + 40 * HOUR_MS <= outage[1]]
+    assert empty and asked[-1] > outage[1] and asked == sorted(set(asked))
+    assert asked[-1] < int(LAST_HOURLY_CLOSE.timestamp() * 1000)
+    assert len(asked) == 9
+
+
+def test_fifteen_minute_bars_page_resume_and_leave_the_forming_bar_out(
+    exchange: Exchange, monkeypatch: pytest.MonkeyPatch
+):
+    at(LAST_HOURLY_CLOSE - timedelta(minutes=1), monkeypatch)  # the 00:00 bar is forming
+    got = fetch_bars(exchange, [BTC], bar="15m", page_limit=100, history_days=3)
+    bars = got["BTC"]
+    last = LAST_HOURLY_CLOSE - timedelta(minutes=15)  # the last closed bar
+    first = last - timedelta(days=3)  # history_days back from it
+    expected = [
+        (t, c) for t, c in bar_closes("BTCUSDT", "15m") if first.timestamp() < t <= last.timestamp()
+    ]
+    assert len(expected) == 3 * 96  # three days of quarters to the last closed one
+    assert bars.dates.astype(np.int64).tolist() == [t for t, _ in expected]
+    assert bars.dates[0] == np.datetime64("2023-03-29T00:00:00", "s")  # its close, not open
+    assert bars.dates[-1] == np.datetime64("2023-03-31T23:45:00", "s")
+    np.testing.assert_array_equal(bars.close, [float(c) for _, c in expected])
+    asked = exchange.klines_requests("BTCUSDT")
+    assert {q["interval"] for q in asked} == {"15m"}
+    assert len(asked) == 3  # 288 bars in pages of 100
+    # resumed after the last stored bar once the next has closed: that bar alone
+    at(LAST_HOURLY_CLOSE + timedelta(minutes=1), monkeypatch)
+    exchange.requests.clear()
+    since = {"BTC": datetime(2023, 3, 31, 23, 45, tzinfo=UTC)}
+    got = fetch_bars(exchange, [BTC], bar="15m", since=since)
+    assert got["BTC"].dates.tolist() == [LAST_HOURLY_CLOSE.replace(tzinfo=None)]
+    assert got["BTC"].close.tolist() == [float(hourly_closes("BTCUSDT")[-1][1])]
+    assert len(exchange.klines_requests("BTCUSDT")) == 1
 
 
 def test_four_hour_bars_close_on_the_four_hour_grid(

@@ -227,7 +227,7 @@ def test_a_stale_hourly_screen_says_how_many_bars_and_hours_behind_it_is(
     body = r.json()
     assert body["stale"] is True
     assert body["stale_reason"] == (
-        "This screen's data is stale: its newest close is from 2023-03-31, 4 days before "
-        "2023-04-04 (the universe allows 2 days for its most traded assets); its last 1h bar "
-        "closed 2023-04-01T00:00:00+00:00, 78 bars (78 h) ago."
+        "This screen's data is stale: its last 1h bar closed 2023-04-01T00:00:00+00:00, "
+        "78 bars (78 h) before the last closed bar (the universe allows 2 days for its most "
+        "traded assets)."
     )

@@ -23,6 +23,7 @@ from pairscreen.market.bar_sync import sync_bars
 from pairscreen.screening.screen import run_screen
 from tests.support.chromium import artifact_path, headless_chromium, missing_reason
 from tests.support.live_server import live_server
+from tests.test_hourly_lags import cut_ethx
 from tests.test_hourly_screen import pin, write_universe
 from tests.test_website import Site
 
@@ -32,14 +33,27 @@ pytestmark = [
 ]
 
 
-def _screened(folder: Path) -> tuple[str, Path, str]:
-    """The hourly universe synced and screened in a SQLite file: its URL, file and a key."""
+def _screened(
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch | None = None,
+    screen_at: str = "",
+    *,
+    screen: bool = True,
+) -> tuple[str, Path, str]:
+    """The hourly universe synced and screened in a SQLite file: its URL, file and a key;
+    with ``screen_at``, ``ETHX`` cut five bars before it and screened at that moment; with
+    ``screen`` false, synced only."""
     universe = write_universe(folder)
+    if screen_at:
+        cut_ethx(folder)
     url = f"sqlite:///{folder / 'hourly.sqlite3'}"
     rt = build_runtime(load_settings(data_dir=folder, database_url=url, universe=universe))
     with database.connection_context():
         assert not sync_bars(rt.universe, rt.plugins).needs_review
-        run_screen(rt)
+        if monkeypatch is not None and screen_at:
+            pin(monkeypatch, screen_at)
+        if screen:
+            run_screen(rt)
         accounts.create_user("hourly@example.com", "pro", lifetime=True)
         key = accounts.rotate_key("hourly@example.com")
     database.close()
@@ -101,3 +115,57 @@ def test_the_website_on_an_hourly_universe_says_bar_close_times_and_draws_hours(
         driver.save_screenshot(str(artifact_path("hourly-pair-chart.png")))
         driver.execute_script("document.querySelector('#snap-title').scrollIntoView()")
         driver.save_screenshot(str(artifact_path("hourly-pair-snapshot.png")))
+
+
+def test_the_screen_page_marks_a_pair_some_bars_behind_in_bars_and_hours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ETHX's last bar closed 2023-03-31T10:00Z, the others' at 15:00 the same day: its pair
+    is marked "5 bars (5 h) behind", where a count of days would read 0."""
+    pin(monkeypatch)
+    url, universe, key = _screened(tmp_path, monkeypatch, "2023-03-31T15:30:00Z")
+    env = {"PAIRSCREEN_UNIVERSE": str(universe), "PAIRSCREEN_DATA_DIR": str(tmp_path)}
+    with live_server(url, env=env) as api, headless_chromium(tmp_path) as driver:
+        driver.set_window_size(1366, 1000)
+        site = Site(api.removesuffix("api/v1"), api, key, key, driver, tmp_path, url)
+        driver.get(f"{site.root}#/screen")
+        site.sign_in(key)
+        site.wait(lambda d: not d.find_elements("css selector", "main .loading"))
+        site.wait(lambda d: d.find_elements("css selector", "#survivors tbody tr"))
+        rows = driver.find_elements("css selector", "#survivors tbody tr")
+        marked = {
+            r.find_element("css selector", "a").text: r.find_element(
+                "css selector", "td[data-label^='Data to']"
+            ).text.split()
+            for r in rows
+        }
+        lagged = [pair for pair in marked if "ETHX" in pair.split("/")]
+        assert lagged, marked
+        for pair, text in marked.items():
+            if pair in lagged:
+                assert " ".join(text) == "2023-03-31 10:00 UTC, 1h bar ⚠ 5 bars (5 h) behind"
+            else:
+                assert " ".join(text) == "2023-03-31 15:00 UTC, 1h bar", text
+        behind = driver.find_elements("css selector", "#survivors tbody tr.data-behind")
+        assert len(behind) == len(lagged)
+        driver.save_screenshot(str(artifact_path("hourly-screen-behind.png")))
+
+
+def test_the_pair_page_says_it_reads_the_stored_bars_before_any_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No screen yet (the verdict is a 404): the lede names the bars from the served
+    contract, which states an intraday universe's bar."""
+    pin(monkeypatch)
+    url, universe, key = _screened(tmp_path, screen=False)
+    env = {"PAIRSCREEN_UNIVERSE": str(universe), "PAIRSCREEN_DATA_DIR": str(tmp_path)}
+    with live_server(url, env=env) as api, headless_chromium(tmp_path) as driver:
+        site = Site(api.removesuffix("api/v1"), api, key, key, driver, tmp_path, url)
+        assert site.get("/openapi.json", key).json()["info"]["x-pairscreen-bar"] == "1h"
+        driver.get(f"{site.root}#/screen")
+        site.sign_in(key)
+        site.open("pair/ETH/ETHX", "ETH/ETHX")
+        lede = site.text("main .lede")
+        assert lede.startswith(
+            "The ratio of ETH to ETHX, computed live from the stored 1h bars."
+        ), lede

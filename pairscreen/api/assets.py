@@ -14,6 +14,7 @@ from starlette.responses import Response
 from pairscreen.api.http_cache import not_modified
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
+from pairscreen.contracts import bar_size
 from pairscreen.pegs.status import peg_status
 
 
@@ -22,7 +23,8 @@ async def list_assets(token_info: TokenInfo) -> Response:
     svc = service()
     rt = svc.runtime
     peg_of = functools.partial(peg_status, universe=rt.universe)
-    body, etag = await svc.in_thread(rt.assets.tagged, rt.universe, rt.candles, peg_of)
+    bar = bar_size(rt.universe.bar)
+    body, etag = await svc.in_thread(rt.assets.tagged, rt.universe, rt.candles, peg_of, bar)
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
     if not_modified(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)

@@ -6,6 +6,11 @@ its peg status. It is rendered once and kept until the candles, the UTC hour or 
 peg sample change, so a request costs one indexed read (the hour: a peg whose data went
 stale turns ``unknown`` without a new sample). The peg column is the caller's
 (``pegs.status.peg_status``): the peg package reads market data, not the other way round.
+
+On an intraday universe the list reads the closed bars instead, days being the UTC days
+the bars belong to, and adds each asset's lag in bars and seconds (the stale decision's,
+:mod:`pairscreen.market.freshness`); it is rendered again when a bar closes or a sync
+stores one.
 """
 
 from __future__ import annotations
@@ -17,44 +22,86 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import peewee
 
 from pairscreen import clock
 from pairscreen.contracts import Asset, Candles
+from pairscreen.contracts.bars import DAILY, BarSize
 from pairscreen.db.models import PegSample
+from pairscreen.market.bar_store import last_closes, load_closed_bars
 from pairscreen.market.candle_cache import CandleCache
-from pairscreen.market.freshness import asset_freshness, day_of, last_days
+from pairscreen.market.freshness import AssetFreshness, candle_freshness, day_of
 from pairscreen.universe import Universe
 
 PegOf = Callable[[Asset], dict[str, Any] | None]  # an asset's peg status, as /assets shows it
 
 
 def asset_list(
-    universe: Universe, candles: dict[str, Candles], peg_of: PegOf, at: datetime | None = None
+    universe: Universe,
+    candles: dict[str, Candles],
+    peg_of: PegOf,
+    at: datetime | None = None,
+    bar: BarSize = DAILY,
 ) -> dict[str, Any]:
-    """The ``/assets`` body, in universe order."""
-    fresh = asset_freshness(universe, last_days(candles), at)
+    """The ``/assets`` body, in universe order: ``candles`` are daily candles, or the closed
+    bars of an intraday ``bar`` (dated by their close times)."""
+    fresh = candle_freshness(universe, candles, bar, at)
     assets = []
     for asset in universe.assets:
         c = candles.get(asset.ticker)
         has = c is not None and len(c.dates) > 0
         f = fresh[asset.ticker]
+        days = _days(c.dates, bar) if c is not None and has else None
         assets.append(
             {
                 "ticker": asset.ticker,
                 "sector": asset.sector,
                 "asset_class": asset.asset_class,
-                "first_close": str(day_of(c.dates[0])) if c is not None and has else None,
+                "first_close": str(day_of(days[0])) if days is not None else None,
                 "last_close": str(f.last_day) if f.last_day is not None else None,
-                "history_days": len(c.dates) if c is not None else 0,
+                "history_days": _history(c, days, bar),
                 "latest_close": float(c.close[-1]) if c is not None and has else None,
                 "age_days": f.age_days,
                 "stale_after_days": f.limit_days,
                 "stale": f.stale,
+                **(_bar_lag(f, bar) if bar.intraday else {}),
                 "peg": peg_of(asset),
             }
         )
     return {"generated_at": clock.iso(at or clock.now()), "count": len(assets), "assets": assets}
+
+
+def _days(dates: np.ndarray, bar: BarSize) -> np.ndarray:
+    """The UTC day each close belongs to: a candle's own, a bar's the day it closes in (the
+    bar closing at 00:00 is the day before's last)."""
+    if not bar.intraday:
+        return dates
+    seconds = dates.astype("datetime64[s]") - np.timedelta64(1, "s")
+    days: np.ndarray = seconds.astype("datetime64[D]")
+    return days
+
+
+def _history(c: Candles | None, days: np.ndarray | None, bar: BarSize) -> int:
+    """Stored daily closes; for bars, the UTC days with a stored bar."""
+    if c is None:
+        return 0
+    if not bar.intraday or days is None:
+        return len(c.dates)
+    return len(np.unique(days))
+
+
+def _bar_lag(f: AssetFreshness, bar: BarSize) -> dict[str, Any]:
+    """An intraday asset's bar, last bar's close time and lag in bars and seconds."""
+    last = None
+    if f.last_close is not None:
+        last = clock.iso(datetime.fromtimestamp(f.last_close, UTC))
+    return {
+        "bar": bar.name,
+        "last_bar_close": last,
+        "bars_behind": f.bars_behind,
+        "behind_seconds": f.behind_seconds,
+    }
 
 
 class AssetListCache:
@@ -65,27 +112,39 @@ class AssetListCache:
         # What the text was rendered from: the universe and candles (compared by identity:
         # the candle cache hands out a new dict when it reloads), the UTC hour, the last sample.
         self._sources: tuple[object, ...] = ()
-        self._key: tuple[datetime, int | None] | None = None
+        self._key: tuple[object, ...] | None = None
         self._text = ""
         self._etag = ""
 
-    def json(self, universe: Universe, candles: CandleCache, peg_of: PegOf) -> str:
+    def json(
+        self, universe: Universe, candles: CandleCache, peg_of: PegOf, bar: BarSize = DAILY
+    ) -> str:
         """The body for ``universe``; needs the request's database connection."""
-        return self.tagged(universe, candles, peg_of)[0]
+        return self.tagged(universe, candles, peg_of, bar)[0]
 
-    def tagged(self, universe: Universe, candles: CandleCache, peg_of: PegOf) -> tuple[str, str]:
+    def tagged(
+        self, universe: Universe, candles: CandleCache, peg_of: PegOf, bar: BarSize = DAILY
+    ) -> tuple[str, str]:
         """The body and its ``ETag`` (a checksum of the text: a client polling the list gets
-        ``304`` until something it shows changed)."""
-        current = candles.get()
+        ``304`` until something it shows changed). An intraday universe's bars are read
+        again only when a bar has closed or a sync stored one since the last rendering."""
         latest_sample = PegSample.select(peewee.fn.MAX(PegSample.id)).scalar()
-        hour = clock.now().astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-        key = (hour, latest_sample)
+        now = clock.now()
+        hour = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+        key: tuple[object, ...] = (hour, latest_sample)
+        current: dict[str, Candles] | None = None  # daily candles, compared by identity
+        if bar.intraday:
+            key = (*key, bar.last_closed(now), tuple(sorted(last_closes(bar).items())))
+        else:
+            current = candles.get()
         with self._lock:
             same = len(self._sources) == 2 and all(
                 a is b for a, b in zip(self._sources, (universe, current), strict=True)
             )
             if not same or key != self._key:
-                self._text = json.dumps(asset_list(universe, current, peg_of), allow_nan=False)
+                read = current if current is not None else load_closed_bars(bar)
+                body = asset_list(universe, read, peg_of, None, bar)
+                self._text = json.dumps(body, allow_nan=False)
                 self._etag = f'W/"assets-{zlib.crc32(self._text.encode()):08x}"'
                 self._sources, self._key = (universe, current), key
             return self._text, self._etag

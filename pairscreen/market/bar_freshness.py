@@ -1,8 +1,9 @@
 """How fresh an intraday universe's stored bars are, measured in bars and in time.
 
 An asset's limit is its class's staleness in days (``[staleness]``, the daily sync's), kept a
-span of time: an hourly asset of a 2-day class is stale when its last stored bar closed more
-than 48 bars before the last closed bar. The sync of bars leads its report with this line,
+span of time: an hourly asset of a 2-day class is stale once its last stored bar closed 48
+bars or more before the last closed bar (the rule of ``pairscreen.market.freshness``, which
+the screen, ``/assets`` and a snapshot apply). The sync of bars leads its report with this line,
 as the daily sync leads with the stale days.
 """
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from pairscreen.contracts.bars import DAY_SECONDS, BarSize
 from pairscreen.market.bar_checks import iso_time
+from pairscreen.market.freshness import lag_reaches
 from pairscreen.universe import Universe
 from pairscreen.wording import plural
 
@@ -29,7 +31,7 @@ class BarFreshness:
 
     @property
     def stale(self) -> bool:
-        return self.bars_behind * self.seconds > self.limit_days * DAY_SECONDS
+        return lag_reaches(self.bars_behind * self.seconds, self.limit_days)
 
 
 def bar_freshness(

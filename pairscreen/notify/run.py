@@ -41,13 +41,13 @@ from pairscreen.engine.evaluate import compute_metrics
 from pairscreen.engine.guarantees import PASSES
 from pairscreen.engine.panels import AlignedPair, align, group_by_history
 from pairscreen.engine.required_fields import POSITION
-from pairscreen.market.freshness import asset_freshness
+from pairscreen.market.freshness import candle_freshness
 from pairscreen.market.pair_verdicts import pair_reason, pair_verdicts
 from pairscreen.notify.channels import Destination, destinations
 from pairscreen.notify.outbox import OutboxMessage, enqueue
 from pairscreen.notify.states import BAND_LIMITS, BANDS, Transition, next_state
 from pairscreen.pegs.status import active_depegs
-from pairscreen.screening.screen_candles import bar_last_days, screen_candles
+from pairscreen.screening.screen_candles import screen_candles
 from pairscreen.screening.spans import screen_spans
 from pairscreen.wording import plural
 
@@ -106,7 +106,7 @@ def core_screened(
     """The pairs the core lets through, aligned, and the reason of each it stops."""
     spans = screen_spans(rt.universe, rt.settings)  # the screen's bar and spans
     candles = screen_candles(rt, spans.bar)
-    fresh = asset_freshness(rt.universe, bar_last_days(candles, spans.bar), clock.now())
+    fresh = candle_freshness(rt.universe, candles, spans.bar, clock.now())
     ordered = sorted(pairs)
     aligned = [
         align(candles[a], candles[b], spans.bar) if a in candles and b in candles else None

@@ -57,7 +57,7 @@ from pairscreen.contracts import Asset, Candles, IntradayMarketPrice, PegEventCh
 from pairscreen.contracts.bars import BarSize, bar_size
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
-from pairscreen.market.freshness import day_of
+from pairscreen.market.freshness import day_of, lag_reaches, span_words
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.observations import Observed, duration_text, observation_age
 from pairscreen.pegs.status import PEG_JOB, depegged_tickers, threshold_pct
@@ -313,6 +313,8 @@ def _token_problem(token: TokenPrice | None, at: datetime, limit: timedelta) -> 
     """Why the token price cannot be compared ("" when it can)."""
     if token is None:
         return "no token price (no close stored before the sampling time)"
+    if token.bar is not None:
+        return _bar_problem(token, token.bar, at, limit)
     age = at - token.observed_at
     if age > limit:
         return (
@@ -320,6 +322,19 @@ def _token_problem(token: TokenPrice | None, at: datetime, limit: timedelta) -> 
             f"its class allows {plural(limit.days, 'day')})"
         )
     return ""
+
+
+def _bar_problem(token: TokenPrice, bar: BarSize, at: datetime, limit: timedelta) -> str:
+    """A token price of an intraday bar is stale as an asset is (``market.freshness``): once
+    the bars closed since it, up to the last closed at ``at``, reach the class's limit."""
+    closed = int(token.observed_at.timestamp())
+    bars = max(0, (bar.last_closed(at) - closed) // bar.seconds)
+    if not lag_reaches(bars * bar.seconds, limit.days):
+        return ""
+    return (
+        f"token price {plural(bars, 'bar', grouped=True)} ({span_words(bars * bar.seconds)}) "
+        f"old ({token.what}; its class allows {plural(limit.days, 'day')})"
+    )
 
 
 def _no_reference(asset: Asset, problems: list[str]) -> str:
@@ -343,6 +358,7 @@ class TokenPrice:
     observed_at: datetime
     what: str  # for a reason sentence: "the close of 2023-12-31", "intraday price"
     day: date | None = None  # a daily close's day (None: an intraday price)
+    bar: BarSize | None = None  # an intraday universe's bar: its age is counted in bars
 
 
 def token_price(
@@ -397,7 +413,7 @@ def last_bar_price(series: Candles, at: datetime, bar: BarSize) -> TokenPrice | 
     if not _positive(close):
         return None
     moment = datetime.fromtimestamp(int(closes[n - 1].astype(np.int64)), UTC)
-    return TokenPrice(close, moment, f"the {bar.name} bar closing {clock.iso(moment)}")
+    return TokenPrice(close, moment, f"the {bar.name} bar closing {clock.iso(moment)}", bar=bar)
 
 
 def close_moment(rt: Runtime, day: date) -> datetime:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pairscreen.engine.required_fields import POSITION, ZONE, RequiredField
 from pairscreen.engine.screen_rules import SCREEN_FIELDS
-from pairscreen.screen_store.data_lag import LAG_FIELDS
+from pairscreen.screen_store.data_lag import BAR_LAG_FIELDS, LAG_FIELDS
 
 # Metrics ``/pairs`` carries when the screen's metrics provide them: what the website's map of
 # the universe plots against the position, so 100,000 survivors need no full screen.
@@ -31,7 +31,7 @@ def compact_pair(survivor: dict[str, Any]) -> dict[str, Any]:
         **{k: metrics[k] for k in MAP_FIELDS if k in metrics},
         "score": survivor["score"],
         **{k: survivor[k] for k in SCREEN_FIELDS if k in survivor},
-        **{k: survivor[k] for k in LAG_FIELDS if k in survivor},
+        **{k: survivor[k] for k in (*LAG_FIELDS, *BAR_LAG_FIELDS) if k in survivor},
     }
 
 

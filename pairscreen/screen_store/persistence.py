@@ -3,7 +3,9 @@
 A pair that survives one screen may have done so by chance; one that passes screen after
 screen has shown it more than once. The previous screens are the stored ones, regular or
 point-in-time, each at least a day before the one after it (several screens of one day show
-the same closes), newest first, up to the ``persistence_screens`` setting.
+the same closes), newest first, up to the ``persistence_screens`` setting. On an intraday
+universe each read an earlier bar than the one after it (its last closed bar at its time):
+the screens of the worker that follows the bar, one per bar it screens after, not a day's.
 
 What counts in a previous screen is that the pair passed its filter and every other
 screen-wide rule (``Screen.candidate_keys``), not that it survived: counting survivors, a
@@ -18,10 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from pairscreen import clock
+from pairscreen.contracts.bars import DAILY, BarSize
 from pairscreen.db.models import Screen
 
 SPACING = timedelta(days=1)
@@ -35,13 +38,16 @@ class PastScreen:
 
 
 def spaced_screens(
-    before: datetime, count: int, *, include_first: bool = False
+    before: datetime, count: int, *, include_first: bool = False, bar: BarSize = DAILY
 ) -> list[PastScreen]:
     """Up to ``count`` stored screens, newest first, each at least a day before the previous
     one chosen; the first at least a day before ``before`` (at or before it when
-    ``include_first``)."""
+    ``include_first``). On an intraday ``bar``, each read an earlier bar than the previous
+    one chosen (:func:`_bar_spaced`)."""
     if count <= 0:
         return []
+    if bar.intraday:
+        return _bar_spaced(before, count, include_first, bar)
     limit = before if include_first else before - SPACING
     rows = (
         Screen.select(Screen.id, Screen.generated_at, Screen.as_of)
@@ -57,6 +63,35 @@ def spaced_screens(
             break
         limit = row.generated_at - SPACING
     return chosen
+
+
+def _bar_spaced(
+    before: datetime, count: int, include_first: bool, bar: BarSize
+) -> list[PastScreen]:
+    """The intraday spacing: a screen reads the last bar closed at its time, so each screen
+    chosen was generated before the close of the bar the one after it read (two screens
+    within one bar read the same closes: the later counts). A point-in-time screen, stored
+    at its bar's close, reads that bar."""
+    rows = (
+        Screen.select(Screen.id, Screen.generated_at, Screen.as_of)
+        .where(Screen.generated_at <= before)
+        .order_by(Screen.generated_at.desc(), Screen.id.desc())
+    )
+    bound = None if include_first else _read_close(before, bar)  # chosen: generated before it
+    chosen: list[PastScreen] = []
+    for row in rows.iterator():
+        if bound is not None and row.generated_at >= bound:
+            continue
+        chosen.append(PastScreen(row.id, row.generated_at, row.as_of))
+        if len(chosen) == count:
+            break
+        bound = _read_close(row.generated_at, bar)
+    return chosen
+
+
+def _read_close(moment: datetime, bar: BarSize) -> datetime:
+    """The close time of the last bar closed at ``moment``: the bar a screen then reads."""
+    return datetime.fromtimestamp(bar.last_closed(moment), UTC)
 
 
 def candidate_sets(screens: Iterable[PastScreen]) -> list[frozenset[str]]:
@@ -84,7 +119,7 @@ def survived_count(a: str, b: str, sets: list[frozenset[str]]) -> int:
     return sum(1 for s in sets if forward in s or backward in s)
 
 
-def recent_verdicts(a: str, b: str, count: int) -> list[dict[str, Any]]:
+def recent_verdicts(a: str, b: str, count: int, bar: BarSize = DAILY) -> list[dict[str, Any]]:
     """The pair's verdict in the latest stored screen and the ``count`` before it (spaced as
     persistence counts them), newest first: whether it was among the survivors (which, with
     a persistence rule on, may be fewer than the screens its ``survived_last`` counts).
@@ -92,7 +127,7 @@ def recent_verdicts(a: str, b: str, count: int) -> list[dict[str, Any]]:
     Only the matching line of each screen's survivor list is looked for, so a screen of
     100,000 survivors costs a substring search, not a decode.
     """
-    screens = spaced_screens(clock.now(), count + 1, include_first=True)
+    screens = spaced_screens(clock.now(), count + 1, include_first=True, bar=bar)
     keys = _survivor_keys([s.id for s in screens])
     forward, backward = f"\n{a}/{b}\n", f"\n{b}/{a}\n"
     verdicts = []

@@ -26,6 +26,7 @@ from peewee import fn
 
 from pairscreen import clock
 from pairscreen.config import Settings
+from pairscreen.contracts.bars import DAILY, BarSize
 from pairscreen.db.connection import database, is_sqlite, write_transaction
 from pairscreen.db.models import JobRun, Screen, ScreenPayload
 from pairscreen.screen_store.payload_parts import PayloadParts
@@ -52,6 +53,7 @@ class ComputedScreen:
     candidate_keys: str = ""  # the pairs that passed every rule but persistence
     # Every screened pair's verdict, compact, encoded on demand (a regular screen's only).
     verdicts: Callable[[], EncodedVerdicts] | None = None
+    bar: BarSize = DAILY  # the universe's bar: how the screens persistence counts are spaced
 
     @property
     def text(self) -> str:
@@ -102,7 +104,7 @@ def publish_screen(
         if page_index is not None:
             page_index.store(row_id)
         if latest:
-            _prune(settings, screen.generated_at)
+            _prune(settings, screen.generated_at, screen.bar)
             JobRun.replace(name="screen", finished_at=clock.now()).execute()
     return ScreenSummary(
         row_id,
@@ -128,7 +130,7 @@ def _store_row(screen: ComputedScreen, payload: PayloadParts, as_of: date | None
     return int(row.id)
 
 
-def _prune(settings: Settings, generated_at: datetime) -> None:
+def _prune(settings: Settings, generated_at: datetime, bar: BarSize) -> None:
     """Delete the regular screens beyond ``screens_kept``, keeping those the next screen's
     persistence counts however many ran between; point-in-time screens are never pruned."""
     regular = Screen.as_of.is_null()
@@ -138,7 +140,7 @@ def _prune(settings: Settings, generated_at: datetime) -> None:
         .order_by(Screen.id.desc())
         .limit(settings.screens_kept)
     )
-    counted = [s.id for s in spaced_screens(generated_at, settings.persistence_screens)]
+    counted = [s.id for s in spaced_screens(generated_at, settings.persistence_screens, bar=bar)]
     pruned = Screen.id.not_in(keep) & Screen.id.not_in(counted or [0]) & regular
     Screen.delete().where(pruned).execute()
 

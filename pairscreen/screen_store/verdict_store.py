@@ -17,13 +17,14 @@ import json
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
 
 from pairscreen import clock
 from pairscreen.contracts import Asset, Filter, FilterContext, bar_size
+from pairscreen.contracts.bars import BarSize
 from pairscreen.db.models import Screen, ScreenVerdictBlock, ScreenVerdicts
 from pairscreen.engine.filtering import FilterChoice
 from pairscreen.engine.guarantees import NO_CANDLES as CORE_NO_CANDLES
@@ -32,7 +33,7 @@ from pairscreen.engine.screen_rules import SCREEN_RULES
 from pairscreen.errors import NotFound
 from pairscreen.market.freshness import AssetFreshness, day_of, day_start
 from pairscreen.plugin_system.registry import Plugins
-from pairscreen.screen_store.data_lag import data_lag
+from pairscreen.screen_store.data_lag import bar_lag, data_lag
 from pairscreen.screen_store.published import PublishedScreen
 from pairscreen.screen_store.verdicts import (
     NO_CANDLES,
@@ -332,11 +333,13 @@ def _data_time(head: Head, block: Block, local: int) -> dict[str, Any]:
         said = f"{close.astype('datetime64[s]')}+00:00"
     else:
         said = clock.iso(day_start(day))
-    return {
-        "data_time": said,
-        **data_lag(last, date.fromisoformat(newest[:10]) if newest else None),
-        **bar,
-    }
+    newest_day = date.fromisoformat(newest[:10]) if newest else None
+    if not unit:
+        return {"data_time": said, **data_lag(last, newest_day), **bar}
+    seconds = bar_size(head.facts["bar"]).seconds
+    close_at = None if last is None else int(close.astype("datetime64[s]").astype(np.int64))
+    newest_at = int(datetime.fromisoformat(newest).timestamp()) if newest else None
+    return {"data_time": said, **bar_lag(last, newest_day, close_at, newest_at, seconds), **bar}
 
 
 def _say(
@@ -355,7 +358,8 @@ def _say(
     if kind.how == "text":
         return str(json.loads(block.texts)[str(local)])
     if kind.how == "stale":
-        fresh = [_freshness(t, *facts["stale"][t]) for t in legs if t in facts["stale"]]
+        bar = bar_size(head.facts["bar"]) if head.facts.get("last_close_unit") else None
+        fresh = [_freshness(t, bar, *facts["stale"][t]) for t in legs if t in facts["stale"]]
         described = [leg.describe() for leg in fresh if leg.stale]
         return core_reason(STALE_LEG, stale_legs=described)
     if code == NO_CANDLES:
@@ -390,8 +394,14 @@ def _say(
     return f"{kind.code}: {rule_of.explain(metrics, context, 0)}"
 
 
-def _freshness(ticker: str, last: str | None, age: int | None, limit: int) -> AssetFreshness:
-    return AssetFreshness(ticker, date.fromisoformat(last) if last else None, age, limit)
+def _freshness(
+    ticker: str, bar: BarSize | None, last: str | None, age: int | None, limit: int, *lag: int
+) -> AssetFreshness:
+    """A stale leg as the screen stored it; with its bar's lag on an intraday screen."""
+    day = date.fromisoformat(last) if last else None
+    if bar is None or len(lag) != 2:
+        return AssetFreshness(ticker, day, age, limit)
+    return AssetFreshness(ticker, day, age, limit, bar, lag[0], lag[1])
 
 
 def pair_verdict(plugins: Plugins, screen: PublishedScreen, a: Asset, b: Asset) -> str:

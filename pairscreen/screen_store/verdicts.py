@@ -126,8 +126,11 @@ class VerdictLog:
 
     parts: list[Part] = field(default_factory=list)
     # What the core's reasons name, known before any chunk: each stale leg's last close, age
-    # and limit in days, and the tickers without candles.
-    stale: dict[str, tuple[str | None, int | None, int]] = field(default_factory=dict)
+    # and limit in days (on an intraday screen also its last bar's close time, epoch seconds,
+    # and the bars closed since), and the tickers without candles.
+    stale: dict[str, tuple[str | None, int | None, int, *tuple[int, ...]]] = field(
+        default_factory=dict
+    )
     no_candles: list[str] = field(default_factory=list)
 
     def merge(self, other: VerdictLog) -> None:
@@ -150,7 +153,12 @@ class VerdictLog:
         self.add_plain(a[missing], b[missing], NO_CANDLES, None, matrix=False)
         legs = list(fresh)
         self.stale = {
-            f.ticker: (f.last_day.isoformat() if f.last_day else None, f.age_days, f.limit_days)
+            f.ticker: (
+                f.last_day.isoformat() if f.last_day else None,
+                f.age_days,
+                f.limit_days,
+                *_bar_lag(f),
+            )
             for f in legs
             if f.stale
         }
@@ -334,3 +342,10 @@ def finish(
 
 def _join(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype)
+
+
+def _bar_lag(f: AssetFreshness) -> tuple[int, ...]:
+    """An intraday stale leg's last bar's close time and bars behind; nothing for a day's."""
+    if f.bar is None or f.last_close is None or f.bars_behind is None:
+        return ()
+    return (f.last_close, f.bars_behind)

@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from pairscreen.engine.screen_rules import SCREEN_FIELDS
-from pairscreen.screen_store.data_lag import LAG_FIELDS
+from pairscreen.screen_store.data_lag import BAR_LAG_FIELDS, LAG_FIELDS
 from pairscreen.screen_store.json_items import Element, walk
 from pairscreen.screen_store.published import PublishedScreen
+from pairscreen.screen_views.staleness import TAIL_MARKER
 
 IDENTITY = ("rank", "pair", "a", "b", "sector", "score", *LAG_FIELDS)
 LEG_FIELDS = (
@@ -46,11 +47,14 @@ def survivors(payload: str) -> Iterator[dict[str, Any]]:
 
 
 def columns(payload: str) -> list[str]:
-    """The header: identity, every metric field, then the backtest of leg A and of leg B."""
+    """The header: identity (with the lag in bars and seconds after the days on an intraday
+    screen), every metric field, then the backtest of leg A and of leg B."""
     metric_names = dict.fromkeys(name for s in survivors(payload) for name in s["metrics"])
+    bar_lag = [name for name in BAR_LAG_FIELDS if _intraday(payload)]
     legs = [f"backtest_{leg}_{name}" for leg in ("A", "B") for name in LEG_FIELDS]
     extra = [f"backtest_{leg}_{name}" for leg in ("A", "B") for name in LEG_EXTRA]
-    return [*IDENTITY, *SCREEN_FIELDS, *metric_names, "backtest_history_days", *legs, *extra]
+    identity = [*IDENTITY, *bar_lag]
+    return [*identity, *SCREEN_FIELDS, *metric_names, "backtest_history_days", *legs, *extra]
 
 
 def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +68,7 @@ def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:
         "b": b,
         "sector": survivor["sector"],
         "score": survivor["score"],
-        **{name: survivor.get(name) for name in LAG_FIELDS},
+        **{name: survivor.get(name) for name in (*LAG_FIELDS, *BAR_LAG_FIELDS)},
         **{name: survivor.get(name) for name in SCREEN_FIELDS},
         **survivor["metrics"],
         "backtest_history_days": backtest.get("history_days"),
@@ -76,6 +80,12 @@ def survivor_record(rank: int, survivor: dict[str, Any]) -> dict[str, Any]:
             record[f"backtest_{leg}_{name}"] = values.get(name)
         record[f"backtest_{leg}_buy_hold_growth_pct"] = buy_hold and buy_hold["growth_pct"]
     return record
+
+
+def _intraday(payload: str) -> bool:
+    """Whether ``payload`` is an intraday screen's: its tail names its bar."""
+    at = payload.rfind(TAIL_MARKER)
+    return at >= 0 and '"bar":' in payload[at:]
 
 
 def survivors_csv(payload: str) -> str:

@@ -24,10 +24,11 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from pairscreen import clock
-from pairscreen.market.freshness import STALE, age_days
+from pairscreen.market.freshness import STALE, age_days, lag_reaches, span_words
 from pairscreen.screen_store.published import PublishedScreen
 from pairscreen.screen_store.stored_pages import stored_fields
 from pairscreen.universe import Universe
+from pairscreen.wording import plural
 
 TAIL_MARKER = '],"data_source":'  # where the survivors end and the payload's tail begins
 FACTS = "staleness_facts"  # a screen's facts among its memos
@@ -63,16 +64,33 @@ class ScreenFacts:
     bar: str | None = None
     bar_seconds: int | None = None
 
-    def bars_behind(self, at: datetime) -> str:
-        """``"; its last 1h bar closed …, N bars (N h) ago"`` (the bars closed since, so
-        the sentence changes once a bar, not every second), or ``""`` (daily)."""
+    def bars_since(self, at: datetime) -> int | None:
+        """The bars closed since the newest close, at ``at``; None for a daily screen."""
         if self.last_close is None or not self.bar_seconds or self.bar is None:
+            return None
+        return int(max(0.0, (at - self.last_close).total_seconds()) // self.bar_seconds)
+
+    def too_old(self, today: date, limit_days: int, at: datetime | None) -> str:
+        """Why the newest close is beyond ``limit_days``, ``""`` when it is not: its age in
+        days above the limit for a daily screen; for an intraday one the bars closed since
+        it reaching the limit as a span of time (the assets' rule,
+        ``pairscreen.market.freshness``), said in bars and hours (it changes once a bar,
+        not every second)."""
+        if self.newest is None:
             return ""
-        bars = int(max(0.0, (at - self.last_close).total_seconds()) // self.bar_seconds)
-        hours = bars * self.bar_seconds / 3600
+        allows = f"the universe allows {limit_days} days for its most traded assets"
+        bars = self.bars_since(at) if at is not None else None
+        if bars is None or self.last_close is None or not self.bar_seconds:
+            age = age_days(self.newest, today)
+            if age <= limit_days:
+                return ""
+            return f"its newest close is from {self.newest}, {age:,} days before {today} ({allows})"
+        if not lag_reaches(bars * self.bar_seconds, limit_days):
+            return ""
         return (
-            f"; its last {self.bar} bar closed {clock.iso(self.last_close)}, {bars:,} bars "
-            f"({hours:,.0f} h) ago"
+            f"its last {self.bar} bar closed {clock.iso(self.last_close)}, "
+            f"{plural(bars, 'bar', grouped=True)} ({span_words(bars * self.bar_seconds)}) "
+            f"before the last closed bar ({allows})"
         )
 
 
@@ -87,13 +105,9 @@ def judge(
         causes.append("no screened pair has candles")
     if facts.newest is not None and universe.assets:
         tightest = min(universe.staleness_days(a) for a in universe.assets)
-        age = age_days(facts.newest, today)
-        if age > tightest:
-            causes.append(
-                f"its newest close is from {facts.newest}, {age:,} days before {today} "
-                f"(the universe allows {tightest} days for its most traded assets)"
-                + (facts.bars_behind(at) if at is not None else "")
-            )
+        old = facts.too_old(today, tightest, at)
+        if old:
+            causes.append(old)
     if facts.n_pairs and 2 * facts.n_stale > facts.n_pairs:
         share = 100 * facts.n_stale / facts.n_pairs
         causes.append(

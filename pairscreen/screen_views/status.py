@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pairscreen import clock
+from pairscreen.contracts import bar_size
 from pairscreen.db.models import JobRun, Screen
 from pairscreen.errors import NotFound
-from pairscreen.market.freshness import asset_freshness, last_days
+from pairscreen.market.bar_store import last_closes
+from pairscreen.market.freshness import asset_freshness, bar_freshness_of, last_days
 from pairscreen.runtime import Runtime
 from pairscreen.screen_views.staleness import Staleness, serve_latest
 
@@ -49,8 +51,16 @@ def latest_screen_status() -> ScreenStatus | None:
 
 def stale_asset_count(rt: Runtime, at: datetime | None = None) -> int:
     """How many assets of the universe are stale now (no close within their class's limit;
-    an asset without candles is not counted: it has no age)."""
-    fresh = asset_freshness(rt.universe, last_days(rt.candles.get()), at)
+    an asset without candles is not counted: it has no age). On an intraday universe, each
+    asset's last stored bar closed by ``at``, judged in bars and time."""
+    bar = bar_size(rt.universe.bar)
+    if bar.intraday:
+        moment = at or clock.now()
+        until = bar.last_closed(moment)
+        closes = {t: c for t, c in last_closes(bar).items() if c <= until}
+        fresh = bar_freshness_of(rt.universe, bar, closes, moment)
+    else:
+        fresh = asset_freshness(rt.universe, last_days(rt.candles.get()), at)
     return sum(f.stale for f in fresh.values())
 
 

@@ -87,6 +87,7 @@ class Survivor(NamedTuple):
     coint_pvalue: float  # the p-values the screen-wide q-values are computed from
     adf_pvalue: float
     last_day: int  # its last common close, in days since 1970-01-01
+    last_close: int  # its last common close's time, epoch seconds (a bar's lag counts bars)
 
     def pvalue(self, name: str) -> float:
         """Its p-value of the q-value field ``name`` (one of ``QVALUE_FIELDS``)."""
@@ -288,8 +289,11 @@ def add_result(
         # under 1e-4 (0.00001 for 1e-05) and of non-ASCII text (raw UTF-8) differs.
         packed = codec.pack(orjson.dumps(survivor))
         last = int(group.last_day[i].astype("datetime64[D]").astype(np.int64))
+        close = int(group.last_day[i].astype("datetime64[s]").astype(np.int64))
         outcome.survivors.append(
-            Survivor(-score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]), last)
+            Survivor(
+                -score, a.ticker, b.ticker, packed, float(coint[i]), float(adf[i]), last, close
+            )
         )
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from pairscreen import clock
 from pairscreen.contracts import Asset, Candles
+from pairscreen.contracts.bars import BarSize
 from pairscreen.db.models import survivor_keys
 from pairscreen.engine.calendar import CandleMatrix
 from pairscreen.engine.executors import stream_local
@@ -31,11 +32,11 @@ from pairscreen.engine.screen_rules import (
     screen_rule_reason,
 )
 from pairscreen.market.cutoff import bars_until, candles_until
-from pairscreen.market.freshness import STALE, asset_freshness, day_of
+from pairscreen.market.freshness import STALE, candle_freshness, day_of
 from pairscreen.pegs.status import active_depegs
 from pairscreen.progress import Progress
 from pairscreen.runtime import Runtime
-from pairscreen.screen_store.data_lag import data_lag
+from pairscreen.screen_store.data_lag import bar_lag, data_lag
 from pairscreen.screen_store.payload_parts import PayloadParts, survivor_entry
 from pairscreen.screen_store.persistence import (
     PastScreen,
@@ -51,11 +52,12 @@ from pairscreen.screening.pair_chunks import (
     PairsOutcome,
     PairTask,
     ScreenSpec,
+    Survivor,
     day_iso,
     evaluate_pairs,
     pair_tasks,
 )
-from pairscreen.screening.screen_candles import bar_day, bar_last_days, screen_candles
+from pairscreen.screening.screen_candles import bar_day, screen_candles
 from pairscreen.screening.spans import ScreenSpans, screen_spans
 
 log = logging.getLogger(__name__)
@@ -163,9 +165,9 @@ def screen_text(
         outcome.merge(part)
         progress.advance(part.pairs)
     qvalues = _qvalues(outcome)
-    previous = spaced_screens(generated_at, rt.settings.persistence_screens)
-    newest = day_of(outcome.newest) if outcome.newest is not None else None
-    decided = _screen_wide(rt.screen_filter, outcome, qvalues, candidate_sets(previous), newest)
+    previous = spaced_screens(generated_at, rt.settings.persistence_screens, bar=plan.spans.bar)
+    lag = _Lag.of(outcome.newest, plan.spans.bar)
+    decided = _screen_wide(rt.screen_filter, outcome, qvalues, candidate_sets(previous), lag)
     head, tail = _fields(
         rt, plan.spans, generated_at, plan.total, outcome, qvalues, previous, len(decided.kept)
     )
@@ -191,6 +193,7 @@ def screen_text(
         survivor_keys(decided.keys),
         survivor_keys(decided.candidates),
         verdicts,
+        plan.spans.bar,
     )
 
 
@@ -290,12 +293,37 @@ class _Decided:
     candidates: list[tuple[str, str]] = field(default_factory=list)  # persistence counts these
 
 
+@dataclass(frozen=True)
+class _Lag:
+    """The screen's newest close, which each survivor's data lag is counted to: its UTC day
+    (calendar days, any bar) and, on an intraday screen, its close time and the bar."""
+
+    newest: date | None
+    newest_close: int | None = None
+    bar_seconds: int | None = None
+
+    @classmethod
+    def of(cls, newest: np.datetime64 | None, bar: BarSize) -> _Lag:
+        if newest is None:
+            return cls(None)
+        day = day_of(newest)
+        if not bar.intraday:
+            return cls(day)
+        return cls(day, int(newest.astype("datetime64[s]").astype(np.int64)), bar.seconds)
+
+    def of_survivor(self, survivor: Survivor) -> dict[str, bool | int | None]:
+        last = day_of(np.datetime64(survivor.last_day, "D"))
+        if self.bar_seconds is None:
+            return data_lag(last, self.newest)
+        return bar_lag(last, self.newest, survivor.last_close, self.newest_close, self.bar_seconds)
+
+
 def _screen_wide(
     choice: FilterChoice,
     outcome: PairsOutcome,
     qvalues: Mapping[str, QValues],
     counted: list[frozenset[str]],
-    newest: date | None,
+    lag: _Lag,
 ) -> _Decided:
     """The screen-wide rules, decided here with the whole screen known: each survivor's
     q-values, persistence and data lag, its rejection counted into ``outcome``. Survivors
@@ -315,7 +343,7 @@ def _screen_wide(
             "coint_qvalue": _number_or_none(coint_q[k]),
             "adf_qvalue": _number_or_none(adf_q[k]),
             "survived_last": survived_count(a, b, counted),
-            **data_lag(day_of(np.datetime64(survivor.last_day, "D")), newest),
+            **lag.of_survivor(survivor),
         }
         if not screen_rule_reason(choice.screen_wide, extra, skip=PERSISTENCE):
             decided.candidates.append((a, b))
@@ -452,7 +480,7 @@ def _screened_rows(
     """
     universe = rt.universe
     ia, ib = universe.screened_pair_indices()
-    fresh = asset_freshness(universe, bar_last_days(candles, spans.bar), generated_at)
+    fresh = candle_freshness(universe, candles, spans.bar, generated_at)
     stale = np.array([fresh[a.ticker].stale for a in universe.assets], dtype=bool)
     with_candles = [
         i

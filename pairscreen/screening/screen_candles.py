@@ -19,7 +19,7 @@ from pairscreen.contracts import Candles
 from pairscreen.contracts.bars import BarSize
 from pairscreen.db.connection import database
 from pairscreen.market.bar_store import load_closed_bars
-from pairscreen.market.freshness import day_of, last_days
+from pairscreen.market.freshness import day_of
 from pairscreen.runtime import Runtime
 
 _ONE_SECOND = np.timedelta64(1, "s")
@@ -53,12 +53,3 @@ def bar_day(value: np.datetime64, bar: BarSize) -> date:
     if not bar.intraday:
         return day_of(value)
     return day_of(value.astype("datetime64[s]") - _ONE_SECOND)
-
-
-def bar_last_days(candles: Mapping[str, Candles], bar: BarSize) -> dict[str, date]:
-    """Each ticker's last day with a close: its last candle's day, or the day of its last
-    bar (:func:`bar_day`)."""
-    days = last_days(candles)
-    if not bar.intraday:
-        return days
-    return {t: bar_day(candles[t].dates[-1], bar) for t in days}

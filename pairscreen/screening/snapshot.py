@@ -17,13 +17,13 @@ from pairscreen.engine.guarantees import PASSES, core_text, core_verdicts
 from pairscreen.engine.panels import AlignedPair, align, span_panel
 from pairscreen.engine.windows import windows_of
 from pairscreen.errors import NotFound
-from pairscreen.market.freshness import day_start, leg_freshness, stale_reason
+from pairscreen.market.freshness import candle_freshness, day_start, stale_reason
 from pairscreen.pegs.status import active_depegs, depegged_legs, peg_status
 from pairscreen.runtime import Runtime
 from pairscreen.screen_store.persistence import recent_verdicts
 from pairscreen.screening import in_sample
 from pairscreen.screening.pair_chunks import day_iso
-from pairscreen.screening.screen_candles import bar_day, pair_candles
+from pairscreen.screening.screen_candles import pair_candles
 from pairscreen.screening.spans import screen_spans
 from pairscreen.universe import pair_sector
 
@@ -97,15 +97,9 @@ def evaluate_pair(
 def pair_stale_reason(rt: Runtime, asset_a: Asset, asset_b: Asset) -> str:
     """The pair's stale reason now (every stale leg with its age), ``""`` when both are fresh."""
     bar = screen_spans(rt.universe, rt.settings).bar
-    candles, today = pair_candles(rt, bar, (asset_a.ticker, asset_b.ticker)), clock.today()
-    legs_fresh = {
-        asset.ticker: leg_freshness(
-            rt.universe, asset, bar_day(candles[asset.ticker].dates[-1], bar), today
-        )
-        for asset in (asset_a, asset_b)
-        if asset.ticker in candles and candles[asset.ticker].dates.size
-    }
-    return stale_reason(legs_fresh, asset_a, asset_b)
+    candles = pair_candles(rt, bar, (asset_a.ticker, asset_b.ticker))
+    legs = {t: c for t, c in candles.items() if t in (asset_a.ticker, asset_b.ticker)}
+    return stale_reason(candle_freshness(rt.universe, legs, bar), asset_a, asset_b)
 
 
 def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> dict[str, Any]:
@@ -138,7 +132,10 @@ def compute_snapshot(rt: Runtime, asset_a: Asset, asset_b: Asset, bt: int) -> di
         },
         "peg": {"A": peg_status(asset_a, rt.universe), "B": peg_status(asset_b, rt.universe)},
         "recent_verdicts": recent_verdicts(
-            asset_a.ticker, asset_b.ticker, rt.settings.persistence_screens
+            asset_a.ticker,
+            asset_b.ticker,
+            rt.settings.persistence_screens,
+            screen_spans(rt.universe, rt.settings).bar,
         ),
         "in_sample": {"fields": in_sample.snapshot_paths(), "note": in_sample.NOTE},
         **_bar_of(pair),

@@ -51,7 +51,11 @@ request refused anyway (``RateLimitExceeded``, ``DDoSProtection``: HTTP 429/418)
 the network is retried after an exponential backoff that honours the exchange's
 ``Retry-After``. History comes in pages of ``fetch_ohlcv(symbol, timeframe, since=ms,
 limit=page_limit)`` until the wanted range is covered or the exchange has nothing more; each
-page starts after the newest candle of the one before (an exchange sends at most ~1000).
+page starts after the newest candle of the one before (an exchange sends at most ~1000). For
+bars, an empty page is a gap on an exchange that answers only the window after ``since``
+(an outage longer than a page), not the end: the next page starts one page's span later
+(the longest page the exchange has sent for the symbol, else ``page_limit`` bars), until
+``since`` passes the last closed bar.
 
 An asset the exchange does not list (delisted, misspelt: ``BadSymbol``) is skipped with a
 warning, and so is one whose requests still fail after the retries; the other assets go on,
@@ -391,9 +395,11 @@ class _BarHistory:
     def __call__(self, symbol: str, first_open: int) -> dict[int, tuple[float, float]]:
         """Close time (ms) -> (close, base or quote volume) of every bar opening at or after
         ``first_open`` (ms) and closing at or before ``last_close``. ccxt stamps a candle with
-        its open time; the bar is named by its close, ``size`` later."""
+        its open time; the bar is named by its close, ``size`` later. An empty page skips one
+        page's span (a gap longer than a page), bounded by the last closed bar."""
         step = self.size.seconds * 1000
         limit = self.requests.options.page_limit
+        longest = 0  # the longest page the exchange has sent: what an empty page skips
         rows: dict[int, tuple[float, float]] = {}
         since_ms = first_open
         while since_ms + step <= self.last_close:
@@ -405,8 +411,10 @@ class _BarHistory:
                 since=since_ms,
                 limit=limit,
             )
-            if not page:
-                break
+            if not page:  # nothing in this page's window: a gap, skipped a page at a time
+                since_ms += (longest or limit) * step
+                continue
+            longest = max(longest, len(page))
             newest = since_ms - 1
             for candle in page:
                 opened, close, volume = int(candle[0]), candle[4], candle[5]

@@ -121,6 +121,14 @@ export function closedAgo(iso, now = Date.now()) {
   return `${age} days old`;
 }
 
+// A lag of whole bars, as the API's stale reasons say it: "49 h", "45 min", "2 h 15 min".
+export function lagWords(seconds) {
+  const minutes = Math.floor(seconds / 60);
+  const hours = Math.floor(minutes / 60);
+  if (!hours) return `${minutes} min`;
+  return `${hours.toLocaleString("en")} h${minutes % 60 ? ` ${minutes % 60} min` : ""}`;
+}
+
 export function span(ms) {
   const minutes = Math.max(0, Math.round(ms / 60000));
   if (minutes < 60) return `${minutes} min`;

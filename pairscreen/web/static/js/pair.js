@@ -70,14 +70,15 @@ const inSample = (key) => (IN_SAMPLE.has(key)
 
 // The backtest windows the service takes as `bt`, read once from its served contract: 90, 180
 // and 360 days, or a universe's own `[screen] backtest_days` (an hourly universe's 3 and 7);
-// the contract's default (the longest) is the page's.
-let windowsOfContract = null;
-function backtestWindows() {
-  windowsOfContract ??= fetch(`${BASE}/openapi.json`)
-    .then((response) => response.json())
-    .then((contract) => contract.components.parameters.BacktestDays.schema);
-  return windowsOfContract;
+// the contract's default (the longest) is the page's. The contract also names an intraday
+// universe's bar (`info.x-pairscreen-bar`), known before any screen is.
+let contractOfService = null;
+function servedContract() {
+  contractOfService ??= fetch(`${BASE}/openapi.json`).then((response) => response.json());
+  return contractOfService;
 }
+const backtestWindows = () => servedContract().then((c) => c.components.parameters.BacktestDays.schema);
+const contractBar = () => servedContract().then((c) => c.info["x-pairscreen-bar"] ?? null);
 
 const pairLink = (a, b, bt) => `#/pair/${pairPath(a, b)}?bt=${bt}`;
 
@@ -90,10 +91,11 @@ export async function renderPair(main, args, query) {
     if (e instanceof ApiError && e.status === 404) return { missing: e.message };
     throw e;
   });
-  const [me, watchlist, verdict] = await Promise.all([api("/me"), api("/watchlist"), screened]);
+  const [me, watchlist, verdict, bar] = await Promise.all([api("/me"), api("/watchlist"), screened, contractBar()]);
+  const stored = intraday(bar) ? `${esc(bar)} bars` : "daily closes";
   main.innerHTML = `
     <h1>${esc(a)}/${esc(b)}</h1>
-    <p class="lede">The ratio of ${esc(a)} to ${esc(b)}, computed live from the stored ${esc(verdict.bar ?? "daily")} closes.
+    <p class="lede">The ratio of ${esc(a)} to ${esc(b)}, computed live from the stored ${stored}.
       <a href="${esc(pairLink(b, a, bt))}">See ${esc(b)}/${esc(a)}</a>.</p>
     ${screenVerdictHtml(verdict, a, b)}
     <section class="panel" aria-labelledby="cost">

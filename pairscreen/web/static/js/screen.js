@@ -6,7 +6,7 @@ import { ApiError, apiIfChanged, apiText } from "./api.js";
 import { fileStamp, saveText } from "./download.js";
 import { EVIDENCE_PLACEHOLDER, fillEvidence } from "./evidence.js";
 import {
-  ago, barsAgo, closedAgo, dataTime, day, days, intraday, decisive, EDGE_ZONES, esc, num, pct, positionBar, pvalue,
+  ago, barsAgo, closedAgo, dataTime, day, days, intraday, decisive, EDGE_ZONES, esc, lagWords, num, pct, positionBar, pvalue,
   ratioMove, tableWrap, utc, zoneBadge, ZONE_WORDS,
 } from "./format.js";
 import { keepRevalidating } from "./live.js";
@@ -92,7 +92,7 @@ const COLUMNS = [
   { key: "growthB", label: "Leg B growth", num: true, sort: (s) => s.backtest.B.growth_pct,
     cell: (s) => growth(s.backtest.B) },
   { key: "data", label: "Data to", sort: (s) => s.data_time ?? "",
-    cell: (s, l) => `${dataTime(s.data_time, l.bar)}${behindMark(s)}` },
+    cell: (s, l) => `${dataTime(s.data_time, l.bar)}${behindMark(s, l)}` },
 ];
 
 // On an intraday screen a span in days shows its count of bars under it ("14 bars").
@@ -102,9 +102,16 @@ function barsOf(spanDays, l) {
 }
 
 // A survivor whose data ends before the screen's newest close, marked with the API's own
-// count (`data_behind_days`), so its numbers never read as current as the others'.
-function behindMark(s) {
+// count (`data_behind_days`; on an intraday screen `data_behind_bars`, "5 bars (5 h)
+// behind"), so its numbers never read as current as the others'.
+function behindMark(s, l) {
   if (!s.data_behind) return "";
+  if (intraday(l.bar) && isNumber(s.data_behind_bars)) {
+    const bars = s.data_behind_bars;
+    const words = `${bars} bar${bars === 1 ? "" : "s"} (${lagWords(s.data_behind_seconds)})`;
+    const title = `Data ends ${dataTime(s.data_time, l.bar)}: ${words} before this screen's newest close`;
+    return `<span class="behind" title="${esc(title)}">⚠&nbsp;${words.replaceAll(" ", "&nbsp;")}&nbsp;behind</span>`;
+  }
   const n = s.data_behind_days;
   const title = `Data ends ${day(s.data_time)}: ${n} day${n === 1 ? "" : "s"} before this screen's newest close`;
   return `<span class="behind" title="${esc(title)}">⚠&nbsp;${n}&nbsp;d behind</span>`;
