@@ -11,7 +11,10 @@ bars' close times (a time axis in hours). Screenshots go to test-artifacts/.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,17 +63,25 @@ def _screened(
     return url, universe, key
 
 
+@contextmanager
+def _site(folder: Path, url: str, universe: Path, key: str) -> Iterator[tuple[Site, Any]]:
+    """A live server on the hourly database and a headless Chromium 1366 px wide, signed in
+    on the screen page."""
+    env = {"PAIRSCREEN_UNIVERSE": str(universe), "PAIRSCREEN_DATA_DIR": str(folder)}
+    with live_server(url, env=env) as api, headless_chromium(folder) as driver:
+        driver.set_window_size(1366, 1000)
+        site = Site(api.removesuffix("api/v1"), api, key, key, driver, folder, url)
+        driver.get(f"{site.root}#/screen")
+        site.sign_in(key)
+        yield site, driver
+
+
 def test_the_website_on_an_hourly_universe_says_bar_close_times_and_draws_hours(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pin(monkeypatch)  # before the browser starts: its clock follows the pinned one
     url, universe, key = _screened(tmp_path)
-    env = {"PAIRSCREEN_UNIVERSE": str(universe), "PAIRSCREEN_DATA_DIR": str(tmp_path)}
-    with live_server(url, env=env) as api, headless_chromium(tmp_path) as driver:
-        driver.set_window_size(1366, 1000)
-        site = Site(api.removesuffix("api/v1"), api, key, key, driver, tmp_path, url)
-        driver.get(f"{site.root}#/screen")
-        site.sign_in(key)
+    with _site(tmp_path, url, universe, key) as (site, driver):
         site.wait(lambda d: site.text("main h1") == "Screen")
         site.wait(lambda d: not d.find_elements("css selector", "main .loading"))
         facts = site.text(".facts")
@@ -124,12 +135,7 @@ def test_the_screen_page_marks_a_pair_some_bars_behind_in_bars_and_hours(
     is marked "5 bars (5 h) behind", where a count of days would read 0."""
     pin(monkeypatch)
     url, universe, key = _screened(tmp_path, monkeypatch, "2023-03-31T15:30:00Z")
-    env = {"PAIRSCREEN_UNIVERSE": str(universe), "PAIRSCREEN_DATA_DIR": str(tmp_path)}
-    with live_server(url, env=env) as api, headless_chromium(tmp_path) as driver:
-        driver.set_window_size(1366, 1000)
-        site = Site(api.removesuffix("api/v1"), api, key, key, driver, tmp_path, url)
-        driver.get(f"{site.root}#/screen")
-        site.sign_in(key)
+    with _site(tmp_path, url, universe, key) as (site, driver):
         site.wait(lambda d: not d.find_elements("css selector", "main .loading"))
         site.wait(lambda d: d.find_elements("css selector", "#survivors tbody tr"))
         rows = driver.find_elements("css selector", "#survivors tbody tr")
@@ -158,12 +164,8 @@ def test_the_pair_page_says_it_reads_the_stored_bars_before_any_screen(
     contract, which states an intraday universe's bar."""
     pin(monkeypatch)
     url, universe, key = _screened(tmp_path, screen=False)
-    env = {"PAIRSCREEN_UNIVERSE": str(universe), "PAIRSCREEN_DATA_DIR": str(tmp_path)}
-    with live_server(url, env=env) as api, headless_chromium(tmp_path) as driver:
-        site = Site(api.removesuffix("api/v1"), api, key, key, driver, tmp_path, url)
+    with _site(tmp_path, url, universe, key) as (site, _driver):
         assert site.get("/openapi.json", key).json()["info"]["x-pairscreen-bar"] == "1h"
-        driver.get(f"{site.root}#/screen")
-        site.sign_in(key)
         site.open("pair/ETH/ETHX", "ETH/ETHX")
         lede = site.text("main .lede")
         assert lede.startswith(
