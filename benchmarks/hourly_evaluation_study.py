@@ -23,6 +23,7 @@ import gzip
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -151,6 +152,12 @@ def table(body: dict) -> str:  # type: ignore[type-arg]
     return "\n".join(lines)
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of the finished child processes and their workers."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="folder of hourly files")
@@ -172,12 +179,12 @@ def main() -> None:
         span += ["--to", args.end] if args.end else []
         command = ["evaluate", "--every", args.every, "--horizon", args.horizon, *span, "--json"]
         print(machine_line(), flush=True)
-        started = time.perf_counter()
+        started, used = time.perf_counter(), _children_cpu()
         body = json.loads(pairscreen(folder, universe, env, *command))
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, _children_cpu() - used
     if args.out:
         args.out.write_text(json.dumps(body, indent=1), encoding="utf-8")
-    print(f"pairscreen {' '.join(command)}: {wall:.0f} s wall")
+    print(f"pairscreen {' '.join(command)}: {wall:.0f} s wall, {cpu:.0f} s CPU")
     print()
     print(table(body))
     print()

@@ -204,3 +204,36 @@ def test_the_strategy_outcome_and_a_portfolio_run_on_bars(hourly) -> None:  # ty
     assert portfolio.block_days == 4
     assert portfolio.as_json()["horizon_days"] == 1.0
     assert portfolio.as_json()["horizon_hours"] == 24.0
+
+
+def test_persistence_on_bars_counts_the_previous_days_at_the_same_hour(hourly, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A persistence rule counts the screens of the days before, each replayed as of the
+    same hour (t - 24 h, t - 48 h, ...): the live screen's screens are a day apart."""
+    rt, _key = hourly
+    rules = tmp_path / "persistent.toml"
+    loose = "hurst_below = 1.5\nadf_below = 1.0\nmin_range_width = 0.0\nmin_touches = 0\n"
+    loose += "min_history_days = 14\n"  # the universe's thresholds, as a rule file
+    rules.write_text(f"[screen]\n{loose}min_persistence = 2\n", encoding="utf-8")
+    # 14 days of history (the minimum) after the first bar 03-10T01:00Z: the day before this
+    # close has them, the two before it do not, whereas hours before it all would
+    close = datetime(2023, 3, 25, 12, tzinfo=UTC)
+    with database.connection_context():
+        market = runtime_market(rt, runtime_candles(rt), sample=None, scorer=None)
+        sets = rule_sets(rt.plugins, rt.universe, [rules])
+        persistent = next(s for s in sets if s.name == "persistent")
+        result = evaluate(
+            rt.plugins, market, sets, [close], [24], every_days=6, fee=0.0,
+            depegs_at=active_depegs, persistence_screens=3,
+        )  # fmt: skip
+        before = [
+            verdicts_at(rt.plugins, market, [persistent], close - timedelta(days=k), active_depegs)
+            for k in (1, 2, 3)
+        ]
+    entry = next(r for r in result.results if r.rule_set.name == "persistent").per_date[0]
+    counted = entry["survived_last"]
+    assert isinstance(counted, dict) and counted, "no pair judged"
+    names = [f"{a.ticker}/{b.ticker}" for a, b in market.pairs]
+    for name, count in counted.items():
+        i = names.index(name)
+        assert count == sum(int(v.survives["persistent"][i]) for v in before), name
+    assert set(counted.values()) == {1}
