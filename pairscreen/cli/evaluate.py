@@ -175,7 +175,7 @@ def _evaluate(args: argparse.Namespace) -> None:
                 horizons=horizons,
                 start=start,
                 end=end,
-                on_progress=display.step("as-of days"),
+                on_progress=display.step(_points(rt)),
                 portfolio=None if size is None else PortfolioSpec(size, limit),
             )
         evidence_id = publish(record.body, record.first_day, record.last_day, clock.now())
@@ -234,7 +234,7 @@ def _run(
             fee=fee,
             depegs_at=active_depegs,
             persistence_screens=settings.persistence_screens,
-            on_progress=display.step("as-of days"),
+            on_progress=display.step(_points(rt)),
             costs=rt.universe.costs,
             outcome=args.outcome,
             strategy=strategy,
@@ -271,6 +271,11 @@ def _span(
             "or an earlier --from"
         )
     return start, end
+
+
+def _points(rt: Runtime) -> str:
+    """What the progress line counts: as-of days, or as-of closes on an intraday universe."""
+    return "as-of closes" if bar_size(rt.universe.bar).intraday else "as-of days"
 
 
 def _steps(args: argparse.Namespace, bar: BarSize) -> tuple[int, list[int]]:

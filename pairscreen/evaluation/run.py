@@ -515,35 +515,33 @@ def _warnings(
     whether any pair sat in a band zone (a day without one has no outcome to measure, which
     is not missing data)."""
     out: list[str] = []
+    point = "as-of close" if bar.intraday else "as-of day"
     empty = sum(1 for z in zoned if not z)
     if empty:
         verb = "has" if empty == 1 else "have"
-        out.append(
-            f"{plural(empty, 'as-of day')} {verb} no pair in a band zone (nothing to measure)"
-        )
+        out.append(f"{plural(empty, point)} {verb} no pair in a band zone (nothing to measure)")
     for result in screen.horizons:
         h, diff = result.horizon, result.difference
         named = spell(h, bar)
-        points = "as-of points" if bar.intraday else "as-of days"
         beyond = sum(
             1
             for o, z in zip(outcomes[h], zoned, strict=True)
             if z and not np.isfinite(getattr(o, primary)).any()
         )
         if beyond:
-            missing = f"{plural(beyond, 'as-of day')} {'has' if beyond == 1 else 'have'} no outcome"
+            missing = f"{plural(beyond, point)} {'has' if beyond == 1 else 'have'} no outcome"
             out.append(f"{named}: {missing} (no data {named} later)")
         if diff.estimate is None:
             out.append(f"{named}: no comparison (no survivors or no other pairs in the zones)")
         elif diff.min_detectable is None or diff.standard_error is None:
-            out.append(f"{named}: too few as-of days with both groups for an interval")
+            out.append(f"{named}: too few {point}s with both groups for an interval")
         else:
             out.append(
                 f"{named}: this design cannot resolve differences smaller than "
                 f"{diff.min_detectable * 100:.1f} pp of {_UNITS[primary]} (80 % power at the "
                 f"one-sided 5 % level{_level_note(diff)}: "
                 f"{diff.min_detectable / diff.standard_error:.2f} overlap-aware standard "
-                f"errors, blocks of {diff.block_days} {points})"
+                f"errors, blocks of {diff.block_days} {point}s)"
             )
     return tuple(out)
 
