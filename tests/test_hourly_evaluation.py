@@ -169,8 +169,14 @@ def test_evaluate_an_hourly_universe_on_the_command_line(tmp_path, monkeypatch) 
         (["--from", "2023-03-25T99:00"], "--from '2023-03-25T99:00' is neither a date"),
         (
             ["--outcome", "strategy", "--horizon", "12h"],
-            "--outcome strategy and --portfolio trade whole days",
+            "span of days); --horizon 12 h is not: give 24h",
         ),
+        (
+            ["--from", "2023-03-31T12:00"],
+            "--from 2023-03-31T12:00:00Z leaves no as-of close: the shortest horizon (24 h) "
+            "can follow closes up to 2023-03-31T00:00:00Z only",
+        ),
+        (["--to", "2023-03-12"], "--to 2023-03-13T00:00:00Z leaves no as-of close"),
     ],
 )
 def test_bad_durations_on_an_hourly_universe_are_one_line(  # type: ignore[no-untyped-def]

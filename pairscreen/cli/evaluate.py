@@ -300,12 +300,14 @@ def _count(text: str, flag: str, bar: BarSize, bare: str) -> int:
 
 def _whole_days(horizons: list[int], bar: BarSize) -> None:
     """The strategy simulates whole days: refuse, in one line, a horizon that is not."""
+    from pairscreen.evaluation.dates import spell
+
     odd = [h for h in horizons if h % bar.per_day]
     if odd:
-        hours = ", ".join(f"{h * bar.seconds // 3600}h" for h in odd)
+        named = ", ".join(spell(h, bar) for h in odd)
         raise CommandError(
             f"--outcome strategy and --portfolio trade whole days (a strategy's backtest is "
-            f"a span of days); --horizon {hours} is not: give 24h, 48h, 3d, …"
+            f"a span of days); --horizon {named} is not: give 24h, 48h, 3d, …"
         )
 
 
@@ -320,7 +322,7 @@ def _bar_span(
     date, read as ``screen run --as-of`` reads it: the last bar closed by then), else the
     first close with a full window and the last the shortest horizon can follow."""
     from pairscreen.cli.screen import past_close
-    from pairscreen.evaluation.dates import iso
+    from pairscreen.evaluation.dates import iso, spell
     from pairscreen.evaluation.scale import default_points
 
     first, last = default_points(candles, window, horizon, bar)
@@ -330,7 +332,7 @@ def _bar_span(
     if args.start and not args.end and start > end:
         raise CommandError(
             f"--from {iso(start)} leaves no as-of close: the shortest horizon "
-            f"({horizon * bar.seconds // 3600} h) can follow closes up to {iso(last)} only; "
+            f"({spell(horizon, bar)}) can follow closes up to {iso(last)} only; "
             f"give --from {iso(last)} or earlier, or a shorter --horizon"
         )
     if args.end and not args.start and end < start:
