@@ -284,10 +284,7 @@ class Worker:
         )
         self._schedule_screens(now)
         self._jobs.append(f"delivery every {o.deliver_every:g} s")
-        if bar_size(self.rt.universe.bar).intraday:
-            self._jobs.append("no evidence (evaluate runs on daily bars only so far)")
-        else:
-            self._periodic("evidence", self._evidence, EVIDENCE_JOB, o.evidence_every, now)
+        self._periodic("evidence", self._evidence, EVIDENCE_JOB, o.evidence_every, now)
         if peg_sampling_available():
             self._periodic("peg sampling", self._peg, PEG_JOB, o.peg_every, now, job_id="peg")
         else:

@@ -311,13 +311,13 @@ def test_data_sync_on_the_command_line_names_refusals_and_exits_7(tmp_path):
     )
     assert "csv: 527 new 1h bars for 1 asset through " in done.stdout
     assert done.stderr.count("\n") == 1
-    # the screen runs on the stored bars (evaluate does not yet; the worker's screens are
-    # tests/test_screen_schedule.py's)
+    # the screen runs on the stored bars (the worker's screens are
+    # tests/test_screen_schedule.py's, evaluate's tests/test_hourly_evaluation.py's)
     screen = run_cli(*argv, "screen", "run", "--no-sync", env=newcomer_env(tmp_path))
     assert screen.returncode == 0, screen.stderr
-    done = run_cli(*argv, "evaluate", env=newcomer_env(tmp_path), timeout=60)
-    assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
-    assert "evaluate runs on daily bars only so far" in done.stderr
+    done = run_cli(*argv, "evaluate", "--horizon", "90m", env=newcomer_env(tmp_path), timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "--horizon '90m' is not a whole number of 1h bars" in done.stderr
 
 
 def test_a_daily_only_source_is_refused_for_intraday_bars_in_one_line():

@@ -156,18 +156,34 @@ def test_an_hourly_universe_screens_with_windows_in_time_and_serves_its_bar(hour
     assert 0 < half_life < 2  # an AR(1) of -5 % a bar: about 14 hours, in days
 
 
-def test_evidence_of_an_hourly_universe_says_why_there_is_none(hourly) -> None:  # type: ignore[no-untyped-def]
-    """Not "none published yet, the worker publishes one daily": the evaluation runs on daily
-    closes only, so waiting would not bring one."""
+def test_evidence_of_an_hourly_universe_is_published_and_served(hourly) -> None:  # type: ignore[no-untyped-def]
+    """The worker's track record on bars: as-of closes 6 hours apart, horizons of 24 and 72
+    hours, served by /evidence with the bar (validated against openapi.yaml)."""
+    from pairscreen.evaluation.track_record import evaluate_current_rules
+    from pairscreen.screen_store.evidence import publish
+
     rt, key = hourly
     client = make_client(rt)
     with client.client:
+        assert client.get("/api/v1/evidence", key).status_code == 404  # none published yet
+        with database.connection_context():
+            record = evaluate_current_rules(rt)
+            publish(record.body, record.first_day, record.last_day, clock.now())
         r = client.get("/api/v1/evidence", key)
-    assert r.status_code == 404 and r.headers["content-type"].startswith("text/plain")
-    assert r.text == (
-        "No evaluation of the screen's rules: 'pairscreen evaluate' runs on daily closes only "
-        "so far, and this universe's bar is 1h.\n"
-    )
+        assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["bar"] == "1h" and body["every_bars"] == 6 and body["every_days"] == 0.25
+    assert body["horizons_hours"] == [24.0, 72.0]
+    assert [h["horizon_hours"] for h in body["horizons"]] == [24.0, 72.0]
+    # the first close with a full 7-day window after the first bar (03-10T01:00Z)
+    assert body["from_close"] == "2023-03-17T01:00:00Z" and body["from"] == "2023-03-17"
+    # the last close 24 h can follow on the 6-hour grid from 01:00Z, and its outcome's bar
+    assert body["to_close"] == "2023-03-30T19:00:00Z"
+    assert body["data_through_close"] == "2023-03-31T19:00:00Z"
+    assert [p["name"] for p in body["periods"]] == ["after", "chosen_on"]
+    # every close of 2023-03 is in the period the defaults were chosen on (to 2023-12-31)
+    after, chosen_on = body["periods"]
+    assert after["as_of_days"] == 0 and chosen_on["as_of_days"] == body["as_of_days"]
 
 
 def test_pair_and_chart_of_an_hourly_pair_take_its_declared_windows(hourly) -> None:  # type: ignore[no-untyped-def]

@@ -112,7 +112,7 @@ def test_a_live_worker_screens_at_the_daily_close(database_url, tmp_path, monkey
 
 def test_a_live_worker_screens_an_hourly_universe_at_each_hours_close(tmp_path, monkeypatch):
     """An hourly csv universe (tests/fixtures/hourly): the worker syncs the bars and screens
-    at the next hour's close, and leaves the evaluation, which runs on days, out."""
+    at the next hour's close; its evidence job evaluates the bars too."""
     from tests.test_hourly_screen import write_universe
 
     universe = write_universe(tmp_path)
@@ -125,7 +125,7 @@ def test_a_live_worker_screens_an_hourly_universe_at_each_hours_close(tmp_path, 
         {"PAIRSCREEN_UNIVERSE": str(universe)},
     )
     assert f"screen after every 1h bar close + 0 s (next {clock.iso(close)})" in started
-    assert "no evidence (evaluate runs on daily bars only so far)" in started
+    assert "evidence every 24 h (next " in started and "no evidence" not in started
     assert "; screen #1: 6 pairs, " in screened
 
 

@@ -12,7 +12,6 @@ from starlette.responses import Response
 from pairscreen.api.http_cache import not_modified
 from pairscreen.api.security import TokenInfo
 from pairscreen.api.support import caller, service
-from pairscreen.contracts.bars import DAILY
 from pairscreen.errors import NotFound
 from pairscreen.screen_store.evidence import latest
 
@@ -22,22 +21,11 @@ NEVER_PUBLISHED = (
 )
 
 
-def never_published(bar: str) -> str:
-    """Why there is no evaluation: none published yet, or none possible on this universe's
-    bar (the evaluation runs on daily closes only so far, so waiting would not help)."""
-    if bar == DAILY.name:
-        return NEVER_PUBLISHED
-    return (
-        "No evaluation of the screen's rules: 'pairscreen evaluate' runs on daily closes only "
-        f"so far, and this universe's bar is {bar}."
-    )
-
-
 async def latest_evidence(token_info: TokenInfo) -> Response:
     caller(token_info).require_tier("personal")
     evidence = await service().in_thread(latest)
     if evidence is None:
-        raise NotFound(never_published(service().runtime.universe.bar))
+        raise NotFound(NEVER_PUBLISHED)
     headers = {"ETag": evidence.etag, "Cache-Control": "no-cache"}
     if not_modified(request.headers.get("if-none-match", ""), evidence.etag):
         return Response(status_code=304, headers=headers)

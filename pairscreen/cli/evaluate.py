@@ -5,21 +5,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pairscreen import clock
 from pairscreen.cli.common import CommandError, open_runtime
+from pairscreen.cli.durations import bars_of, has_unit
 from pairscreen.cli.progress import ProgressDisplay
-from pairscreen.contracts.bars import require_daily
+from pairscreen.contracts.bars import BarSize, bar_size
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from pairscreen.contracts import Candles
     from pairscreen.evaluation.run import Evaluation
     from pairscreen.runtime import Runtime
 
 DEFAULT_EVERY = 30
 DEFAULT_HORIZONS = "30,90"
+INTRADAY_EVERY = "6h"
+INTRADAY_HORIZONS = "24h,72h"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,33 +35,40 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description="Screen the stored candles as of every --every days from --from to --to "
         "(each day sees only candles up to it) under the screen's rules, the rules without "
         "each single rule, and each --rules file; compare what survivors and the other pairs "
-        "in the bottom and top zones did over each horizon.",
+        "in the bottom and top zones did over each horizon. On an intraday universe "
+        "([market] bar 4h, 1h, 15m) the as-of points are bar closes, each seeing only the bars "
+        "closed by then, and durations may be given in hours (24h) or days (3d).",
     )
     run.add_argument(
         "--from",
         dest="start",
         metavar="DATE",
-        help="first as-of day (YYYY-MM-DD; default: the first day with a full window)",
+        help="first as-of day (YYYY-MM-DD; on an intraday universe also a UTC time "
+        "YYYY-MM-DDTHH:MM, the last bar closed by then, a date meaning its end; default: the "
+        "first day with a full window)",
     )
     run.add_argument(
         "--to",
         dest="end",
         metavar="DATE",
-        help="last as-of day (YYYY-MM-DD; default: the last day the shortest horizon can "
-        "follow, also when only --from is given; a longer horizon leaves out the days it "
-        "cannot follow)",
+        help="last as-of day (YYYY-MM-DD, or a UTC time on an intraday universe; default: the "
+        "last day the shortest horizon can follow, also when only --from is given; a longer "
+        "horizon leaves out the days it cannot follow)",
     )
     run.add_argument(
         "--every",
-        metavar="DAYS",
-        default=str(DEFAULT_EVERY),
-        help=f"days between as-of days (default {DEFAULT_EVERY})",
+        metavar="N|DURATION",
+        help=f"the step between as-of points: days on a daily universe (default "
+        f"{DEFAULT_EVERY}); on an intraday universe a bare number counts its bars (6 on a 1h "
+        f"universe: 6 hours) and a duration (6h, 1d) must be whole bars (default "
+        f"{INTRADAY_EVERY})",
     )
     run.add_argument(
         "--horizon",
-        metavar="DAYS[,DAYS...]",
-        default=DEFAULT_HORIZONS,
-        help=f"forward horizons in days (default {DEFAULT_HORIZONS})",
+        metavar="H[,H...]",
+        help=f"forward horizons: days (30), or durations (24h, 3d) that are whole bars of the "
+        f"universe (default {DEFAULT_HORIZONS} on a daily universe, {INTRADAY_HORIZONS} on an "
+        "intraday one)",
     )
     run.add_argument(
         "--rules",
@@ -107,17 +120,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from pairscreen.evaluation.dates import as_of_dates
+    from pairscreen.evaluation.dates import as_of_points
     from pairscreen.evaluation.plot import plot_differences
     from pairscreen.evaluation.portfolio import PortfolioSpec
     from pairscreen.evaluation.report import as_json, table
+    from pairscreen.evaluation.scale import oldest_newest, runtime_candles, window_days
     from pairscreen.evaluation.track_record import evaluate_current_rules
     from pairscreen.screen_store.evidence import publish
 
-    every = _whole(args.every, "--every")
-    horizons = [_whole(h, "--horizon") for h in str(args.horizon).split(",") if h.strip()]
-    if not horizons:
-        raise CommandError("--horizon needs at least one number of days, e.g. 30,90")
     sample = _whole(args.sample, "--sample", "pair") if args.sample is not None else None
     size = _whole(args.portfolio, "--portfolio", "pair") if args.portfolio is not None else None
     limit = (
@@ -138,15 +148,24 @@ def _evaluate(args: argparse.Namespace) -> None:
             "without --publish"
         )
     rt = open_runtime(args)
-    require_daily(rt.universe.bar, "evaluate")
-    settings = rt.settings
-    candles = rt.candles.get()
+    bar = bar_size(rt.universe.bar)
+    every, horizons = _steps(args, bar)
+    candles = runtime_candles(rt)
     if not candles:
         raise CommandError("no candles stored: run 'pairscreen data sync' first")
-    oldest = min(c.dates[0] for c in candles.values()).astype("datetime64[D]").item()
-    newest = max(c.dates[-1] for c in candles.values()).astype("datetime64[D]").item()
-    start, end = _span(args, oldest, newest, settings.window_days, min(horizons))
-    dates = as_of_dates(start, end, every)
+    start: date
+    end: date
+    if bar.intraday:
+        if args.outcome == "strategy" or size is not None:
+            _whole_days(horizons, bar)
+        start, end = _bar_span(args, candles, window_days(rt), min(horizons), bar)
+    else:
+        oldest, newest = oldest_newest(candles, bar)
+        start, end = _span(args, oldest, newest, window_days(rt), min(horizons))
+    try:
+        dates = as_of_points(start, end, every, bar)
+    except ValueError as error:
+        raise CommandError(str(error)) from None
     if args.publish:
         with ProgressDisplay(quiet=args.quiet) as display:
             record = evaluate_current_rules(
@@ -156,7 +175,7 @@ def _evaluate(args: argparse.Namespace) -> None:
                 horizons=horizons,
                 start=start,
                 end=end,
-                on_progress=display.step("as-of days"),
+                on_progress=display.step(_points(rt)),
                 portfolio=None if size is None else PortfolioSpec(size, limit),
             )
         evidence_id = publish(record.body, record.first_day, record.last_day, clock.now())
@@ -175,7 +194,7 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _run(
     rt: Runtime,
     args: argparse.Namespace,
-    dates: list[date],
+    dates: Sequence[date],
     horizons: list[int],
     every: int,
     sample: int | None,
@@ -185,15 +204,13 @@ def _run(
     from pairscreen.evaluation.portfolio import PortfolioSpec
     from pairscreen.evaluation.rule_sets import rule_sets
     from pairscreen.evaluation.run import evaluate
-    from pairscreen.evaluation.verdicts import Market
+    from pairscreen.evaluation.scale import runtime_candles, runtime_market
     from pairscreen.pegs.status import active_depegs
 
     settings = rt.settings
-    market = Market.of(
-        rt.universe,
-        rt.candles.get(),
-        window_days=settings.window_days,
-        min_history_days=settings.min_history_days,
+    market = runtime_market(
+        rt,
+        runtime_candles(rt),
         sample=sample,
         scorer=settings.scorer if size is not None else None,
     )
@@ -217,7 +234,7 @@ def _run(
             fee=fee,
             depegs_at=active_depegs,
             persistence_screens=settings.persistence_screens,
-            on_progress=display.step("as-of days"),
+            on_progress=display.step(_points(rt)),
             costs=rt.universe.costs,
             outcome=args.outcome,
             strategy=strategy,
@@ -252,6 +269,76 @@ def _span(
             f"--to {end} leaves no as-of day: the first day with a full {window_days}-day "
             f"window is {first_full} (oldest close {oldest}); give --to {first_full} or later, "
             "or an earlier --from"
+        )
+    return start, end
+
+
+def _points(rt: Runtime) -> str:
+    """What the progress line counts: as-of days, or as-of closes on an intraday universe."""
+    return "as-of closes" if bar_size(rt.universe.bar).intraday else "as-of days"
+
+
+def _steps(args: argparse.Namespace, bar: BarSize) -> tuple[int, list[int]]:
+    """``--every`` and ``--horizon`` in the universe's bars (days on a daily universe, where
+    a bare number reads as it always did)."""
+    every_text = args.every or (INTRADAY_EVERY if bar.intraday else str(DEFAULT_EVERY))
+    horizon_text = args.horizon or (INTRADAY_HORIZONS if bar.intraday else DEFAULT_HORIZONS)
+    every = _count(every_text, "--every", bar, "bars")
+    items = [h for h in str(horizon_text).split(",") if h.strip()]
+    if not items:
+        raise CommandError("--horizon needs at least one number of days, e.g. 30,90")
+    return every, [_count(h, "--horizon", bar, "days") for h in items]
+
+
+def _count(text: str, flag: str, bar: BarSize, bare: str) -> int:
+    """One duration in bars; a bare number on a daily universe is days, read and refused
+    as before bars existed."""
+    if not bar.intraday and not has_unit(text):
+        return _whole(text, flag)
+    return bars_of(text, bar, flag, bare=bare if bar.intraday else "days")
+
+
+def _whole_days(horizons: list[int], bar: BarSize) -> None:
+    """The strategy simulates whole days: refuse, in one line, a horizon that is not."""
+    from pairscreen.evaluation.dates import spell
+
+    odd = [h for h in horizons if h % bar.per_day]
+    if odd:
+        named = ", ".join(spell(h, bar) for h in odd)
+        raise CommandError(
+            f"--outcome strategy and --portfolio trade whole days (a strategy's backtest is "
+            f"a span of days); --horizon {named} is not: give 24h, 48h, 3d, …"
+        )
+
+
+def _bar_span(
+    args: argparse.Namespace,
+    candles: Mapping[str, Candles],
+    window: int,
+    horizon: int,
+    bar: BarSize,
+) -> tuple[datetime, datetime]:
+    """The first and last as-of close on an intraday universe: as given (a UTC time or a
+    date, read as ``screen run --as-of`` reads it: the last bar closed by then), else the
+    first close with a full window and the last the shortest horizon can follow."""
+    from pairscreen.cli.screen import past_close
+    from pairscreen.evaluation.dates import iso, spell
+    from pairscreen.evaluation.scale import default_points
+
+    first, last = default_points(candles, window, horizon, bar)
+    assert isinstance(first, datetime) and isinstance(last, datetime)
+    start = past_close(args.start, bar, "--from") if args.start else first
+    end = past_close(args.end, bar, "--to") if args.end else last
+    if args.start and not args.end and start > end:
+        raise CommandError(
+            f"--from {iso(start)} leaves no as-of close: the shortest horizon "
+            f"({spell(horizon, bar)}) can follow closes up to {iso(last)} only; "
+            f"give --from {iso(last)} or earlier, or a shorter --horizon"
+        )
+    if args.end and not args.start and end < start:
+        raise CommandError(
+            f"--to {iso(end)} leaves no as-of close: the first close with a full {window}-day "
+            f"window is {iso(first)}; give --to {iso(first)} or later, or an earlier --from"
         )
     return start, end
 

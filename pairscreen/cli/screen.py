@@ -75,10 +75,11 @@ def past_day(text: str) -> date:
     return day
 
 
-def past_close(text: str, bar: BarSize) -> datetime:
+def past_close(text: str, bar: BarSize, flag: str = "--as-of") -> datetime:
     """An intraday ``--as-of``: the close time of the last ``bar`` closed by the moment
     ``text`` names, an ISO date-time (UTC when it gives no offset) or a bare date (its end,
-    24:00 UTC, as a daily ``--as-of`` reads the day's close); a moment to come is refused."""
+    24:00 UTC, as a daily ``--as-of`` reads the day's close); a moment to come is refused.
+    ``flag`` names the option in the errors (``evaluate --from`` reads its times so too)."""
     try:
         if "T" in text or " " in text.strip():
             moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
@@ -88,12 +89,12 @@ def past_close(text: str, bar: BarSize) -> datetime:
             )
     except ValueError:
         raise CommandError(
-            f"--as-of {text!r} is neither a date (YYYY-MM-DD) nor a UTC time (YYYY-MM-DDTHH:MM)"
+            f"{flag} {text!r} is neither a date (YYYY-MM-DD) nor a UTC time (YYYY-MM-DDTHH:MM)"
         ) from None
     moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     if moment > clock.now():
         raise CommandError(
-            f"--as-of {moment.isoformat()} has not come yet; give a time before "
+            f"{flag} {moment.isoformat()} has not come yet; give a time before "
             f"{clock.iso(clock.now())}"
         )
     return datetime.fromtimestamp(bar.last_closed(moment), UTC)

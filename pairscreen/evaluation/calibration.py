@@ -26,11 +26,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import stdtrit
 
+from pairscreen.contracts.bars import BarSize
+
 CALIBRATION_HORIZON = 30  # days after the as-of day
 STRATEGY_MEASURE = "excess"  # the StrategyOutcomes field realised, with a strategy
 HOLDING_MEASURE = "hold_value"  # the Outcomes field realised, without one
 GROUPS = 5  # quintiles
 YEAR_DAYS = 365  # the model's figure is per 365 days
+
+
+def calibration_bars(bar: BarSize) -> int:
+    """The calibration's horizon in ``bar``'s bars: 30 days stay 30 days (720 hourly bars)."""
+    return bar.bars(CALIBRATION_HORIZON)
 
 
 @dataclass(frozen=True)

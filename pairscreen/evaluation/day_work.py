@@ -24,13 +24,13 @@ from datetime import date, datetime, timedelta
 
 from pairscreen.contracts import DepeggedLeg, Strategy
 from pairscreen.engine.executors import stream_local
-from pairscreen.evaluation.calibration import CALIBRATION_HORIZON
+from pairscreen.evaluation.calibration import calibration_bars
+from pairscreen.evaluation.dates import close_at
 from pairscreen.evaluation.outcomes import Outcomes, outcomes_at
 from pairscreen.evaluation.rule_sets import RuleSet
 from pairscreen.evaluation.screen_wide import PERSISTENCE, Replay, ReplayedDay
 from pairscreen.evaluation.strategy_outcomes import StrategyOutcomes, strategy_outcomes_at
 from pairscreen.evaluation.verdicts import DepegsAt, Market
-from pairscreen.market.cutoff import close_of
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.universe import SwapCosts
 
@@ -67,6 +67,11 @@ class DayPlan:
     strategy: Strategy | None
     traded: bool  # the strategy outcome or a portfolio: the strategy at every horizon
 
+    @property
+    def calibration_horizon(self) -> int:
+        """The calibration's horizon in the universe's bars."""
+        return calibration_bars(self.market.bar)
+
     def day(self, replay: Replay, day: date) -> DayWork:
         replayed = replay.day(day)
         verdicts = replayed.verdicts
@@ -84,11 +89,12 @@ class DayPlan:
                     )
                     for h in self.horizons
                 }
-            calibrated = traded.get(CALIBRATION_HORIZON)
+            horizon = self.calibration_horizon
+            calibrated = traded.get(horizon)
             modelled = verdicts.model_return is not None  # the same every day: the plugins'
-            if calibrated is None and modelled and CALIBRATION_HORIZON in self.horizons:
+            if calibrated is None and modelled and horizon in self.horizons:
                 calibrated = strategy_outcomes_at(
-                    self.strategy, self.market, verdicts, CALIBRATION_HORIZON, self.fee, priced
+                    self.strategy, self.market, verdicts, horizon, self.fee, priced
                 )
         return DayWork(replayed, outcomes, traded, calibrated)
 
@@ -180,4 +186,4 @@ def _closes_read(plan: DayPlan, dates: Sequence[date]) -> set[datetime]:
     """The closes whose peg events a replay of ``dates`` reads: each day's, and the previous
     days' a persistence rule counts."""
     back = _counted_before(plan)
-    return {close_of(day - timedelta(days=k)) for day in dates for k in range(back + 1)}
+    return {close_at(day - timedelta(days=k)) for day in dates for k in range(back + 1)}

@@ -11,17 +11,19 @@ ln(1-fee-s_{t+h})`` replaces ``2 ln(1-fee)``; with no ``[costs]`` the numbers ar
 Log points, not ``exp(move) - 1``: the mean of ``exp(move) - 1`` is positive when the mean move
 is zero (Jensen), so on random walks both legs would look profitable. ``r(t+h)`` is the close
 of the last common day at or before ``t+h``; a pair whose data ends before ``t+h`` has no
-outcome.
+outcome. On an intraday universe ``t`` is a bar's close and ``h`` a count of its bars:
+``r(t+h)`` is then the last common bar closed at or before ``t+h``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 
 import numpy as np
 
 from pairscreen.engine.costs import swap_slippage
+from pairscreen.evaluation.dates import after, point_of, stamp
 from pairscreen.evaluation.verdicts import DateVerdicts, Market
 from pairscreen.universe import SwapCosts
 
@@ -44,7 +46,8 @@ class Outcomes:
     reversion: np.ndarray  # sign-adjusted change of the log-ratio
     hold_value: np.ndarray  # log value of holding the cheap leg, fees included
     hold_other_leg: np.ndarray  # log value of holding the other leg, fees included
-    last_close: date | None = None  # the newest close an outcome read; None when none did
+    # the newest close an outcome read (a day, or a bar's close); None when none did
+    last_close: date | None = None
 
 
 def outcomes_at(
@@ -58,15 +61,15 @@ def outcomes_at(
     move = np.full(n, np.nan)
     priced = costs is not None and not costs.is_zero
     fees = np.full(n, np.nan) if priced else None
-    end = np.datetime64(verdicts.as_of + timedelta(days=horizon), "D")
-    start = np.datetime64(verdicts.as_of, "D")
+    end = after(verdicts.as_of, horizon, market.bar)
+    start = stamp(verdicts.as_of, market.bar)
     newest: np.datetime64 | None = None
     for i in in_zones(verdicts.zone):
         sign, pair = ZONE_SIGN[str(verdicts.zone[i])], market.aligned[i]
         if pair is None or pair.dates[-1] < end:
             continue
         k = int(np.searchsorted(pair.dates, end, side="right")) - 1
-        read = pair.dates[k].astype("datetime64[D]")
+        read = pair.dates[k] if market.bar.intraday else pair.dates[k].astype("datetime64[D]")
         newest = read if newest is None or read > newest else newest
         later = float(np.log(pair.close_a[k] / pair.close_b[k]))
         move[i] = sign * (later - verdicts.log_ratio[i])
@@ -82,7 +85,7 @@ def outcomes_at(
                 pair.volume_b[on],
             )
             fees[i] = float(np.log((1.0 - fee) - slip).sum())
-    last = None if newest is None else newest.astype(date)
+    last = None if newest is None else point_of(newest, market.bar)
     if fees is None:
         both = 2.0 * np.log1p(-fee)
         return Outcomes(move, both + move, both - move, last)

@@ -22,10 +22,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 
 import numpy as np
 
+from pairscreen.contracts.bars import DAILY, BarSize
+from pairscreen.evaluation.dates import after, in_days, stamp
 from pairscreen.evaluation.statistics import series_mean
 from pairscreen.evaluation.strategy_outcomes import StrategyOutcomes
 from pairscreen.evaluation.verdicts import DateVerdicts, Market
@@ -93,10 +94,12 @@ class PortfolioResult:
     p_vs_null: float | None  # share of draws (plus one) whose mean reaches the picks'
     universe: PathFigures
     per_date: tuple[tuple[str, ...], ...]  # each as-of day's picks, "A/B"
+    bar: BarSize = DAILY  # intraday: ``horizon`` and ``block_days`` count bars
 
     def as_json(self, *, per_date: bool = True) -> dict[str, object]:
         out: dict[str, object] = {
-            "horizon_days": self.horizon,
+            "horizon_days": in_days(self.horizon, self.bar) if self.bar.intraday else self.horizon,
+            **horizon_units(self.horizon, self.bar),
             "size": self.size,
             "max_per_asset": self.max_per_asset,
             "block_days": self.block_days,
@@ -118,6 +121,14 @@ class PortfolioResult:
         if per_date:
             out["per_date_picks"] = [list(p) for p in self.per_date]
         return out
+
+
+def horizon_units(bars: int, bar: BarSize) -> dict[str, object]:
+    """What an intraday horizon adds beside its days: its bars and hours (nothing on a
+    daily universe, whose objects stay as they were)."""
+    if not bar.intraday:
+        return {}
+    return {"horizon_bars": bars, "horizon_hours": bars * bar.seconds / 3600}
 
 
 def pick(
@@ -217,12 +228,13 @@ def _horizon(
         pool = np.flatnonzero(usable)  # the day's in-zone pairs with an outcome
         for k, drawn in enumerate(null_draws(rng, pool, legs, len(chosen), spec)):
             null[k, d] = _equal_weight(o.strategy_return[drawn])
-    picks = _figures(returns, block, horizon)
+    length = in_days(horizon, market.bar)  # the Sharpe's horizon in (fractional) days
+    picks = _figures(returns, block, length)
     draw_means = np.array([np.nanmean(row) if np.isfinite(row).any() else np.nan for row in null])
     finite = draw_means[np.isfinite(draw_means)]
-    draw_sharpes = [_sharpe(row[np.isfinite(row)], horizon) for row in null]
+    draw_sharpes = [_sharpe(row[np.isfinite(row)], length) for row in null]
     known_sharpes = [x for x in draw_sharpes if x is not None]
-    universe = _figures(_universe_returns(market, verdicts, tickers, horizon), block, horizon)
+    universe = _figures(_universe_returns(market, verdicts, tickers, horizon), block, length)
     return PortfolioResult(
         horizon=horizon,
         size=spec.size,
@@ -248,6 +260,7 @@ def _horizon(
         ),
         universe=universe,
         per_date=tuple(tuple(names[i] for i in h) for h in held),
+        bar=market.bar,
     )
 
 
@@ -256,7 +269,7 @@ def _equal_weight(log_returns: np.ndarray) -> float:
     return float(np.log(np.mean(np.exp(log_returns)))) if log_returns.size else math.nan
 
 
-def _figures(returns: np.ndarray, block: int, horizon: int) -> PathFigures:
+def _figures(returns: np.ndarray, block: int, horizon: float) -> PathFigures:
     mean = series_mean(returns, block)
     known = returns[np.isfinite(returns)]
     return PathFigures(
@@ -271,8 +284,9 @@ def _figures(returns: np.ndarray, block: int, horizon: int) -> PathFigures:
     )
 
 
-def _sharpe(returns: np.ndarray, horizon: int) -> float | None:
-    """``mean / sd`` of per-horizon log returns times ``sqrt(365 / horizon)``."""
+def _sharpe(returns: np.ndarray, horizon: float) -> float | None:
+    """``mean / sd`` of per-horizon log returns times ``sqrt(365 / horizon)``, ``horizon``
+    in days (a fraction of one for a horizon of a few hourly bars)."""
     if returns.size < 2:
         return None
     sd = float(returns.std(ddof=1))
@@ -310,14 +324,14 @@ def _universe_returns(
     (the assets with a close at or before the day and data reaching ``t + h``)."""
     out = np.full(len(verdicts), np.nan)
     for d, v in enumerate(verdicts):
-        day = np.datetime64(v.as_of, "D")
-        end = np.datetime64(v.as_of + timedelta(days=horizon), "D")
+        day = stamp(v.as_of, market.bar)
+        end = after(v.as_of, horizon, market.bar)
         growth = []
         for ticker in tickers:
             candles = market.candles.get(ticker)
             if candles is None or candles.dates[-1] < end or candles.dates[0] > day:
                 continue
-            dates = candles.dates.astype("datetime64[D]")
+            dates = candles.dates.astype(market.bar.dtype)
             t = int(np.searchsorted(dates, day, side="right")) - 1
             k = int(np.searchsorted(dates, end, side="right")) - 1
             growth.append(float(candles.close[k] / candles.close[t]))

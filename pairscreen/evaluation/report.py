@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pairscreen.contracts.bars import DAILY, BarSize
+from pairscreen.evaluation.dates import day_of_point, in_days, iso, spell
+from pairscreen.evaluation.portfolio import horizon_units
 from pairscreen.evaluation.run import Evaluation, HorizonResult, RuleSetResult
 from pairscreen.evaluation.statistics import (
     EVIDENCE,
@@ -16,14 +19,19 @@ READINGS = {EVIDENCE: "evidence", NO_EVIDENCE: "no evidence", TOO_FEW: "too few 
 
 
 def as_json(evaluation: Evaluation) -> dict[str, object]:
-    """The ``--json`` object: settings, warnings, and per rule set its days and horizons."""
+    """The ``--json`` object: settings, warnings, and per rule set its days and horizons.
+    On an intraday universe the day fields hold days (fractional for spans; ``from``, ``to``
+    and ``data_through`` the days their bars belong to) and :func:`bar_fields` adds the bar,
+    the closes and the spans in bars and hours."""
     sampled = evaluation.n_pairs < evaluation.pairs_in_universe
     through, calibration = evaluation.data_through, evaluation.calibration
+    bar = evaluation.bar
     return {
-        "from": evaluation.dates[0].isoformat() if evaluation.dates else None,
-        "to": evaluation.dates[-1].isoformat() if evaluation.dates else None,
-        "every_days": evaluation.every_days,
-        "horizons": list(evaluation.horizons),
+        "from": day_of_point(evaluation.dates[0]).isoformat() if evaluation.dates else None,
+        "to": day_of_point(evaluation.dates[-1]).isoformat() if evaluation.dates else None,
+        "every_days": in_days_or_count(evaluation.every_days, bar),
+        "horizons": [in_days_or_count(h, bar) for h in evaluation.horizons],
+        **bar_fields(evaluation),
         "fee": evaluation.fee,
         "pairs_screened": evaluation.n_pairs,
         "pairs_in_universe": evaluation.pairs_in_universe,
@@ -32,7 +40,7 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
         "comparisons": comparisons(evaluation),
         "families": families(evaluation),
         "warnings": list(evaluation.warnings),
-        "data_through": None if through is None else through.isoformat(),
+        "data_through": None if through is None else day_of_point(through).isoformat(),
         "calibration": None if calibration is None else calibration.as_json(),
         **_traded(evaluation),
         "rule_sets": [
@@ -44,10 +52,33 @@ def as_json(evaluation: Evaluation) -> dict[str, object]:
                 "never_binds": result.never_binds,
                 "stability": result.stability,
                 "per_date": list(result.per_date),
-                "horizons": [horizon_json(h) for h in result.horizons],
+                "horizons": [horizon_json(h, bar=bar) for h in result.horizons],
             }
             for result in evaluation.results
         ],
+    }
+
+
+def in_days_or_count(bars: int, bar: BarSize) -> int | float:
+    """A count of bars in days: the count itself on a daily universe (as it always was)."""
+    return in_days(bars, bar) if bar.intraday else bars
+
+
+def bar_fields(evaluation: Evaluation) -> dict[str, object]:
+    """On an intraday universe only: the bar, the first and last as-of close and the newest
+    close read, the step and the horizons in bars and hours."""
+    bar, dates, through = evaluation.bar, evaluation.dates, evaluation.data_through
+    if not bar.intraday:
+        return {}
+    return {
+        "bar": bar.name,
+        "from_close": iso(dates[0]) if dates else None,
+        "to_close": iso(dates[-1]) if dates else None,
+        "data_through_close": None if through is None else iso(through),
+        "every_bars": evaluation.every_days,
+        "every_hours": evaluation.every_days * bar.seconds / 3600,
+        "horizons_bars": list(evaluation.horizons),
+        "horizons_hours": [h * bar.seconds / 3600 for h in evaluation.horizons],
     }
 
 
@@ -88,10 +119,16 @@ def families(evaluation: Evaluation) -> dict[str, int]:
     return {"primary": sum(sizes[:1]), "exploratory": sum(sizes[1:])}
 
 
-def horizon_json(result: HorizonResult, *, per_date: bool = True) -> dict[str, object]:
+def horizon_json(
+    result: HorizonResult, *, per_date: bool = True, bar: BarSize = DAILY
+) -> dict[str, object]:
     """One horizon's measures as JSON; ``per_date`` adds the difference of every as-of day
-    (the CLI's report has it, the published track record leaves it out)."""
-    out: dict[str, object] = {"horizon_days": result.horizon}
+    (the CLI's report has it, the published track record leaves it out); on an intraday
+    ``bar`` the horizon in days is fractional, with its bars and hours beside it."""
+    out: dict[str, object] = {
+        "horizon_days": in_days_or_count(result.horizon, bar),
+        **horizon_units(result.horizon, bar),
+    }
     for name, comparison in result.measures.items():
         out[name] = {
             "survivors": comparison.survivors.as_json(),
@@ -121,12 +158,21 @@ def table(evaluation: Evaluation) -> str:
         else "outcome: move of the log-ratio back toward the range (pp)"
     )
     costs = " plus the universe's [costs]" if evaluation.costs_set else ""
+    bar = evaluation.bar
+    points = (
+        f"{plural(len(dates), 'as-of close')} of {bar.name} bars from {iso(dates[0])} to "
+        f"{iso(dates[-1])} every {spell(evaluation.every_days, bar)} "
+        f"({plural(evaluation.every_days, 'bar')})"
+        if bar.intraday
+        else f"{plural(len(dates), 'as-of day')} from {dates[0]} to {dates[-1]} every "
+        f"{plural(evaluation.every_days, 'day')}"
+    )
     lines = [
-        f"{plural(len(dates), 'as-of day')} from {dates[0]} to {dates[-1]} every "
-        f"{plural(evaluation.every_days, 'day')}, {plural(evaluation.n_pairs, 'pair')}{sample}; "
+        f"{points}, {plural(evaluation.n_pairs, 'pair')}{sample}; "
         f"{outcome}, zones bottom and top only; fee {evaluation.fee:.2%} per swap{costs}",
         "",
-        f"{'rule set':<30}{'h':>4} {'survivors n/mean/med/hit':>27} {'rest n/mean/med/hit':>27}"
+        f"{'rule set':<30}{'h':>{_w(bar)}} {'survivors n/mean/med/hit':>27} "
+        f"{'rest n/mean/med/hit':>27}"
         f" {'difference [95% CI]':>25} {'p':>6} {'p_holm':>6} {'reading':>14}"
         f" {'surv/day':>8} {'stable':>6}",
     ]
@@ -142,13 +188,13 @@ def table(evaluation: Evaluation) -> str:
         for h in result.horizons:
             diff = h.difference
             lines.append(
-                f"{name[:29]:<30}{h.horizon:>4} "
+                f"{name[:29]:<30}{_h(h.horizon, bar):>{_w(bar)}} "
                 f"{_group(h.measures[h.primary].survivors):>27} "
                 f"{_group(h.measures[h.primary].rest):>27} "
                 f"{_difference(diff):>25} {_p(diff.p_value):>6} {_p(diff.p_holm):>6} "
                 f"{READINGS[diff.reading]:>14} {mean_survivors:>8.1f} {stable:>6}"
             )
-            notes.extend(f"{name}, {h.horizon} days: {w}" for w in h.warnings)
+            notes.extend(f"{name}, {spell(h.horizon, bar)}: {w}" for w in h.warnings)
     family = families(evaluation)
     lines += [
         "",
@@ -161,9 +207,9 @@ def table(evaluation: Evaluation) -> str:
         "minus the other pairs of the same zones, within each as-of day",
     ]
     if evaluation.results and evaluation.results[0].horizons:
-        lines += ["", _holding(evaluation.results[0])]
+        lines += ["", _holding(evaluation.results[0], bar)]
         if evaluation.outcome == "strategy":
-            lines += ["", _strategy(evaluation.results[0])]
+            lines += ["", _strategy(evaluation.results[0], bar)]
     if evaluation.portfolio:
         lines += ["", _portfolio(evaluation)]
     if notes:
@@ -175,17 +221,28 @@ def table(evaluation: Evaluation) -> str:
     return "\n".join(lines)
 
 
-def _holding(screen: RuleSetResult) -> str:
+def _h(bars: int, bar: BarSize) -> str:
+    """A horizon in a table's ``h`` column: days as a number (as always), ``24 h`` on bars."""
+    return spell(bars, bar) if bar.intraday else str(bars)
+
+
+def _w(bar: BarSize) -> int:
+    """The width of the ``h`` column: 4 for days (as always), 7 for ``168 h``."""
+    return 7 if bar.intraday else 4
+
+
+def _holding(screen: RuleSetResult, bar: BarSize = DAILY) -> str:
     """The screen's holding values: the cheap leg against the other one, in log points."""
     return _two_measures(
         screen,
         "holding for the horizon, rule set {name} (log points, fees included; mean / median):",
         ("hold_value", "cheap leg"),
         ("hold_other_leg", "other leg"),
+        bar,
     )
 
 
-def _strategy(screen: RuleSetResult) -> str:
+def _strategy(screen: RuleSetResult, bar: BarSize = DAILY) -> str:
     """The screen's strategy outcomes: its log return and holding both legs, per group."""
     return _two_measures(
         screen,
@@ -193,22 +250,27 @@ def _strategy(screen: RuleSetResult) -> str:
         "included; mean / median):",
         ("strategy_return", "strategy"),
         ("hold_both", "both legs"),
+        bar,
     )
 
 
 def _two_measures(
-    screen: RuleSetResult, title: str, first: tuple[str, str], second: tuple[str, str]
+    screen: RuleSetResult,
+    title: str,
+    first: tuple[str, str],
+    second: tuple[str, str],
+    bar: BarSize = DAILY,
 ) -> str:
     """Two measures side by side per horizon, survivors then the rest: (measure, label)."""
     lines = [
         title.format(name=repr(screen.rule_set.name)),
-        f"{'h':>4} {'survivors: ' + first[1]:>22} {second[1]:>16} {'rest: ' + first[1]:>18}"
+        f"{'h':>{_w(bar)}} {'survivors: ' + first[1]:>22} {second[1]:>16} {'rest: ' + first[1]:>18}"
         f" {second[1]:>16}",
     ]
     for h in screen.horizons:
         one, two = h.measures[first[0]], h.measures[second[0]]
         lines.append(
-            f"{h.horizon:>4} {_mean_median(one.survivors):>22} "
+            f"{_h(h.horizon, bar):>{_w(bar)}} {_mean_median(one.survivors):>22} "
             f"{_mean_median(two.survivors):>16} {_mean_median(one.rest):>18} "
             f"{_mean_median(two.rest):>16}"
         )
@@ -228,10 +290,12 @@ def _portfolio(evaluation: Evaluation) -> str:
         f"with the {evaluation.strategy} strategy, equal weight (log points per horizon; "
         "Sharpe annualised over 365 days; drawdown of the compounded path of as-of days one "
         "horizon apart, the worst chain; costs: fees and [costs] a pick paid, pp):",
-        f"{'h':>4} {'mean [95% CI]':>24} {'Sharpe':>7} {'max DD':>7} {'picks':>6}"
+        f"{'h':>{_w(evaluation.bar)}} {'mean [95% CI]':>24}"
+        f" {'Sharpe':>7} {'max DD':>7} {'picks':>6}"
         f" {'turnover':>8} {'costs':>6} {'random mean [95% range]':>26} {'p':>6}"
         f" {'universe mean':>13} {'Sharpe':>7}",
     ]
+    width = _w(evaluation.bar)
     for p in evaluation.portfolio:
         band = (
             f"{_pp(p.null_mean)} [{_pp(p.null_ci95[0])}, {_pp(p.null_ci95[1])}]"
@@ -239,7 +303,8 @@ def _portfolio(evaluation: Evaluation) -> str:
             else "-"
         )
         lines.append(
-            f"{p.horizon:>4} {_interval(p.picks.mean, p.picks.low, p.picks.high):>24} "
+            f"{_h(p.horizon, evaluation.bar):>{width}} "
+            f"{_interval(p.picks.mean, p.picks.low, p.picks.high):>24} "
             f"{_ratio(p.picks.sharpe):>7} {_share(p.picks.max_drawdown):>7} "
             f"{_ratio(p.mean_picks):>6} {_share(p.turnover):>8} {_cost(p.costs_paid):>6} "
             f"{band:>26} {_p(p.p_vs_null):>6} {_pp(p.universe.mean):>13} "

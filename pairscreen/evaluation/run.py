@@ -6,6 +6,10 @@ day's tested pairs, persistence over the days before: ``evaluation.screen_wide``
 outcomes of a day do not depend on the rule set, so adding rule sets costs little (a set
 with the persistence rule adds the days before each as-of day). Nothing is written: it
 reads candles and peg events.
+
+On an intraday universe the as-of points are bar closes and ``horizons`` and ``every_days``
+count the universe's bars (on a daily one a bar is a day): the blocks of the overlap-aware
+interval are ``ceil(h / every)`` as-of points either way.
 """
 
 from __future__ import annotations
@@ -18,13 +22,15 @@ from datetime import date
 import numpy as np
 
 from pairscreen.contracts import Strategy
+from pairscreen.contracts.bars import DAILY, BarSize
 from pairscreen.evaluation.calibration import (
-    CALIBRATION_HORIZON,
     HOLDING_MEASURE,
     STRATEGY_MEASURE,
     Calibration,
     calibrate,
+    calibration_bars,
 )
+from pairscreen.evaluation.dates import iso, spell
 from pairscreen.evaluation.day_work import DayPlan, day_work
 from pairscreen.evaluation.outcomes import Outcomes
 from pairscreen.evaluation.portfolio import PortfolioResult, PortfolioSpec, portfolios
@@ -123,6 +129,7 @@ class Evaluation:
     strategy: str | None = None  # the strategy traded, for the strategy outcome and portfolio
     costs_set: bool = False  # whether the universe's [costs] priced the outcomes
     portfolio: tuple[PortfolioResult, ...] = ()  # per horizon, with --portfolio
+    bar: BarSize = DAILY  # intraday: dates are bar closes, horizons and every_days bars
 
 
 def evaluate(
@@ -171,7 +178,7 @@ def evaluate(
     traded_outcomes: dict[int, list[StrategyOutcomes]] = (
         {h: [w.traded[h] for w in work] for h in horizons} if traded else {}
     )
-    calibrated: list[StrategyOutcomes] | None = traded_outcomes.get(CALIBRATION_HORIZON)
+    calibrated: list[StrategyOutcomes] | None = traded_outcomes.get(plan.calibration_horizon)
     if calibrated is None and work and all(w.calibrated is not None for w in work):
         calibrated = [w.calibrated for w in work if w.calibrated is not None]
     names = np.array([f"{a.ticker}/{b.ticker}" for a, b in market.pairs], dtype=object)
@@ -181,7 +188,9 @@ def evaluate(
         traded_outcomes if outcome == "strategy" else outcomes
     )
     zoned = [bool(np.isin(v.verdicts.zone, ("bottom", "top")).any()) for v in days]
-    warnings = _warnings(results[0], primaries, PRIMARY[outcome], zoned) if results else ()
+    warnings = (
+        _warnings(results[0], primaries, PRIMARY[outcome], zoned, market.bar) if results else ()
+    )
     warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens))
     split = tuple(
         _period(
@@ -215,11 +224,12 @@ def evaluate(
         persistence_screens,
         through,
         split,
-        _calibration(sets, days, outcomes, calibrated, every_days),
+        _calibration(sets, days, outcomes, calibrated, every_days, market.bar),
         outcome,
         None if strategy is None or not traded else strategy.name,
         costs is not None and not costs.is_zero,
         picked,
+        market.bar,
     )
 
 
@@ -254,12 +264,14 @@ def _calibration(
     outcomes: Mapping[int, Sequence[Outcomes]],
     traded: Sequence[StrategyOutcomes] | None,
     every_days: int,
+    bar: BarSize,
 ) -> Calibration | None:
     """The screen's survivors' realised outcome by quintile of their model's figure, at
-    :data:`CALIBRATION_HORIZON` days: the strategy's excess over holding both legs
-    (``traded``), else holding the cheap leg; None without that horizon or the model's
-    figure."""
-    per_day = outcomes.get(CALIBRATION_HORIZON)
+    :data:`~pairscreen.evaluation.calibration.CALIBRATION_HORIZON` days (in ``bar``'s bars):
+    the strategy's excess over holding both legs (``traded``), else holding the cheap leg;
+    None without that horizon or the model's figure."""
+    horizon = calibration_bars(bar)
+    per_day = outcomes.get(horizon)
     if not sets or per_day is None:
         return None
     screen = sets[0].name
@@ -275,7 +287,7 @@ def _calibration(
         [np.full(n, np.nan) if m is None else m for m in model],
         [day.survives[screen] for day in days],
         realised,
-        block_days=math.ceil(CALIBRATION_HORIZON / every_days),
+        block_days=math.ceil(horizon / every_days),
         measure=measure,
     )
 
@@ -373,7 +385,7 @@ def _per_date(
     for day in days:
         v, s = day.verdicts, day.survives[rule_set.name]
         entry: dict[str, object] = {
-            "as_of": v.as_of.isoformat(),
+            "as_of": iso(v.as_of),
             "pairs": int((v.zone != "").sum()),
             "survivors": int(s.sum()),
             "in_zones": int(np.isin(v.zone, ("bottom", "top")).sum()),
@@ -497,38 +509,39 @@ def _warnings(
     outcomes: Mapping[int, Sequence[object]],
     primary: str,
     zoned: Sequence[bool],
+    bar: BarSize = DAILY,
 ) -> tuple[str, ...]:
     """What the design cannot show, for the screen's own rules; ``zoned`` says per as-of day
     whether any pair sat in a band zone (a day without one has no outcome to measure, which
     is not missing data)."""
     out: list[str] = []
+    point = "as-of close" if bar.intraday else "as-of day"
     empty = sum(1 for z in zoned if not z)
     if empty:
         verb = "has" if empty == 1 else "have"
-        out.append(
-            f"{plural(empty, 'as-of day')} {verb} no pair in a band zone (nothing to measure)"
-        )
+        out.append(f"{plural(empty, point)} {verb} no pair in a band zone (nothing to measure)")
     for result in screen.horizons:
         h, diff = result.horizon, result.difference
+        named = spell(h, bar)
         beyond = sum(
             1
             for o, z in zip(outcomes[h], zoned, strict=True)
             if z and not np.isfinite(getattr(o, primary)).any()
         )
         if beyond:
-            missing = f"{plural(beyond, 'as-of day')} {'has' if beyond == 1 else 'have'} no outcome"
-            out.append(f"{h} days: {missing} (no data {h} days later)")
+            missing = f"{plural(beyond, point)} {'has' if beyond == 1 else 'have'} no outcome"
+            out.append(f"{named}: {missing} (no data {named} later)")
         if diff.estimate is None:
-            out.append(f"{h} days: no comparison (no survivors or no other pairs in the zones)")
+            out.append(f"{named}: no comparison (no survivors or no other pairs in the zones)")
         elif diff.min_detectable is None or diff.standard_error is None:
-            out.append(f"{h} days: too few as-of days with both groups for an interval")
+            out.append(f"{named}: too few {point}s with both groups for an interval")
         else:
             out.append(
-                f"{h} days: this design cannot resolve differences smaller than "
+                f"{named}: this design cannot resolve differences smaller than "
                 f"{diff.min_detectable * 100:.1f} pp of {_UNITS[primary]} (80 % power at the "
                 f"one-sided 5 % level{_level_note(diff)}: "
                 f"{diff.min_detectable / diff.standard_error:.2f} overlap-aware standard "
-                f"errors, blocks of {diff.block_days} as-of days)"
+                f"errors, blocks of {diff.block_days} {point}s)"
             )
     return tuple(out)
 

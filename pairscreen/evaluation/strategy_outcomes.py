@@ -22,13 +22,13 @@ one panel per start leg, simulated span and calendar.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 
 import numpy as np
 
 from pairscreen.contracts import Leg, PairPanel, Strategy
 from pairscreen.engine.costs import leg_slippage, with_costs
 from pairscreen.engine.panels import AlignedPair, group_by_history
+from pairscreen.evaluation.dates import after, stamp
 from pairscreen.evaluation.outcomes import ZONE_SIGN, in_zones
 from pairscreen.evaluation.verdicts import DateVerdicts, Market, prefix
 from pairscreen.universe import SwapCosts
@@ -69,8 +69,8 @@ def strategy_outcomes_at(
     n = len(market.pairs)
     out = {name: np.full(n, np.nan) for name in (*STRATEGY_MEASURES, "swaps", "costs_paid")}
     groups: dict[tuple[Leg, int], list[_Cut]] = {}
-    end = np.datetime64(verdicts.as_of + timedelta(days=horizon), "D")
-    day = np.datetime64(verdicts.as_of, "D")
+    end = after(verdicts.as_of, horizon, market.bar)
+    day = stamp(verdicts.as_of, market.bar)
     for i in in_zones(verdicts.zone):
         sign, pair = ZONE_SIGN[str(verdicts.zone[i])], market.aligned[i]
         if pair is None or pair.dates[-1] < end:
@@ -79,7 +79,9 @@ def strategy_outcomes_at(
         t = int(np.searchsorted(pair.dates, day, side="right")) - 1
         if t < 0 or k <= t:
             continue
-        days = int((pair.dates[k] - pair.dates[t]).astype("timedelta64[D]").astype(np.int64))
+        days = _whole_days(pair.dates[k] - pair.dates[t])
+        if days < 1:
+            continue
         leg: Leg = "A" if sign > 0 else "B"
         cut = prefix(pair, k + 1)
         groups.setdefault((leg, days), []).append(_Cut(i, cut, t))
@@ -105,6 +107,14 @@ def strategy_outcomes_at(
                 (1.0 - fee) - _mean_slippage(panel, first)
             )
     return StrategyOutcomes(**out)
+
+
+def _whole_days(span: np.timedelta64) -> int:
+    """The whole days of a span between two closes: the days a strategy simulates (its
+    backtest is a span of whole days, ``days x bars per day`` bars on an intraday universe;
+    the horizon of an intraday evaluation traded with a strategy is whole days, so a span is
+    short of one only where the pair misses the bar at ``t + h``)."""
+    return int(span.astype("timedelta64[s]").astype(np.int64) // 86_400)
 
 
 def _mean_slippage(panel: PairPanel, first: list[int]) -> np.ndarray:

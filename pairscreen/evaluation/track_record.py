@@ -6,28 +6,27 @@ Only the screen's own rules are evaluated (the track record is theirs), over the
 range: from the first day with a full band window to the last day the shortest horizon can
 follow (each longer horizon leaves out the last days it cannot follow). ``sample`` bounds
 the work on a large universe: that many pairs, drawn with a fixed seed, stated in the
-result.
+result. On an intraday universe the as-of points are bar closes, by default 6 hours apart
+with horizons of 24 and 72 hours (``evaluation.scale``), and the body adds the bar and its
+steps in bars and hours.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from pairscreen import clock
-from pairscreen.contracts import Candles
+from pairscreen.contracts.bars import DAILY, BarSize
+from pairscreen.evaluation.dates import close_at, day_of_point, spell
 from pairscreen.evaluation.portfolio import PortfolioSpec
-from pairscreen.evaluation.report import horizon_json
+from pairscreen.evaluation.report import bar_fields, horizon_json, in_days_or_count
 from pairscreen.evaluation.run import Evaluation, Period, Progress
 from pairscreen.wording import plural
 
 if TYPE_CHECKING:
     from pairscreen.runtime import Runtime
-
-EVERY_DAYS = 30
-HORIZONS = (30, 90)
 
 
 @dataclass(frozen=True)
@@ -37,59 +36,61 @@ class TrackRecord:
 
     @property
     def first_day(self) -> date:
-        return self.evaluation.dates[0]
+        """The day of the first as-of point (of its bar, on an intraday universe)."""
+        return day_of_point(self.evaluation.dates[0])
 
     @property
     def last_day(self) -> date:
-        return self.evaluation.dates[-1]
+        return day_of_point(self.evaluation.dates[-1])
 
     def summary(self, evidence_id: int) -> str:
         e = self.evaluation
         sample = f" (sample of {e.pairs_in_universe})" if e.n_pairs < e.pairs_in_universe else ""
         parts = [
-            f"{h.horizon} d {h.difference.reading.replace('_', ' ')}" for h in e.results[0].horizons
+            f"{_short(h.horizon, e.bar)} {h.difference.reading.replace('_', ' ')}"
+            for h in e.results[0].horizons
         ]
+        points = plural(len(e.dates), "as-of close" if e.bar.intraday else "as-of day")
         return (
-            f"evidence #{evidence_id}: {plural(len(e.dates), 'as-of day')}, "
+            f"evidence #{evidence_id}: {points}, "
             f"{plural(e.n_pairs, 'pair')}"
             f"{sample}; {', '.join(parts)}"
         )
 
 
-def default_range(
-    candles: Mapping[str, Candles], window_days: int, horizons: Sequence[int]
-) -> tuple[date, date]:
-    """From the first day with a full band window after the oldest close, to the newest close
-    less the shortest horizon: each horizon uses every as-of day it can follow (a longer one
-    has no outcome on the last days, which its comparison leaves out). Stopping every
-    horizon where the longest can follow left the 30-day comparison 60 days short of its
-    data (a ninth of its as-of days over 1,100 days)."""
-    oldest = min(c.dates[0] for c in candles.values()).astype("datetime64[D]").item()
-    newest = max(c.dates[-1] for c in candles.values()).astype("datetime64[D]").item()
-    return oldest + timedelta(days=window_days), newest - timedelta(days=min(horizons))
+def _short(bars: int, bar: BarSize) -> str:
+    return spell(bars, bar) if bar.intraday else f"{bars} d"
 
 
 AFTER, CHOSEN_ON = "after", "chosen_on"
 
 
-def split_periods(chosen_through: date, first: date, last: date) -> list[tuple[str, date, date]]:
+def split_periods(
+    chosen_through: date, first: date, last: date, bar: BarSize = DAILY
+) -> list[tuple[str, date, date]]:
     """The run's as-of days ``first`` … ``last`` in two named parts, the later first: those
-    after ``chosen_through`` (the defaults had not seen them) and those up to it."""
+    after ``chosen_through`` (the defaults had not seen them) and those up to it. On an
+    intraday universe the parts meet at that day's close: its last bar (closing at 00:00 of
+    the next day) is the last of the earlier part."""
+    if bar.intraday and isinstance(first, datetime):
+        through = close_at(chosen_through)
+        after_from: date = through + timedelta(seconds=bar.seconds)
+        return [(AFTER, max(first, after_from), last), (CHOSEN_ON, first, min(last, through))]
     after_from = chosen_through + timedelta(days=1)
     return [(AFTER, max(first, after_from), last), (CHOSEN_ON, first, min(last, chosen_through))]
 
 
-def period_json(period: Period) -> dict[str, object]:
+def period_json(period: Period, bar: BarSize = DAILY) -> dict[str, object]:
     """One named part of the track record: its days and the screen's rows over them."""
     result = period.result
     return {
         "name": period.name,
-        "from": period.dates[0].isoformat() if period.dates else None,
-        "to": period.dates[-1].isoformat() if period.dates else None,
+        "from": day_of_point(period.dates[0]).isoformat() if period.dates else None,
+        "to": day_of_point(period.dates[-1]).isoformat() if period.dates else None,
         "as_of_days": len(period.dates),
         "horizons": []
         if result is None
-        else [horizon_json(h, per_date=False) for h in result.horizons],
+        else [horizon_json(h, per_date=False, bar=bar) for h in result.horizons],
     }
 
 
@@ -100,12 +101,14 @@ def track_record(evaluation: Evaluation, chosen_through: date | None = None) -> 
 
     screen = evaluation.results[0]
     through = evaluation.data_through
+    bar = evaluation.bar
     body: dict[str, object] = {
-        "from": evaluation.dates[0].isoformat(),
-        "to": evaluation.dates[-1].isoformat(),
-        "data_through": None if through is None else through.isoformat(),
+        "from": day_of_point(evaluation.dates[0]).isoformat(),
+        "to": day_of_point(evaluation.dates[-1]).isoformat(),
+        "data_through": None if through is None else day_of_point(through).isoformat(),
         "as_of_days": len(evaluation.dates),
-        "every_days": evaluation.every_days,
+        "every_days": in_days_or_count(evaluation.every_days, bar),
+        **bar_fields(evaluation),
         "fee": evaluation.fee,
         "rules": {
             "filter": screen.rule_set.description,
@@ -118,14 +121,14 @@ def track_record(evaluation: Evaluation, chosen_through: date | None = None) -> 
             "sampled": evaluation.n_pairs < evaluation.pairs_in_universe,
         },
         "comparisons": comparisons(evaluation),
-        "horizons": [horizon_json(h, per_date=False) for h in screen.horizons],
+        "horizons": [horizon_json(h, per_date=False, bar=bar) for h in screen.horizons],
         "warnings": list(evaluation.warnings),
         "calibration": None if evaluation.calibration is None else evaluation.calibration.as_json(),
         **portfolio_line(evaluation),
     }
     if chosen_through is not None:
         body["defaults_chosen_through"] = chosen_through.isoformat()
-        body["periods"] = [period_json(p) for p in evaluation.periods]
+        body["periods"] = [period_json(p, bar) for p in evaluation.periods]
     return body
 
 
@@ -145,8 +148,8 @@ def evaluate_current_rules(
     rt: Runtime,
     *,
     sample: int | None = None,
-    every_days: int = EVERY_DAYS,
-    horizons: Sequence[int] = HORIZONS,
+    every_days: int | None = None,
+    horizons: Sequence[int] | None = None,
     start: date | None = None,
     end: date | None = None,
     on_progress: Progress | None = None,
@@ -154,28 +157,37 @@ def evaluate_current_rules(
 ) -> TrackRecord:
     """Evaluate the screen's current rules over the default range (or ``start`` … ``end``),
     with the portfolio of picks traded with the screen's strategy when ``portfolio`` is given.
+    ``every_days`` and ``horizons`` count the universe's bars (days on a daily universe);
+    None takes the track record's (:func:`~pairscreen.evaluation.scale.track_record_steps`).
 
     Raises ``ValueError`` with a sentence when there is nothing to evaluate.
     """
-    from pairscreen.evaluation.dates import as_of_dates
+    from pairscreen.evaluation.dates import as_of_points
     from pairscreen.evaluation.rule_sets import rule_sets
     from pairscreen.evaluation.run import evaluate
-    from pairscreen.evaluation.verdicts import Market
+    from pairscreen.evaluation.scale import (
+        default_points,
+        last_closed,
+        runtime_candles,
+        runtime_market,
+        track_record_steps,
+        universe_bar,
+        window_days,
+    )
     from pairscreen.pegs.status import active_depegs
 
-    candles = rt.candles.get()
+    bar = universe_bar(rt)
+    default_every, default_horizons = track_record_steps(bar)
+    every = default_every if every_days is None else every_days
+    chosen = tuple(default_horizons if horizons is None else horizons)
+    candles = runtime_candles(rt)
     if not candles:
         raise ValueError("no candles stored: run 'pairscreen data sync' first")
-    first, last = default_range(candles, rt.settings.window_days, horizons)
-    start, end = start or first, end or min(last, clock.today() - timedelta(days=1))
-    dates = as_of_dates(start, end, every_days)
-    market = Market.of(
-        rt.universe,
-        candles,
-        window_days=rt.settings.window_days,
-        min_history_days=rt.settings.min_history_days,
-        sample=sample,
-        scorer=rt.settings.scorer if portfolio is not None else None,
+    first, last = default_points(candles, window_days(rt), min(chosen), bar)
+    start, end = start or first, end or min(last, last_closed(bar))
+    dates = as_of_points(start, end, every, bar)
+    market = runtime_market(
+        rt, candles, sample=sample, scorer=rt.settings.scorer if portfolio is not None else None
     )
     screen_rules = rule_sets(rt.plugins, rt.universe, [])[:1]
     strategy = rt.plugins.strategies.get(rt.settings.strategy)
@@ -186,13 +198,13 @@ def evaluate_current_rules(
         market,
         screen_rules,
         dates,
-        horizons,
-        every_days=every_days,
+        chosen,
+        every_days=every,
         fee=fee,
         depegs_at=active_depegs,
         persistence_screens=rt.settings.persistence_screens,
         on_progress=on_progress,
-        periods=split_periods(chosen_through, dates[0], dates[-1]),
+        periods=split_periods(chosen_through, dates[0], dates[-1], bar),
         costs=rt.universe.costs,
         strategy=strategy,
         portfolio=portfolio,

@@ -12,6 +12,11 @@ metrics are the day's tested pairs, and their p-values are kept: the screen-wide
 (``evaluation.screen_wide``) decide on them afterwards, as the screen does once every chunk
 is in. Pairs are aligned once over all candles; a day's view is a prefix of each aligned pair
 (the common days of two cut histories are the cut common days).
+
+On an intraday universe the as-of point is a bar's close (an aware UTC datetime) and the
+replay is ``screen run --as-of`` at that close: the bars closed by then, each asset's
+freshness from the day of its last bar, the windows and the screen's backtest as the
+universe's spans of time (``screening.spans``) in bars.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from datetime import date, datetime
 import numpy as np
 
 from pairscreen.contracts import Asset, Candles, DepeggedLeg, FilterContext
+from pairscreen.contracts.bars import DAILY, BarSize
 from pairscreen.engine.batch_panel import select_rows
 from pairscreen.engine.evaluate import compute_metrics
 from pairscreen.engine.filtering import filter_reasons
@@ -31,13 +37,15 @@ from pairscreen.engine.panels import AlignedPair, align, group_by_history, histo
 from pairscreen.engine.required_fields import ZONE
 from pairscreen.engine.screen_chunks import split_metrics_for
 from pairscreen.engine.screen_rules import QVALUE_FIELDS
+from pairscreen.evaluation.dates import close_at, stamp
 from pairscreen.evaluation.rule_sets import RuleSet
-from pairscreen.market.cutoff import candles_until, close_of
+from pairscreen.market.cutoff import candles_until, closes_until
 from pairscreen.market.freshness import asset_freshness, last_days
 from pairscreen.market.pair_verdicts import pair_verdicts
 from pairscreen.pegs.status import depegged_legs
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.screening.screen import SCREEN_BT_DAYS
+from pairscreen.screening.screen_candles import bar_last_days
 from pairscreen.universe import Universe
 
 SAMPLE_SEED = 20260102
@@ -60,6 +68,8 @@ class Market:
     min_history_days: int
     pairs_in_universe: int = 0  # every screened pair, when ``pairs`` is a sample of them
     scorer: str | None = None  # the scorer plugin that ranks each day's pairs (portfolios)
+    bar: BarSize = DAILY  # intraday: ``candles`` are bars, as-of points bar closes
+    bt_days: int = SCREEN_BT_DAYS  # the screen's own backtest, days
 
     @classmethod
     def of(
@@ -72,9 +82,12 @@ class Market:
         sample: int | None = None,
         seed: int = SAMPLE_SEED,
         scorer: str | None = None,
+        bar: BarSize = DAILY,
+        bt_days: int = SCREEN_BT_DAYS,
     ) -> Market:
         """The universe's screened pairs, or a random ``sample`` of them (drawn with a fixed
-        seed, so a refresh on the same universe evaluates the same pairs)."""
+        seed, so a refresh on the same universe evaluates the same pairs); ``candles`` at
+        ``bar``, the screen's own backtest ``bt_days`` long."""
         ia, ib = universe.screened_pair_indices()
         total = int(ia.size)
         if sample is not None and sample < total:
@@ -83,12 +96,23 @@ class Market:
         assets = universe.assets
         pairs = tuple((assets[i], assets[j]) for i, j in zip(ia.tolist(), ib.tolist(), strict=True))
         aligned = tuple(
-            align(candles[a.ticker], candles[b.ticker])
+            align(candles[a.ticker], candles[b.ticker], bar)
             if a.ticker in candles and b.ticker in candles
             else None
             for a, b in pairs
         )
-        return cls(universe, candles, pairs, aligned, window_days, min_history_days, total, scorer)
+        return cls(
+            universe,
+            candles,
+            pairs,
+            aligned,
+            window_days,
+            min_history_days,
+            total,
+            scorer,
+            bar,
+            bt_days,
+        )
 
 
 @dataclass(frozen=True)
@@ -100,7 +124,7 @@ class DateVerdicts:
     nowhere. ``complete`` says whether every pair was considered, so that the tested pairs
     are the day's whole Benjamini-Hochberg family."""
 
-    as_of: date
+    as_of: date  # a day, or on an intraday universe a bar's close (aware UTC datetime)
     zone: np.ndarray  # (pairs,) str
     log_ratio: np.ndarray  # (pairs,) float, ln(A/B) at the day's close
     survives: Mapping[str, np.ndarray]  # rule set name -> (pairs,) bool: passes the filter
@@ -129,12 +153,15 @@ def verdicts_at(
     only for the pairs of the boolean mask ``rows`` when given (a pair's numbers depend on
     that pair alone, so a subset gives those pairs the verdicts of the whole day)."""
     n = len(market.pairs)
-    generated_at = close_of(day)
-    fresh = asset_freshness(
-        market.universe, last_days(candles_until(market.candles, day)), generated_at
-    )
+    generated_at = close_at(day)
+    bar = market.bar
+    last = stamp(day, bar)
+    if bar.intraday:
+        known = bar_last_days(closes_until(market.candles, last), bar)
+    else:
+        known = last_days(candles_until(market.candles, day))
+    fresh = asset_freshness(market.universe, known, generated_at)
     depegs = depegs_at(generated_at)
-    last = np.datetime64(day, "D")
     considered: list[int] = []
     ends: list[int] = []  # per considered pair: its common closes up to the day
     history_of: list[int | None] = []
@@ -144,7 +171,7 @@ def verdicts_at(
         considered.append(i)
         k = 0 if pair is None else int(np.searchsorted(pair.dates, last, side="right"))
         ends.append(k)
-        history_of.append(None if pair is None else history_days(pair.dates[:k]))
+        history_of.append(None if pair is None else history_days(pair.dates[:k], bar))
     core = np.zeros(n, dtype=np.uint8)  # the core's verdict, as the screen decides it
     core[considered] = pair_verdicts(
         fresh,
@@ -171,7 +198,7 @@ def verdicts_at(
         plugins, [(s.screen_filter, s.thresholds) for s in sets]
     )
     order = [f.name for metric in plugins.metrics for f in metric.fields]
-    span_days = market.window_days + SCREEN_BT_DAYS
+    span_days = market.window_days + market.bt_days
     for idx, panel in group_by_history(cut, span_days, market.window_days):
         at = np.asarray([tested_rows[j] for j in idx])
         # Strict: a failing metric stops the evaluation as it stops ``screen run``.
@@ -235,4 +262,5 @@ def prefix(pair: AlignedPair, k: int) -> AlignedPair:
         pair.close_b[:k],
         pair.volume_a[:k],
         pair.volume_b[:k],
+        pair.bar,
     )
