@@ -212,16 +212,21 @@ def test_the_strategy_outcome_and_a_portfolio_run_on_bars(hourly) -> None:  # ty
     assert portfolio.as_json()["horizon_hours"] == 24.0
 
 
-def test_persistence_on_bars_counts_the_previous_days_at_the_same_hour(hourly, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A persistence rule counts the screens of the days before, each replayed as of the
-    same hour (t - 24 h, t - 48 h, ...): the live screen's screens are a day apart."""
+@pytest.mark.parametrize(("every_bars", "expected"), [(1, {3}), (24, {1})])
+def test_persistence_on_bars_counts_the_workers_previous_screens(  # type: ignore[no-untyped-def]
+    hourly, tmp_path, every_bars, expected
+) -> None:
+    """A persistence rule counts the screens the bar-following worker made before the as-of
+    close, one every PAIRSCREEN_SCREEN_EVERY_BARS bars (t - 1 h, t - 2 h, ... by default;
+    t - 24 h, t - 48 h, ... at 24), each replayed as of its own close, as the live screen
+    counts the previous screens that each read an earlier bar."""
     rt, _key = hourly
     rules = tmp_path / "persistent.toml"
     loose = "hurst_below = 1.5\nadf_below = 1.0\nmin_range_width = 0.0\nmin_touches = 0\n"
     loose += "min_history_days = 14\n"  # the universe's thresholds, as a rule file
     rules.write_text(f"[screen]\n{loose}min_persistence = 2\n", encoding="utf-8")
     # 14 days of history (the minimum) after the first bar 03-10T01:00Z: the day before this
-    # close has them, the two before it do not, whereas hours before it all would
+    # close has them, the two before it do not, whereas the hours before it all do
     close = datetime(2023, 3, 25, 12, tzinfo=UTC)
     with database.connection_context():
         market = runtime_market(rt, runtime_candles(rt), sample=None, scorer=None)
@@ -229,12 +234,15 @@ def test_persistence_on_bars_counts_the_previous_days_at_the_same_hour(hourly, t
         persistent = next(s for s in sets if s.name == "persistent")
         result = evaluate(
             rt.plugins, market, sets, [close], [24], every_days=6, fee=0.0,
-            depegs_at=active_depegs, persistence_screens=3,
+            depegs_at=active_depegs, persistence_screens=3, screen_every_bars=every_bars,
         )  # fmt: skip
         before = [
-            verdicts_at(rt.plugins, market, [persistent], close - timedelta(days=k), active_depegs)
+            verdicts_at(
+                rt.plugins, market, [persistent], close - timedelta(hours=k * every_bars),
+                active_depegs,
+            )
             for k in (1, 2, 3)
-        ]
+        ]  # fmt: skip
     entry = next(r for r in result.results if r.rule_set.name == "persistent").per_date[0]
     counted = entry["survived_last"]
     assert isinstance(counted, dict) and counted, "no pair judged"
@@ -242,4 +250,6 @@ def test_persistence_on_bars_counts_the_previous_days_at_the_same_hour(hourly, t
     for name, count in counted.items():
         i = names.index(name)
         assert count == sum(int(v.survives["persistent"][i]) for v in before), name
-    assert set(counted.values()) == {1}
+    assert set(counted.values()) == expected
+    spaced = "1 h apart" if every_bars == 1 else "24 h apart"
+    assert any(spaced in w for w in result.warnings), result.warnings

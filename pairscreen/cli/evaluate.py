@@ -234,6 +234,7 @@ def _run(
             fee=fee,
             depegs_at=active_depegs,
             persistence_screens=settings.persistence_screens,
+            screen_every_bars=settings.screen_every_bars,
             on_progress=display.step(_points(rt)),
             costs=rt.universe.costs,
             outcome=args.outcome,

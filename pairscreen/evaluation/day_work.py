@@ -66,6 +66,7 @@ class DayPlan:
     costs: SwapCosts | None
     strategy: Strategy | None
     traded: bool  # the strategy outcome or a portfolio: the strategy at every horizon
+    screen_step: timedelta = timedelta(days=1)  # between the screens persistence counts
 
     @property
     def calibration_horizon(self) -> int:
@@ -149,7 +150,14 @@ def day_work(
 
 
 def _replay(plan: DayPlan, depegs_at: DepegsAt) -> Replay:
-    return Replay(plan.plugins, plan.market, plan.sets, depegs_at, plan.persistence_screens)
+    return Replay(
+        plan.plugins,
+        plan.market,
+        plan.sets,
+        depegs_at,
+        plan.persistence_screens,
+        plan.screen_step,
+    )
 
 
 def _counted_before(plan: DayPlan) -> int:
@@ -167,7 +175,7 @@ def _stretches(
     back = _counted_before(plan)
     if workers <= 1 or not dates:
         return [((), tuple(dates))]
-    overlap = sum(1 for d in dates if dates[0] < d <= dates[0] + timedelta(days=back))
+    overlap = sum(1 for d in dates if dates[0] < d <= dates[0] + back * plan.screen_step)
     smallest = max(MIN_STRETCH_DAYS, WARM_SHARE * overlap)
     parts = min(workers * STRETCHES_PER_WORKER, len(dates) // smallest)
     if parts <= 1:
@@ -177,7 +185,7 @@ def _stretches(
     for start in range(0, len(dates), size):
         days = tuple(dates[start : start + size])
         first = days[0]
-        warm = tuple(d for d in dates[:start] if d >= first - timedelta(days=back))
+        warm = tuple(d for d in dates[:start] if d >= first - back * plan.screen_step)
         out.append((warm, days))
     return out
 
@@ -186,4 +194,4 @@ def _closes_read(plan: DayPlan, dates: Sequence[date]) -> set[datetime]:
     """The closes whose peg events a replay of ``dates`` reads: each day's, and the previous
     days' a persistence rule counts."""
     back = _counted_before(plan)
-    return {close_at(day - timedelta(days=k)) for day in dates for k in range(back + 1)}
+    return {close_at(day - k * plan.screen_step) for day in dates for k in range(back + 1)}

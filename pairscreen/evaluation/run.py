@@ -35,7 +35,7 @@ from pairscreen.evaluation.day_work import DayPlan, day_work
 from pairscreen.evaluation.outcomes import Outcomes
 from pairscreen.evaluation.portfolio import PortfolioResult, PortfolioSpec, portfolios
 from pairscreen.evaluation.rule_sets import RuleSet
-from pairscreen.evaluation.screen_wide import ReplayedDay, notes
+from pairscreen.evaluation.screen_wide import ReplayedDay, notes, screen_spacing
 from pairscreen.evaluation.statistics import (
     FIXED_SEQUENCE,
     Difference,
@@ -144,6 +144,7 @@ def evaluate(
     depegs_at: DepegsAt,
     on_progress: Progress | None = None,
     persistence_screens: int = 6,
+    screen_every_bars: int = 1,
     periods: Sequence[tuple[str, date, date]] = (),
     costs: SwapCosts | None = None,
     outcome: str = "reversion",
@@ -153,8 +154,10 @@ def evaluate(
 ) -> Evaluation:
     """Evaluate every rule set at every day of ``dates`` over every horizon; p-values are
     adjusted within two families (:func:`_by_family`), each measure on its own. A
-    persistence rule counts the ``persistence_screens`` days before each as-of day (the
-    screen's setting). Each of ``periods`` (name, first, last day) gets the screen's rules
+    persistence rule counts the ``persistence_screens`` screens before each as-of point (the
+    screen's setting): one a day on a daily universe, one every ``screen_every_bars`` bars
+    on an intraday one (the worker's spacing, PAIRSCREEN_SCREEN_EVERY_BARS). Each of
+    ``periods`` (name, first, last day) gets the screen's rules
     again over its own days, from the same replay. ``outcome`` "strategy" adds the
     ``strategy`` traded from each day (``evaluation.strategy_outcomes``) and tests its excess
     over holding both legs; ``portfolio`` adds the top picks traded with it
@@ -169,8 +172,9 @@ def evaluate(
         raise ValueError("the strategy outcome and the portfolio need a strategy")
     if portfolio is not None and market.scorer is None:
         raise ValueError("a portfolio ranks survivors by score: build the Market with a scorer")
+    step = screen_spacing(market.bar, screen_every_bars)
     plan = DayPlan(
-        plugins, market, sets, persistence_screens, horizons, fee, costs, strategy, traded
+        plugins, market, sets, persistence_screens, horizons, fee, costs, strategy, traded, step
     )
     work = day_work(plan, dates, depegs_at, processes=processes, on_progress=on_progress)
     days: list[ReplayedDay] = [w.replayed for w in work]
@@ -191,7 +195,8 @@ def evaluate(
     warnings = (
         _warnings(results[0], primaries, PRIMARY[outcome], zoned, market.bar) if results else ()
     )
-    warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens))
+    intraday_step = step if market.bar.intraday else None
+    warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens, intraday_step))
     split = tuple(
         _period(
             name, first, last, sets[:1], days, outcomes, names, every_days, traded_outcomes, outcome

@@ -3,18 +3,20 @@ persistence over the days before it.
 
 A screen decides these rules once every chunk is in (``screening.screen``): the q-value of a
 p-value is Benjamini-Hochberg over every pair that screen tested, and ``survived_last``
-counts the previous screens, each at least a day apart, in which the pair survived. The
+counts the previous screens, each at least a day apart (a bar apart on an intraday
+universe), in which the pair survived. The
 replay does the same with nothing but the candles known at each day's close:
 
 - **q-values**: BH over the p-values of every pair tested that day (the sample's pairs, when
   the evaluation samples: that is the family it can see);
 - **persistence**: the previous screens are those at the close of each of the
   ``previous_screens`` days before the as-of day (a screen every day, which is what the
-  spacing leaves of a denser schedule), each replayed as of its own day with the set's
-  filter and q-value rules. The persistence rule itself is left out of those days, as a
-  live screen leaves it out of the screens it counts (``Screen.candidate_keys``): applied
-  there too, the first day, without history, would pass nothing and so would every later
-  one. Only the pairs that pass the set's other rules on
+  spacing leaves of a denser schedule; on an intraday universe the closes of the worker's
+  screens before it, one every ``PAIRSCREEN_SCREEN_EVERY_BARS`` bars), each replayed as of
+  its own close with the set's filter and q-value rules. The persistence rule itself is left
+  out of those days, as a live screen leaves it out of the screens it counts
+  (``Screen.candidate_keys``): applied there too, the first day, without history, would pass
+  nothing and so would every later one. Only the pairs that pass the set's other rules on
   the as-of day are counted, so a previous day costs the metrics of those pairs alone, or
   the whole day when the set also has a q-value rule (the q-values need every p-value).
 """
@@ -27,10 +29,12 @@ from datetime import date, timedelta
 
 import numpy as np
 
+from pairscreen.contracts.bars import BarSize
 from pairscreen.engine.fdr import bh_qvalues
 from pairscreen.engine.screen_rules import QVALUE_FIELDS, SCREEN_RULES, ScreenRule
 from pairscreen.evaluation.rule_sets import RuleSet
 from pairscreen.evaluation.verdicts import DateVerdicts, DepegsAt, Market, verdicts_at
+from pairscreen.market.freshness import span_words
 from pairscreen.plugin_system.registry import Plugins
 
 PERSISTENCE = "persistence"
@@ -107,6 +111,9 @@ class Replay:
     sets: Sequence[RuleSet]
     depegs_at: DepegsAt
     previous_screens: int
+    # The time between the screens a persistence rule counts: a day on a daily universe,
+    # the worker's spacing (PAIRSCREEN_SCREEN_EVERY_BARS bars) on an intraday one.
+    screen_step: timedelta = timedelta(days=1)
     _days: dict[date, tuple[DateVerdicts, dict[str, np.ndarray]]] = field(default_factory=dict)
 
     @property
@@ -130,7 +137,7 @@ class Replay:
             ok = counts[rule_set.name] >= rule_set.screen_wide[rule.limit]
             rejected[rule_set.name][PERSISTENCE] = int((keep & ~ok).sum())
             survives[rule_set.name] = keep & ok
-        kept_from = day + timedelta(days=1 - self.previous_screens) if self.persistent else day
+        kept_from = day - (self.previous_screens - 1) * self.screen_step if self.persistent else day
         for old in [d for d in self._days if d < kept_from]:
             del self._days[old]
         return ReplayedDay(verdicts, qvalues, survives, rejected, counts, judged)
@@ -161,7 +168,7 @@ class Replay:
             return counts
         whole = any(needs_family(s) for s in sets)
         for back in range(1, self.previous_screens + 1):
-            before = day - timedelta(days=back)
+            before = day - back * self.screen_step
             if whole or before in self._days:
                 verdicts, qvalues = self._whole(before)
                 passed = {s.name: before_persistence(verdicts, qvalues, s)[0] for s in sets}
@@ -173,8 +180,24 @@ class Replay:
         return counts
 
 
-def notes(sets: Sequence[RuleSet], pairs: int, of_pairs: int, previous_screens: int) -> list[str]:
-    """What the replay of the screen-wide rules cannot match of a live screen, in sentences."""
+def screen_spacing(bar: BarSize, every_bars: int = 1) -> timedelta:
+    """The time between the screens a persistence rule counts: a day on a daily universe
+    (live screens count at least a day apart), ``every_bars`` bars on an intraday one (the
+    bar-following worker's screens, each reading a later bar)."""
+    if not bar.intraday:
+        return timedelta(days=1)
+    return timedelta(seconds=bar.seconds * max(1, every_bars))
+
+
+def notes(
+    sets: Sequence[RuleSet],
+    pairs: int,
+    of_pairs: int,
+    previous_screens: int,
+    intraday_step: timedelta | None = None,
+) -> list[str]:
+    """What the replay of the screen-wide rules cannot match of a live screen, in sentences;
+    ``intraday_step`` the time between the counted screens of an intraday universe."""
     out: list[str] = []
     if any(needs_family(s) for s in sets) and pairs < of_pairs:
         out.append(
@@ -183,9 +206,19 @@ def notes(sets: Sequence[RuleSet], pairs: int, of_pairs: int, previous_screens: 
             "they estimate the screen's q-values, with more noise"
         )
     if any(s.screen_rule_on(PERSISTENCE) for s in sets):
-        out.append(
-            f"persistence: survived_last counts the {previous_screens} days before each as-of "
-            "day, each replayed at its close with the set's filter and q-value rules (as if "
-            "a screen had run every day), the persistence rule itself left out of those days"
-        )
+        if intraday_step is None:
+            out.append(
+                f"persistence: survived_last counts the {previous_screens} days before each "
+                "as-of day, each replayed at its close with the set's filter and q-value rules "
+                "(as if a screen had run every day), the persistence rule itself left out of "
+                "those days"
+            )
+        else:
+            apart = span_words(int(intraday_step.total_seconds()))
+            out.append(
+                f"persistence: survived_last counts the {previous_screens} closes before each "
+                f"as-of close, {apart} apart (the worker's screens), each replayed at its "
+                "close with the set's filter and q-value rules, "
+                "the persistence rule itself left out of those closes"
+            )
     return out

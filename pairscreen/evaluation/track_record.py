@@ -203,6 +203,7 @@ def evaluate_current_rules(
         fee=fee,
         depegs_at=active_depegs,
         persistence_screens=rt.settings.persistence_screens,
+        screen_every_bars=rt.settings.screen_every_bars,
         on_progress=on_progress,
         periods=split_periods(chosen_through, dates[0], dates[-1], bar),
         costs=rt.universe.costs,

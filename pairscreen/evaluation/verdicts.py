@@ -40,12 +40,11 @@ from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.evaluation.dates import close_at, stamp
 from pairscreen.evaluation.rule_sets import RuleSet
 from pairscreen.market.cutoff import candles_until, closes_until
-from pairscreen.market.freshness import asset_freshness, last_days
+from pairscreen.market.freshness import asset_freshness, candle_freshness, last_days
 from pairscreen.market.pair_verdicts import pair_verdicts
 from pairscreen.pegs.status import depegged_legs
 from pairscreen.plugin_system.registry import Plugins
 from pairscreen.screening.screen import SCREEN_BT_DAYS
-from pairscreen.screening.screen_candles import bar_last_days
 from pairscreen.universe import Universe
 
 SAMPLE_SEED = 20260102
@@ -156,11 +155,12 @@ def verdicts_at(
     generated_at = close_at(day)
     bar = market.bar
     last = stamp(day, bar)
-    if bar.intraday:
-        known = bar_last_days(closes_until(market.candles, last), bar)
+    if bar.intraday:  # lags in bars up to the as-of close, as the live screen judges them
+        closed = closes_until(market.candles, last)
+        fresh = candle_freshness(market.universe, closed, bar, generated_at)
     else:
         known = last_days(candles_until(market.candles, day))
-    fresh = asset_freshness(market.universe, known, generated_at)
+        fresh = asset_freshness(market.universe, known, generated_at)
     depegs = depegs_at(generated_at)
     considered: list[int] = []
     ends: list[int] = []  # per considered pair: its common closes up to the day
