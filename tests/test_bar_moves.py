@@ -250,3 +250,20 @@ def test_replace_adopts_a_held_history_and_names_its_moves_as_accepted(sqlite_ur
     )
     assert acceptance.describe().endswith("accepted by --replace; stored")
     assert f"accepted: {acceptance.describe()}" in adopted.lines()
+
+
+def test_a_sync_whose_source_stops_before_the_clock_names_its_newest_bar(tmp_path, monkeypatch):
+    """The files end at 2023-04-01T00:00Z and the clock has closed bars to 05:00Z: the
+    count line says how far the sync asked and, apart, how far the stored bars reach, so
+    "through 05:00" is not read as data to 05:00."""
+    universe_file = csv_universe(tmp_path, tickers=("BTC", "SOL"))
+    argv = ("--data-dir", str(tmp_path / "data"), "--universe", str(universe_file), "--quiet")
+    at("2023-04-01T05:30:00Z", monkeypatch)
+    done = run_cli(*argv, "data", "sync", env=newcomer_env(tmp_path))
+    assert done.returncode == exits.OK, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("csv: "))
+    assert line.startswith("csv: ") and "bars for 2 assets through 2023-04-01T05:00:00Z" in line
+    assert line.endswith("; the newest stored bar closed 2023-04-01T00:00:00Z"), line
+    at("2023-04-01T00:30:00Z", monkeypatch)  # up to date: nothing more to say
+    again = run_cli(*argv, "data", "sync", env=newcomer_env(tmp_path))
+    assert "newest stored bar" not in again.stdout, again.stdout

@@ -140,6 +140,9 @@ class BarSyncReport:
         )
         if self.data_version is not None:
             added += f" (data version {self.data_version})"
+        newest = max((f.last_close for f in self.freshness.values()), default=None)
+        if newest is not None and newest < self.until:  # the source stops before the clock
+            added += f"; the newest stored bar closed {iso_time(newest)}"
         if self.missing:
             added += f"; no data for {', '.join(self.missing)}"
         out.append(added)
