@@ -196,10 +196,12 @@ def table(evaluation: Evaluation) -> str:
             )
             notes.extend(f"{name}, {spell(h.horizon, bar)}: {w}" for w in h.warnings)
     family = families(evaluation)
+    horizons = len(evaluation.results[0].horizons) if evaluation.results else 0
     lines += [
         "",
-        f"evidence: adjusted one-sided p below 5 % (the screen's rules over their "
-        f"{family['primary']} horizons, the primary family, in a fixed sequence: the "
+        f"evidence: adjusted one-sided p below 5 % (the screen's rules over the "
+        f"{family['primary']} of their {horizons} horizons with enough observations, the "
+        "primary family, in a fixed sequence: the "
         "shortest horizon at 5 %, each longer one at 5 % while the shorter ones are "
         f"evidence; the other {family['exploratory']} rows, exploratory, Holm-adjusted "
         "among themselves) and enough observations (at least 30 survivor observations, 8 "
