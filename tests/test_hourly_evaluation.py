@@ -17,12 +17,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pairscreen.contracts.bars import bar_size
 from pairscreen.db.connection import database
-from pairscreen.evaluation.dates import after
+from pairscreen.evaluation.dates import after, as_of_points
 from pairscreen.evaluation.outcomes import ZONE_SIGN, outcomes_at
 from pairscreen.evaluation.rule_sets import rule_sets
 from pairscreen.evaluation.run import evaluate
-from pairscreen.evaluation.scale import runtime_candles, runtime_market
+from pairscreen.evaluation.scale import (
+    MAX_TRACK_RECORD_CLOSES,
+    runtime_candles,
+    runtime_market,
+    track_record_every,
+)
 from pairscreen.evaluation.verdicts import Market, verdicts_at
 from pairscreen.market.cutoff import closes_until
 from pairscreen.pegs.status import active_depegs
@@ -253,3 +259,17 @@ def test_persistence_on_bars_counts_the_workers_previous_screens(  # type: ignor
     assert set(counted.values()) == expected
     spaced = "1 h apart" if every_bars == 1 else "24 h apart"
     assert any(spaced in w for w in result.warnings), result.warnings
+
+
+def test_the_track_records_step_widens_on_a_long_intraday_history() -> None:
+    """Two years of hourly closes at the default 6-hour step would replay 2,900 screens a
+    day in the worker: the step widens to keep at most 1,000 as-of closes; a short history
+    keeps 6 hours, and a daily universe its 30 days."""
+    hour = bar_size("1h")
+    start, end = datetime(2022, 1, 1, tzinfo=UTC), datetime(2023, 12, 31, tzinfo=UTC)
+    every = track_record_every(hour, start, end, 6)
+    assert every == 18  # 17,496 bars over at most 999 steps
+    assert len(as_of_points(start, end, every, hour)) <= MAX_TRACK_RECORD_CLOSES
+    short = datetime(2023, 10, 1, tzinfo=UTC), datetime(2023, 12, 30, 18, tzinfo=UTC)
+    assert track_record_every(hour, *short, 6) == 6
+    assert track_record_every(bar_size("1d"), start.date(), end.date(), 30) == 30

@@ -10,6 +10,7 @@ close. Horizons and steps are then counts of its bars.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 from pairscreen import clock
 from pairscreen.contracts import Candles
 from pairscreen.contracts.bars import BarSize, bar_size
-from pairscreen.evaluation.dates import point_of
+from pairscreen.evaluation.dates import close_at, point_of
 
 if TYPE_CHECKING:
     from pairscreen.evaluation.verdicts import Market
@@ -29,6 +30,9 @@ HORIZONS = (30, 90)  # the daily track record's horizons, days
 # hours (a multiple of every bar size but 1d, whose universes use the two above).
 INTRADAY_EVERY_HOURS = 6
 INTRADAY_HORIZON_HOURS = (24, 72)
+# At most this many as-of closes in an intraday track record: beyond it the step widens (a
+# worker's daily refresh of two years of hourly bars would otherwise replay 2,900 screens).
+MAX_TRACK_RECORD_CLOSES = 1000
 
 
 def universe_bar(rt: Runtime) -> BarSize:
@@ -95,6 +99,16 @@ def track_record_steps(bar: BarSize) -> tuple[int, tuple[int, ...]]:
         return INTRADAY_EVERY_HOURS * per_hour, tuple(h * per_hour for h in INTRADAY_HORIZON_HOURS)
     hours = bar.seconds // 3600  # 4h bars: 6 hours is not a whole number of them
     return 1, tuple(h // hours for h in INTRADAY_HORIZON_HOURS)
+
+
+def track_record_every(bar: BarSize, start: date, end: date, every: int) -> int:
+    """The track record's step in bars from ``start`` to ``end``: ``every``, widened on an
+    intraday universe so that the range holds at most :data:`MAX_TRACK_RECORD_CLOSES` as-of
+    closes (each replays a screen); a daily universe's is ``every`` as it always was."""
+    if not bar.intraday:
+        return every
+    span = int((close_at(end) - close_at(start)).total_seconds()) // bar.seconds
+    return max(every, math.ceil(span / (MAX_TRACK_RECORD_CLOSES - 1)))
 
 
 def oldest_newest(candles: Mapping[str, Candles], bar: BarSize) -> tuple[date, date]:

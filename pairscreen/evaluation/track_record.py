@@ -7,8 +7,9 @@ range: from the first day with a full band window to the last day the shortest h
 follow (each longer horizon leaves out the last days it cannot follow). ``sample`` bounds
 the work on a large universe: that many pairs, drawn with a fixed seed, stated in the
 result. On an intraday universe the as-of points are bar closes, by default 6 hours apart
-with horizons of 24 and 72 hours (``evaluation.scale``), and the body adds the bar and its
-steps in bars and hours.
+with horizons of 24 and 72 hours (``evaluation.scale``; the step widens to keep at most
+1,000 as-of closes on a long history), and the body adds the bar and its steps in bars and
+hours.
 """
 
 from __future__ import annotations
@@ -170,6 +171,7 @@ def evaluate_current_rules(
         last_closed,
         runtime_candles,
         runtime_market,
+        track_record_every,
         track_record_steps,
         universe_bar,
         window_days,
@@ -185,6 +187,8 @@ def evaluate_current_rules(
         raise ValueError("no candles stored: run 'pairscreen data sync' first")
     first, last = default_points(candles, window_days(rt), min(chosen), bar)
     start, end = start or first, end or min(last, last_closed(bar))
+    if every_days is None:
+        every = track_record_every(bar, start, end, every)
     dates = as_of_points(start, end, every, bar)
     market = runtime_market(
         rt, candles, sample=sample, scorer=rt.settings.scorer if portfolio is not None else None
