@@ -112,9 +112,11 @@ def test_the_survivors_at_a_close_are_those_of_screen_run_as_of_that_close(hourl
     assert sorted(got["survivor_pairs"]) == expected  # type: ignore[arg-type]
 
 
-def cli_universe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[str, ...], dict]:  # type: ignore[type-arg]
+def cli_universe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bar: str = "1h"
+) -> tuple[tuple[str, ...], dict]:  # type: ignore[type-arg]
     pin(monkeypatch)
-    write_universe(tmp_path)
+    write_universe(tmp_path, bar)
     argv = ("--data-dir", str(tmp_path / "data"), "--universe", str(tmp_path / "universe.toml"))
     env = newcomer_env(tmp_path)
     done = run_cli(*argv, "--quiet", "data", "sync", env=env)
@@ -273,3 +275,29 @@ def test_the_track_records_step_widens_on_a_long_intraday_history() -> None:
     short = datetime(2023, 10, 1, tzinfo=UTC), datetime(2023, 12, 30, 18, tzinfo=UTC)
     assert track_record_every(hour, *short, 6) == 6
     assert track_record_every(bar_size("1d"), start.date(), end.date(), 30) == 30
+
+
+def test_evaluate_a_four_hour_universe_counts_its_own_bars(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On 4-hour bars a day is 6 bars: --every 8h is 2 bars, --horizon 24h 6, blocks of 3
+    as-of closes; a step of 6 hours is not a whole number of bars and is refused."""
+    argv, env = cli_universe(tmp_path, monkeypatch, "4h")
+    done = run_cli(
+        *argv, "--quiet", "evaluate", "--horizon", "24h", "--every", "8h",
+        "--from", "2023-03-25T00:00Z", "--json", env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert body["bar"] == "4h"
+    assert (body["every_bars"], body["every_hours"]) == (2, 8.0)
+    assert body["horizons_bars"] == [6] and body["horizons_hours"] == [24.0]
+    per_date = body["rule_sets"][0]["per_date"]
+    assert [d["as_of"] for d in per_date[:3]] == [
+        "2023-03-25T00:00:00Z",
+        "2023-03-25T08:00:00Z",
+        "2023-03-25T16:00:00Z",
+    ]
+    (horizon,) = body["rule_sets"][0]["horizons"]
+    assert horizon["reversion"]["difference"]["block_days"] == 3  # ceil(6 bars / 2 bars)
+    refused = run_cli(*argv, "--quiet", "evaluate", "--every", "6h", env=env, timeout=60)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "--every '6h' is not a whole number of 4h bars" in refused.stderr
