@@ -157,42 +157,45 @@ def empty_runtime(empty_database_url: str, tmp_path: Path) -> Iterator[Runtime]:
 
 
 class ContractClient:
-    """A test client that checks every response against the contract."""
+    """A test client that checks every response against the contract its app serves
+    (``openapi.yaml``, or the universe's own document)."""
 
-    def __init__(self, client):  # type: ignore[no-untyped-def]
+    def __init__(self, client, contract: Contract = CONTRACT):  # type: ignore[no-untyped-def]
         self.client = client
+        self.contract = contract
+
+    def _check(self, method: str, path: str, response) -> None:  # type: ignore[no-untyped-def]
+        self.contract.check(
+            method, path.split("?")[0], response.status_code, dict(response.headers),
+            response.content,
+        )  # fmt: skip
+        if self.contract is not CONTRACT:
+            CONTRACT.checked += 1  # the session's count of validated responses
 
     def get(self, path: str, key: str | None = None, headers: dict | None = None, **kwargs):  # type: ignore[no-untyped-def]
         headers = dict(headers or {})
         if key is not None:
             headers["Authorization"] = f"Bearer {key}"
         response = self.client.get(path, headers=headers, **kwargs)
-        CONTRACT.check(
-            "GET",
-            path.split("?")[0],
-            response.status_code,
-            dict(response.headers),
-            response.content,
-        )
+        self._check("GET", path, response)
         return response
 
     def request(self, method: str, path: str, **kwargs):  # type: ignore[no-untyped-def]
         response = self.client.request(method, path, **kwargs)
-        CONTRACT.check(
-            method,
-            path.split("?")[0],
-            response.status_code,
-            dict(response.headers),
-            response.content,
-        )
+        self._check(method, path, response)
         return response
 
 
 def make_client(rt: Runtime) -> ContractClient:
-    from pairscreen.app import create_app
+    from pairscreen.api.universe_contract import served_contract
+    from pairscreen.app import create_app, openapi_path
+    from pairscreen.screening.spans import screen_spans
 
     app = create_app(rt, validate_responses=True)
-    return ContractClient(app.test_client())
+    windows = screen_spans(rt.universe, rt.settings).backtest_days
+    spec, _text = served_contract(openapi_path(rt.settings), windows, rt.universe.bar)
+    contract = CONTRACT if isinstance(spec, Path) else Contract(document=spec)
+    return ContractClient(app.test_client(), contract)
 
 
 @pytest.fixture()

@@ -18,9 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from pairscreen import clock
 from pairscreen.access import accounts
+from pairscreen.app import openapi_path
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
@@ -328,3 +330,28 @@ def test_a_four_hour_universe_screens_the_same_spans_of_time(tmp_path, monkeypat
     assert windows["metric"]["first_close"] == "2023-03-25T04:00:00+00:00"
     assert windows["band"]["last_close"] == "2023-03-31T20:00:00+00:00"
     assert survivor["backtest"]["history_days"] == 7
+
+
+def test_an_hourly_universe_is_served_its_own_contract_and_a_daily_one_the_file(hourly) -> None:  # type: ignore[no-untyped-def]
+    """The served contract of an hourly universe names its bar and types the evidence's
+    spans in days as numbers (its track record steps 0.25 days); openapi.yaml, a daily
+    universe's contract, keeps them integers, so daily clients generated from it keep their
+    types."""
+    rt, key = hourly
+    client = make_client(rt)
+    with client.client:
+        served = client.get("/api/v1/openapi.json", key).json()
+    schemas = served["components"]["schemas"]
+    assert served["info"]["x-pairscreen-bar"] == "1h"
+    fields = [
+        schemas["Evidence"]["properties"]["every_days"],
+        schemas["EvidenceHorizon"]["properties"]["horizon_days"],
+        schemas["EvidencePortfolio"]["properties"]["horizon_days"],
+    ]
+    assert [f["type"] for f in fields] == ["number"] * 3
+    daily = yaml.safe_load(openapi_path(rt.settings).read_text(encoding="utf-8"))
+    kept = daily["components"]["schemas"]
+    assert kept["Evidence"]["properties"]["every_days"]["type"] == "integer"
+    assert kept["EvidenceHorizon"]["properties"]["horizon_days"]["type"] == "integer"
+    assert kept["EvidencePortfolio"]["properties"]["horizon_days"]["type"] == "integer"
+    assert "x-pairscreen-bar" not in daily["info"]

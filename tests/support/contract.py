@@ -26,8 +26,10 @@ class ContractViolation(AssertionError):
 
 
 class Contract:
-    def __init__(self, path: Path = SPEC_PATH):
-        self.raw = yaml.safe_load(path.read_text())
+    def __init__(self, path: Path = SPEC_PATH, document: dict | None = None):
+        """The contract of ``path``, or the ``document`` a universe is served (its own
+        backtest windows, an intraday bar's fractional days)."""
+        self.raw = document if document is not None else yaml.safe_load(path.read_text())
         self.checked = 0
 
     @cached_property
