@@ -18,11 +18,14 @@ from typing import Any
 
 import pytest
 
+from pairscreen import clock
 from pairscreen.access import accounts
 from pairscreen.bootstrap import build_runtime
 from pairscreen.config import load_settings
 from pairscreen.db.connection import database
+from pairscreen.evaluation.track_record import evaluate_current_rules
 from pairscreen.market.bar_sync import sync_bars
+from pairscreen.screen_store.evidence import publish
 from pairscreen.screening.screen import run_screen
 from tests.support.chromium import artifact_path, headless_chromium, missing_reason
 from tests.support.live_server import live_server
@@ -42,10 +45,11 @@ def _screened(
     screen_at: str = "",
     *,
     screen: bool = True,
+    evidence: bool = False,
 ) -> tuple[str, Path, str]:
     """The hourly universe synced and screened in a SQLite file: its URL, file and a key;
     with ``screen_at``, ``ETHX`` cut five bars before it and screened at that moment; with
-    ``screen`` false, synced only."""
+    ``screen`` false, synced only; with ``evidence``, the worker's track record published."""
     universe = write_universe(folder)
     if screen_at:
         cut_ethx(folder)
@@ -57,6 +61,9 @@ def _screened(
             pin(monkeypatch, screen_at)
         if screen:
             run_screen(rt)
+        if evidence:
+            record = evaluate_current_rules(rt)
+            publish(record.body, record.first_day, record.last_day, clock.now())
         accounts.create_user("hourly@example.com", "pro", lifetime=True)
         key = accounts.rotate_key("hourly@example.com")
     database.close()
@@ -80,10 +87,30 @@ def test_the_website_on_an_hourly_universe_says_bar_close_times_and_draws_hours(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pin(monkeypatch)  # before the browser starts: its clock follows the pinned one
-    url, universe, key = _screened(tmp_path)
+    url, universe, key = _screened(tmp_path, evidence=True)
     with _site(tmp_path, url, universe, key) as (site, driver):
         site.wait(lambda d: site.text("main h1") == "Screen")
         site.wait(lambda d: not d.find_elements("css selector", "main .loading"))
+        # the track record of bar closes: horizons in hours, the closes it replayed
+        site.wait(lambda d: d.find_elements("css selector", "#evidence .evidence-horizon"))
+        evidence = site.get("/evidence", key).json()
+        cards = driver.find_elements("css selector", "#evidence .evidence-horizon")
+        assert [c.text.split("\n")[0] for c in cards] == [
+            "24 h after a screen",
+            "72 h after a screen",
+        ]
+        lede = site.text("#evidence .lede")
+        assert f"at {evidence['as_of_days']} past closes of 1h bars" in lede, lede
+        assert "from 2023-03-17 01:00 UTC to 2023-03-30 19:00 UTC (every 6 h" in lede, lede
+        assert "Prices up to 2023-03-31 19:00 UTC." in lede, lede
+        assert site.text("#evidence-all-title") == "All closes"
+        reasons = site.text("#evidence .evidence-horizon .evidence-reasons")
+        assert "as-of closes" in reasons and "as-of days" not in reasons, reasons
+        summary = site.text("#evidence-summary")
+        assert summary.startswith("Does this screen work? 24 h: "), summary
+        assert "; 72 h: " in summary and "days" not in summary, summary
+        driver.execute_script("document.querySelector('#evidence').scrollIntoView()")
+        driver.save_screenshot(str(artifact_path("hourly-evidence.png")))
         facts = site.text(".facts")
         assert "2023-04-01 00:00 UTC, 1h bar (closed 6 h 30 min ago, 6 bars since)" in facts, facts
         cells = driver.find_elements("css selector", "#survivors tbody td[data-label^='Data to']")

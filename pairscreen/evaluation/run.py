@@ -186,7 +186,8 @@ def evaluate(
     if calibrated is None and work and all(w.calibrated is not None for w in work):
         calibrated = [w.calibrated for w in work if w.calibrated is not None]
     names = np.array([f"{a.ticker}/{b.ticker}" for a, b in market.pairs], dtype=object)
-    results = _results(sets, days, outcomes, names, every_days, traded_outcomes, outcome)
+    points = "as-of closes" if market.bar.intraday else "as-of days"
+    results = _results(sets, days, outcomes, names, every_days, traded_outcomes, outcome, points)
     of_pairs = market.pairs_in_universe or len(market.pairs)
     primaries: Mapping[int, Sequence[object]] = (
         traded_outcomes if outcome == "strategy" else outcomes
@@ -199,7 +200,17 @@ def evaluate(
     warnings += tuple(notes(sets, len(market.pairs), of_pairs, persistence_screens, intraday_step))
     split = tuple(
         _period(
-            name, first, last, sets[:1], days, outcomes, names, every_days, traded_outcomes, outcome
+            name,
+            first,
+            last,
+            sets[:1],
+            days,
+            outcomes,
+            names,
+            every_days,
+            traded_outcomes,
+            outcome,
+            points,
         )
         for name, first, last in periods
     )
@@ -249,6 +260,7 @@ def _period(
     every_days: int,
     traded: Mapping[int, Sequence[StrategyOutcomes]],
     outcome: str,
+    points: str = "as-of days",
 ) -> Period:
     """The screen's rules over the replayed days from ``first`` to ``last``."""
     keep = [i for i, day in enumerate(days) if first <= day.verdicts.as_of <= last]
@@ -258,7 +270,7 @@ def _period(
     part = {h: [per_day[i] for i in keep] for h, per_day in outcomes.items()}
     traded_part = {h: [per_day[i] for i in keep] for h, per_day in traded.items()}
     result = _results(
-        screen, [days[i] for i in keep], part, names, every_days, traded_part, outcome
+        screen, [days[i] for i in keep], part, names, every_days, traded_part, outcome, points
     )[0]
     return Period(name, first, last, dates, result)
 
@@ -305,9 +317,11 @@ def _results(
     every_days: int,
     traded_outcomes: Mapping[int, Sequence[StrategyOutcomes]],
     outcome: str,
+    points: str = "as-of days",
 ) -> tuple[RuleSetResult, ...]:
     """Every rule set's comparisons over ``days`` (adjusted within :func:`_by_family`, each
-    measure on its own): the reversion's, and with ``outcome`` "strategy" the strategy's."""
+    measure on its own): the reversion's, and with ``outcome`` "strategy" the strategy's;
+    ``points`` names the as-of points in the warnings (``as-of closes`` on bars)."""
     survive = {s.name: [v.survives[s.name] for v in days] for s in sets}
     screen = survive[sets[0].name] if sets else []
     idle = {
@@ -332,7 +346,7 @@ def _results(
     adjusted = {m: _by_family(raw[m], sets[0].name if sets else "") for m in tested}
     primary = PRIMARY[outcome]
     horizon_results = {
-        key: _horizon(key[1], {m: raw[m][key] for m in tested}, adjusted, key, primary)
+        key: _horizon(key[1], {m: raw[m][key] for m in tested}, adjusted, key, primary, points)
         for key in raw["reversion"]
     }
     return tuple(
@@ -478,6 +492,7 @@ def _horizon(
     adjusted: Mapping[str, Mapping[tuple[str, int], Difference]],
     key: tuple[str, int],
     primary: str,
+    points: str = "as-of days",
 ) -> HorizonResult:
     """The reversion's three measures share their observations: holding the cheap leg is the
     move plus the costs of its two swaps (a constant without ``[costs]``), so its difference
@@ -505,7 +520,7 @@ def _horizon(
             if measure == primary:
                 per_date = days
     survivors, rest = measures[primary].survivors, measures[primary].rest
-    reasons = shortfalls(survivors, rest, block)
+    reasons = shortfalls(survivors, rest, block, points)
     return HorizonResult(horizon, measures, per_date, tuple(reasons), primary)
 
 

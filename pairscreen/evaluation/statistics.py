@@ -175,9 +175,12 @@ def summarise(obs: Observations, side: bool, block_days: int) -> GroupSummary:
     )
 
 
-def shortfalls(survivors: GroupSummary, rest: GroupSummary, block_days: int) -> list[str]:
+def shortfalls(
+    survivors: GroupSummary, rest: GroupSummary, block_days: int, points: str = "as-of days"
+) -> list[str]:
     """Why a difference is too few observations to be evidence: one sentence per reason,
-    none when it may be read as evidence."""
+    none when it may be read as evidence; ``points`` names the as-of points (``as-of
+    closes`` on an intraday universe)."""
     out: list[str] = []
     if survivors.n < MIN_SURVIVOR_OBSERVATIONS:
         out.append(
@@ -188,7 +191,7 @@ def shortfalls(survivors: GroupSummary, rest: GroupSummary, block_days: int) -> 
         if group.n and group.independent_days < MIN_INDEPENDENT_DAYS:
             out.append(
                 f"the {name} observations fall in only {group.independent_days} independent "
-                f"periods of {block_days} as-of days (fewer than {MIN_INDEPENDENT_DAYS}): "
+                f"periods of {block_days} {points} (fewer than {MIN_INDEPENDENT_DAYS}): "
                 "too few observations, they mostly share the same market moves"
             )
     share = survivors.top_pair_share

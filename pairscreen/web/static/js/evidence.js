@@ -7,6 +7,10 @@ import { ago, day, esc, num, pct, tableWrap, utc } from "./format.js";
 // Log points (0.05) written as a signed percentage ("+5.0 %").
 const lp = (x) => (x === null || x === undefined ? "—" : pct(x * 100));
 
+// A horizon as a trader reads it: "30 days" on a daily universe, "24 h" on an intraday one
+// (whose evidence states its horizons in hours beside the fractional days).
+const span = (x) => (x.horizon_hours === undefined ? `${x.horizon_days} days` : `${x.horizon_hours} h`);
+
 const READING_WORDS = {
   evidence: (d) =>
     d.estimate > 0
@@ -31,7 +35,7 @@ function horizonCard(h) {
   const s = move.survivors, r = move.rest;
   return `
     <article class="evidence-horizon reading-${esc(d.reading)}" data-horizon="${h.horizon_days}">
-      <h3>${h.horizon_days} days after a screen</h3>
+      <h3>${span(h)} after a screen</h3>
       <p class="evidence-verdict"><strong>${esc(READING_WORDS[d.reading](d))}</strong></p>
       ${warnings}
       <dl class="evidence-figures">
@@ -43,7 +47,7 @@ function horizonCard(h) {
         <dt>Difference</dt>
         <dd class="evidence-difference">${lp(d.estimate)}, 95 % range ${range}
           (p ${num(d.p_value, 3)}, adjusted p ${num(d.p_holm, 3)})</dd>
-        <dt>Holding the cheap leg ${h.horizon_days} days</dt>
+        <dt>Holding the cheap leg ${span(h)}</dt>
         <dd>survivors ${lp(h.hold_value.survivors.mean)}, others ${lp(h.hold_value.rest.mean)}
           (holding the other leg instead: survivors ${lp(h.hold_other_leg.survivors.mean)},
           others ${lp(h.hold_other_leg.rest.mean)}), fees included</dd>
@@ -60,20 +64,20 @@ function portfolioCard(p, strategy) {
   const limit = p.max_per_asset === null ? "" : `, no asset in more than ${p.max_per_asset}`;
   return `
     <article class="evidence-portfolio" data-horizon="${p.horizon_days}">
-      <h3>A portfolio of the top ${p.size} picks, ${p.horizon_days} days</h3>
+      <h3>A portfolio of the top ${p.size} picks, ${span(p)}</h3>
       <p class="hint">At each day the ${p.size} best-scored survivors in a zone${esc(limit)},
-        each traded with the ${esc(strategy)} strategy for ${p.horizon_days} days, equal
+        each traded with the ${esc(strategy)} strategy for ${span(p)}, equal
         amounts, fees and costs included.</p>
       <dl class="evidence-figures">
         <dt>Portfolio</dt>
-        <dd class="portfolio-mean">${lp(f.mean)} per ${p.horizon_days} days, 95 % range ${range};
+        <dd class="portfolio-mean">${lp(f.mean)} per ${span(p)}, 95 % range ${range};
           Sharpe ${num(f.sharpe_annualised, 2)} a year; worst drawdown ${pct(f.max_drawdown === null ? null : f.max_drawdown * 100, 0, false)}
           (${f.as_of_days} days, ${num(p.mean_picks, 1)} pairs held, turnover ${pct(p.turnover === null ? null : p.turnover * 100, 0, false)})</dd>
         <dt>The same number of random pairs in the zones</dt>
-        <dd class="portfolio-random">${lp(r.mean)} per ${p.horizon_days} days (${r.draws} draws, 95 % of them
+        <dd class="portfolio-random">${lp(r.mean)} per ${span(p)} (${r.draws} draws, 95 % of them
           ${nullRange}); p ${num(r.p_value, 3)}, the share of draws that did as well</dd>
         <dt>Holding every asset equally</dt>
-        <dd class="portfolio-universe">${lp(u.mean)} per ${p.horizon_days} days, Sharpe ${num(u.sharpe_annualised, 2)} a year</dd>
+        <dd class="portfolio-universe">${lp(u.mean)} per ${span(p)}, Sharpe ${num(u.sharpe_annualised, 2)} a year</dd>
       </dl>
     </article>`;
 }
@@ -86,9 +90,9 @@ const PERIOD_WORDS = {
 // The screen's rows per period, the after-period first (as the API orders them).
 function periodsTable(evidence) {
   if (!evidence.periods?.length) return "";
-  const horizons = evidence.horizons.map((h) => h.horizon_days);
+  const horizons = evidence.horizons;
   const cell = (p, h) => {
-    const row = p.horizons.find((x) => x.horizon_days === h);
+    const row = p.horizons.find((x) => x.horizon_days === h.horizon_days);
     if (!row) return "—";
     const d = row.reversion.difference;
     const range = d.ci95 ? ` (${lp(d.ci95[0])} to ${lp(d.ci95[1])})` : "";
@@ -97,11 +101,13 @@ function periodsTable(evidence) {
   const rows = evidence.periods.map((p) =>
     `<tr data-period="${esc(p.name)}"><th scope="row">${esc(PERIOD_WORDS[p.name]?.(evidence) ?? p.name)}</th>` +
     `<td>${p.from ? `${day(p.from)} to ${day(p.to)}` : "—"}</td><td class="num">${p.as_of_days}</td>` +
-    horizons.map((h) => `<td data-label="${h} days">${cell(p, h)}</td>`).join("") + "</tr>").join("");
+    horizons.map((h) => `<td data-label="${span(h)}">${cell(p, h)}</td>`).join("") + "</tr>").join("");
+  const points = evidence.bar === undefined ? "days" : "closes";
   return `<h3 id="evidence-periods-title">By period</h3>
     ${tableWrap("By period", `<table class="data row-cards" id="evidence-periods"><thead><tr>
-      <th scope="col">Period</th><th scope="col">As-of days</th><th scope="col" class="num">Days</th>
-      ${horizons.map((h) => `<th scope="col">Difference, ${h} days</th>`).join("")}</tr></thead>
+      <th scope="col">Period</th><th scope="col">As-of ${points}</th>
+      <th scope="col" class="num">${points === "days" ? "Days" : "Closes"}</th>
+      ${horizons.map((h) => `<th scope="col">Difference, ${span(h)}</th>`).join("")}</tr></thead>
       <tbody>${rows}</tbody></table>`)}`;
 }
 
@@ -150,7 +156,7 @@ const SHORT_WORDS = {
 function summaryLine({ evidence, message }) {
   const verdicts = evidence
     ? evidence.horizons.map((h) =>
-      `${h.horizon_days} days: ${esc(SHORT_WORDS[h.reversion.difference.reading](h.reversion.difference))}`).join("; ")
+      `${span(h)}: ${esc(SHORT_WORDS[h.reversion.difference.reading](h.reversion.difference))}`).join("; ")
     : esc(message).replace(/\.$/, "");
   return `<strong>Does this screen work?</strong> ${verdicts}.${evidence
     ? ` <button type="button" class="link" id="evidence-jump">See the figures</button>` : ""}`;
@@ -181,6 +187,22 @@ export function fillEvidence(section, summary = null) {
   }));
 }
 
+// Which points were replayed: past days, or past bar closes of an intraday universe.
+function replayed(e) {
+  if (e.bar === undefined) {
+    return `The screen's rules replayed on ${e.as_of_days} past days, from ${day(e.from)} to
+      ${day(e.to)} (every ${e.every_days} days, each day seeing only the prices known then)`;
+  }
+  return `The screen's rules replayed at ${e.as_of_days} past closes of ${esc(e.bar)} bars, from
+    ${utc(e.from_close)} to ${utc(e.to_close)} (every ${e.every_hours} h, each close seeing only
+    the prices known then)`;
+}
+
+function through(e) {
+  const last = e.bar === undefined ? day(e.data_through) : utc(e.data_through_close);
+  return e.data_through ? `<span id="evidence-data-through">Prices up to ${last}.</span>` : "";
+}
+
 function evidenceSection({ evidence, message }) {
   const head = `<section id="evidence" class="evidence" aria-labelledby="evidence-title">
     <h2 id="evidence-title">Does this screen work?</h2>`;
@@ -189,13 +211,11 @@ function evidenceSection({ evidence, message }) {
     ? `a random ${evidence.sample.pairs} of the universe's ${evidence.sample.of_pairs} pairs`
     : `all ${evidence.sample.pairs} pairs`;
   return `${head}
-    <p class="lede">The screen's rules replayed on ${evidence.as_of_days} past days, from
-      ${day(evidence.from)} to ${day(evidence.to)} (every ${evidence.every_days} days, each day
-      seeing only the prices known then), on ${sample}: did the pairs it picked in the bottom or
-      top zone move back toward their range more than the other pairs sitting in those zones?
-      ${evidence.data_through ? `<span id="evidence-data-through">Prices up to ${day(evidence.data_through)}.</span>` : ""}</p>
+    <p class="lede">${replayed(evidence)}, on ${sample}: did the pairs it picked in the bottom
+      or top zone move back toward their range more than the other pairs sitting in those
+      zones? ${through(evidence)}</p>
     ${periodsTable(evidence)}
-    <h3 id="evidence-all-title">All days</h3>
+    <h3 id="evidence-all-title">All ${evidence.bar === undefined ? "days" : "closes"}</h3>
     <div class="evidence-grid">${evidence.horizons.map(horizonCard).join("")}</div>
     ${evidence.portfolio
       ? `<div class="evidence-grid">${evidence.portfolio.map((p) => portfolioCard(p, evidence.portfolio_strategy)).join("")}</div>`
