@@ -177,12 +177,13 @@ def _evaluate(args: argparse.Namespace) -> None:
                 end=end,
                 on_progress=display.step(_points(rt)),
                 portfolio=None if size is None else PortfolioSpec(size, limit),
+                candles=candles,
             )
         evidence_id = publish(record.body, record.first_day, record.last_day, clock.now())
         result = record.evaluation
         print(f"published {record.summary(evidence_id)}", file=sys.stderr)
     else:
-        result = _run(rt, args, dates, horizons, every, sample, size, limit)
+        result = _run(rt, args, candles, dates, horizons, every, sample, size, limit)
     if args.plot:
         plot_differences(result, args.plot)
     if args.json:
@@ -194,6 +195,7 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _run(
     rt: Runtime,
     args: argparse.Namespace,
+    candles: Mapping[str, Candles],
     dates: Sequence[date],
     horizons: list[int],
     every: int,
@@ -204,13 +206,13 @@ def _run(
     from pairscreen.evaluation.portfolio import PortfolioSpec
     from pairscreen.evaluation.rule_sets import rule_sets
     from pairscreen.evaluation.run import evaluate
-    from pairscreen.evaluation.scale import runtime_candles, runtime_market
+    from pairscreen.evaluation.scale import runtime_market
     from pairscreen.pegs.status import active_depegs
 
     settings = rt.settings
     market = runtime_market(
         rt,
-        runtime_candles(rt),
+        candles,
         sample=sample,
         scorer=settings.scorer if size is not None else None,
     )

@@ -83,6 +83,11 @@ def in_days(bars: int, bar: BarSize = DAILY) -> float:
     return bars * bar.seconds / 86_400
 
 
+def in_hours(bars: int, bar: BarSize) -> float:
+    """``bars`` bars in hours (the intraday JSON's ``*_hours`` fields)."""
+    return bars * bar.seconds / 3600
+
+
 def spell(bars: int, bar: BarSize = DAILY) -> str:
     """A horizon or step for people: ``30 days`` on a daily universe, ``24 h`` (``45 min``
     below an hour) on an intraday one."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pairscreen.contracts.bars import DAILY, BarSize
-from pairscreen.evaluation.dates import after, in_days, stamp
+from pairscreen.evaluation.dates import after, in_days, in_hours, stamp
 from pairscreen.evaluation.statistics import series_mean
 from pairscreen.evaluation.strategy_outcomes import StrategyOutcomes
 from pairscreen.evaluation.verdicts import DateVerdicts, Market
@@ -128,7 +128,7 @@ def horizon_units(bars: int, bar: BarSize) -> dict[str, object]:
     daily universe, whose objects stay as they were)."""
     if not bar.intraday:
         return {}
-    return {"horizon_bars": bars, "horizon_hours": bars * bar.seconds / 3600}
+    return {"horizon_bars": bars, "horizon_hours": in_hours(bars, bar)}
 
 
 def pick(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pairscreen.contracts.bars import DAILY, BarSize
-from pairscreen.evaluation.dates import day_of_point, in_days, iso, spell
+from pairscreen.evaluation.dates import day_of_point, in_days, in_hours, iso, spell
 from pairscreen.evaluation.portfolio import horizon_units
 from pairscreen.evaluation.run import Evaluation, HorizonResult, RuleSetResult
 from pairscreen.evaluation.statistics import (
@@ -76,9 +76,9 @@ def bar_fields(evaluation: Evaluation) -> dict[str, object]:
         "to_close": iso(dates[-1]) if dates else None,
         "data_through_close": None if through is None else iso(through),
         "every_bars": evaluation.every_days,
-        "every_hours": evaluation.every_days * bar.seconds / 3600,
+        "every_hours": in_hours(evaluation.every_days, bar),
         "horizons_bars": list(evaluation.horizons),
-        "horizons_hours": [h * bar.seconds / 3600 for h in evaluation.horizons],
+        "horizons_hours": [in_hours(h, bar) for h in evaluation.horizons],
     }
 
 

@@ -14,7 +14,7 @@ hours.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -27,6 +27,7 @@ from pairscreen.evaluation.run import Evaluation, Period, Progress
 from pairscreen.wording import plural
 
 if TYPE_CHECKING:
+    from pairscreen.contracts import Candles
     from pairscreen.runtime import Runtime
 
 
@@ -155,11 +156,13 @@ def evaluate_current_rules(
     end: date | None = None,
     on_progress: Progress | None = None,
     portfolio: PortfolioSpec | None = None,
+    candles: Mapping[str, Candles] | None = None,
 ) -> TrackRecord:
     """Evaluate the screen's current rules over the default range (or ``start`` … ``end``),
     with the portfolio of picks traded with the screen's strategy when ``portfolio`` is given.
     ``every_days`` and ``horizons`` count the universe's bars (days on a daily universe);
     None takes the track record's (:func:`~pairscreen.evaluation.scale.track_record_steps`).
+    ``candles``: what the caller already read of the universe (else they are read here).
 
     Raises ``ValueError`` with a sentence when there is nothing to evaluate.
     """
@@ -182,7 +185,8 @@ def evaluate_current_rules(
     default_every, default_horizons = track_record_steps(bar)
     every = default_every if every_days is None else every_days
     chosen = tuple(default_horizons if horizons is None else horizons)
-    candles = runtime_candles(rt)
+    if candles is None:
+        candles = runtime_candles(rt)
     if not candles:
         raise ValueError("no candles stored: run 'pairscreen data sync' first")
     first, last = default_points(candles, window_days(rt), min(chosen), bar)

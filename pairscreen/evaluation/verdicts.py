@@ -15,8 +15,9 @@ is in. Pairs are aligned once over all candles; a day's view is a prefix of each
 
 On an intraday universe the as-of point is a bar's close (an aware UTC datetime) and the
 replay is ``screen run --as-of`` at that close: the bars closed by then, each asset's
-freshness from the day of its last bar, the windows and the screen's backtest as the
-universe's spans of time (``screening.spans``) in bars.
+freshness from the bars closed since its last one (as the live screen judges it), the
+windows and the screen's backtest as the universe's spans of time (``screening.spans``) in
+bars.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from pairscreen.engine.screen_rules import QVALUE_FIELDS
 from pairscreen.evaluation.dates import close_at, stamp
 from pairscreen.evaluation.rule_sets import RuleSet
 from pairscreen.market.cutoff import candles_until, closes_until
-from pairscreen.market.freshness import asset_freshness, candle_freshness, last_days
+from pairscreen.market.freshness import candle_freshness
 from pairscreen.market.pair_verdicts import pair_verdicts
 from pairscreen.pegs.status import depegged_legs
 from pairscreen.plugin_system.registry import Plugins
@@ -155,12 +156,11 @@ def verdicts_at(
     generated_at = close_at(day)
     bar = market.bar
     last = stamp(day, bar)
-    if bar.intraday:  # lags in bars up to the as-of close, as the live screen judges them
-        closed = closes_until(market.candles, last)
-        fresh = candle_freshness(market.universe, closed, bar, generated_at)
-    else:
-        known = last_days(candles_until(market.candles, day))
-        fresh = asset_freshness(market.universe, known, generated_at)
+    # freshness as the live screen judges it: days, or lags in bars up to the as-of close
+    closed = (
+        closes_until(market.candles, last) if bar.intraday else candles_until(market.candles, day)
+    )
+    fresh = candle_freshness(market.universe, closed, bar, generated_at)
     depegs = depegs_at(generated_at)
     considered: list[int] = []
     ends: list[int] = []  # per considered pair: its common closes up to the day

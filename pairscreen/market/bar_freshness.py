@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pairscreen.contracts.bars import DAY_SECONDS, BarSize
 from pairscreen.market.bar_checks import iso_time
-from pairscreen.market.freshness import lag_reaches
+from pairscreen.market.freshness import bars_between, lag_reaches
 from pairscreen.universe import Universe
 from pairscreen.wording import plural
 
@@ -43,7 +43,7 @@ def bar_freshness(
         a.ticker: BarFreshness(
             a.ticker,
             last_closes[a.ticker],
-            max(0, (until - last_closes[a.ticker]) // bar.seconds),
+            bars_between(last_closes[a.ticker], until, bar.seconds),
             universe.staleness_days(a),
             bar.seconds,
         )

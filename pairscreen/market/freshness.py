@@ -52,6 +52,13 @@ def lag_reaches(behind_seconds: int, limit_days: int) -> bool:
     return behind_seconds >= limit_days * DAY_SECONDS
 
 
+def bars_between(last_close: int, until: int, bar_seconds: int) -> int:
+    """The bars that closed after a bar closing at ``last_close`` up to one closing at
+    ``until`` (epoch seconds, both on the bar's grid): the lag in bars every intraday view
+    counts, 0 when ``last_close`` is the newer."""
+    return max(0, (until - last_close) // bar_seconds)
+
+
 def age_days(last_day: date, today: date) -> int:
     """The age of data whose last close is dated ``last_day``, on the UTC day ``today``: whole
     days from the close's day to the current UTC day (yesterday's close, the newest there can
@@ -157,7 +164,7 @@ def leg_bar_freshness(
         return AssetFreshness(asset.ticker, None, None, limit, bar)
     until = bar.last_closed(at)
     belongs_to = _moment(last_close - 1).date()  # the bar closing at 00:00 is the day before's
-    behind = max(0, (until - last_close) // bar.seconds)
+    behind = bars_between(last_close, until, bar.seconds)
     age = age_days(belongs_to, clock.today(at))
     return AssetFreshness(asset.ticker, belongs_to, age, limit, bar, last_close, behind)
 

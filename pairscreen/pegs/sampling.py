@@ -57,7 +57,7 @@ from pairscreen.contracts import Asset, Candles, IntradayMarketPrice, PegEventCh
 from pairscreen.contracts.bars import BarSize, bar_size
 from pairscreen.db.connection import write_transaction
 from pairscreen.db.models import JobRun, PegSample
-from pairscreen.market.freshness import day_of, lag_reaches, span_words
+from pairscreen.market.freshness import bars_between, day_of, lag_reaches, span_words
 from pairscreen.pegs.detector import detect_events
 from pairscreen.pegs.observations import Observed, duration_text, observation_age
 from pairscreen.pegs.status import PEG_JOB, depegged_tickers, threshold_pct
@@ -328,7 +328,7 @@ def _bar_problem(token: TokenPrice, bar: BarSize, at: datetime, limit: timedelta
     """A token price of an intraday bar is stale as an asset is (``market.freshness``): once
     the bars closed since it, up to the last closed at ``at``, reach the class's limit."""
     closed = int(token.observed_at.timestamp())
-    bars = max(0, (bar.last_closed(at) - closed) // bar.seconds)
+    bars = bars_between(closed, bar.last_closed(at), bar.seconds)
     if not lag_reaches(bars * bar.seconds, limit.days):
         return ""
     return (

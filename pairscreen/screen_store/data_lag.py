@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from datetime import date
 
+from pairscreen.market.freshness import bars_between
+
 LAG_FIELDS = ("data_time", "data_behind", "data_behind_days")
 BAR_LAG_FIELDS = ("data_behind_bars", "data_behind_seconds")  # intraday screens only
 
@@ -41,6 +43,6 @@ def bar_lag(
     lag = data_lag(last_day, newest)
     if last_close is None or newest_close is None:
         return {**lag, "data_behind_bars": None, "data_behind_seconds": None}
-    bars = max(0, (newest_close - last_close) // bar_seconds)
+    bars = bars_between(last_close, newest_close, bar_seconds)
     lag["data_behind"] = bars > 0
     return {**lag, "data_behind_bars": bars, "data_behind_seconds": bars * bar_seconds}
