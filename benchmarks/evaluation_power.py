@@ -73,6 +73,7 @@ from pairscreen.evaluation.statistics import (  # noqa: E402
     demeaning_correction,
     detectable,
     one_sided_p,
+    tested_difference,
     with_fixed_sequence,
     with_holm,
 )
@@ -272,21 +273,7 @@ def fitted_difference(gap: Any, weight: Any, span: float) -> Difference:
     r = g - estimate
     se = math.sqrt(float(w @ (r * r)) / mean * variance_unit)
     df = max(1, math.floor(mean * mean / float(np.sum(a_sigma * a_sigma.T)) + 0.5))
-    from scipy.special import stdtrit
-
-    half = float(stdtrit(df, 0.975)) * se
-    return Difference(
-        estimate,
-        estimate - half,
-        estimate + half,
-        se,
-        detectable(se, df, 1),
-        math.ceil(span),
-        0,
-        one_sided_p(estimate, se, df, GREATER),
-        degrees_of_freedom=df,
-        paired_days=n,
-    )
+    return tested_difference(estimate, se, df, math.ceil(span), n)
 
 
 def _fitted(row: dict[str, Any], every: int) -> Difference:
