@@ -53,6 +53,7 @@ for path in (ROOT, ROOT / "plugins"):
         sys.path.insert(0, str(path))
 
 from _harness import machine_line  # noqa: E402
+from evaluation_power import NULL_SEED, PLANTED_SEED, Z80, Z95  # noqa: E402  (the study's seeds)
 
 from pairscreen.bootstrap import load_all_plugins  # noqa: E402
 from pairscreen.config import load_settings  # noqa: E402
@@ -71,13 +72,9 @@ from tests.support.power_universe import (  # noqa: E402
     universe,
 )
 
-NULL_SEED = 10_000
-PLANTED_SEED = 20_000
 HORIZON = 30
 EVERY = 5
 N_DAYS = 1100
-Z95 = float(stats.norm.ppf(0.95))
-Z80 = float(stats.norm.ppf(0.80))
 
 
 @dataclass(frozen=True)
@@ -150,6 +147,11 @@ def _tested(diff: object) -> Tested:
     )
 
 
+def _spread(values: list[float]) -> str:
+    """The sample standard deviation, or "-" below two universes."""
+    return f"{statistics.stdev(values):.2f}" if len(values) > 1 else "-"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--null", type=int, default=30, help="random-walk universes")
@@ -182,7 +184,7 @@ def main() -> None:
             called = sum(t.p_value < 0.05 for t in mine)
             print(
                 f"{design:<12}{name:<18}{len(mine):>5}{statistics.fmean(estimates):>+9.2f}"
-                f"{statistics.stdev(estimates):>7.2f}{rms:>10.2f}"
+                f"{_spread(estimates):>7}{rms:>10.2f}"
                 f"{statistics.fmean(t.min_detectable for t in mine) * 100:>11.2f}"
                 f"{f'{called}/{len(mine)}':>10}"
             )
