@@ -19,7 +19,7 @@ import pytest
 
 from pairscreen.contracts.bars import bar_size
 from pairscreen.db.connection import database
-from pairscreen.evaluation.dates import after, as_of_points
+from pairscreen.evaluation.dates import after, as_of_points, stamp
 from pairscreen.evaluation.outcomes import ZONE_SIGN, outcomes_at
 from pairscreen.evaluation.rule_sets import rule_sets
 from pairscreen.evaluation.run import evaluate
@@ -301,3 +301,32 @@ def test_evaluate_a_four_hour_universe_counts_its_own_bars(tmp_path, monkeypatch
     refused = run_cli(*argv, "--quiet", "evaluate", "--every", "6h", env=env, timeout=60)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
     assert "--every '6h' is not a whole number of 4h bars" in refused.stderr
+
+
+def test_a_strategy_outcome_across_a_missing_bar_starts_at_its_close(hourly) -> None:  # type: ignore[no-untyped-def]
+    """The strategy simulates whole days ending at the cut's last bar. With every asset's bar
+    at t + 48 h gone (an outage), the cut ends at the last bar a whole day after t (t + 24 h),
+    so the simulation starts at t, as the 24 h horizon's does, not 23 hours later."""
+    from pairscreen.contracts.assets import Candles
+    from pairscreen.evaluation.strategy_outcomes import strategy_outcomes_at
+    from pairscreen.universe import SwapCosts
+
+    rt, _key = hourly
+    t = CLOSES[1]
+    gone = np.datetime64(stamp(t + timedelta(hours=48), bar_size("1h")))
+    with database.connection_context():
+        candles = {
+            ticker: Candles(c.ticker, c.dates[keep], c.close[keep], c.volume[keep])
+            for ticker, c in runtime_candles(rt).items()
+            for keep in [c.dates != gone]
+        }
+        assert all(len(c.dates) for c in candles.values())
+        market = runtime_market(rt, candles, sample=None, scorer=None)
+        sets = rule_sets(rt.plugins, rt.universe, [])
+        verdicts = verdicts_at(rt.plugins, market, sets, t, active_depegs)
+        strategy = rt.plugins.strategies.get(rt.settings.strategy)
+        day = strategy_outcomes_at(strategy, market, verdicts, 24, 0.001, SwapCosts())
+        two = strategy_outcomes_at(strategy, market, verdicts, 48, 0.001, SwapCosts())
+    assert np.isfinite(day.excess).sum() >= 2, "too few in-zone pairs to check"
+    np.testing.assert_array_equal(two.strategy_return, day.strategy_return)
+    np.testing.assert_array_equal(two.hold_both, day.hold_both)

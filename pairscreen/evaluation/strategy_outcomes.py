@@ -79,6 +79,7 @@ def strategy_outcomes_at(
         t = int(np.searchsorted(pair.dates, day, side="right")) - 1
         if t < 0 or k <= t:
             continue
+        k = _last_whole_day(pair.dates, t, k)
         days = _whole_days(pair.dates[k] - pair.dates[t])
         if days < 1:
             continue
@@ -111,10 +112,22 @@ def strategy_outcomes_at(
 
 def _whole_days(span: np.timedelta64) -> int:
     """The whole days of a span between two closes: the days a strategy simulates (its
-    backtest is a span of whole days, ``days x bars per day`` bars on an intraday universe;
-    the horizon of an intraday evaluation traded with a strategy is whole days, so a span is
-    short of one only where the pair misses the bar at ``t + h``)."""
+    backtest is a span of whole days, ``days x bars per day`` bars on an intraday universe)."""
     return int(span.astype("timedelta64[s]").astype(np.int64) // 86_400)
+
+
+def _last_whole_day(dates: np.ndarray, t: int, k: int) -> int:
+    """The last close in ``(t, k]`` a whole number of days after ``t``'s, else ``k``.
+
+    A strategy simulates whole days ending at the cut's last close, so the cut must end a
+    whole number of days after ``t`` for the simulation to start at ``t``'s close. Daily
+    closes always do; an intraday pair missing its bar at ``t + h`` (an exchange outage)
+    would otherwise end hours early and start hours late, holding the start coin untraded
+    for most of a day. It ends instead at its last bar whole days after ``t``, as a daily
+    pair without a close at ``t + h`` ends at its last close before it."""
+    offsets = (dates[t + 1 : k + 1] - dates[t]).astype("timedelta64[s]").astype(np.int64)
+    whole = np.flatnonzero(offsets % 86_400 == 0)
+    return t + 1 + int(whole[-1]) if whole.size else k
 
 
 def _mean_slippage(panel: PairPanel, first: list[int]) -> np.ndarray:
