@@ -330,3 +330,36 @@ def test_a_strategy_outcome_across_a_missing_bar_starts_at_its_close(hourly) -> 
     assert np.isfinite(day.excess).sum() >= 2, "too few in-zone pairs to check"
     np.testing.assert_array_equal(two.strategy_return, day.strategy_return)
     np.testing.assert_array_equal(two.hold_both, day.hold_both)
+
+
+def test_evaluate_a_fifteen_minute_universe_counts_its_own_bars(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On 15-minute bars a day is 96 bars: --every 6h is 24 bars, --horizon 24h 96, blocks of
+    4 as-of closes, and the as-of closes fall on quarter hours when the step is 45 minutes;
+    a step of 20 minutes is not a whole number of bars and is refused."""
+    argv, env = cli_universe(tmp_path, monkeypatch, "15m")
+    done = run_cli(
+        *argv, "--quiet", "evaluate", "--horizon", "24h", "--every", "6h",
+        "--from", "2023-03-29T00:00Z", "--json", env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert body["bar"] == "15m"
+    assert (body["every_bars"], body["every_hours"]) == (24, 6.0)
+    assert body["horizons_bars"] == [96] and body["horizons_hours"] == [24.0]
+    assert body["to_close"] == "2023-03-31T00:00:00Z"  # 24 h before the newest bar
+    (horizon,) = body["rule_sets"][0]["horizons"]
+    assert horizon["reversion"]["difference"]["block_days"] == 4  # ceil(96 bars / 24 bars)
+    quarters = run_cli(
+        *argv, "--quiet", "evaluate", "--horizon", "24h", "--every", "45m",
+        "--from", "2023-03-30T00:00Z", "--json", env=env, timeout=120,
+    )  # fmt: skip
+    assert quarters.returncode == 0, quarters.stderr
+    per_date = json.loads(quarters.stdout)["rule_sets"][0]["per_date"]
+    assert [d["as_of"] for d in per_date[:3]] == [
+        "2023-03-30T00:00:00Z",
+        "2023-03-30T00:45:00Z",
+        "2023-03-30T01:30:00Z",
+    ]
+    refused = run_cli(*argv, "--quiet", "evaluate", "--every", "20m", env=env, timeout=60)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "--every '20m' is not a whole number of 15m bars" in refused.stderr

@@ -10,10 +10,11 @@ reverts and survives a loose filter. The clock is pinned a few hours after the l
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import shutil
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -71,10 +72,36 @@ def pin(monkeypatch: pytest.MonkeyPatch, moment: str = NOW) -> None:
     monkeypatch.setenv(clock.SHIFT_VARIABLE, clock.shift_to(when))
 
 
+def write_quarters(path: Path) -> None:
+    """Rewrite an hourly ``path`` as 15-minute closes: each hour's close kept at its time and
+    the three quarters before it interpolated geometrically from the previous hour's close
+    (after a missing hour, only the hour's own close). Not market prices: bars whose count
+    and spacing test the 15-minute arithmetic on the real closes' hours and gaps."""
+    with path.open(encoding="utf-8") as handle:
+        hours = [
+            (datetime.fromisoformat(row["timestamp"]), float(row["close"]))
+            for row in csv.DictReader(handle)
+        ]
+    quarters: list[tuple[datetime, float]] = [hours[0]]
+    for (before, previous), (moment, close) in itertools.pairwise(hours):
+        if moment - before == timedelta(hours=1):
+            quarters += [
+                (moment - timedelta(minutes=15 * (4 - k)), previous * (close / previous) ** (k / 4))
+                for k in (1, 2, 3)
+            ]
+        quarters.append((moment, close))
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["timestamp", "close"])
+        for moment, price in quarters:
+            writer.writerow([moment.strftime("%Y-%m-%dT%H:%M:%SZ"), repr(price)])
+
+
 def write_universe(folder: Path, bar: str = "1h") -> Path:
     """The csv universe of the four assets in ``folder``; at ``bar = "4h"`` each file keeps
     the hourly rows closing at a multiple of 4 hours (a 4-hour bar closes where its fourth
-    hourly bar does, at the same price)."""
+    hourly bar does, at the same price); at ``"15m"`` the hours are cut in quarters
+    (:func:`write_quarters`)."""
     prices = folder / "prices"
     prices.mkdir()
     for t in TICKERS[:3]:
@@ -85,6 +112,9 @@ def write_universe(folder: Path, bar: str = "1h") -> Path:
             lines = (prices / f"{t}.csv").read_text(encoding="utf-8").splitlines()
             kept = [lines[0]] + [row for row in lines[1:] if int(row[11:13]) % 4 == 0]
             (prices / f"{t}.csv").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    if bar == "15m":
+        for t in TICKERS:
+            write_quarters(prices / f"{t}.csv")
     assets = "".join(f'[[asset]]\nticker = "{t}"\nsector = "majors"\n\n' for t in TICKERS)
     path = folder / "universe.toml"
     path.write_text(
