@@ -277,30 +277,39 @@ def test_the_track_records_step_widens_on_a_long_intraday_history() -> None:
     assert track_record_every(bar_size("1d"), start.date(), end.date(), 30) == 30
 
 
-def test_evaluate_a_four_hour_universe_counts_its_own_bars(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """On 4-hour bars a day is 6 bars: --every 8h is 2 bars, --horizon 24h 6, blocks of 3
-    as-of closes; a step of 6 hours is not a whole number of bars and is refused."""
-    argv, env = cli_universe(tmp_path, monkeypatch, "4h")
+@pytest.mark.parametrize(
+    ("bar", "every", "every_bars", "first_closes", "horizon_bars", "block", "refused"),
+    [
+        # a day is 6 bars: --every 8h is 2, --horizon 24h 6, blocks of 3 as-of closes
+        ("4h", "8h", 2, ("00:00", "08:00", "16:00"), 6, 3, "6h"),
+        # a day is 96 bars: --every 45m is 3, --horizon 24h 96, blocks of 32
+        ("15m", "45m", 3, ("00:00", "00:45", "01:30"), 96, 32, "20m"),
+    ],
+)
+def test_evaluate_counts_the_universes_own_bars(  # type: ignore[no-untyped-def]
+    tmp_path, monkeypatch, bar, every, every_bars, first_closes, horizon_bars, block, refused
+) -> None:
+    """The step and the horizon are whole numbers of the universe's bars, the as-of closes
+    fall where the step puts them (quarter hours on 15-minute bars), the overlap blocks count
+    as-of closes, and a step that is not a whole number of bars is refused in one line."""
+    argv, env = cli_universe(tmp_path, monkeypatch, bar)
     done = run_cli(
-        *argv, "--quiet", "evaluate", "--horizon", "24h", "--every", "8h",
-        "--from", "2023-03-25T00:00Z", "--json", env=env, timeout=60,
+        *argv, "--quiet", "evaluate", "--horizon", "24h", "--every", every,
+        "--from", "2023-03-30T00:00Z", "--json", env=env, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
-    assert body["bar"] == "4h"
-    assert (body["every_bars"], body["every_hours"]) == (2, 8.0)
-    assert body["horizons_bars"] == [6] and body["horizons_hours"] == [24.0]
+    assert body["bar"] == bar
+    assert body["every_bars"] == every_bars
+    assert body["horizons_bars"] == [horizon_bars] and body["horizons_hours"] == [24.0]
+    assert body["to_close"] == "2023-03-31T00:00:00Z"  # 24 h before the newest bar
     per_date = body["rule_sets"][0]["per_date"]
-    assert [d["as_of"] for d in per_date[:3]] == [
-        "2023-03-25T00:00:00Z",
-        "2023-03-25T08:00:00Z",
-        "2023-03-25T16:00:00Z",
-    ]
+    assert [d["as_of"] for d in per_date[:3]] == [f"2023-03-30T{hm}:00Z" for hm in first_closes]
     (horizon,) = body["rule_sets"][0]["horizons"]
-    assert horizon["reversion"]["difference"]["block_days"] == 3  # ceil(6 bars / 2 bars)
-    refused = run_cli(*argv, "--quiet", "evaluate", "--every", "6h", env=env, timeout=60)
-    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
-    assert "--every '6h' is not a whole number of 4h bars" in refused.stderr
+    assert horizon["reversion"]["difference"]["block_days"] == block  # ceil(h / every)
+    wrong = run_cli(*argv, "--quiet", "evaluate", "--every", refused, env=env, timeout=60)
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1, wrong.stderr
+    assert f"--every '{refused}' is not a whole number of {bar} bars" in wrong.stderr
 
 
 def test_a_strategy_outcome_across_a_missing_bar_starts_at_its_close(hourly) -> None:  # type: ignore[no-untyped-def]
@@ -330,36 +339,3 @@ def test_a_strategy_outcome_across_a_missing_bar_starts_at_its_close(hourly) -> 
     assert np.isfinite(day.excess).sum() >= 2, "too few in-zone pairs to check"
     np.testing.assert_array_equal(two.strategy_return, day.strategy_return)
     np.testing.assert_array_equal(two.hold_both, day.hold_both)
-
-
-def test_evaluate_a_fifteen_minute_universe_counts_its_own_bars(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """On 15-minute bars a day is 96 bars: --every 6h is 24 bars, --horizon 24h 96, blocks of
-    4 as-of closes, and the as-of closes fall on quarter hours when the step is 45 minutes;
-    a step of 20 minutes is not a whole number of bars and is refused."""
-    argv, env = cli_universe(tmp_path, monkeypatch, "15m")
-    done = run_cli(
-        *argv, "--quiet", "evaluate", "--horizon", "24h", "--every", "6h",
-        "--from", "2023-03-29T00:00Z", "--json", env=env, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    body = json.loads(done.stdout)
-    assert body["bar"] == "15m"
-    assert (body["every_bars"], body["every_hours"]) == (24, 6.0)
-    assert body["horizons_bars"] == [96] and body["horizons_hours"] == [24.0]
-    assert body["to_close"] == "2023-03-31T00:00:00Z"  # 24 h before the newest bar
-    (horizon,) = body["rule_sets"][0]["horizons"]
-    assert horizon["reversion"]["difference"]["block_days"] == 4  # ceil(96 bars / 24 bars)
-    quarters = run_cli(
-        *argv, "--quiet", "evaluate", "--horizon", "24h", "--every", "45m",
-        "--from", "2023-03-30T00:00Z", "--json", env=env, timeout=120,
-    )  # fmt: skip
-    assert quarters.returncode == 0, quarters.stderr
-    per_date = json.loads(quarters.stdout)["rule_sets"][0]["per_date"]
-    assert [d["as_of"] for d in per_date[:3]] == [
-        "2023-03-30T00:00:00Z",
-        "2023-03-30T00:45:00Z",
-        "2023-03-30T01:30:00Z",
-    ]
-    refused = run_cli(*argv, "--quiet", "evaluate", "--every", "20m", env=env, timeout=60)
-    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
-    assert "--every '20m' is not a whole number of 15m bars" in refused.stderr
