@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,9 +29,10 @@ from pairscreen import clock
 from pairscreen.contracts import Asset, Candles
 from pairscreen.contracts.bars import DAILY, BarSize
 from pairscreen.db.models import PegSample
-from pairscreen.market.bar_store import last_closes, load_closed_bars
+from pairscreen.market.bar_history import CloseHistory, bar_histories
+from pairscreen.market.bar_store import last_closes
 from pairscreen.market.candle_cache import CandleCache
-from pairscreen.market.freshness import AssetFreshness, candle_freshness, day_of
+from pairscreen.market.freshness import AssetFreshness, asset_freshness, bar_freshness_of, day_of
 from pairscreen.universe import Universe
 
 PegOf = Callable[[Asset], dict[str, Any] | None]  # an asset's peg status, as /assets shows it
@@ -39,29 +40,28 @@ PegOf = Callable[[Asset], dict[str, Any] | None]  # an asset's peg status, as /a
 
 def asset_list(
     universe: Universe,
-    candles: dict[str, Candles],
+    histories: Mapping[str, CloseHistory],
     peg_of: PegOf,
     at: datetime | None = None,
     bar: BarSize = DAILY,
 ) -> dict[str, Any]:
-    """The ``/assets`` body, in universe order: ``candles`` are daily candles, or the closed
-    bars of an intraday ``bar`` (dated by their close times)."""
-    fresh = candle_freshness(universe, candles, bar, at)
+    """The ``/assets`` body, in universe order: ``histories`` sum up each asset's daily
+    candles (:func:`candle_histories`) or its closed bars of an intraday ``bar``
+    (:func:`~pairscreen.market.bar_history.bar_histories`)."""
+    fresh = _freshness(universe, histories, bar, at)
     assets = []
     for asset in universe.assets:
-        c = candles.get(asset.ticker)
-        has = c is not None and len(c.dates) > 0
+        h = histories.get(asset.ticker)
         f = fresh[asset.ticker]
-        days = _days(c.dates, bar) if c is not None and has else None
         assets.append(
             {
                 "ticker": asset.ticker,
                 "sector": asset.sector,
                 "asset_class": asset.asset_class,
-                "first_close": str(day_of(days[0])) if days is not None else None,
+                "first_close": str(day_of(h.first_day)) if h is not None else None,
                 "last_close": str(f.last_day) if f.last_day is not None else None,
-                "history_days": _history(c, days, bar),
-                "latest_close": float(c.close[-1]) if c is not None and has else None,
+                "history_days": h.days if h is not None else 0,
+                "latest_close": h.latest_close if h is not None else None,
                 "age_days": f.age_days,
                 "stale_after_days": f.limit_days,
                 "stale": f.stale,
@@ -72,23 +72,28 @@ def asset_list(
     return {"generated_at": clock.iso(at or clock.now()), "count": len(assets), "assets": assets}
 
 
-def _days(dates: np.ndarray, bar: BarSize) -> np.ndarray:
-    """The UTC day each close belongs to: a candle's own, a bar's the day it closes in (the
-    bar closing at 00:00 is the day before's last)."""
+def candle_histories(candles: Mapping[str, Candles]) -> dict[str, CloseHistory]:
+    """Each ticker's daily candles summed up as ``/assets`` shows them: a day is a close."""
+    return {
+        ticker: CloseHistory(c.dates[0], len(c.dates), c.dates[-1], float(c.close[-1]))
+        for ticker, c in candles.items()
+        if len(c.dates)
+    }
+
+
+def _freshness(
+    universe: Universe, histories: Mapping[str, CloseHistory], bar: BarSize, at: datetime | None
+) -> dict[str, AssetFreshness]:
+    """The stale decision's freshness, from each asset's last close (a day, or a bar's close
+    time), as :func:`~pairscreen.market.freshness.candle_freshness` takes it from candles."""
     if not bar.intraday:
-        return dates
-    seconds = dates.astype("datetime64[s]") - np.timedelta64(1, "s")
-    days: np.ndarray = seconds.astype("datetime64[D]")
-    return days
-
-
-def _history(c: Candles | None, days: np.ndarray | None, bar: BarSize) -> int:
-    """Stored daily closes; for bars, the UTC days with a stored bar."""
-    if c is None:
-        return 0
-    if not bar.intraday or days is None:
-        return len(c.dates)
-    return len(np.unique(days))
+        return asset_freshness(
+            universe, {t: day_of(h.last_close) for t, h in histories.items()}, at
+        )
+    last = {
+        t: int(h.last_close.astype("datetime64[s]").astype(np.int64)) for t, h in histories.items()
+    }
+    return bar_freshness_of(universe, bar, last, at)
 
 
 def _bar_lag(f: AssetFreshness, bar: BarSize) -> dict[str, Any]:
@@ -142,8 +147,12 @@ class AssetListCache:
                 a is b for a, b in zip(self._sources, (universe, current), strict=True)
             )
             if not same or key != self._key:
-                read = current if current is not None else load_closed_bars(bar)
-                body = asset_list(universe, read, peg_of, None, bar)
+                histories = (
+                    candle_histories(current)
+                    if current is not None
+                    else bar_histories(bar, bar.last_closed(now))
+                )
+                body = asset_list(universe, histories, peg_of, now, bar)
                 self._text = json.dumps(body, allow_nan=False)
                 self._etag = f'W/"assets-{zlib.crc32(self._text.encode()):08x}"'
                 self._sources, self._key = (universe, current), key

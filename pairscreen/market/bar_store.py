@@ -103,7 +103,7 @@ def write_bars(bar: BarSize, asset_ids: Mapping[str, int], candles: Candles) -> 
     blocks = pack_days(bar, times, close, volume)
     values: list[object] = []
     for day, packed_close, packed_volume in blocks:
-        values += [asset_id, bar.seconds, _iso_day(day), packed_close, packed_volume]
+        values += [asset_id, bar.seconds, iso_day(day), packed_close, packed_volume]
     cursor = database.cursor()
     width = WRITE_BATCH_ROWS * UPSERT_COLUMNS
     for start in range(0, len(values), width):
@@ -198,7 +198,7 @@ def _blocks(
         return {}
     condition = (BarBlock.bar_seconds == bar.seconds) & BarBlock.asset.in_(list(ids))
     if since_day is not None:
-        condition &= BarBlock.day >= _iso_day(since_day)
+        condition &= BarBlock.day >= iso_day(since_day)
     query = (
         BarBlock.select(BarBlock.asset, BarBlock.day, BarBlock.closes, BarBlock.volumes)
         .where(condition)
@@ -220,7 +220,7 @@ def _blocks(
     return out
 
 
-def _iso_day(epoch_day: int) -> str:
+def iso_day(epoch_day: int) -> str:
     """An epoch day as the ISO text both databases take for a ``date``."""
     return str(np.datetime64(epoch_day, "D"))
 
