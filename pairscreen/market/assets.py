@@ -7,10 +7,11 @@ peg sample change, so a request costs one indexed read (the hour: a peg whose da
 stale turns ``unknown`` without a new sample). The peg column is the caller's
 (``pegs.status.peg_status``): the peg package reads market data, not the other way round.
 
-On an intraday universe the list reads the closed bars instead, days being the UTC days
-the bars belong to, and adds each asset's lag in bars and seconds (the stale decision's,
-:mod:`pairscreen.market.freshness`); it is rendered again when a bar closes or a sync
-stores one.
+On an intraday universe the list sums up the closed bars instead
+(:mod:`pairscreen.market.bar_history`: first day, days and last bar, without unpacking them
+all), days being the UTC days the bars belong to, and adds each asset's lag in bars and
+seconds (the stale decision's, :mod:`pairscreen.market.freshness`); it is rendered again
+when a bar closes or a sync stores one.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from peewee import fn
 from pairscreen.contracts.bars import DAY_SECONDS, BarSize
 from pairscreen.db.connection import database
 from pairscreen.db.models import AssetRow, BarBlock
-from pairscreen.market.bar_store import PACKED, iso_day, load_bars
+from pairscreen.market.bar_store import PACKED, iso_day, load_bars, stored_day
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def bar_histories(bar: BarSize, until: int) -> dict[str, CloseHistory]:
     unsettled: list[str] = []
     for ticker, first_day, days, day, packed in database.execute(query).fetchall():
         closes = np.frombuffer(bytes(packed), dtype=PACKED)
-        epoch_day = int(_day(day).astype(np.int64))
+        epoch_day = int(stored_day(day).astype(np.int64))
         times = epoch_day * DAY_SECONDS + np.arange(1, bar.per_day + 1) * bar.seconds
         closed = np.flatnonzero(~np.isnan(closes) & (times <= until))
         if not len(closed):
@@ -70,7 +70,7 @@ def bar_histories(bar: BarSize, until: int) -> dict[str, CloseHistory]:
             continue
         slot = int(closed[-1])
         out[str(ticker)] = CloseHistory(
-            _day(first_day),
+            stored_day(first_day),
             int(days),
             np.datetime64(int(times[slot]), "s"),
             float(closes[slot]),
@@ -81,8 +81,3 @@ def bar_histories(bar: BarSize, until: int) -> dict[str, CloseHistory]:
             days_of[0], len(days_of), candles.dates[-1], float(candles.close[-1])
         )
     return out
-
-
-def _day(value: object) -> np.datetime64:
-    """A ``date`` column's value (ISO text on SQLite, a ``date`` on PostgreSQL) as a day."""
-    return np.datetime64(str(value)[:10], "D")

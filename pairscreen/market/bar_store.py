@@ -173,7 +173,7 @@ def last_closes(bar: BarSize) -> dict[str, int]:
     for ticker, day, packed in database.execute(query).fetchall():
         closes = np.frombuffer(bytes(packed), dtype=PACKED)
         slot = int(np.flatnonzero(~np.isnan(closes))[-1])
-        epoch_day = int(np.datetime64(str(day)[:10], "D").astype(np.int64))
+        epoch_day = int(stored_day(day).astype(np.int64))
         out[str(ticker)] = epoch_day * DAY_SECONDS + (slot + 1) * bar.seconds
     return out
 
@@ -218,6 +218,11 @@ def _blocks(
         volumes = [None if row[3] is None else bytes(row[3]) for row in rows[s:e]]
         out[int(owners[s])] = unpack_days(bar, days[s:e], closes, volumes)
     return out
+
+
+def stored_day(value: object) -> np.datetime64:
+    """A block's ``day`` as read back (ISO text on SQLite, a ``date`` on PostgreSQL)."""
+    return np.datetime64(str(value)[:10], "D")
 
 
 def iso_day(epoch_day: int) -> str:
