@@ -2,10 +2,10 @@
 (:func:`pairscreen.market.bar_history.bar_histories`, one grouped query and each asset's last
 block) against reading every closed bar (what the list did before), each in a fresh process.
 
-Fills a SQLite database with ``--assets`` random-walk assets of hourly bars over each of
-``--days`` (comma-separated lengths of history, to show how the cost grows with it), then
-times each way and reads its process's peak memory (``ru_maxrss``, which includes the
-interpreter and numpy, about 40 MB). The answers are compared: both must give the same
+Fills a SQLite database (``bar_storage.py``'s) with ``--assets`` random-walk assets of hourly
+bars over each of ``--days`` (lengths of history, comma-separated, to show how the cost grows
+with it), then times each way and reads its process's peak memory (``ru_maxrss``, which
+includes the interpreter and numpy, about 55 MB). The answers are compared: both must give the same
 summary.
 
     .venv/bin/python benchmarks/assets_bars.py [--assets 500] [--days 365,730]
@@ -22,10 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import bar_storage
+import numpy as np
 from _harness import machine_line
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ["PAIRSCREEN_LOAD_PLUGINS"] = ""
+FIRST_DAY = np.datetime64("2022-01-01", "D")  # bar_storage.fill's first bar opens then
 
 MEASURE = """
 import json, resource, sys, time
@@ -58,32 +61,10 @@ print(json.dumps({{"seconds": seconds, "peak_mb": peak, "rows": rows}}))
 
 
 def fill(url: str, assets: int, days: int) -> int:
-    """``assets`` x ``days`` of hourly bars ending at 2024-01-01T00:00Z; returns ``until``."""
-    import numpy as np
-
-    from pairscreen.contracts import Candles
-    from pairscreen.contracts.bars import BAR_SIZES
-    from pairscreen.db.connection import database, init_database, write_transaction
-    from pairscreen.db.models import AssetRow
-    from pairscreen.market.bar_store import asset_ids, write_bars
-
-    init_database(url)
-    rng = np.random.default_rng(7)
-    end = np.datetime64("2024-01-01T00:00:00", "s")
-    times = end - np.arange(days * 24)[::-1] * np.timedelta64(3600, "s")
-    with database.connection_context():
-        with write_transaction():
-            AssetRow.insert_many(
-                [(f"A{i:04d}", "s", "crypto") for i in range(assets)],
-                fields=[AssetRow.ticker, AssetRow.sector, AssetRow.asset_class],
-            ).execute()
-        ids = asset_ids()
-        for i in range(assets):
-            close = 100 * np.exp(np.cumsum(rng.normal(0, 0.01, len(times))))
-            with write_transaction():
-                write_bars(BAR_SIZES["1h"], ids, Candles(f"A{i:04d}", times, close, close * 0))
-    database.close()
-    return int(end.astype(np.int64))
+    """``assets`` x ``days`` of hourly bars from 2022-01-01 (``bar_storage.py``'s database,
+    daily candles beside them); returns the last bar's close time, epoch seconds."""
+    bar_storage.fill(url, assets, days, with_volume=False)
+    return int(FIRST_DAY.astype("datetime64[s]").astype(np.int64)) + days * 86_400
 
 
 def measure(url: str, until: int, way: str) -> dict:  # type: ignore[type-arg]
