@@ -15,11 +15,13 @@ For each planted level it prints the mean 30-day difference (the effect the desi
 the mean stated ``min_detectable`` and the share of 30-day rows called evidence; the
 simulated 80 % power point is interpolated between levels (effect against power), or
 extrapolated from the level nearest 80 % on the normal power curve, and set beside the
-stated ``min_detectable``. Seeds are fixed: simulation ``k`` of a scenario uses seed
-``base + k``.
+stated ``min_detectable``. Then, per level, the power of the best possible test (one that
+knew the estimate's spread), and the power over the band of edges asked about (5 to 8 pp):
+pooled over the levels inside it and read off the levels at 5, 6.5 and 8 pp. Seeds are
+fixed: simulation ``k`` of a scenario uses seed ``base + k``.
 
     .venv/bin/python benchmarks/evaluation_power.py [--null 100] [--planted 100]
-        [--levels 0.15,0.20] [--every 5] [--processes 2] [--records FILE.jsonl]
+        [--levels 0.10,0.12,0.135,0.16,0.19] [--every 5] [--processes 2] [--records FILE.jsonl]
         [--range shortest|longest] [--start K]
     .venv/bin/python benchmarks/evaluation_power.py --replay FILE.jsonl
         [--design today|holm|fitted] [--range shortest|longest]
@@ -362,6 +364,37 @@ def clopper_pearson(k: int, n: int) -> tuple[float, float]:
     return low, high
 
 
+def band(runs: list[Run], levels: list[float], low: float = 0.05, high: float = 0.08) -> None:
+    """Power over the band of edges the study is asked about (survivors reverting 5 to 8 pp
+    more at 30 days): the pooled share called evidence over the levels whose mean difference
+    lies in the band, and the power at its ends and middle read off the levels (linear
+    between the two levels around each effect; ``-`` outside the levels run)."""
+    curve = []
+    for level in levels:
+        mine = [r for r in runs if r[0] == level]
+        effects = [r[1] for r in mine if r[1] is not None]
+        if effects:
+            called = [r[4] == "evidence" for r in mine]
+            curve.append((statistics.fmean(effects), sum(called), len(called)))
+    curve.sort()
+    inside = [(k, n) for mean, k, n in curve if low <= mean <= high]
+    if inside:
+        k, n = sum(c for c, _ in inside), sum(n for _, n in inside)
+        print(
+            f"levels with a mean difference of {low * 100:g} to {high * 100:g} pp: {k}/{n} = "
+            f"{k / n:.1%} evidence ({len(inside)} level{'s' if len(inside) > 1 else ''})"
+        )
+    readings = []
+    for effect in (low, (low + high) / 2, high):
+        power = None
+        for (e0, k0, n0), (e1, k1, n1) in itertools.pairwise(curve):
+            if e0 <= effect <= e1:
+                p0, p1 = k0 / n0, k1 / n1
+                power = p0 + (effect - e0) * (p1 - p0) / (e1 - e0)
+        readings.append(f"{effect * 100:g} pp: {'-' if power is None else f'{power:.0%}'}")
+    print("power read off the levels at " + ", ".join(readings))
+
+
 def power_point(levels: list[tuple[float, float, float]]) -> float | None:
     """The effect at 80 % power from (mean effect, power, critical z) per planted level:
     interpolated between two levels that bracket 80 %, else from the level nearest 80 % on
@@ -384,7 +417,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--null", type=int, default=100, help="random-walk simulations")
     parser.add_argument("--planted", type=int, default=100, help="simulations per level")
-    parser.add_argument("--levels", default="0.15,0.20", help="OU deviation sds to plant")
+    parser.add_argument(
+        "--levels", default="0.10,0.12,0.135,0.16,0.19", help="OU deviation sds to plant"
+    )
     parser.add_argument("--every", type=int, default=5)
     parser.add_argument(
         "--range",
@@ -528,6 +563,7 @@ def summary(runs: list[Run], levels: list[float]) -> None:
                 f"pp around {mean * 100:+.2f}, so a test knowing that spread calls "
                 f"{best:.0%} evidence; 80 % needs a mean of {(Z95 + Z80) * spread * 100:.2f} pp"
             )
+    band(runs, levels)
     called, sims = false_share
     if sims:
         low, high = clopper_pearson(called, sims)
