@@ -459,6 +459,22 @@ def test_from_alone_chooses_the_last_followed_day_or_says_why(cli):
     assert code == 2 and err.count("\n") == 1 and "--to 2000-01-01 leaves no as-of day" in err
 
 
+def test_days_no_horizon_can_follow_are_refused_in_one_line(cli):
+    newest = clock.today() - timedelta(days=1)
+    too_late = newest - timedelta(days=29)  # one day after the 30-day horizon's last day
+    # Both days given, none followed by the shortest horizon: the sentence --from alone
+    # gives, not an empty table whose warning blames the zones.
+    code, _out, err = cli("evaluate", "--from", too_late.isoformat(), "--to", newest.isoformat())
+    assert code == 2 and err.count("\n") == 1
+    assert f"--from {too_late} leaves no as-of day: the shortest horizon (30 days)" in err
+    # Neither day given and a horizon longer than the history: the horizon is named, not a
+    # --to the user never gave.
+    code, _out, err = cli("evaluate", "--horizon", "5000")
+    assert code == 2 and err.count("\n") == 1
+    assert "no as-of day: the shortest horizon (5000 days) can follow days up to" in err
+    assert "--to" not in err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -468,6 +484,7 @@ def test_from_alone_chooses_the_last_followed_day_or_says_why(cli):
         (["--from", "2025-03-01", "--to", "2025-01-01"], "is before --from"),
         (["--rules", "/nonexistent.toml"], "cannot read rule file"),
         (["--rules", "QFILE"], "coint_q_below must be a q-value in (0, 1], got 0"),
+        (["--from", "2000-01-01", "--to", "2000-06-01"], "--to 2000-06-01 leaves no as-of day"),
     ],
 )
 def test_cli_bad_input_is_one_line(cli, argv, message, tmp_path):

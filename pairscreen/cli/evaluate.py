@@ -261,17 +261,24 @@ def _span(
         raise CommandError(f"--from {start} has not closed yet; give a day before today")
     if end >= clock.today():
         raise CommandError(f"--to {end} has not closed yet; give a day before today")
-    if args.start and not args.end and start > end:
+    if not args.start and not args.end and start > end:
+        raise CommandError(
+            f"no as-of day: the shortest horizon ({horizon} days) can follow days up to "
+            f"{last_followed} only, before the first day with a full {window_days}-day window, "
+            f"{first_full} (oldest close {oldest}, newest close {newest}); give a shorter "
+            "--horizon"
+        )
+    if args.start and start > last_followed and not (args.end and end < start):
         raise CommandError(
             f"--from {start} leaves no as-of day: the shortest horizon ({horizon} days) can "
             f"follow days up to {last_followed} only (newest close {newest}); give --from "
             f"{last_followed} or earlier, or a shorter --horizon"
         )
-    if args.end and not args.start and end < start:
+    if args.end and end < first_full and not (args.start and end < start):
         raise CommandError(
             f"--to {end} leaves no as-of day: the first day with a full {window_days}-day "
-            f"window is {first_full} (oldest close {oldest}); give --to {first_full} or later, "
-            "or an earlier --from"
+            f"window is {first_full} (oldest close {oldest}); give --to {first_full} or later"
+            + ("" if args.start else ", or an earlier --from")
         )
     return start, end
 
