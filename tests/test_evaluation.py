@@ -484,6 +484,8 @@ def test_days_no_horizon_can_follow_are_refused_in_one_line(cli):
         (["--from", "2025-03-01", "--to", "2025-01-01"], "is before --from"),
         (["--rules", "/nonexistent.toml"], "cannot read rule file"),
         (["--rules", "QFILE"], "coint_q_below must be a q-value in (0, 1], got 0"),
+        (["--horizon", ""], "--horizon needs at least one number of days"),
+        (["--every", ""], "--every '' is not a whole number of days"),
         (["--from", "2000-01-01", "--to", "2000-06-01"], "--to 2000-06-01 leaves no as-of day"),
     ],
 )

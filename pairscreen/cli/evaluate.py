@@ -291,8 +291,10 @@ def _points(rt: Runtime) -> str:
 def _steps(args: argparse.Namespace, bar: BarSize) -> tuple[int, list[int]]:
     """``--every`` and ``--horizon`` in the universe's bars (days on a daily universe, where
     a bare number reads as it always did)."""
-    every_text = args.every or (INTRADAY_EVERY if bar.intraday else str(DEFAULT_EVERY))
-    horizon_text = args.horizon or (INTRADAY_HORIZONS if bar.intraday else DEFAULT_HORIZONS)
+    default_every = INTRADAY_EVERY if bar.intraday else str(DEFAULT_EVERY)
+    every_text = args.every if args.every is not None else default_every
+    default_horizons = INTRADAY_HORIZONS if bar.intraday else DEFAULT_HORIZONS
+    horizon_text = args.horizon if args.horizon is not None else default_horizons
     every = _count(every_text, "--every", bar, "bars")
     items = [h for h in str(horizon_text).split(",") if h.strip()]
     if not items:
