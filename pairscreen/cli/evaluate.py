@@ -135,6 +135,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         if args.max_per_asset is not None
         else None
     )
+    if args.plot and not args.plot.parent.is_dir():
+        raise CommandError(f"--plot {args.plot}: no folder {args.plot.parent} to write it in")
     if limit is not None and size is None:
         raise CommandError("--max-per-asset limits a portfolio: give --portfolio N too")
     if args.publish and args.outcome != "reversion":
