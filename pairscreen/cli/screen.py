@@ -51,6 +51,7 @@ def _run(args: argparse.Namespace) -> None:
     as_of: date | datetime | None = None
     if args.as_of is not None and rt.universe.bar == DAILY.name:
         as_of = past_day(args.as_of)
+        _refuse_before_history(rt, as_of)
     elif args.as_of is not None:
         as_of = past_close(args.as_of, bar_size(rt.universe.bar))
     if not args.quiet:
@@ -73,6 +74,19 @@ def past_day(text: str) -> date:
     if day >= clock.today():
         raise CommandError(f"--as-of {day} has not closed yet; give a day before today")
     return day
+
+
+def _refuse_before_history(rt: Runtime, day: date) -> None:
+    """A ``--as-of`` day before every stored close has no candle to screen: refuse it rather
+    than store an empty screen as that day's history."""
+    from pairscreen.market.sync import oldest_stored_day
+
+    oldest = oldest_stored_day(rt.universe)
+    if oldest is not None and day < oldest:
+        raise CommandError(
+            f"--as-of {day} is before the oldest stored close, {oldest}: no pair has candles "
+            f"then; give {oldest} or later"
+        )
 
 
 def past_close(text: str, bar: BarSize, flag: str = "--as-of") -> datetime:
