@@ -498,3 +498,23 @@ def test_cli_bad_input_is_one_line(cli, argv, message, tmp_path):
     code, _out, err = cli("evaluate", *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1
+
+
+def test_as_of_days_the_defaults_were_chosen_on_are_labelled_in_sample(cli, monkeypatch):
+    # /evidence splits its days at PAIRSCREEN_DEFAULTS_CHOSEN_THROUGH (the website's "in-sample"
+    # row); evaluate, table and JSON alike, says which of its days are in-sample too.
+    monkeypatch.setenv("PAIRSCREEN_DEFAULTS_CHOSEN_THROUGH", "2025-06-30")
+    code, out, err = cli("evaluate", "--every", "60", "--horizon", "30", "--json")
+    assert code == 0, err
+    days = [d["as_of"] for d in json.loads(out)["rule_sets"][0]["per_date"]]
+    inside = sum(day <= "2025-06-30" for day in days)
+    assert 0 < inside < len(days)
+    warning = (
+        f"{inside} of the {len(days)} as-of days are up to 2025-06-30, the last close the "
+        "default rules were chosen on: in-sample for them (PAIRSCREEN_DEFAULTS_CHOSEN_THROUGH)"
+    )
+    assert warning in json.loads(out)["warnings"]
+    code, out, err = cli("evaluate", "--every", "60", "--horizon", "30")
+    assert code == 0 and f"warning: {warning}" in out, err
+    code, out, err = cli("evaluate", "--every", "60", "--horizon", "30", "--from", "2025-07-01")
+    assert code == 0 and "in-sample" not in out, err

@@ -186,6 +186,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         print(f"published {record.summary(evidence_id)}", file=sys.stderr)
     else:
         result = _run(rt, args, candles, dates, horizons, every, sample, size, limit)
+        # --publish splits them off as /evidence's periods (the website's in-sample row)
+        result = _in_sample_warning(result, rt.settings.defaults_chosen_through)
     if args.plot:
         plot_differences(result, args.plot)
     if args.json:
@@ -246,6 +248,25 @@ def _run(
             portfolio=None if size is None else PortfolioSpec(size, limit),
             processes=settings.screen_processes,
         )
+
+
+def _in_sample_warning(result: Evaluation, chosen_through: date) -> Evaluation:
+    """The as-of days up to the last close the default rules were chosen on are in-sample
+    for them: a warning says how many (/evidence splits them off as its ``chosen_on``)."""
+    from dataclasses import replace
+
+    from pairscreen.evaluation.dates import day_of_point
+
+    inside = sum(day_of_point(point) <= chosen_through for point in result.dates)
+    if not inside:
+        return result
+    points = "as-of closes" if result.bar.intraday else "as-of days"
+    line = (
+        f"{inside} of the {len(result.dates)} {points} are up to {chosen_through}, the last "
+        "close the default rules were chosen on: in-sample for them "
+        "(PAIRSCREEN_DEFAULTS_CHOSEN_THROUGH)"
+    )
+    return replace(result, warnings=(*result.warnings, line))
 
 
 def _span(
