@@ -28,6 +28,7 @@ from pairscreen.evaluation.scale import (
     runtime_candles,
     runtime_market,
     track_record_every,
+    track_record_steps,
 )
 from pairscreen.evaluation.verdicts import Market, verdicts_at
 from pairscreen.market.cutoff import closes_until
@@ -301,3 +302,11 @@ def test_evaluate_a_four_hour_universe_counts_its_own_bars(tmp_path, monkeypatch
     refused = run_cli(*argv, "--quiet", "evaluate", "--every", "6h", env=env, timeout=60)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
     assert "--every '6h' is not a whole number of 4h bars" in refused.stderr
+    # left out, --every is the track record's step on 4-hour bars (one bar), not a refused 6h
+    done = run_cli(
+        *argv, "--quiet", "evaluate", "--horizon", "24h", "--from", "2023-03-25T00:00Z",
+        "--json", env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert (body["every_bars"], body["every_hours"]) == (track_record_steps(bar_size("4h"))[0], 4.0)

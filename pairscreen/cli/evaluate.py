@@ -61,7 +61,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help=f"the step between as-of points: days on a daily universe (default "
         f"{DEFAULT_EVERY}); on an intraday universe a bare number counts its bars (6 on a 1h "
         f"universe: 6 hours) and a duration (6h, 1d) must be whole bars (default "
-        f"{INTRADAY_EVERY})",
+        f"{INTRADAY_EVERY}, one bar on a 4h universe)",
     )
     run.add_argument(
         "--horizon",
@@ -318,7 +318,12 @@ def _steps(args: argparse.Namespace, bar: BarSize) -> tuple[int, list[int]]:
     every_text = args.every if args.every is not None else default_every
     default_horizons = INTRADAY_HORIZONS if bar.intraday else DEFAULT_HORIZONS
     horizon_text = args.horizon if args.horizon is not None else default_horizons
-    every = _count(every_text, "--every", bar, "bars")
+    if args.every is None and bar.intraday:
+        from pairscreen.evaluation.scale import track_record_steps
+
+        every = track_record_steps(bar)[0]  # the worker's: 6h, one bar on 4h bars
+    else:
+        every = _count(every_text, "--every", bar, "bars")
     items = [h for h in str(horizon_text).split(",") if h.strip()]
     if not items:
         raise CommandError("--horizon needs at least one number of days, e.g. 30,90")
