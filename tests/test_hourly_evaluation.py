@@ -310,3 +310,11 @@ def test_evaluate_a_four_hour_universe_counts_its_own_bars(tmp_path, monkeypatch
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     assert (body["every_bars"], body["every_hours"]) == (track_record_steps(bar_size("4h"))[0], 4.0)
+    # closes no horizon can follow: one line naming them, never a --to or --from not given
+    for extra, said in (
+        (["--horizon", "1000d"], "no as-of close: the shortest horizon (24000 h) can follow"),
+        (["--from", "2020-01-01", "--to", "2020-02-01"], "leaves no as-of close: the first"),
+    ):
+        refused = run_cli(*argv, "--quiet", "evaluate", *extra, env=env, timeout=60)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert said in refused.stderr and "is before --from" not in refused.stderr

@@ -369,16 +369,23 @@ def _bar_span(
     assert isinstance(first, datetime) and isinstance(last, datetime)
     start = past_close(args.start, bar, "--from") if args.start else first
     end = past_close(args.end, bar, "--to") if args.end else last
-    if args.start and not args.end and start > end:
+    if not args.start and not args.end and start > end:
+        raise CommandError(
+            f"no as-of close: the shortest horizon ({spell(horizon, bar)}) can follow closes "
+            f"up to {iso(last)} only, before the first close with a full {window}-day window, "
+            f"{iso(first)}; give a shorter --horizon"
+        )
+    if args.start and start > last and not (args.end and end < start):
         raise CommandError(
             f"--from {iso(start)} leaves no as-of close: the shortest horizon "
             f"({spell(horizon, bar)}) can follow closes up to {iso(last)} only; "
             f"give --from {iso(last)} or earlier, or a shorter --horizon"
         )
-    if args.end and not args.start and end < start:
+    if args.end and end < first and not (args.start and end < start):
         raise CommandError(
             f"--to {iso(end)} leaves no as-of close: the first close with a full {window}-day "
-            f"window is {iso(first)}; give --to {iso(first)} or later, or an earlier --from"
+            f"window is {iso(first)}; give --to {iso(first)} or later"
+            + ("" if args.start else ", or an earlier --from")
         )
     return start, end
 
