@@ -54,6 +54,7 @@ def _run(args: argparse.Namespace) -> None:
         _refuse_before_history(rt, as_of)
     elif args.as_of is not None:
         as_of = past_close(args.as_of, bar_size(rt.universe.bar))
+        _refuse_before_bars(rt, as_of)
     if not args.quiet:
         _announce(rt)
     with ProgressDisplay(quiet=args.quiet) as display:
@@ -86,6 +87,21 @@ def _refuse_before_history(rt: Runtime, day: date) -> None:
         raise CommandError(
             f"--as-of {day} is before the oldest stored close, {oldest}: no pair has candles "
             f"then; give {oldest} or later"
+        )
+
+
+def _refuse_before_bars(rt: Runtime, close: datetime) -> None:
+    """An intraday ``--as-of`` before any stored bar could close: refused, as a day before
+    every stored close is on a daily universe."""
+    from pairscreen.market.bar_store import first_day
+
+    bar = bar_size(rt.universe.bar)
+    first = first_day(bar, (asset.ticker for asset in rt.universe.assets))
+    first_close = datetime.combine(first or date.min, datetime.min.time(), UTC)
+    if first is not None and close < first_close + timedelta(seconds=bar.seconds):
+        raise CommandError(
+            f"--as-of {close.isoformat()} is before the first day with stored bars, {first}: "
+            f"no pair has bars then; give {first} or later"
         )
 
 
