@@ -484,6 +484,7 @@ def test_days_no_horizon_can_follow_are_refused_in_one_line(cli):
         (["--from", "2025-03-01", "--to", "2025-01-01"], "is before --from"),
         (["--rules", "/nonexistent.toml"], "cannot read rule file"),
         (["--rules", "QFILE"], "coint_q_below must be a q-value in (0, 1], got 0"),
+        (["--rules", "FFILE"], "f.toml: no screen filter named 'nope' (known: default)"),
         (["--horizon", ""], "--horizon needs at least one number of days"),
         (["--every", ""], "--every '' is not a whole number of days"),
         (["--from", "2000-01-01", "--to", "2000-06-01"], "--to 2000-06-01 leaves no as-of day"),
@@ -495,6 +496,10 @@ def test_cli_bad_input_is_one_line(cli, argv, message, tmp_path):
         rules = tmp_path / "q.toml"
         rules.write_text('[screen]\nfilter = "default"\ncoint_q_below = 0\n')
         argv = [str(rules) if a == "QFILE" else a for a in argv]
+    if "FFILE" in argv:  # a filter no plugin registers: the file is named too
+        rules = tmp_path / "f.toml"
+        rules.write_text('[screen]\nfilter = "nope"\n')
+        argv = [str(rules) if a == "FFILE" else a for a in argv]
     code, _out, err = cli("evaluate", *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1
