@@ -523,3 +523,10 @@ def test_as_of_days_the_defaults_were_chosen_on_are_labelled_in_sample(cli, monk
     assert code == 0 and f"warning: {warning}" in out, err
     code, out, err = cli("evaluate", "--every", "60", "--horizon", "30", "--from", "2025-07-01")
     assert code == 0 and "in-sample" not in out, err
+
+
+def test_every_column_of_the_table_is_explained_under_it(cli):
+    code, out, err = cli("evaluate", "--every", "90", "--horizon", "30")
+    assert code == 0, err
+    assert "surv/day: survivors per as-of day" in out
+    assert "stable: the mean share of an as-of day's survivors that survive the next one" in out
