@@ -472,6 +472,9 @@ def test_days_no_horizon_can_follow_are_refused_in_one_line(cli):
     code, _out, err = cli("evaluate", "--horizon", "5000")
     assert code == 2 and err.count("\n") == 1
     assert "no as-of day: the shortest horizon (5000 days) can follow days up to" in err
+    # the history's start is its first close, as /assets calls it (first_close); the
+    # start-up banner's "oldest last close" is the stalest asset's last one
+    assert "(first close 2023-" in err and "oldest close" not in err
     assert "--to" not in err
 
 

@@ -172,7 +172,7 @@ def test_cli_screens_as_of_a_day(cli, runtime):
     before = oldest - timedelta(days=1)
     code, _, err = cli("screen", "run", "--as-of", before.isoformat())
     assert code == 2 and err.count("\n") == 1, err
-    assert f"--as-of {before} is before the oldest stored close, {oldest}" in err
+    assert f"--as-of {before} is before the first stored close, {oldest}" in err
     with database.connection_context():
         assert Screen.select().count() == stored
 

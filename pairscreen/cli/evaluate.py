@@ -288,7 +288,7 @@ def _span(
         raise CommandError(
             f"no as-of day: the shortest horizon ({horizon} days) can follow days up to "
             f"{last_followed} only, before the first day with a full {window_days}-day window, "
-            f"{first_full} (oldest close {oldest}, newest close {newest}); give a shorter "
+            f"{first_full} (first close {oldest}, newest close {newest}); give a shorter "
             "--horizon"
         )
     if args.start and start > last_followed and not (args.end and end < start):
@@ -300,7 +300,7 @@ def _span(
     if args.end and end < first_full and not (args.start and end < start):
         raise CommandError(
             f"--to {end} leaves no as-of day: the first day with a full {window_days}-day "
-            f"window is {first_full} (oldest close {oldest}); give --to {first_full} or later"
+            f"window is {first_full} (first close {oldest}); give --to {first_full} or later"
             + ("" if args.start else ", or an earlier --from")
         )
     return start, end

@@ -85,7 +85,7 @@ def _refuse_before_history(rt: Runtime, day: date) -> None:
     oldest = oldest_stored_day(rt.universe)
     if oldest is not None and day < oldest:
         raise CommandError(
-            f"--as-of {day} is before the oldest stored close, {oldest}: no pair has candles "
+            f"--as-of {day} is before the first stored close, {oldest}: no pair has candles "
             f"then; give {oldest} or later"
         )
 
