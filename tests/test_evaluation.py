@@ -459,6 +459,25 @@ def test_from_alone_chooses_the_last_followed_day_or_says_why(cli):
     assert code == 2 and err.count("\n") == 1 and "--to 2000-01-01 leaves no as-of day" in err
 
 
+def test_days_no_horizon_can_follow_are_refused_in_one_line(cli):
+    newest = clock.today() - timedelta(days=1)
+    too_late = newest - timedelta(days=29)  # one day after the 30-day horizon's last day
+    # Both days given, none followed by the shortest horizon: the sentence --from alone
+    # gives, not an empty table whose warning blames the zones.
+    code, _out, err = cli("evaluate", "--from", too_late.isoformat(), "--to", newest.isoformat())
+    assert code == 2 and err.count("\n") == 1
+    assert f"--from {too_late} leaves no as-of day: the shortest horizon (30 days)" in err
+    # Neither day given and a horizon longer than the history: the horizon is named, not a
+    # --to the user never gave.
+    code, _out, err = cli("evaluate", "--horizon", "5000")
+    assert code == 2 and err.count("\n") == 1
+    assert "no as-of day: the shortest horizon (5000 days) can follow days up to" in err
+    # the history's start is its first close, as /assets calls it (first_close); the
+    # start-up banner's "oldest last close" is the stalest asset's last one
+    assert "(first close 2023-" in err and "oldest close" not in err
+    assert "--to" not in err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -468,6 +487,11 @@ def test_from_alone_chooses_the_last_followed_day_or_says_why(cli):
         (["--from", "2025-03-01", "--to", "2025-01-01"], "is before --from"),
         (["--rules", "/nonexistent.toml"], "cannot read rule file"),
         (["--rules", "QFILE"], "coint_q_below must be a q-value in (0, 1], got 0"),
+        (["--rules", "FFILE"], "f.toml: no screen filter named 'nope' (known: default)"),
+        (["--horizon", ""], "--horizon needs at least one number of days"),
+        (["--every", ""], "--every '' is not a whole number of days"),
+        (["--from", "2000-01-01", "--to", "2000-06-01"], "--to 2000-06-01 leaves no as-of day"),
+        (["--plot", "/nonexistent/folder/d.png"], "--plot /nonexistent/folder/d.png: no folder"),
     ],
 )
 def test_cli_bad_input_is_one_line(cli, argv, message, tmp_path):
@@ -475,6 +499,37 @@ def test_cli_bad_input_is_one_line(cli, argv, message, tmp_path):
         rules = tmp_path / "q.toml"
         rules.write_text('[screen]\nfilter = "default"\ncoint_q_below = 0\n')
         argv = [str(rules) if a == "QFILE" else a for a in argv]
+    if "FFILE" in argv:  # a filter no plugin registers: the file is named too
+        rules = tmp_path / "f.toml"
+        rules.write_text('[screen]\nfilter = "nope"\n')
+        argv = [str(rules) if a == "FFILE" else a for a in argv]
     code, _out, err = cli("evaluate", *argv)
     assert code == 2
     assert message in err and err.count("\n") == 1
+
+
+def test_as_of_days_the_defaults_were_chosen_on_are_labelled_in_sample(cli, monkeypatch):
+    # /evidence splits its days at PAIRSCREEN_DEFAULTS_CHOSEN_THROUGH (the website's "in-sample"
+    # row); evaluate, table and JSON alike, says which of its days are in-sample too.
+    monkeypatch.setenv("PAIRSCREEN_DEFAULTS_CHOSEN_THROUGH", "2025-06-30")
+    code, out, err = cli("evaluate", "--every", "60", "--horizon", "30", "--json")
+    assert code == 0, err
+    days = [d["as_of"] for d in json.loads(out)["rule_sets"][0]["per_date"]]
+    inside = sum(day <= "2025-06-30" for day in days)
+    assert 0 < inside < len(days)
+    warning = (
+        f"{inside} of the {len(days)} as-of days are up to 2025-06-30, the last close the "
+        "default rules were chosen on: in-sample for them (PAIRSCREEN_DEFAULTS_CHOSEN_THROUGH)"
+    )
+    assert warning in json.loads(out)["warnings"]
+    code, out, err = cli("evaluate", "--every", "60", "--horizon", "30")
+    assert code == 0 and f"warning: {warning}" in out, err
+    code, out, err = cli("evaluate", "--every", "60", "--horizon", "30", "--from", "2025-07-01")
+    assert code == 0 and "in-sample" not in out, err
+
+
+def test_every_column_of_the_table_is_explained_under_it(cli):
+    code, out, err = cli("evaluate", "--every", "90", "--horizon", "30")
+    assert code == 0, err
+    assert "surv/day: survivors per as-of day" in out
+    assert "stable: the mean share of an as-of day's survivors that survive the next one" in out

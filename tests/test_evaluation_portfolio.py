@@ -187,3 +187,20 @@ def test_publish_with_a_portfolio_serves_its_line_on_evidence(cli, runtime, keys
     assert "portfolio" not in plain and "portfolio_strategy" not in plain
     assert set(body) - {"portfolio", "portfolio_strategy"} == set(plain)
     assert body["horizons"] == plain["horizons"]
+
+
+def test_a_portfolio_that_never_picked_has_no_drawdown_and_none_is_negative(cli):
+    # One sampled pair that never survives: no picks, so no drawdown (not "-0%"); and a
+    # drawdown is a fall, never -0.0 (the universe's path of the demo can only rise).
+    code, out, err = cli(
+        "evaluate", "--sample", "1", "--portfolio", "3", "--json", "--quiet"
+    )  # fmt: skip
+    assert code == 0, err
+    for line in json.loads(out)["portfolio"]:
+        if line["portfolio"]["as_of_days"] == 0:
+            assert line["portfolio"]["max_drawdown"] is None, line
+        for path in (line["portfolio"], line["universe"]):
+            dd = path["max_drawdown"]
+            assert dd is None or math.copysign(1.0, dd) > 0, line
+    code, out, err = cli("evaluate", "--sample", "1", "--portfolio", "3", "--quiet")
+    assert code == 0 and "-0%" not in out, out

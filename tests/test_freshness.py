@@ -183,7 +183,7 @@ def test_data_sync_names_the_stale_asset(
     finally:
         database.close()
     out = capsys.readouterr().out
-    assert "newest close 2026-11-21, oldest close 2026-10-13" in out
+    assert "newest close 2026-11-21, oldest last close 2026-10-13" in out
     assert "stale: OLD (last close 2026-10-13)" in out
     assert "EQX" not in out.split("stale:")[1]
 
@@ -224,6 +224,6 @@ def test_serve_says_how_fresh_the_data_is_at_start_up(
     out = capsys.readouterr().out
     assert served
     assert (
-        "prices: csv: newest close 2026-11-21, oldest close 2026-10-13; "
+        "prices: csv: newest close 2026-11-21, oldest last close 2026-10-13; "
         "stale: OLD (last close 2026-10-13)"
     ) in out

@@ -28,6 +28,7 @@ from pairscreen.evaluation.scale import (
     runtime_candles,
     runtime_market,
     track_record_every,
+    track_record_steps,
 )
 from pairscreen.evaluation.verdicts import Market, verdicts_at
 from pairscreen.market.cutoff import closes_until
@@ -310,6 +311,31 @@ def test_evaluate_counts_the_universes_own_bars(  # type: ignore[no-untyped-def]
     wrong = run_cli(*argv, "--quiet", "evaluate", "--every", refused, env=env, timeout=60)
     assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1, wrong.stderr
     assert f"--every '{refused}' is not a whole number of {bar} bars" in wrong.stderr
+
+
+def test_evaluate_on_four_hour_bars_steps_one_bar_and_names_days_it_cannot_follow(  # type: ignore[no-untyped-def]
+    tmp_path, monkeypatch
+) -> None:
+    """Without --every a 4-hour universe steps as its track record does (the 6-hour default
+    of hourly bars is no whole number of 4-hour bars), and closes no horizon can follow are
+    refused in one line."""
+    argv, env = cli_universe(tmp_path, monkeypatch, "4h")
+    # left out, --every is the track record's step on 4-hour bars (one bar), not a refused 6h
+    done = run_cli(
+        *argv, "--quiet", "evaluate", "--horizon", "24h", "--from", "2023-03-25T00:00Z",
+        "--json", env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert (body["every_bars"], body["every_hours"]) == (track_record_steps(bar_size("4h"))[0], 4.0)
+    # closes no horizon can follow: one line naming them, never a --to or --from not given
+    for extra, said in (
+        (["--horizon", "1000d"], "no as-of close: the shortest horizon (24000 h) can follow"),
+        (["--from", "2020-01-01", "--to", "2020-02-01"], "leaves no as-of close: the first"),
+    ):
+        refused = run_cli(*argv, "--quiet", "evaluate", *extra, env=env, timeout=60)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert said in refused.stderr and "is before --from" not in refused.stderr
 
 
 def test_a_strategy_outcome_across_a_missing_bar_starts_at_its_close(hourly) -> None:  # type: ignore[no-untyped-def]

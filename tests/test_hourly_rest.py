@@ -131,6 +131,7 @@ def test_screen_run_as_of_a_time_screens_the_bars_closed_by_then(hourly) -> None
         ("soon", "--as-of 'soon' is neither a date (YYYY-MM-DD) nor a UTC time"),
         ("2023-04-01T07:00Z", "--as-of 2023-04-01T07:00:00+00:00 has not come yet"),
         ("2023-04-01", "--as-of 2023-04-02T00:00:00+00:00 has not come yet"),
+        ("2020-01-01", "--as-of 2020-01-02T00:00:00+00:00 is before the first day with stored"),
     ],
 )
 def test_screen_run_as_of_refuses_nonsense_on_an_hourly_universe_in_one_line(

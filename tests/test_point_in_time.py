@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from urllib.parse import quote
 
 import numpy as np
+import peewee
 import pytest
 from playhouse.migrate import SchemaMigrator, migrate
 
@@ -163,6 +164,17 @@ def test_cli_screens_as_of_a_day(cli, runtime):
     assert f"as of {day}" in out
     code, _, err = cli("screen", "run", "--as-of", "2099-01-01")
     assert code == 2 and "has not closed yet" in err
+    # A day before every stored close is refused in one line, and stores nothing: an empty
+    # screen "as of" it would answer /screens?at= for days no screen could have been made.
+    with database.connection_context():
+        oldest = Candle.select(peewee.fn.MIN(Candle.day)).scalar()
+        stored = Screen.select().count()
+    before = oldest - timedelta(days=1)
+    code, _, err = cli("screen", "run", "--as-of", before.isoformat())
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"--as-of {before} is before the first stored close, {oldest}" in err
+    with database.connection_context():
+        assert Screen.select().count() == stored
 
 
 def test_depegs_are_those_active_at_the_time(runtime):

@@ -360,6 +360,8 @@ def test_the_screen_page_says_whether_the_screen_works(site):
         assert f"{_lp(p['random']['mean'])} per {p['horizon_days']} days" in text
         assert f"{_lp(p['universe']['mean'])} per {p['horizon_days']} days" in text
         assert "accumulation strategy" in text
+        # the count after the drawdown is of as-of days, not the drawdown's length
+        assert f"({p['portfolio']['as_of_days']} as-of days, " in text, text
 
 
 def _in_accessibility_tree(driver: Any, selector: str) -> bool:

@@ -125,6 +125,12 @@ def test_the_pair_page_says_the_screens_verdict_before_any_unit(site):  # noqa: 
         site.text("#screen-verdict")
         == site.get("/screen/latest/pairs/NOPE/BTC", site.personal).text.strip()
     )
+    # an address without two tickers says so, and never shows "undefined" or offers a unit
+    for address in ("pair/ETH", "pair/ETH/", "pair/ETH/BTC/USDT"):
+        site.open(address, "Something went wrong")
+        said = site.text("main")
+        assert "#/pair/A/B" in said and "undefined" not in said, (address, said)
+        assert not site.driver.find_elements("id", "snapshot")
 
 
 PAGE_FIT = """

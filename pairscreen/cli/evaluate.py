@@ -61,7 +61,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help=f"the step between as-of points: days on a daily universe (default "
         f"{DEFAULT_EVERY}); on an intraday universe a bare number counts its bars (6 on a 1h "
         f"universe: 6 hours) and a duration (6h, 1d) must be whole bars (default "
-        f"{INTRADAY_EVERY})",
+        f"{INTRADAY_EVERY}, one bar on a 4h universe)",
     )
     run.add_argument(
         "--horizon",
@@ -135,6 +135,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         if args.max_per_asset is not None
         else None
     )
+    if args.plot and not args.plot.parent.is_dir():
+        raise CommandError(f"--plot {args.plot}: no folder {args.plot.parent} to write it in")
     if limit is not None and size is None:
         raise CommandError("--max-per-asset limits a portfolio: give --portfolio N too")
     if args.publish and args.outcome != "reversion":
@@ -184,6 +186,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         print(f"published {record.summary(evidence_id)}", file=sys.stderr)
     else:
         result = _run(rt, args, candles, dates, horizons, every, sample, size, limit)
+        # --publish splits them off as /evidence's periods (the website's in-sample row)
+        result = _in_sample_warning(result, rt.settings.defaults_chosen_through)
     if args.plot:
         plot_differences(result, args.plot)
     if args.json:
@@ -246,6 +250,25 @@ def _run(
         )
 
 
+def _in_sample_warning(result: Evaluation, chosen_through: date) -> Evaluation:
+    """The as-of days up to the last close the default rules were chosen on are in-sample
+    for them: a warning says how many (/evidence splits them off as its ``chosen_on``)."""
+    from dataclasses import replace
+
+    from pairscreen.evaluation.dates import day_of_point
+
+    inside = sum(day_of_point(point) <= chosen_through for point in result.dates)
+    if not inside:
+        return result
+    points = "as-of closes" if result.bar.intraday else "as-of days"
+    line = (
+        f"{inside} of the {len(result.dates)} {points} are up to {chosen_through}, the last "
+        "close the default rules were chosen on: in-sample for them "
+        "(PAIRSCREEN_DEFAULTS_CHOSEN_THROUGH)"
+    )
+    return replace(result, warnings=(*result.warnings, line))
+
+
 def _span(
     args: argparse.Namespace, oldest: date, newest: date, window_days: int, horizon: int
 ) -> tuple[date, date]:
@@ -261,17 +284,24 @@ def _span(
         raise CommandError(f"--from {start} has not closed yet; give a day before today")
     if end >= clock.today():
         raise CommandError(f"--to {end} has not closed yet; give a day before today")
-    if args.start and not args.end and start > end:
+    if not args.start and not args.end and start > end:
+        raise CommandError(
+            f"no as-of day: the shortest horizon ({horizon} days) can follow days up to "
+            f"{last_followed} only, before the first day with a full {window_days}-day window, "
+            f"{first_full} (first close {oldest}, newest close {newest}); give a shorter "
+            "--horizon"
+        )
+    if args.start and start > last_followed and not (args.end and end < start):
         raise CommandError(
             f"--from {start} leaves no as-of day: the shortest horizon ({horizon} days) can "
             f"follow days up to {last_followed} only (newest close {newest}); give --from "
             f"{last_followed} or earlier, or a shorter --horizon"
         )
-    if args.end and not args.start and end < start:
+    if args.end and end < first_full and not (args.start and end < start):
         raise CommandError(
             f"--to {end} leaves no as-of day: the first day with a full {window_days}-day "
-            f"window is {first_full} (oldest close {oldest}); give --to {first_full} or later, "
-            "or an earlier --from"
+            f"window is {first_full} (first close {oldest}); give --to {first_full} or later"
+            + ("" if args.start else ", or an earlier --from")
         )
     return start, end
 
@@ -284,9 +314,16 @@ def _points(rt: Runtime) -> str:
 def _steps(args: argparse.Namespace, bar: BarSize) -> tuple[int, list[int]]:
     """``--every`` and ``--horizon`` in the universe's bars (days on a daily universe, where
     a bare number reads as it always did)."""
-    every_text = args.every or (INTRADAY_EVERY if bar.intraday else str(DEFAULT_EVERY))
-    horizon_text = args.horizon or (INTRADAY_HORIZONS if bar.intraday else DEFAULT_HORIZONS)
-    every = _count(every_text, "--every", bar, "bars")
+    default_every = INTRADAY_EVERY if bar.intraday else str(DEFAULT_EVERY)
+    every_text = args.every if args.every is not None else default_every
+    default_horizons = INTRADAY_HORIZONS if bar.intraday else DEFAULT_HORIZONS
+    horizon_text = args.horizon if args.horizon is not None else default_horizons
+    if args.every is None and bar.intraday:
+        from pairscreen.evaluation.scale import track_record_steps
+
+        every = track_record_steps(bar)[0]  # the worker's: 6h, one bar on 4h bars
+    else:
+        every = _count(every_text, "--every", bar, "bars")
     items = [h for h in str(horizon_text).split(",") if h.strip()]
     if not items:
         raise CommandError("--horizon needs at least one number of days, e.g. 30,90")
@@ -332,16 +369,23 @@ def _bar_span(
     assert isinstance(first, datetime) and isinstance(last, datetime)
     start = past_close(args.start, bar, "--from") if args.start else first
     end = past_close(args.end, bar, "--to") if args.end else last
-    if args.start and not args.end and start > end:
+    if not args.start and not args.end and start > end:
+        raise CommandError(
+            f"no as-of close: the shortest horizon ({spell(horizon, bar)}) can follow closes "
+            f"up to {iso(last)} only, before the first close with a full {window}-day window, "
+            f"{iso(first)}; give a shorter --horizon"
+        )
+    if args.start and start > last and not (args.end and end < start):
         raise CommandError(
             f"--from {iso(start)} leaves no as-of close: the shortest horizon "
             f"({spell(horizon, bar)}) can follow closes up to {iso(last)} only; "
             f"give --from {iso(last)} or earlier, or a shorter --horizon"
         )
-    if args.end and not args.start and end < start:
+    if args.end and end < first and not (args.start and end < start):
         raise CommandError(
             f"--to {iso(end)} leaves no as-of close: the first close with a full {window}-day "
-            f"window is {iso(first)}; give --to {iso(first)} or later, or an earlier --from"
+            f"window is {iso(first)}; give --to {iso(first)} or later"
+            + ("" if args.start else ", or an earlier --from")
         )
     return start, end
 

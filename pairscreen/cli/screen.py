@@ -51,8 +51,10 @@ def _run(args: argparse.Namespace) -> None:
     as_of: date | datetime | None = None
     if args.as_of is not None and rt.universe.bar == DAILY.name:
         as_of = past_day(args.as_of)
+        _refuse_before_history(rt, as_of)
     elif args.as_of is not None:
         as_of = past_close(args.as_of, bar_size(rt.universe.bar))
+        _refuse_before_bars(rt, as_of)
     if not args.quiet:
         _announce(rt)
     with ProgressDisplay(quiet=args.quiet) as display:
@@ -73,6 +75,34 @@ def past_day(text: str) -> date:
     if day >= clock.today():
         raise CommandError(f"--as-of {day} has not closed yet; give a day before today")
     return day
+
+
+def _refuse_before_history(rt: Runtime, day: date) -> None:
+    """A ``--as-of`` day before every stored close has no candle to screen: refuse it rather
+    than store an empty screen as that day's history."""
+    from pairscreen.market.sync import oldest_stored_day
+
+    oldest = oldest_stored_day(rt.universe)
+    if oldest is not None and day < oldest:
+        raise CommandError(
+            f"--as-of {day} is before the first stored close, {oldest}: no pair has candles "
+            f"then; give {oldest} or later"
+        )
+
+
+def _refuse_before_bars(rt: Runtime, close: datetime) -> None:
+    """An intraday ``--as-of`` before any stored bar could close: refused, as a day before
+    every stored close is on a daily universe."""
+    from pairscreen.market.bar_store import first_day
+
+    bar = bar_size(rt.universe.bar)
+    first = first_day(bar, (asset.ticker for asset in rt.universe.assets))
+    first_close = datetime.combine(first or date.min, datetime.min.time(), UTC)
+    if first is not None and close < first_close + timedelta(seconds=bar.seconds):
+        raise CommandError(
+            f"--as-of {close.isoformat()} is before the first day with stored bars, {first}: "
+            f"no pair has bars then; give {first} or later"
+        )
 
 
 def past_close(text: str, bar: BarSize, flag: str = "--as-of") -> datetime:

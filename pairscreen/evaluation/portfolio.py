@@ -297,12 +297,14 @@ def _sharpe(returns: np.ndarray, horizon: float) -> float | None:
 
 def _worst_drawdown(returns: np.ndarray, block: int) -> float | None:
     """The largest fall from a peak of the compounded value, over the chains of as-of days
-    one horizon apart (a day without a return holds the value)."""
+    one horizon apart (a day without a return holds the value); None without any return."""
     worst: float | None = None
+    if not np.isfinite(returns).any():
+        return worst
     for offset in range(min(block, returns.size)):
         chain = np.nan_to_num(returns[offset::block], nan=0.0)
         path = np.concatenate([[0.0], np.cumsum(chain)])
-        fall = float(-np.expm1((path - np.maximum.accumulate(path)).min()))
+        fall = float(-np.expm1((path - np.maximum.accumulate(path)).min())) + 0.0  # not -0.0
         worst = fall if worst is None else max(worst, fall)
     return worst
 

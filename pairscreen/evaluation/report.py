@@ -206,7 +206,9 @@ def table(evaluation: Evaluation) -> str:
         f"evidence; the other {family['exploratory']} rows, exploratory, Holm-adjusted "
         "among themselves) and enough observations (at least 30 survivor observations, 8 "
         "independent periods, no pair above 25 % of the survivors); difference: survivors "
-        "minus the other pairs of the same zones, within each as-of day",
+        "minus the other pairs of the same zones, within each as-of day; surv/day: survivors "
+        "per as-of day; stable: the mean share of an as-of day's survivors that survive the "
+        "next one",
     ]
     if evaluation.results and evaluation.results[0].horizons:
         lines += ["", _holding(evaluation.results[0], bar)]

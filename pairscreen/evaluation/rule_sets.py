@@ -18,7 +18,7 @@ from pathlib import Path
 from pairscreen.contracts import Filter, FilterRule
 from pairscreen.engine.filtering import choose_filter, filter_codes
 from pairscreen.engine.screen_rules import SCREEN_RULES, SCREEN_THRESHOLDS
-from pairscreen.plugin_system.registry import Plugins
+from pairscreen.plugin_system.registry import PluginError, Plugins
 from pairscreen.universe import Universe, UniverseError, parse_screen
 
 
@@ -92,12 +92,13 @@ def rule_sets(plugins: Plugins, universe: Universe, rule_files: Sequence[Path]) 
             chosen = choose_filter(
                 plugins, replace(universe, screen_filter=name, screen_thresholds=thresholds)
             )
-        except UniverseError as exc:
+            chosen_filter = plugins.filters.get(chosen.name)
+        except (UniverseError, PluginError) as exc:
             raise UniverseError(f"rule file {path}: {exc}") from None
         sets.append(
             RuleSet(
                 path.stem,
-                plugins.filters.get(chosen.name),
+                chosen_filter,
                 chosen.thresholds,
                 f"{path.name}: filter {chosen.name!r}",
                 dict(chosen.screen_wide),

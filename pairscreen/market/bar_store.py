@@ -15,6 +15,7 @@ day D is the bar opening at ``D + k * bar`` (:mod:`pairscreen.contracts.bars`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
 
 import numpy as np
 from peewee import fn
@@ -176,6 +177,18 @@ def last_closes(bar: BarSize) -> dict[str, int]:
         epoch_day = int(stored_day(day).astype(np.int64))
         out[str(ticker)] = epoch_day * DAY_SECONDS + (slot + 1) * bar.seconds
     return out
+
+
+def first_day(bar: BarSize, tickers: Iterable[str]) -> date | None:
+    """The first UTC day holding a stored ``bar`` of ``tickers``, None when none does."""
+    ids = list(_asset_ids(tickers).values())
+    query = BarBlock.select(fn.MIN(BarBlock.day)).where(
+        (BarBlock.bar_seconds == bar.seconds) & BarBlock.asset.in_(ids)
+    )
+    day = query.scalar()
+    if day is None or isinstance(day, date):
+        return day
+    return date.fromisoformat(str(day)[:10])
 
 
 def asset_ids() -> dict[str, int]:

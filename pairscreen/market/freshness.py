@@ -219,6 +219,6 @@ def describe(fresh: Mapping[str, AssetFreshness]) -> str:
         return "no candles stored yet"
     newest = max(f.last_day for f in known if f.last_day is not None)
     oldest = min(f.last_day for f in known if f.last_day is not None)
-    text = f"newest close {newest}, oldest close {oldest}"
+    text = f"newest close {newest}, oldest last close {oldest}"
     stale = [f"{f.ticker} (last close {f.last_day})" for f in known if f.stale]
     return text + (f"; stale: {', '.join(stale)}" if stale else "; no stale assets")

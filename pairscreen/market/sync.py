@@ -193,6 +193,15 @@ def _last_days() -> dict[str, date]:
     return out
 
 
+def oldest_stored_day(universe: Universe) -> date | None:
+    """The oldest stored close of the universe's assets, None when none is stored."""
+    tickers = [asset.ticker for asset in universe.assets]
+    day = Candle.select(peewee.fn.MIN(Candle.day)).where(Candle.ticker.in_(tickers)).scalar()
+    if day is None or isinstance(day, date):
+        return day
+    return date.fromisoformat(str(day)[:10])
+
+
 def _write(candles: Candles) -> int:
     """Upsert one ticker's candles with one prepared statement run over all rows.
 

@@ -57,7 +57,7 @@ function horizonCard(h) {
 
 // The portfolio line (published with `evaluate --publish --portfolio N`): per horizon the
 // picks traded with the strategy beside random in-zone pairs and the whole universe.
-function portfolioCard(p, strategy) {
+function portfolioCard(p, strategy, points) {
   const f = p.portfolio, r = p.random, u = p.universe;
   const range = f.ci95 ? `${lp(f.ci95[0])} to ${lp(f.ci95[1])}` : "—";
   const nullRange = r.range95 ? `${lp(r.range95[0])} to ${lp(r.range95[1])}` : "—";
@@ -72,7 +72,7 @@ function portfolioCard(p, strategy) {
         <dt>Portfolio</dt>
         <dd class="portfolio-mean">${lp(f.mean)} per ${span(p)}, 95 % range ${range};
           Sharpe ${num(f.sharpe_annualised, 2)} a year; worst drawdown ${pct(f.max_drawdown === null ? null : f.max_drawdown * 100, 0, false)}
-          (${f.as_of_days} days, ${num(p.mean_picks, 1)} pairs held, turnover ${pct(p.turnover === null ? null : p.turnover * 100, 0, false)})</dd>
+          (${f.as_of_days} as-of ${points}, ${num(p.mean_picks, 1)} pairs held, turnover ${pct(p.turnover === null ? null : p.turnover * 100, 0, false)})</dd>
         <dt>The same number of random pairs in the zones</dt>
         <dd class="portfolio-random">${lp(r.mean)} per ${span(p)} (${r.draws} draws, 95 % of them
           ${nullRange}); p ${num(r.p_value, 3)}, the share of draws that did as well</dd>
@@ -207,6 +207,7 @@ function evidenceSection({ evidence, message }) {
   const head = `<section id="evidence" class="evidence" aria-labelledby="evidence-title">
     <h2 id="evidence-title">Does this screen work?</h2>`;
   if (!evidence) return `${head}<p class="notice evidence-none">${esc(message)}</p></section>`;
+  const points = evidence.bar === undefined ? "days" : "closes";
   const sample = evidence.sample.sampled
     ? `a random ${evidence.sample.pairs} of the universe's ${evidence.sample.of_pairs} pairs`
     : `all ${evidence.sample.pairs} pairs`;
@@ -215,10 +216,10 @@ function evidenceSection({ evidence, message }) {
       or top zone move back toward their range more than the other pairs sitting in those
       zones? ${through(evidence)}</p>
     ${periodsTable(evidence)}
-    <h3 id="evidence-all-title">All ${evidence.bar === undefined ? "days" : "closes"}</h3>
+    <h3 id="evidence-all-title">All ${points}</h3>
     <div class="evidence-grid">${evidence.horizons.map(horizonCard).join("")}</div>
     ${evidence.portfolio
-      ? `<div class="evidence-grid">${evidence.portfolio.map((p) => portfolioCard(p, evidence.portfolio_strategy)).join("")}</div>`
+      ? `<div class="evidence-grid">${evidence.portfolio.map((p) => portfolioCard(p, evidence.portfolio_strategy, points)).join("")}</div>`
       : ""}
     ${calibrationTable(evidence)}
     ${evidence.warnings.length

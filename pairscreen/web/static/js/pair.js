@@ -83,6 +83,9 @@ const contractBar = () => servedContract().then((c) => c.info["x-pairscreen-bar"
 const pairLink = (a, b, bt) => `#/pair/${pairPath(a, b)}?bt=${bt}`;
 
 export async function renderPair(main, args, query) {
+  if (args.length !== 2 || !args[0] || !args[1]) {
+    throw new Error(`A pair's address is #/pair/A/B, two tickers; this one is #/pair/${args.join("/")}.`);
+  }
   const [a, b] = args;
   const { enum: windows, default: longest } = await backtestWindows();
   const bt = windows.includes(Number(query.get("bt"))) ? Number(query.get("bt")) : longest;
