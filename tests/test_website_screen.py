@@ -129,6 +129,40 @@ def test_numbers_say_what_they_are(site: Site) -> None:
     assert adf_cells == ["<\u00a00.001", "<\u00a00.001", "0.012"], adf_cells
 
 
+def test_no_number_spills_out_of_its_column_on_a_desktop(site: Site) -> None:
+    """At 1366 px every cell of the survivors' grid holds its text: "< 0.001" under ADF p
+    never runs into the Coint p beside it ("< 0.0010.052"), nor a three-digit β drift into
+    the range."""
+    _signed_in(site)
+    site.driver.set_window_size(1366, 844)
+    site.open("screen", "Screen")
+    site.driver.execute_script(WIDEST)
+    site.wait(lambda d: site.text("#survivors tbody tr") and "-178.8" in site.text("#survivors"))
+    spilled = site.driver.execute_script(
+        "return [...document.querySelectorAll('#survivors tbody tr')].slice(0, 10)"
+        ".flatMap(tr => [...tr.cells]).filter(td => td.scrollWidth > td.clientWidth + 1)"
+        ".map(td => `${td.textContent}: ${td.scrollWidth} > ${td.clientWidth} px`)"
+    )
+    site.driver.execute_script("window.fetch = window.realFetch;")
+    assert spilled == [], spilled
+
+
+# The screen with its first survivor's p-values below the smallest figure shown and a large
+# hedge-ratio drift, the widest text those columns get (the network edge).
+WIDEST = """
+window.realFetch ??= window.fetch;
+window.fetch = async (url, options) => {
+  const r = await window.realFetch(url, options);
+  if (!String(url).endsWith('/screen/latest')) return r;
+  const body = await r.json();
+  Object.assign(body.survivors[0].metrics,
+    {adf_pvalue: 0.00002, coint_pvalue: 0.00003, kalman_hedge_drift: -1.788, kalman_z: -1.11});
+  return new Response(JSON.stringify(body), {headers: {'Content-Type': 'application/json'}});
+};
+location.hash = '#/screen?sort=score&q=';
+"""
+
+
 def test_the_kalman_columns_show_their_units_and_meaning(site: Site) -> None:
     """Kalman z in standard deviations and the hedge-ratio drift as a share of β, each
     header with a tooltip saying what it means; no rule under them while they are off."""
