@@ -109,6 +109,9 @@ def test_numbers_say_what_they_are(site: Site) -> None:
     assert f"ln(max/min) = {width:.3f}" in row["range"][1]
     assert row["halflife"][0] == f"{best['metrics']['half_life_days']:.1f}\u00a0d"
     assert "< 0.5" in site.text("th[data-key=hurst]")  # the rule under its column
+    # the backtests replay the history the pair was picked on: their growth says so
+    for leg in ("growthA", "growthB"):
+        assert site.text(f"th[data-key={leg}]").endswith("in-sample"), leg
     # a Hurst of 0.49612 under "< 0.5" and one of 0.5004 (as the API could send them): the
     # digits that decide the rule, not 0.50 for both
     site.driver.execute_script(NEAR_THRESHOLD)
@@ -316,7 +319,7 @@ def test_every_owned_page_fits_a_phone_and_the_map_passes_axe(site: Site) -> Non
         "Score",
         "Half\u2011life",
         "Coint q",
-        "Leg A growth",
+        "Leg A growth (in-sample)",
         "Data to",
     ):
         assert label in labels, labels

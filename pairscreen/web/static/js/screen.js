@@ -87,9 +87,9 @@ const COLUMNS = [
   { key: "touches", label: "Touches", num: true, wrap: true, wide: true,
     sort: (s) => (s.metrics.touches_low ?? 0) + (s.metrics.touches_high ?? 0),
     cell: (s) => `${s.metrics.touches_low ?? "—"}&nbsp;low · ${s.metrics.touches_high ?? "—"}&nbsp;high` },
-  { key: "growthA", label: "Leg A growth", num: true, sort: (s) => s.backtest.A.growth_pct,
+  { key: "growthA", label: "Leg A growth", num: true, rule: () => "in-sample", sort: (s) => s.backtest.A.growth_pct,
     cell: (s) => growth(s.backtest.A) },
-  { key: "growthB", label: "Leg B growth", num: true, sort: (s) => s.backtest.B.growth_pct,
+  { key: "growthB", label: "Leg B growth", num: true, rule: () => "in-sample", sort: (s) => s.backtest.B.growth_pct,
     cell: (s) => growth(s.backtest.B) },
   { key: "data", label: "Data to", sort: (s) => s.data_time ?? "",
     cell: (s, l) => `${dataTime(s.data_time, l.bar)}${behindMark(s, l)}` },
@@ -246,8 +246,9 @@ export async function renderScreen(main, args = [], query = new URLSearchParams(
       0.2, top zone above 0.8. Range: how far the ratio moved over the band window, its high
       divided by its low (×3.0: the high is three times the low; the log figure in the tooltip).
       Under a column, the screen's rule for it; a value near its limit is written with the
-      digits that decide it. Growth: coins gained by each backtest leg over
-      ${screen.backtest_days ?? 360} days, beside buying and holding the other coin. Half-life:
+      digits that decide it. Growth (in-sample): coins gained by each backtest leg over
+      ${screen.backtest_days ?? 360} days, beside buying and holding the other coin: a replay
+      of the history the pair was picked on, not a forecast. Half-life:
       days for the ratio's deviation from its mean to halve (— when it does not revert); coint
       q: the Engle-Granger p-value corrected for the pairs tested (below 0.05 reads as
       cointegrated); return corr: correlation of the legs' daily returns. The CSV holds every
