@@ -573,9 +573,9 @@ def test_any_pair_opens_from_the_screen_and_flips(site):
     form.find_element("name", "a").send_keys("eth")
     form.find_element("name", "b").send_keys("BTC")
     form.find_element("css selector", "button").click()
-    site.wait(lambda d: site.text("main h1") == "eth/BTC")
-    site.driver.find_element("link text", "See BTC/eth").click()
-    site.wait(lambda d: site.text("main h1") == "BTC/eth")
+    site.wait(lambda d: site.text("main h1") == "ETH/BTC")  # spelled as /assets spells it
+    site.driver.find_element("link text", "See BTC/ETH").click()
+    site.wait(lambda d: site.text("main h1") == "BTC/ETH")
     # An unknown ticker: the API's sentence, and nothing consumed.
     site.open("pair/NOPE/BTC", "NOPE/BTC")
     before = site.text("#remaining")

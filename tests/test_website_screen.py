@@ -166,6 +166,36 @@ location.hash = '#/screen?sort=score&q=';
 """
 
 
+def test_the_any_pair_form_opens_known_tickers_only(site: Site) -> None:
+    """The form under the table opens a pair of two tickers of /assets, written in any case;
+    an unknown ticker, a stray character or the same ticker twice is named on the form and
+    nothing opens (no pair page offering to spend a unit on a pair that cannot exist)."""
+    _signed_in(site)
+    site.driver.set_window_size(1366, 844)
+    for a, b, words in (
+        ("ETH", "NOPE", "Unknown ticker 'NOPE'"),
+        ("ETH/", "BTC", "Unknown ticker 'ETH/'"),
+        ("eth", "ETH", "Both legs are ETH"),
+    ):
+        site.open("screen", "Screen")
+        form = site.driver.find_element("id", "any-pair")
+        for name, ticker in (("a", a), ("b", b)):
+            form.find_element("name", name).clear()  # a refused pair stays on the form
+            form.find_element("name", name).send_keys(ticker)
+        form.find_element("css selector", "button[type=submit]").click()
+        site.wait(lambda d: site.text("#any-pair-message"))
+        assert site.text("#any-pair-message").startswith(words), site.text("#any-pair-message")
+        assert site.driver.current_url.endswith("#/screen"), site.driver.current_url
+    site.open("screen", "Screen")
+    form = site.driver.find_element("id", "any-pair")
+    for name, ticker in (("a", "paxg"), ("b", "eth")):
+        form.find_element("name", name).clear()
+        form.find_element("name", name).send_keys(ticker)
+    form.find_element("css selector", "button[type=submit]").click()
+    site.wait(lambda d: site.text("main h1") == "PAXG/ETH")
+    assert site.driver.current_url.endswith("#/pair/PAXG/ETH")
+
+
 def test_the_kalman_columns_show_their_units_and_meaning(site: Site) -> None:
     """Kalman z in standard deviations and the hedge-ratio drift as a share of β, each
     header with a tooltip saying what it means; no rule under them while they are off."""
