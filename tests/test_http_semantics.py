@@ -123,6 +123,23 @@ def test_parameter_errors_name_the_parameter_the_value_and_what_is_allowed(
     assert r.text == expected + "\n"
 
 
+@pytest.mark.parametrize("value", ["1", "yes", "maybe"])
+def test_a_boolean_parameter_error_says_true_or_false(client, keys, value):
+    """A switch of the watchlist takes true or false (any case); the error says so, not
+    "a valid value"."""
+    auth = {"Authorization": f"Bearer {keys.personal}"}
+    r = client.request("PUT", f"{BASE}/watchlist/ETH/BTC?notify_approach={value}", headers=auth)
+    assert (r.status_code, r.headers["content-type"]) == (400, TEXT)
+    assert r.text == (
+        f"Bad request: query parameter 'notify_approach' is '{value}'; allowed: true or false.\n"
+    )
+    for accepted in ("false", "TRUE"):
+        put = client.request(
+            "PUT", f"{BASE}/watchlist/ETH/BTC?notify_approach={accepted}", headers=auth
+        )
+        assert put.status_code in (200, 201), put.text
+
+
 def test_a_huge_value_is_cut_to_64_characters(client, keys):
     ticker = "A" * 60_000
     r = client.get(f"{BASE}/pair/{ticker}/ETH", keys.personal)

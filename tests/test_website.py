@@ -19,7 +19,7 @@ import io
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -575,9 +575,9 @@ def test_any_pair_opens_from_the_screen_and_flips(site):
     form.find_element("name", "a").send_keys("eth")
     form.find_element("name", "b").send_keys("BTC")
     form.find_element("css selector", "button").click()
-    site.wait(lambda d: site.text("main h1") == "eth/BTC")
-    site.driver.find_element("link text", "See BTC/eth").click()
-    site.wait(lambda d: site.text("main h1") == "BTC/eth")
+    site.wait(lambda d: site.text("main h1") == "ETH/BTC")  # spelled as /assets spells it
+    site.driver.find_element("link text", "See BTC/ETH").click()
+    site.wait(lambda d: site.text("main h1") == "BTC/ETH")
     # An unknown ticker: the API's sentence, and nothing consumed.
     site.open("pair/NOPE/BTC", "NOPE/BTC")
     before = site.text("#remaining")
@@ -650,6 +650,10 @@ def test_pegs_show_the_tier_note_to_personal_and_the_gold_depeg_to_pro(site):
     site.open("pegs", "Pegs")
     assert site.text("#events tbody th") == "PAXG"
     assert "-2.50 %" in site.text("#events tbody")
+    # the hours off peg run from the first unhealthy sample to the last: both are shown
+    event = site.get("/peg-events", site.pro).json()["events"][0]
+    last = datetime.fromisoformat(event["last_unhealthy"]).astimezone(UTC)
+    assert site.text("#events td[data-label='Last off peg']") == f"{last:%Y-%m-%d %H:%M} UTC"
 
 
 def test_the_account_page_shows_the_quota_reset_from_the_timestamp(site):

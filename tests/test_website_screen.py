@@ -109,6 +109,9 @@ def test_numbers_say_what_they_are(site: Site) -> None:
     assert f"ln(max/min) = {width:.3f}" in row["range"][1]
     assert row["halflife"][0] == f"{best['metrics']['half_life_days']:.1f}\u00a0d"
     assert "< 0.5" in site.text("th[data-key=hurst]")  # the rule under its column
+    # the backtests replay the history the pair was picked on: their growth says so
+    for leg in ("growthA", "growthB"):
+        assert site.text(f"th[data-key={leg}]").endswith("in-sample"), leg
     # a Hurst of 0.49612 under "< 0.5" and one of 0.5004 (as the API could send them): the
     # digits that decide the rule, not 0.50 for both
     site.driver.execute_script(NEAR_THRESHOLD)
@@ -127,6 +130,70 @@ def test_numbers_say_what_they_are(site: Site) -> None:
     assert hurst_cells[:2] == ["0.496", "0.5004"], hurst_cells
     # a p-value under the smallest figure shown is "< 0.001", never "0.000"
     assert adf_cells == ["<\u00a00.001", "<\u00a00.001", "0.012"], adf_cells
+
+
+def test_no_number_spills_out_of_its_column_on_a_desktop(site: Site) -> None:
+    """At 1366 px every cell of the survivors' grid holds its text: "< 0.001" under ADF p
+    never runs into the Coint p beside it ("< 0.0010.052"), nor a three-digit β drift into
+    the range."""
+    _signed_in(site)
+    site.driver.set_window_size(1366, 844)
+    site.open("screen", "Screen")
+    site.driver.execute_script(WIDEST)
+    site.wait(lambda d: site.text("#survivors tbody tr") and "-178.8" in site.text("#survivors"))
+    spilled = site.driver.execute_script(
+        "return [...document.querySelectorAll('#survivors tbody tr')].slice(0, 10)"
+        ".flatMap(tr => [...tr.cells]).filter(td => td.scrollWidth > td.clientWidth + 1)"
+        ".map(td => `${td.textContent}: ${td.scrollWidth} > ${td.clientWidth} px`)"
+    )
+    site.driver.execute_script("window.fetch = window.realFetch;")
+    assert spilled == [], spilled
+
+
+# The screen with its first survivor's p-values below the smallest figure shown and a large
+# hedge-ratio drift, the widest text those columns get (the network edge).
+WIDEST = """
+window.realFetch ??= window.fetch;
+window.fetch = async (url, options) => {
+  const r = await window.realFetch(url, options);
+  if (!String(url).endsWith('/screen/latest')) return r;
+  const body = await r.json();
+  Object.assign(body.survivors[0].metrics,
+    {adf_pvalue: 0.00002, coint_pvalue: 0.00003, kalman_hedge_drift: -1.788, kalman_z: -1.11});
+  return new Response(JSON.stringify(body), {headers: {'Content-Type': 'application/json'}});
+};
+location.hash = '#/screen?sort=score&q=';
+"""
+
+
+def test_the_any_pair_form_opens_known_tickers_only(site: Site) -> None:
+    """The form under the table opens a pair of two tickers of /assets, written in any case;
+    an unknown ticker, a stray character or the same ticker twice is named on the form and
+    nothing opens (no pair page offering to spend a unit on a pair that cannot exist)."""
+    _signed_in(site)
+    site.driver.set_window_size(1366, 844)
+    for a, b, words in (
+        ("ETH", "NOPE", "Unknown ticker 'NOPE'"),
+        ("ETH/", "BTC", "Unknown ticker 'ETH/'"),
+        ("eth", "ETH", "Both legs are ETH"),
+    ):
+        site.open("screen", "Screen")
+        form = site.driver.find_element("id", "any-pair")
+        for name, ticker in (("a", a), ("b", b)):
+            form.find_element("name", name).clear()  # a refused pair stays on the form
+            form.find_element("name", name).send_keys(ticker)
+        form.find_element("css selector", "button[type=submit]").click()
+        site.wait(lambda d: site.text("#any-pair-message"))
+        assert site.text("#any-pair-message").startswith(words), site.text("#any-pair-message")
+        assert site.driver.current_url.endswith("#/screen"), site.driver.current_url
+    site.open("screen", "Screen")
+    form = site.driver.find_element("id", "any-pair")
+    for name, ticker in (("a", "paxg"), ("b", "eth")):
+        form.find_element("name", name).clear()
+        form.find_element("name", name).send_keys(ticker)
+    form.find_element("css selector", "button[type=submit]").click()
+    site.wait(lambda d: site.text("main h1") == "PAXG/ETH")
+    assert site.driver.current_url.endswith("#/pair/PAXG/ETH")
 
 
 def test_the_kalman_columns_show_their_units_and_meaning(site: Site) -> None:
@@ -282,7 +349,7 @@ def test_every_owned_page_fits_a_phone_and_the_map_passes_axe(site: Site) -> Non
         "Score",
         "Half\u2011life",
         "Coint q",
-        "Leg A growth",
+        "Leg A growth (in-sample)",
         "Data to",
     ):
         assert label in labels, labels

@@ -84,6 +84,8 @@ def allowed(schema: dict[str, Any]) -> str:
     if "pattern" in schema:
         pattern = schema["pattern"]
         return PATTERN_WORDS.get(pattern, f"a value matching {pattern}")
+    if schema.get("type") == "boolean":
+        return "true or false"
     kind = {"integer": "an integer", "number": "a number"}.get(schema.get("type", ""))
     if kind is None:
         return "a valid value"

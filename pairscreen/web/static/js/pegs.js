@@ -30,16 +30,17 @@ export async function renderPegs(main, args = [], query = null, known = null) {
     ? `<div class="panel tier-note"><p><strong>Depeg events need the Pro tier.</strong>
          ${esc(events.refused)}</p>
          <p>On Pro this section lists every tokenized asset that has stayed off its peg for
-         12 hours or more (at least 6 samples): since when, for how long, the median drift
+         12 hours or more (at least 6 samples): since when, until when, for how long, the median drift
          and the reference price source. The latest status of each asset is below for every tier.</p></div>`
     : events.events.length === 0
       ? `<p>No active depeg event.</p><p id="peg-check">${esc(events.note)}</p>`
       : tableWrap("Active depeg events", `<table class="data stack" id="events"><thead><tr>
           <th scope="col">Asset</th><th scope="col">Class</th><th scope="col">Off peg since</th>
-          <th scope="col" class="num">Hours</th><th scope="col" class="num">Median drift</th>
+          <th scope="col">Last off peg</th><th scope="col" class="num">Hours</th><th scope="col" class="num">Median drift</th>
           <th scope="col" class="num">Samples</th><th scope="col">Reference</th></tr></thead><tbody>
           ${events.events.map((e) => `<tr><th scope="row">${esc(e.ticker)}</th>
             <td data-label="Class">${esc(e.asset_class.replaceAll("_", " "))}</td><td data-label="Off peg since">${utc(e.first_unhealthy)}</td>
+            <td data-label="Last off peg">${utc(e.last_unhealthy)}</td>
             <td class="num" data-label="Hours">${num(e.hours_unhealthy, 1)}&nbsp;h</td><td class="num" data-label="Median drift">${pct(e.median_drift_pct, 2)}</td>
             <td class="num" data-label="Samples">${e.sample_count}</td><td data-label="Reference">${esc(e.reference_source)}</td></tr>`).join("")}
           </tbody></table>`, "stacks") + `<p id="peg-check">${esc(events.note)}</p>`;

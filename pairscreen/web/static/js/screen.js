@@ -2,7 +2,7 @@
 // sortable and filterable (the choice kept in the URL), cards on a phone, a CSV file, and a
 // notice when a newer screen is published (checked with its ETag every minute).
 
-import { ApiError, apiIfChanged, apiText } from "./api.js";
+import { ApiError, api, apiIfChanged, apiText, pairPath } from "./api.js";
 import { fileStamp, saveText } from "./download.js";
 import { EVIDENCE_PLACEHOLDER, fillEvidence } from "./evidence.js";
 import {
@@ -87,9 +87,9 @@ const COLUMNS = [
   { key: "touches", label: "Touches", num: true, wrap: true, wide: true,
     sort: (s) => (s.metrics.touches_low ?? 0) + (s.metrics.touches_high ?? 0),
     cell: (s) => `${s.metrics.touches_low ?? "—"}&nbsp;low · ${s.metrics.touches_high ?? "—"}&nbsp;high` },
-  { key: "growthA", label: "Leg A growth", num: true, sort: (s) => s.backtest.A.growth_pct,
+  { key: "growthA", label: "Leg A growth", num: true, rule: () => "in-sample", sort: (s) => s.backtest.A.growth_pct,
     cell: (s) => growth(s.backtest.A) },
-  { key: "growthB", label: "Leg B growth", num: true, sort: (s) => s.backtest.B.growth_pct,
+  { key: "growthB", label: "Leg B growth", num: true, rule: () => "in-sample", sort: (s) => s.backtest.B.growth_pct,
     cell: (s) => growth(s.backtest.B) },
   { key: "data", label: "Data to", sort: (s) => s.data_time ?? "",
     cell: (s, l) => `${dataTime(s.data_time, l.bar)}${behindMark(s, l)}` },
@@ -242,12 +242,14 @@ export async function renderScreen(main, args = [], query = new URLSearchParams(
       <label>leg B <input name="b" required placeholder="BTC" autocapitalize="characters"></label>
       <button type="submit" class="quiet">Open pair</button>
     </form>
+    <p id="any-pair-message" class="error" role="alert"></p>
     <p class="hint">Position: 0 is the pair's p5, 1 its p95 (the bar's ticks); bottom zone below
       0.2, top zone above 0.8. Range: how far the ratio moved over the band window, its high
       divided by its low (×3.0: the high is three times the low; the log figure in the tooltip).
       Under a column, the screen's rule for it; a value near its limit is written with the
-      digits that decide it. Growth: coins gained by each backtest leg over
-      ${screen.backtest_days ?? 360} days, beside buying and holding the other coin. Half-life:
+      digits that decide it. Growth (in-sample): coins gained by each backtest leg over
+      ${screen.backtest_days ?? 360} days, beside buying and holding the other coin: a replay
+      of the history the pair was picked on, not a forecast. Half-life:
       days for the ratio's deviation from its mean to halve (— when it does not revert); coint
       q: the Engle-Granger p-value corrected for the pairs tested (below 0.05 reads as
       cointegrated); return corr: correlation of the legs' daily returns. The CSV holds every
@@ -330,10 +332,29 @@ export async function renderScreen(main, args = [], query = new URLSearchParams(
   filters.addEventListener("change", filter);
   filters.addEventListener("submit", (event) => event.preventDefault());
   const any = main.querySelector("#any-pair");
-  any.addEventListener("submit", (event) => {
+  const anyMessage = main.querySelector("#any-pair-message");
+  any.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const [a, b] = [any.a.value.trim(), any.b.value.trim()].map(encodeURIComponent);
-    location.hash = `#/pair/${a}/${b}`;
+    anyMessage.textContent = "";
+    // Two tickers of /assets, spelled as it spells them (AAPLx) whatever the case typed; an
+    // unknown one is named here and nothing opens.
+    let known;
+    try {
+      known = (await api("/assets")).assets.map((x) => x.ticker);
+    } catch (e) {
+      anyMessage.textContent = e instanceof ApiError ? e.message : String(e);
+      return;
+    }
+    const [a, b] = [any.a.value.trim(), any.b.value.trim()].map(
+      (t) => known.find((k) => k.toUpperCase() === t.toUpperCase()) ?? t);
+    const unknown = [a, b].find((t) => !known.includes(t));
+    if (unknown !== undefined) {
+      anyMessage.textContent = `Unknown ticker '${unknown}'. Every ticker is listed on the Assets page.`;
+    } else if (a === b) {
+      anyMessage.textContent = `Both legs are ${a}; a pair needs two different assets.`;
+    } else {
+      location.hash = `#/pair/${pairPath(a, b)}`;
+    }
   });
   draw();
   showStaleness(screen);
