@@ -492,6 +492,8 @@ def test_days_no_horizon_can_follow_are_refused_in_one_line(cli):
         (["--every", ""], "--every '' is not a whole number of days"),
         (["--from", "2000-01-01", "--to", "2000-06-01"], "--to 2000-06-01 leaves no as-of day"),
         (["--plot", "/nonexistent/folder/d.png"], "--plot /nonexistent/folder/d.png: no folder"),
+        (["--plot", "/proc/d.png"], "--plot /proc/d.png: cannot write it (No such file"),
+        (["--plot", "/tmp"], "--plot /tmp: cannot write it (Is a directory)"),
     ],
 )
 def test_cli_bad_input_is_one_line(cli, argv, message, tmp_path):

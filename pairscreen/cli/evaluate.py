@@ -135,8 +135,8 @@ def _evaluate(args: argparse.Namespace) -> None:
         if args.max_per_asset is not None
         else None
     )
-    if args.plot and not args.plot.parent.is_dir():
-        raise CommandError(f"--plot {args.plot}: no folder {args.plot.parent} to write it in")
+    if args.plot:
+        _check_writable(args.plot)
     if limit is not None and size is None:
         raise CommandError("--max-per-asset limits a portfolio: give --portfolio N too")
     if args.publish and args.outcome != "reversion":
@@ -267,6 +267,22 @@ def _in_sample_warning(result: Evaluation, chosen_through: date) -> Evaluation:
         "(PAIRSCREEN_DEFAULTS_CHOSEN_THROUGH)"
     )
     return replace(result, warnings=(*result.warnings, line))
+
+
+def _check_writable(plot: Path) -> None:
+    """Refuse a ``--plot`` file that cannot be written before the run, not after it: its
+    folder must exist and take the file (tried by opening it, which also answers for root
+    on a read-only folder; a file that was not there is removed again)."""
+    if not plot.parent.is_dir():
+        raise CommandError(f"--plot {plot}: no folder {plot.parent} to write it in")
+    existed = plot.exists()
+    try:
+        with plot.open("ab"):
+            pass
+    except OSError as exc:
+        raise CommandError(f"--plot {plot}: cannot write it ({exc.strerror})") from None
+    if not existed:
+        plot.unlink()
 
 
 def _span(
