@@ -141,7 +141,13 @@ def test_the_csv_names_its_in_sample_columns_and_moves_none(client, keys):
     header = next(csv.reader(io.StringIO(r.text)))
     named = r.headers["in-sample-columns"].split(", ")
     assert named == [c for c in header if c in in_sample.METRICS or c.endswith(LEG_SUFFIXES)]
-    assert {"ou_expected_return_per_year", "breakeven_fee", "backtest_A_growth_pct"} <= set(named)
+    assert {
+        "ou_expected_return_per_year",
+        "breakeven_fee",
+        "backtest_A_growth_pct",
+        "backtest_B_max_drawdown_pct",
+        "backtest_A_open_position_pct",
+    } <= set(named)
     # The new leg columns come last, after every column the table had before.
     assert header[-5:] == [
         "backtest_B_buy_hold_growth_pct",
@@ -152,4 +158,4 @@ def test_the_csv_names_its_in_sample_columns_and_moves_none(client, keys):
     ]
 
 
-LEG_SUFFIXES = ("_A_growth_pct", "_B_growth_pct", "_A_breakeven_fee", "_B_breakeven_fee")
+LEG_SUFFIXES = tuple(f"_{leg}_{name}" for leg in "AB" for name in in_sample.LEG_FIELDS)

@@ -496,6 +496,9 @@ def test_a_pair_shows_the_apis_snapshot_costs_one_unit_and_draws_its_chart(site)
         assert site.text(f"#calibration [data-realised='{nearest['quintile']}']") == _lp(
             nearest["realised_mean"]
         )
+        # what followed the picks is not marked in-sample: it is the out-of-sample reading
+        assert site.text("#calibration").startswith("what followed")
+        assert not site.driver.find_elements("css selector", "#calibration .in-sample")
     zone = {"bottom": "Bottom", "mid": "Mid", "top": "Top"}[m["zone"]]
     assert site.text("#snapshot-out .facts .zone") == zone
     site.driver.find_element("id", "draw").click()

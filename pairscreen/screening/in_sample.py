@@ -9,13 +9,14 @@ from __future__ import annotations
 
 # Metric fields: the OU model's promise and the backtest's break-even fee.
 METRICS = ("ou_expected_return_per_year", "ou_expected_trade_days", "breakeven_fee")
-# Fields of each backtest leg.
-LEG_FIELDS = ("growth_pct", "breakeven_fee")
+# Fields of each backtest leg: what its replay of the history made, lost on the way and
+# holds open at the end.
+LEG_FIELDS = ("growth_pct", "breakeven_fee", "max_drawdown_pct", "open_position_pct")
 NOTE = (
     "In-sample figures: the OU model's expected return and trade length are fitted on the "
-    "metric window, and the backtest's growth and break-even fee replay the history the pair "
-    "is judged on; they describe that history, not the future. /evidence (calibration) shows "
-    "what such expected returns realised over the next 30 days."
+    "metric window, and the backtest's growth, drawdown, open position and break-even fee "
+    "replay the history the pair is judged on; they describe that history, not the future. "
+    "/evidence (calibration) shows what such expected returns realised over the next 30 days."
 )
 
 

@@ -65,6 +65,7 @@ const GLOSSARY = [
 // Figures fitted or backtested on the history the pair was picked on: marked "in-sample".
 const IN_SAMPLE = new Set(["ou_expected_return_per_year", "ou_expected_trade_days", "breakeven_fee"]);
 const IN_SAMPLE_TIP = "Fitted or backtested on the history this pair was picked on: a model or history figure, not a forecast.";
+const REALISED_TIP = "Realised after each pick: the strategy's returns over the days that followed the screen's day, which nothing was fitted on.";
 const inSample = (key) => (IN_SAMPLE.has(key)
   ? ` <span class="in-sample" title="${esc(IN_SAMPLE_TIP)}">in-sample</span>` : "");
 
@@ -323,7 +324,7 @@ function fillCalibration(target, expected) {
     const group = calibrationGroup(table, expected);
     if (!group || !target.isConnected) return;
     const range = group.ci95 ? `, 95 % range ${lpct(group.ci95[0])} to ${lpct(group.ci95[1])}` : "";
-    target.innerHTML = `<span class="in-sample" title="${esc(IN_SAMPLE_TIP)}">in-sample</span>
+    target.innerHTML = `<span class="realised" title="${esc(REALISED_TIP)}">what followed</span>
       Pairs whose model said about this (quintile ${group.quintile} of the screen's survivors,
       ${num(group.model_low, 2)} to ${num(group.model_high, 2)} log units / year, about
       ${lpct(group.model_implied)} over ${table.horizon} days) realised
