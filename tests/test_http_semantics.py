@@ -140,6 +140,30 @@ def test_a_boolean_parameter_error_says_true_or_false(client, keys, value):
         assert put.status_code in (200, 201), put.text
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("{}", "the request body is an empty object; give at least one of its fields."),
+        ("nope", "the request body is not valid JSON (Expecting value: line 1 column 1 (char 0))"),
+        ('{"address": ', "the request body is not valid JSON (Expecting value: line 1 column 13"),
+        ("[1]", "the request body is [1]; allowed: an object."),
+        ('{"address": 5}', "field 'address' is 5; allowed: a string."),
+        ('{"enabled": "yes"}', "field 'enabled' is 'yes'; allowed: true or false."),
+    ],
+)
+def test_a_bad_channel_body_is_named_in_plain_words(client, keys, body, said):
+    """The JSON decoder's and the schema validator's phrasing ("{} should be non-empty",
+    "5 is not of type 'string' - 'address'") becomes a sentence saying what to send."""
+    r = client.request(
+        "PUT",
+        f"{BASE}/me/channels/discord",
+        headers={"Authorization": f"Bearer {keys.personal}", "Content-Type": "application/json"},
+        content=body,
+    )
+    assert (r.status_code, r.headers["content-type"]) == (400, TEXT)
+    assert r.text.startswith("Bad request: ") and said in r.text, r.text
+
+
 def test_a_huge_value_is_cut_to_64_characters(client, keys):
     ticker = "A" * 60_000
     r = client.get(f"{BASE}/pair/{ticker}/ETH", keys.personal)

@@ -145,8 +145,39 @@ def _sentence(status: int, detail: str) -> str:
     if status != 400 or not detail:
         return GENERIC.get(status, detail or "Request failed.")
     first = detail.strip().splitlines()[0].strip()
-    first = re.sub(r"\s+", " ", first)
+    first = _plain_body_error(re.sub(r"\s+", " ", first))
     return f"Bad request: {_QUOTED.sub(_echo, first)}"
+
+
+_JSON_SYNTAX = re.compile(
+    r"^(Expecting |Unterminated string|Extra data|Invalid control character|Invalid \\escape)"
+)
+_WRONG_TYPE = re.compile(r"^(.+) is not of type '(\w+)'(?: - '([^']+)')?$")
+_EMPTY = re.compile(r"^\{\} should be non-empty")
+_TYPE_WORDS = {
+    "string": "a string",
+    "boolean": "true or false",
+    "number": "a number",
+    "integer": "a whole number",
+    "object": "an object",
+    "array": "a list",
+}
+
+
+def _plain_body_error(message: str) -> str:
+    """A request body's validation message in the words of the other errors: the JSON
+    decoder's and the schema validator's phrasing (``{} should be non-empty``, ``5 is not of
+    type 'string' - 'address'``) says neither what was wrong with the body nor what to send."""
+    if _JSON_SYNTAX.match(message):
+        return f"the request body is not valid JSON ({message}); send a JSON object."
+    if _EMPTY.match(message):
+        return "the request body is an empty object; give at least one of its fields."
+    wrong = _WRONG_TYPE.match(message)
+    if wrong:
+        value, kind, field = wrong.groups()
+        subject = "the request body" if field is None else f"field '{field}'"
+        return f"{subject} is {value}; allowed: {_TYPE_WORDS.get(kind, kind)}."
+    return message
 
 
 _QUOTED = re.compile(r"'([^']*)'")
