@@ -52,6 +52,11 @@ def one_line_error(done: subprocess.CompletedProcess[str], status: int, text: st
          "expected YYYY-MM-DD"),
         (["users", "list", "--bogus"], USAGE, "unrecognized arguments: --bogus"),
         (["frobnicate"], USAGE, "invalid choice: 'frobnicate'"),
+        # an unknown option is named, not a command said to be missing
+        (["--bogus"], USAGE, "unrecognized arguments: --bogus"),
+        (["screen", "--bogus"], USAGE, "unrecognized arguments: --bogus"),
+        # a missing subcommand by its choices, not argparse's internal 'screen_command'
+        (["screen"], USAGE, "required: a command (one of: run, export)"),
         (["keys", "rotate", "nobody@example.com"], NOT_FOUND, "no user with e-mail"),
         (["watchlist", "list", "nobody@example.com"], NOT_FOUND, "no user with e-mail"),
         (["outbox", "list", "--limit", "0"], USAGE, "expected a whole number of 1 or more"),

@@ -116,8 +116,35 @@ def _add_quiet(parser: argparse.ArgumentParser, default: object) -> None:
 class OneLineParser(argparse.ArgumentParser):
     """Usage errors in one line, as every other error, with where to read the usage."""
 
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._given = list(sys.argv[1:] if args is None else args)  # for error()
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:
-        self.exit(exits.USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(
+            exits.USAGE, f"{self.prog}: error: {self._plain(message)} (see {self.prog} --help)\n"
+        )
+
+    def _plain(self, message: str) -> str:
+        """argparse names a missing command before an option it does not know (``pairscreen
+        --bogus`` said a COMMAND is required), and a missing subcommand by its internal name
+        (``screen_command``): name the unknown option, and the subcommands to choose from."""
+        if not message.startswith("the following arguments are required"):
+            return message
+        unknown = [
+            word
+            for word in getattr(self, "_given", [])
+            if word.startswith("-") and word.split("=")[0] not in self._option_string_actions
+        ]
+        if unknown:
+            return f"unrecognized arguments: {' '.join(unknown)}"
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and action.metavar is None:
+                choices = ", ".join(action.choices or ())
+                message = message.replace(action.dest, f"a command (one of: {choices})")
+        return message
 
 
 def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
