@@ -469,6 +469,9 @@ def test_the_map_offers_a_newer_screen_and_keeps_the_axis_and_the_zoom(site: Sit
     )
     drawn = "return document.getElementById('map')?.dataset.drawnAt ?? null"
     site.wait(lambda d: site.text("main h1") == "Map" and d.execute_script(drawn))
+    # the map dates its data as the screen page does: the newest close its survivors read
+    newest = max(p["data_time"] for p in site.get("/pairs", site.personal).json()["pairs"])
+    assert site.text("#map-data-up-to").startswith(newest[:10] + " (")
     answers = lambda: site.driver.execute_script("return window.pairsAnswers")  # noqa: E731
     site.wait(lambda d: sum(1 for status, tag in answers() if status == 304 and tag) >= 2)
     assert site.text("#new-screen") == ""

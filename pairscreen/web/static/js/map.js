@@ -6,7 +6,7 @@
 
 import { apiIfChanged } from "./api.js";
 import { plotly } from "./chart.js";
-import { EDGE_ZONES, esc, num, utc, ZONE_WORDS } from "./format.js";
+import { closedAgo, day, EDGE_ZONES, esc, num, utc, ZONE_WORDS } from "./format.js";
 import { keepRevalidating } from "./live.js";
 
 const AXES = {
@@ -106,9 +106,20 @@ function facts(list) {
   const edges = list.pairs.filter((p) => EDGE_ZONES.has(p.zone)).length;
   return `
       <li><span class="fact-k">Screened</span> <span class="fact-v">${utc(list.generated_at)}</span></li>
+      <li><span class="fact-k">Data up to</span> <span class="fact-v" id="map-data-up-to">${dataUpTo(list.pairs)}</span></li>
       <li><span class="fact-k">Survivors</span> <span class="fact-v">${num(list.pairs.length, 0)} (${num(edges, 0)} at an edge)</span></li>
       ${Object.entries(counts).map(([z, n]) =>
         `<li><span class="fact-k">${ZONE_WORDS[z]} zone</span> <span class="fact-v">${num(n, 0)}</span></li>`).join("")}`;
+}
+
+// The newest close the survivors were screened on (each pair's last common close): the day
+// and how long ago it closed, or an intraday bar's close time (its pairs carry their lag in
+// bars).
+function dataUpTo(pairs) {
+  const newest = pairs.map((p) => p.data_time).filter(Boolean).sort().pop();
+  if (!newest) return "—";
+  if (pairs.some((p) => "data_behind_bars" in p)) return `${utc(newest)} (bar close)`;
+  return `${day(newest)} (${closedAgo(newest)})`;
 }
 
 function zoneCounts(pairs) {
