@@ -97,8 +97,10 @@ def _refuse_before_bars(rt: Runtime, close: datetime) -> None:
 
     bar = bar_size(rt.universe.bar)
     first = first_day(bar, (asset.ticker for asset in rt.universe.assets))
-    first_close = datetime.combine(first or date.min, datetime.min.time(), UTC)
-    if first is not None and close < first_close + timedelta(seconds=bar.seconds):
+    if first is None:
+        return
+    first_close = datetime.combine(first, datetime.min.time(), UTC) + timedelta(seconds=bar.seconds)
+    if close < first_close:
         raise CommandError(
             f"--as-of {close.isoformat()} is before the first day with stored bars, {first}: "
             f"no pair has bars then; give {first} or later"

@@ -25,6 +25,7 @@ from pairscreen.contracts import Candles
 from pairscreen.contracts.bars import DAY_SECONDS, BarSize
 from pairscreen.db.connection import database
 from pairscreen.db.models import AssetRow, BarBlock
+from pairscreen.db.rows import read_date
 
 PACKED = np.dtype("<f8")  # little-endian float64 on every machine
 WRITE_BATCH_ROWS = 500  # blocks a statement writes (2,500 parameters)
@@ -186,9 +187,7 @@ def first_day(bar: BarSize, tickers: Iterable[str]) -> date | None:
         (BarBlock.bar_seconds == bar.seconds) & BarBlock.asset.in_(ids)
     )
     day = query.scalar()
-    if day is None or isinstance(day, date):
-        return day
-    return date.fromisoformat(str(day)[:10])
+    return None if day is None else read_date(day)
 
 
 def asset_ids() -> dict[str, int]:
@@ -234,8 +233,8 @@ def _blocks(
 
 
 def stored_day(value: object) -> np.datetime64:
-    """A block's ``day`` as read back (ISO text on SQLite, a ``date`` on PostgreSQL)."""
-    return np.datetime64(str(value)[:10], "D")
+    """A block's ``day`` as read back (:func:`~pairscreen.db.rows.read_date`), as a numpy day."""
+    return np.datetime64(read_date(value), "D")
 
 
 def iso_day(epoch_day: int) -> str:

@@ -189,7 +189,7 @@ def _last_days() -> dict[str, date]:
     query = Candle.select(Candle.ticker, peewee.fn.MAX(Candle.day)).group_by(Candle.ticker)
     out: dict[str, date] = {}
     for ticker, day in rows.tuples(query):
-        out[ticker] = day if isinstance(day, date) else date.fromisoformat(str(day)[:10])
+        out[ticker] = rows.read_date(day)
     return out
 
 
@@ -197,9 +197,7 @@ def oldest_stored_day(universe: Universe) -> date | None:
     """The oldest stored close of the universe's assets, None when none is stored."""
     tickers = [asset.ticker for asset in universe.assets]
     day = Candle.select(peewee.fn.MIN(Candle.day)).where(Candle.ticker.in_(tickers)).scalar()
-    if day is None or isinstance(day, date):
-        return day
-    return date.fromisoformat(str(day)[:10])
+    return None if day is None else rows.read_date(day)
 
 
 def _write(candles: Candles) -> int:
